@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Declarations that alloctag's Rust code reaches through bindgen.
+ *
+ * scripts/graft.sh includes this header from rust/bindings/bindings_helper.h,
+ * so the items below appear in the kernel crate's `bindings` module.
+ */
+#ifndef _ALLOCTAG_BINDINGS_H
+#define _ALLOCTAG_BINDINGS_H
+
+#include <linux/alloc_tag.h>
+#include <linux/codetag.h>
+#include <linux/cpumask.h>
+#include <linux/gfp.h>
+#include <linux/init.h>
+#include <linux/jump_label.h>
+#include <linux/module.h>
+#include <linux/percpu.h>
+#include <linux/proc_fs.h>
+#include <linux/rcupdate.h>
+#include <linux/rwsem.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/sysctl.h>
+#include <linux/vmalloc.h>
+
+#endif /* _ALLOCTAG_BINDINGS_H */

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Configures and builds the test kernel with tools/testing/kunit/kunit.py from
+# tests/kunit/.kunitconfig and runs the KUnit suites in QEMU. The build in
+# $BUILD_DIR/kernel-test is reused by the in-guest tests.
+#
+# Usage: scripts/kunit.sh [extra kunit.py run arguments]
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+kernel_env
+
+args=(--arch=x86_64 --build_dir="$BUILD_DIR/kernel-test"
+	--kunitconfig="$ALLOCTAG_ROOT/tests/kunit/.kunitconfig"
+	--jobs="$JOBS" --timeout="${KUNIT_TIMEOUT:-600}"
+	--qemu_args='-accel tcg,thread=single')
+for o in "${KMAKE_OPTS[@]}"; do
+	args+=(--make_options "$o")
+done
+cd "$SRC_TREE"
+exec python3 tools/testing/kunit/kunit.py run "${args[@]}" "$@"

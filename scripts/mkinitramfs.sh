@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Builds the guest initramfs: busybox-static, our /init, the demo and the
+# in-guest tests, the test modules of a kernel build and, when it has been
+# built, the static allocinfo tool.
+#
+# Usage: scripts/mkinitramfs.sh KERNEL_BUILD_DIR OUTPUT.cpio.gz
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+kbuild=${1:?kernel build dir}
+out=${2:?output file}
+busybox=/bin/busybox
+file -L "$busybox" | grep -q 'statically linked' || die "$busybox is not static: install busybox-static"
+
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage"/{bin,sbin,etc,proc,sys,dev,tmp,root,alloctag/tests,lib/modules}
+cp "$busybox" "$stage/bin/busybox"
+for applet in $("$busybox" --list); do
+	[ -e "$stage/bin/$applet" ] || ln -s busybox "$stage/bin/$applet"
+done
+install -m 755 "$ALLOCTAG_ROOT/scripts/guest/init" "$stage/init"
+install -m 755 "$ALLOCTAG_ROOT/scripts/guest/demo.sh" "$stage/alloctag/demo.sh"
+install -m 755 "$ALLOCTAG_ROOT/tests/guest/run.sh" "$stage/alloctag/tests.sh"
+for t in "$ALLOCTAG_ROOT"/tests/guest/*.sh; do
+	[ "$(basename "$t")" = run.sh ] || install -m 644 "$t" "$stage/alloctag/tests/"
+done
+printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n' >"$stage/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' >"$stage/etc/group"
+
+# Our test modules, wherever the tree built them.
+find "$kbuild/lib/alloctag" -name '*.ko' -exec cp {} "$stage/lib/modules/" \; 2>/dev/null || true
+
+tool=$ALLOCTAG_ROOT/target/x86_64-unknown-linux-gnu/release/allocinfo
+if [ -x "$tool" ]; then
+	cp "$tool" "$stage/bin/allocinfo"
+fi
+
+(cd "$stage" && find . -print0 | cpio --null -o -H newc --quiet) | gzip -1 >"$out"

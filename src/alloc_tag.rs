@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Allocation tags: the per-call-site byte and call counters, the first code-tag type.
+//!
+//! C header: [`include/linux/alloc_tag.h`](srctree/include/linux/alloc_tag.h)
+
+use crate::percpu;
+use core::ptr;
+use kernel::{bindings, types::Opaque};
+
+/// The totals of one allocation tag over all CPUs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Counters {
+    /// Bytes currently allocated at the call site. Signed, as in C: a read that races with an
+    /// allocation on one CPU and its free on another may see the free first.
+    pub(crate) bytes: i64,
+    /// Allocations made at the call site and not yet freed.
+    pub(crate) calls: u64,
+}
+
+impl Counters {
+    /// Returns whether nothing allocated at the call site is live.
+    pub(crate) fn is_zero(&self) -> bool {
+        self.bytes == 0 && self.calls == 0
+    }
+}
+
+/// An allocation tag, `struct alloc_tag`: the code tag of one call site and its counters.
+///
+/// # Invariants
+///
+/// `counters` of the wrapped tag is a `__percpu` address of a `struct alloc_tag_counters` that
+/// lives as long as the tag.
+#[repr(transparent)]
+pub(crate) struct AllocTag(Opaque<bindings::alloc_tag>);
+
+// SAFETY: The counters are only changed with per-CPU operations and read with volatile loads, as
+// in C; the code tag does not change.
+unsafe impl Sync for AllocTag {}
+
+impl AllocTag {
+    /// Makes a tag, as C's `DEFINE_ALLOC_TAG()` does.
+    ///
+    /// # Safety
+    ///
+    /// `counters` must be the `__percpu` address of counters that live as long as the tag.
+    pub(crate) const unsafe fn new(
+        ct: bindings::codetag,
+        counters: *mut bindings::alloc_tag_counters,
+    ) -> Self {
+        // INVARIANT: The caller guarantees what `counters` points to.
+        Self(Opaque::new(bindings::alloc_tag { ct, counters }))
+    }
+
+    /// Returns the raw pointer to the C tag.
+    pub(crate) const fn as_raw(&self) -> *mut bindings::alloc_tag {
+        self.0.get()
+    }
+
+    /// Returns the code tag: where the call site is.
+    pub(crate) fn codetag(&self) -> &crate::codetag::Codetag {
+        // SAFETY: `struct alloc_tag` starts with its `struct codetag`, which `Codetag` wraps
+        // transparently; it lives as long as `self`.
+        unsafe { &*self.as_raw().cast() }
+    }
+
+    fn counters(&self) -> *mut bindings::alloc_tag_counters {
+        // SAFETY: `counters` is only written by `move_counters`, with a volatile store, and
+        // read with a volatile load, like the allocator hooks' plain load of a word.
+        unsafe { ptr::read_volatile(&raw const (*self.as_raw()).counters) }
+    }
+
+    /// Sums the counters of all possible CPUs, as `alloc_tag_read()` does.
+    pub(crate) fn read(&self) -> Counters {
+        // SAFETY: By the type invariant `counters` is a `__percpu` address of live counters.
+        unsafe { sum_counters(self.counters()) }
+    }
+}
+
+/// Sums per-CPU counters over all possible CPUs.
+///
+/// # Safety
+///
+/// `counters` must be a `__percpu` address of live counters.
+unsafe fn sum_counters(counters: *const bindings::alloc_tag_counters) -> Counters {
+    let mut sum = Counters::default();
+    // SAFETY: The caller guarantees that `counters` is a `__percpu` address of counters.
+    unsafe {
+        percpu::for_each_possible_cpu(counters, |c| {
+            // SAFETY: `c` is one CPU's instance of the live counters. Its CPU updates them
+            // concurrently, so each is read once, volatile, as C's reader does.
+            let (bytes, calls) = unsafe {
+                (
+                    ptr::read_volatile(&raw const (*c).bytes),
+                    ptr::read_volatile(&raw const (*c).calls),
+                )
+            };
+            sum.bytes = sum.bytes.wrapping_add(bytes as i64);
+            sum.calls = sum.calls.wrapping_add(calls);
+        })
+    };
+    sum
+}
+
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+pub(crate) use core_impl::*;
+
+/// The allocation tags as a code-tag type, with what the kernel asks of them.
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+mod core_impl {
+    use super::{sum_counters, AllocTag};
+    use crate::codetag::{self, Cursor, ModuleTags, Registration, TagType};
+    use core::{mem::size_of, ptr};
+    use kernel::{alloc::flags::GFP_KERNEL, bindings, prelude::*, str::CStr};
+
+    extern "C" {
+        /// `this_cpu_add()` on both counters, in the C glue.
+        fn alloctag_counters_add(
+            counters: *mut bindings::alloc_tag_counters,
+            bytes: u64,
+            calls: u64,
+        );
+    }
+
+    /// The code-tag type of allocation tags.
+    pub(crate) struct AllocTags;
+
+    // SAFETY: `AllocTag` is `struct alloc_tag`, which starts with a `struct codetag`, and
+    // `alloc_tags` is an array of them (include/asm-generic/codetag.lds.h).
+    unsafe impl TagType for AllocTags {
+        type Tag = AllocTag;
+        const SECTION: &'static CStr = c_str!("alloc_tags");
+
+        fn module_unload(module: ModuleTags<'_, Self>) -> bool {
+            module_unload(module)
+        }
+    }
+
+    /// The kernel's registration of allocation tags.
+    pub(crate) static ALLOC_TAGS: Registration<AllocTags> = Registration::new();
+
+    /// A tag whose counters moved to counters of ours, and its old ones.
+    struct MovedCounters {
+        tag: &'static AllocTag,
+        old: *mut bindings::alloc_tag_counters,
+    }
+
+    /// Warns about each of a going module's tags that still has live allocations and gives
+    /// each such tag per-CPU counters of its own, because the module loader frees the module's
+    /// per-CPU area while its data, and so the tags, stay. Frees of those allocations later then
+    /// update live counters. Returns whether the module's memory may be freed.
+    fn module_unload(module: ModuleTags<'_, AllocTags>) -> bool {
+        let live = module.tags().filter(|t| !t.read().is_zero()).count();
+        if live == 0 {
+            return true;
+        }
+        for tag in module.tags() {
+            let counters = tag.read();
+            if !counters.is_zero() {
+                pr_warn!(
+                    "{} module {} has {} bytes in {} allocations at module unload\n",
+                    tag.codetag(),
+                    module.name(),
+                    counters.bytes,
+                    counters.calls
+                );
+            }
+        }
+        let Ok(mut moved) = KVec::<MovedCounters>::with_capacity(live, GFP_KERNEL) else {
+            pr_err!("alloctag: no memory to keep {}'s tag counters\n", module.name());
+            return false;
+        };
+        for tag in module.tags().filter(|t| !t.read().is_zero()) {
+            // SAFETY: Allocating per-CPU memory has no precondition.
+            let new: *mut bindings::alloc_tag_counters = unsafe {
+                bindings::__alloc_percpu(
+                    size_of::<bindings::alloc_tag_counters>(),
+                    core::mem::align_of::<bindings::alloc_tag_counters>(),
+                )
+            }
+            .cast();
+            if new.is_null() {
+                pr_err!("alloctag: no memory to keep the counters of {}\n", tag.codetag());
+                continue;
+            }
+            let old = tag.counters();
+            // SAFETY: The tag lives in the module's data, which stays, as this function
+            // returns false. A word store is seen whole by the hooks' plain load.
+            // INVARIANT: `new` is a `__percpu` area that is never freed.
+            unsafe { ptr::write_volatile(&raw mut (*tag.as_raw()).counters, new) };
+            // `with_capacity(live)` reserved room for every live tag.
+            let _ = moved.push(MovedCounters { tag, old }, GFP_KERNEL);
+        }
+        // Let the hooks that loaded the old pointer finish with it, then fold the old totals
+        // into this CPU's instance of the new counters: only the sums mean anything.
+        // SAFETY: Called from the module loader, in process context.
+        unsafe { bindings::synchronize_rcu() };
+        for m in moved.iter() {
+            // SAFETY: `m.old` is the module's per-CPU area, freed only after we return.
+            let old = unsafe { sum_counters(m.old) };
+            // SAFETY: The new counters are a live `__percpu` area.
+            unsafe { alloctag_counters_add(m.tag.counters(), old.bytes as u64, old.calls) };
+        }
+        false
+    }
+
+    /// Fills `tags[..count]` with the `count` tags that hold the most bytes, largest first, and
+    /// returns how many it filled. From atomic context (`can_sleep` false) it gives up, returning
+    /// 0, rather than wait for the registry. Called by the show_mem() report (mm/show_mem.c).
+    #[no_mangle]
+    pub extern "C" fn alloc_tag_top_users(
+        tags: *mut bindings::codetag_bytes,
+        count: usize,
+        can_sleep: bool,
+    ) -> usize {
+        let Some(handle) = ALLOC_TAGS.handle() else {
+            return 0;
+        };
+        if tags.is_null() || count == 0 {
+            return 0;
+        }
+        let registry = if can_sleep {
+            codetag::read()
+        } else {
+            match codetag::try_read() {
+                Some(registry) => registry,
+                None => return 0,
+            }
+        };
+        // SAFETY: The caller passes room for `count` entries.
+        let top = unsafe { core::slice::from_raw_parts_mut(tags, count) };
+        top_users(registry.tags(handle, Cursor::START), top)
+    }
+
+    /// Keeps the tags with the most bytes in `top`, largest first, ties in tag order; returns
+    /// how many entries it filled.
+    pub(crate) fn top_users<'a>(
+        tags: impl Iterator<Item = &'a AllocTag>,
+        top: &mut [bindings::codetag_bytes],
+    ) -> usize {
+        let mut filled = 0;
+        for tag in tags {
+            let bytes = tag.read().bytes;
+            let i = top[..filled]
+                .iter()
+                .position(|e| bytes > e.bytes)
+                .unwrap_or(filled);
+            if i == top.len() {
+                continue;
+            }
+            if filled < top.len() {
+                filled += 1;
+            }
+            top.copy_within(i..filled - 1, i + 1);
+            top[i] = bindings::codetag_bytes {
+                ct: (tag.codetag() as *const codetag::Codetag).cast_mut().cast(),
+                bytes,
+            };
+        }
+        filled
+    }
+}

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! alloctag: memory allocation profiling with a Rust core.
+//!
+//! C header: [`include/linux/alloc_tag.h`](srctree/include/linux/alloc_tag.h)
+//!
+//! The layers, from the bottom: per-CPU data ([`percpu`]) and locks ([`rwsem`]); the generic
+//! code-tag library ([`codetag`]); allocation tags, its first user ([`alloc_tag`]); the user
+//! interfaces: `/proc/allocinfo` ([`allocinfo`]), the sysctl and the boot parameter
+//! ([`profiling`]). The allocator hooks stay in C (include/linux/alloc_tag.h, mm/).
+//!
+//! Without `CONFIG_MEM_ALLOC_PROFILING_RUST` only the tag type and the KUnit tests are built,
+//! and they test the kernel's C core.
+
+mod alloc_tag;
+mod codetag;
+mod kunit;
+mod percpu;
+
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+mod allocinfo;
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+mod profiling;
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+mod rwsem;
+
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+mod tests;
+
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+use kernel::prelude::*;
+
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+module! {
+    type: AllocTagCore,
+    name: "alloctag",
+    author: "alloctag developers",
+    description: "Memory allocation profiling core",
+    license: "GPL",
+}
+
+/// The profiling core, set up at `device_initcall` time, as C's `alloc_tag_init()`.
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+struct AllocTagCore;
+
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+impl kernel::Module for AllocTagCore {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        alloc_tag::ALLOC_TAGS.register()?;
+        profiling::register_sysctl()?;
+        allocinfo::register()?;
+        Ok(Self)
+    }
+}

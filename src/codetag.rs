@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Code tags: static structs that tagged call sites place in a linker section, found at run
+//! time in vmlinux and in each loaded module.
+//!
+//! C header: [`include/linux/codetag.h`](srctree/include/linux/codetag.h)
+//!
+//! A tag type ([`TagType`]) names its section and the struct stored there, which starts with a
+//! `struct codetag`. [`Registration::register`] adds a type to the [`Registry`] with vmlinux's
+//! range of its section; the module loader calls [`codetag_load_module`] and [`codetag_unload_module`],
+//! which add and drop each module's range under the registry's write lock. Readers iterate
+//! under the read lock and can stop and resume later from a [`Cursor`], which survives module
+//! load and unload between the two.
+
+mod tag;
+pub(crate) use tag::Codetag;
+
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+mod registry;
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+pub(crate) use registry::*;

@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The registry of code-tag types and of the vmlinux and module ranges of their tags.
+//!
+//! C header: [`include/linux/codetag.h`](srctree/include/linux/codetag.h)
+
+use crate::rwsem::{ReadGuard, RwSem};
+use core::{
+    ffi::c_char,
+    marker::PhantomData,
+    mem::size_of,
+    sync::atomic::{AtomicUsize, Ordering},
+};
+use kernel::{
+    alloc::flags::GFP_KERNEL,
+    bindings,
+    prelude::*,
+    str::{CStr, CString},
+};
+
+/// A type of code tag, bound to the linker section that holds its tags.
+///
+/// # Safety
+///
+/// [`TagType::Tag`] must be laid out as the C struct of the tags in [`TagType::SECTION`], whose
+/// first field is a `struct codetag`, and the section must be an array of them.
+pub(crate) unsafe trait TagType: 'static {
+    /// The tag struct.
+    type Tag: Sync + 'static;
+
+    /// The linker section holding the tags.
+    const SECTION: &'static CStr;
+
+    /// Called when a module goes away, with the registry locked for writing, before its tags are
+    /// dropped from it. Returns whether the module's memory may be freed: `false` keeps its data,
+    /// and so its tags, for good.
+    fn module_unload(_module: ModuleTags<'_, Self>) -> bool {
+        true
+    }
+}
+
+/// The code tags of one module (or vmlinux) in one section.
+///
+/// # Invariants
+///
+/// `start..stop` is a whole number of tags of the type's `tag_size`, in memory that lives while
+/// the range is in the registry.
+#[derive(Clone, Copy)]
+struct Range {
+    /// Ids grow with each module load and are never reused; vmlinux is 0.
+    id: u64,
+    /// The module, or null for vmlinux.
+    module: *mut bindings::module,
+    start: *const u8,
+    stop: *const u8,
+}
+
+impl Range {
+    fn len(&self, tag_size: usize) -> usize {
+        (self.stop as usize - self.start as usize) / tag_size
+    }
+}
+
+/// A registered tag type.
+struct TypeEntry {
+    section: &'static CStr,
+    tag_size: usize,
+    /// [`TagType::module_unload`] of the type.
+    unload: fn(&Range) -> bool,
+    /// Ordered by id.
+    ranges: KVec<Range>,
+}
+
+/// The registered tag types and their ranges.
+pub(crate) struct Registry {
+    types: KVec<TypeEntry>,
+    next_module_id: u64,
+}
+
+// SAFETY: The raw pointers are to module and vmlinux memory that stays while their ranges are in
+// the registry; the registry's lock serializes changes.
+unsafe impl Send for Registry {}
+// SAFETY: As above; shared references only read.
+unsafe impl Sync for Registry {}
+
+/// A registered tag type.
+pub(crate) struct Handle<T: TagType> {
+    index: usize,
+    _type: PhantomData<T>,
+}
+
+impl<T: TagType> Clone for Handle<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: TagType> Copy for Handle<T> {}
+
+extern "C" {
+    /// Defined by `DECLARE_RWSEM()` in the C glue.
+    static mut alloctag_codetag_lock: bindings::rw_semaphore;
+
+    /// Looks `name` up in `module`'s symbols, or vmlinux's when `module` is null; C glue
+    /// because it must disable preemption around the lookup.
+    fn alloctag_find_symbol(module: *mut bindings::module, name: *const c_char) -> usize;
+}
+
+// SAFETY: `alloctag_codetag_lock` is defined with `DECLARE_RWSEM()` for this registry alone.
+static REGISTRY: RwSem<Registry> =
+    unsafe { RwSem::new(&raw mut alloctag_codetag_lock, Registry::new()) };
+
+/// A tag type's registration in the kernel's registry, made once at boot.
+pub(crate) struct Registration<T: TagType> {
+    /// The handle's index, or `usize::MAX` before registration.
+    index: AtomicUsize,
+    _type: PhantomData<T>,
+}
+
+impl<T: TagType> Registration<T> {
+    /// Makes an empty registration.
+    pub(crate) const fn new() -> Self {
+        Self {
+            index: AtomicUsize::new(usize::MAX),
+            _type: PhantomData,
+        }
+    }
+
+    /// Registers `T` with vmlinux's tags.
+    pub(crate) fn register(&self) -> Result {
+        let handle = REGISTRY.write().register::<T>()?;
+        self.index.store(handle.index, Ordering::Release);
+        Ok(())
+    }
+
+    /// Returns the handle, once registered.
+    pub(crate) fn handle(&self) -> Option<Handle<T>> {
+        let index = self.index.load(Ordering::Acquire);
+        (index != usize::MAX).then_some(Handle {
+            index,
+            _type: PhantomData,
+        })
+    }
+}
+
+/// Locks the registry for reading; may sleep.
+pub(crate) fn read() -> ReadGuard<'static, Registry> {
+    REGISTRY.read()
+}
+
+/// Locks the registry for reading if that needs no wait, as atomic context requires.
+pub(crate) fn try_read() -> Option<ReadGuard<'static, Registry>> {
+    REGISTRY.try_read()
+}
+
+/// Returns `module`'s (or vmlinux's, when null) range of the tags in `section`: `Ok(None)` when
+/// it has none.
+fn find_range(
+    module: *mut bindings::module,
+    section: &CStr,
+    tag_size: usize,
+) -> Result<Option<(*const u8, *const u8)>> {
+    let find = |prefix: &str| -> Result<*const u8> {
+        let name = CString::try_from_fmt(fmt!("{prefix}{section}"))?;
+        // SAFETY: `name` is NUL-terminated; `module` is null or a module being loaded, which
+        // the loader keeps alive across this call.
+        Ok(unsafe { alloctag_find_symbol(module, name.as_char_ptr()) } as *const u8)
+    };
+    let (start, stop) = (find("__start_")?, find("__stop_")?);
+    if start.is_null() || stop.is_null() {
+        return Err(ENOENT);
+    }
+    if start > stop || (stop as usize - start as usize) % tag_size != 0 {
+        return Err(EINVAL);
+    }
+    Ok((start != stop).then_some((start, stop)))
+}
+
+/// Returns a name for `module` in messages.
+fn module_name(module: *mut bindings::module) -> &'static CStr {
+    if module.is_null() {
+        return c_str!("(built-in)");
+    }
+    // SAFETY: The loader keeps `module` alive across the calls that pass it; its name is a
+    // NUL-terminated array.
+    unsafe { CStr::from_char_ptr((*module).name.as_ptr()) }
+}
+
+impl Registry {
+    /// Makes an empty registry; the kernel's is reached through [`read`] and [`Registration`].
+    pub(crate) const fn new() -> Self {
+        Self {
+            types: KVec::new(),
+            next_module_id: 1,
+        }
+    }
+
+    /// Registers the tag type `T` with vmlinux's tags.
+    pub(crate) fn register<T: TagType>(&mut self) -> Result<Handle<T>> {
+        let tag_size = size_of::<T::Tag>();
+        let mut ranges = KVec::new();
+        if let Some((start, stop)) = find_range(core::ptr::null_mut(), T::SECTION, tag_size)? {
+            // INVARIANT: vmlinux's tags live forever; `find_range` checked the size.
+            ranges.push(
+                Range {
+                    id: 0,
+                    module: core::ptr::null_mut(),
+                    start,
+                    stop,
+                },
+                GFP_KERNEL,
+            )?;
+        }
+        self.types.push(
+            TypeEntry {
+                section: T::SECTION,
+                tag_size,
+                unload: |range| T::module_unload(ModuleTags::new(range)),
+                ranges,
+            },
+            GFP_KERNEL,
+        )?;
+        Ok(Handle {
+            index: self.types.len() - 1,
+            _type: PhantomData,
+        })
+    }
+
+    /// Adds `module`'s tags of every type.
+    fn load_module(&mut self, module: *mut bindings::module) {
+        let id = self.next_module_id;
+        self.next_module_id += 1;
+        for ty in self.types.iter_mut() {
+            let range = match find_range(module, ty.section, ty.tag_size) {
+                Ok(Some((start, stop))) => Range {
+                    id,
+                    module,
+                    start,
+                    stop,
+                },
+                Ok(None) => continue,
+                Err(e) => {
+                    pr_warn!(
+                        "Failed to load code tags of type {} from the module {}: {:?}\n",
+                        ty.section,
+                        module_name(module),
+                        e
+                    );
+                    continue;
+                }
+            };
+            // INVARIANT: The module's memory lives until `unload_module` drops the range.
+            if let Err(e) = ty.ranges.push(range, GFP_KERNEL) {
+                pr_warn!(
+                    "Failed to load code tags of type {} from the module {}: {:?}\n",
+                    ty.section,
+                    module_name(module),
+                    e
+                );
+            }
+        }
+    }
+
+    /// Drops `module`'s tags of every type. Returns whether its memory may be freed.
+    fn unload_module(&mut self, module: *mut bindings::module) -> bool {
+        let mut unload_ok = true;
+        for ty in self.types.iter_mut() {
+            let Some(i) = ty.ranges.iter().position(|r| r.module == module) else {
+                continue;
+            };
+            unload_ok &= (ty.unload)(&ty.ranges[i]);
+            let len = ty.ranges.len();
+            ty.ranges.as_mut_slice()[i..].rotate_left(1);
+            // SAFETY: `len - 1 < len`, and `Range` is `Copy`: dropping nothing is right.
+            unsafe { ty.ranges.set_len(len - 1) };
+        }
+        unload_ok
+    }
+
+    /// Returns the tags of type `T` from `from` on, in vmlinux then in each module in the order
+    /// of loading.
+    pub(crate) fn tags<T: TagType>(&self, handle: Handle<T>, from: Cursor) -> Tags<'_, T> {
+        let ranges = self
+            .types
+            .get(handle.index)
+            .map_or(&[][..], |ty| ty.ranges.as_slice());
+        Tags::new(ranges, from)
+    }
+
+    /// Returns the number of tags of type `T`.
+    pub(crate) fn count<T: TagType>(&self, handle: Handle<T>) -> usize {
+        self.types.get(handle.index).map_or(0, |ty| {
+            ty.ranges.iter().map(|r| r.len(ty.tag_size)).sum()
+        })
+    }
+}
+
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+impl Registry {
+    /// Adds `tags` as the range of `module`, as loading it would; for tests.
+    pub(crate) fn add_test_module<T: TagType>(
+        &mut self,
+        handle: Handle<T>,
+        module: *mut bindings::module,
+        tags: &'static [T::Tag],
+    ) -> Result {
+        let id = self.next_module_id;
+        self.next_module_id += 1;
+        let ty = self.types.get_mut(handle.index).ok_or(EINVAL)?;
+        let range = tags.as_ptr_range();
+        // INVARIANT: `tags` is static.
+        ty.ranges.push(
+            Range {
+                id,
+                module,
+                start: range.start.cast(),
+                stop: range.end.cast(),
+            },
+            GFP_KERNEL,
+        )?;
+        Ok(())
+    }
+
+    /// Drops `module`'s tags, as unloading it would; for tests.
+    pub(crate) fn remove_test_module(&mut self, module: *mut bindings::module) -> bool {
+        self.unload_module(module)
+    }
+}
+
+/// A position in the tags of one type: a module id and an index in that module's range.
+///
+/// A cursor stays meaningful when the registry changes: if its module went away it stands at
+/// the start of the next module loaded after it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Cursor {
+    module_id: u64,
+    index: usize,
+}
+
+impl Cursor {
+    /// The position of the first tag.
+    pub(crate) const START: Self = Self {
+        module_id: 0,
+        index: 0,
+    };
+}
+
+/// An iterator over the tags of one type.
+pub(crate) struct Tags<'a, T: TagType> {
+    ranges: &'a [Range],
+    /// The range of the next tag; `ranges.len()` at the end.
+    range: usize,
+    /// The index of the next tag in its range.
+    index: usize,
+    _type: PhantomData<T>,
+}
+
+impl<'a, T: TagType> Tags<'a, T> {
+    fn new(ranges: &'a [Range], from: Cursor) -> Self {
+        let range = ranges.partition_point(|r| r.id < from.module_id);
+        let index = match ranges.get(range) {
+            Some(r) if r.id == from.module_id => from.index,
+            _ => 0,
+        };
+        Self {
+            ranges,
+            range,
+            index,
+            _type: PhantomData,
+        }
+    }
+
+    /// Returns the position of the tag that `next()` returns next.
+    pub(crate) fn cursor(&self) -> Cursor {
+        match self.ranges.get(self.range) {
+            Some(r) => Cursor {
+                module_id: r.id,
+                index: self.index,
+            },
+            None => Cursor {
+                module_id: u64::MAX,
+                index: 0,
+            },
+        }
+    }
+}
+
+impl<'a, T: TagType> Iterator for Tags<'a, T> {
+    type Item = &'a T::Tag;
+
+    fn next(&mut self) -> Option<&'a T::Tag> {
+        let size = size_of::<T::Tag>();
+        while let Some(r) = self.ranges.get(self.range) {
+            if self.index < r.len(size) {
+                let tag = r.start.wrapping_add(self.index * size).cast::<T::Tag>();
+                self.index += 1;
+                // SAFETY: By `Range`'s invariant the range holds `len` tags of `T` (the type
+                // of this registration), alive while the registry, borrowed for `'a`, holds it.
+                return Some(unsafe { &*tag });
+            }
+            self.range += 1;
+            self.index = 0;
+        }
+        None
+    }
+}
+
+/// The tags of one module of type `T`, as [`TagType::module_unload`] sees them.
+pub(crate) struct ModuleTags<'a, T: TagType> {
+    range: &'a Range,
+    _type: PhantomData<T>,
+}
+
+impl<'a, T: TagType> ModuleTags<'a, T> {
+    fn new(range: &'a Range) -> Self {
+        Self {
+            range,
+            _type: PhantomData,
+        }
+    }
+
+    /// Returns the module's name.
+    pub(crate) fn name(&self) -> &CStr {
+        module_name(self.range.module)
+    }
+
+    /// Returns the module's tags.
+    pub(crate) fn tags(&self) -> Tags<'a, T> {
+        Tags::new(
+            core::slice::from_ref(self.range),
+            Cursor {
+                module_id: self.range.id,
+                index: 0,
+            },
+        )
+    }
+}
+
+/// Adds the code tags of `module`, which has just been loaded.
+///
+/// Called by the module loader (kernel/module/main.c).
+#[no_mangle]
+pub extern "C" fn codetag_load_module(module: *mut bindings::module) {
+    if !module.is_null() {
+        REGISTRY.write().load_module(module);
+    }
+}
+
+/// Drops the code tags of `module`, which is going away. Returns whether its memory may be
+/// freed; `false` when a tag type still needs its tags.
+///
+/// Called by the module loader (kernel/module/main.c).
+#[no_mangle]
+pub extern "C" fn codetag_unload_module(module: *mut bindings::module) -> bool {
+    if module.is_null() {
+        return true;
+    }
+    // Let the module's pending kfree_rcu() frees happen before its tags are checked.
+    // SAFETY: Called by the module loader in process context.
+    unsafe { bindings::kvfree_rcu_barrier() };
+    REGISTRY.write().unload_module(module)
+}

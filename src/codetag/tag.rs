@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! One code tag, `struct codetag`.
+//!
+//! C header: [`include/linux/codetag.h`](srctree/include/linux/codetag.h)
+
+use core::fmt;
+use kernel::{bindings, str::CStr, types::Opaque};
+
+/// A `struct codetag`: where a tagged call site is.
+#[repr(transparent)]
+pub(crate) struct Codetag(Opaque<bindings::codetag>);
+
+impl Codetag {
+    fn raw(&self) -> &bindings::codetag {
+        // SAFETY: A code tag's fields are written by the compiler and never change.
+        unsafe { &*self.0.get() }
+    }
+
+    /// Returns the source file of the call site.
+    pub(crate) fn filename(&self) -> &CStr {
+        // SAFETY: `filename` is a static NUL-terminated string (`__FILE__` or `file!()`).
+        unsafe { CStr::from_char_ptr(self.raw().filename) }
+    }
+
+    /// Returns the function around the call site.
+    pub(crate) fn function(&self) -> &CStr {
+        // SAFETY: `function` is a static NUL-terminated string.
+        unsafe { CStr::from_char_ptr(self.raw().function) }
+    }
+
+    /// Returns the name of the module the call site is in, or `None` in vmlinux.
+    pub(crate) fn modname(&self) -> Option<&CStr> {
+        let name = self.raw().modname;
+        // SAFETY: A non-null `modname` is a static NUL-terminated string (`KBUILD_MODNAME`).
+        (!name.is_null()).then(|| unsafe { CStr::from_char_ptr(name) })
+    }
+
+    /// Returns the line of the call site.
+    pub(crate) fn lineno(&self) -> u32 {
+        self.raw().lineno
+    }
+}
+
+/// Formats the tag as `/proc/allocinfo` shows it: `file:line [module] func:name`.
+impl fmt::Display for Codetag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{} ", self.filename(), self.lineno())?;
+        if let Some(module) = self.modname() {
+            write!(f, "[{module}] ")?;
+        }
+        write!(f, "func:{}", self.function())
+    }
+}

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * C glue of the alloctag Rust core: each item here is something that only C
+ * macros express. The logic is in Rust (src/alloctag.rs and its modules).
+ */
+
+#include <linux/alloc_tag.h>
+#include <linux/kallsyms.h>
+#include <linux/module.h>
+#include <linux/page_ext.h>
+#include <linux/percpu.h>
+#include <linux/rwsem.h>
+#include <linux/static_key.h>
+
+/*
+ * The switch the allocator hooks test inline. DEFINE_STATIC_KEY_MAYBE picks
+ * the key's type and initial jump-label state from a Kconfig option.
+ */
+DEFINE_STATIC_KEY_MAYBE(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT,
+			mem_alloc_profiling_key);
+
+/*
+ * The counters that module tags share where per-CPU variables must be weak
+ * (ARCH_NEEDS_WEAK_PER_CPU); DEFINE_PER_CPU chooses section and linkage.
+ */
+DEFINE_PER_CPU(struct alloc_tag_counters, _shared_alloc_tag);
+EXPORT_SYMBOL(_shared_alloc_tag);
+
+/*
+ * The code-tag registry lock: DECLARE_RWSEM gives it a lockdep class and a
+ * static initializer, so it works before any initcall.
+ */
+DECLARE_RWSEM(alloctag_codetag_lock);
+
+/* Whether page_ext must hold a tag reference per page; in Rust. */
+bool alloctag_page_ext_needed(void);
+
+static __init bool need_page_alloc_tagging(void)
+{
+	return alloctag_page_ext_needed();
+}
+
+static __init void init_page_alloc_tagging(void)
+{
+}
+
+/* EXPORT_SYMBOL must sit beside the definition. */
+struct page_ext_operations page_alloc_tagging_ops = {
+	.size = sizeof(union codetag_ref),
+	.need = need_page_alloc_tagging,
+	.init = init_page_alloc_tagging,
+};
+EXPORT_SYMBOL(page_alloc_tagging_ops);
+
+unsigned long alloctag_find_symbol(struct module *mod, const char *name);
+
+/*
+ * Looks a symbol up in a module (or vmlinux, for NULL). The module's symbol
+ * table is RCU-sched protected: preempt_disable() is a macro.
+ */
+unsigned long alloctag_find_symbol(struct module *mod, const char *name)
+{
+	unsigned long addr;
+
+	if (!mod)
+		return kallsyms_lookup_name(name);
+	preempt_disable();
+	addr = find_kallsyms_symbol_value(mod, name);
+	preempt_enable();
+	return addr;
+}
+
+void alloctag_counters_add(struct alloc_tag_counters __percpu *counters,
+			   u64 bytes, u64 calls);
+
+/*
+ * Adds to this CPU's instance of a tag's counters, as the allocator hooks
+ * do: this_cpu_add() is a macro.
+ */
+void alloctag_counters_add(struct alloc_tag_counters __percpu *counters,
+			   u64 bytes, u64 calls)
+{
+	this_cpu_add(counters->bytes, bytes);
+	this_cpu_add(counters->calls, calls);
+}

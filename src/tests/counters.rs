@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The allocator hooks charge the current tag: counters move at a tagged call site and come
+//! back after the free, and stand still with profiling off.
+
+use super::{profiling_enabled, set_profiling, test_tag, with_tag};
+use crate::{
+    alloc_tag::Counters,
+    kunit::{kunit_expect, kunit_suite, Test},
+};
+use kernel::{bindings, c_str, page::PAGE_SIZE};
+
+test_tag!(PAGES_TAG, "pages_move_counters");
+
+fn pages_move_counters(test: &Test) {
+    kunit_expect!(test, profiling_enabled(), "profiling is off at boot");
+    for order in [0u32, 3] {
+        let base = PAGES_TAG.read();
+        let bytes = (PAGE_SIZE << order) as i64;
+        // SAFETY: Allocating pages has no precondition.
+        let page = with_tag(PAGES_TAG, || unsafe {
+            bindings::alloc_pages_noprof(bindings::GFP_KERNEL, order)
+        });
+        kunit_expect!(test, !page.is_null());
+        if page.is_null() {
+            return;
+        }
+        let held = PAGES_TAG.read();
+        kunit_expect!(
+            test,
+            held == Counters { bytes: base.bytes + bytes, calls: base.calls + 1 },
+            "order {order}: {base:?} -> {held:?}"
+        );
+        // SAFETY: `page` was allocated above with this `order` and is freed once.
+        unsafe { bindings::__free_pages(page, order) };
+        let freed = PAGES_TAG.read();
+        kunit_expect!(test, freed == base, "order {order}: {base:?} -> {freed:?} after free");
+    }
+}
+
+/// Allocates `N` objects with `alloc` under `tag` and checks that each charges one call and the
+/// same bytes, at least `min_bytes`, and that freeing them all with `free` restores the base.
+fn check_objects(
+    test: &Test,
+    tag: &'static crate::alloc_tag::AllocTag,
+    min_bytes: i64,
+    alloc: impl Fn() -> *mut core::ffi::c_void,
+    free: impl Fn(*mut core::ffi::c_void),
+) {
+    const N: usize = 4;
+    let base = tag.read();
+    let mut objs = [core::ptr::null_mut(); N];
+    let mut charge = 0;
+    for (i, obj) in objs.iter_mut().enumerate() {
+        *obj = with_tag(tag, &alloc);
+        kunit_expect!(test, !obj.is_null());
+        let now = tag.read();
+        if i == 0 {
+            charge = now.bytes - base.bytes;
+            kunit_expect!(test, charge >= min_bytes, "charged {charge} for {min_bytes}");
+        }
+        let want = Counters {
+            bytes: base.bytes + charge * (i as i64 + 1),
+            calls: base.calls + i as u64 + 1,
+        };
+        kunit_expect!(test, now == want, "object {i}: {now:?}, expected {want:?}");
+    }
+    for obj in objs {
+        if !obj.is_null() {
+            free(obj);
+        }
+    }
+    let freed = tag.read();
+    kunit_expect!(test, freed == base, "{base:?} -> {freed:?} after free");
+}
+
+test_tag!(KMALLOC_TAG, "kmalloc_moves_counters");
+
+fn kmalloc_moves_counters(test: &Test) {
+    check_objects(
+        test,
+        KMALLOC_TAG,
+        100,
+        // SAFETY: Allocating has no precondition.
+        || unsafe { bindings::__kmalloc_noprof(100, bindings::GFP_KERNEL) },
+        // SAFETY: Called once per object allocated above.
+        |obj| unsafe { bindings::kfree(obj) },
+    );
+}
+
+test_tag!(CACHE_TAG, "kmem_cache_moves_counters");
+
+fn kmem_cache_moves_counters(test: &Test) {
+    // SAFETY: All-zero `kmem_cache_args` are the defaults; the name is static.
+    let cache = unsafe {
+        let mut args: bindings::kmem_cache_args = core::mem::zeroed();
+        bindings::__kmem_cache_create_args(
+            c_str!("alloctag_kunit").as_char_ptr(),
+            200,
+            &mut args,
+            bindings::SLAB_NO_MERGE as _,
+        )
+    };
+    kunit_expect!(test, !cache.is_null());
+    if cache.is_null() {
+        return;
+    }
+    check_objects(
+        test,
+        CACHE_TAG,
+        200,
+        // SAFETY: `cache` lives until destroyed below.
+        || unsafe { bindings::kmem_cache_alloc_noprof(cache, bindings::GFP_KERNEL) },
+        // SAFETY: Called once per object allocated above from `cache`.
+        |obj| unsafe { bindings::kmem_cache_free(cache, obj) },
+    );
+    // SAFETY: All objects were freed.
+    unsafe { bindings::kmem_cache_destroy(cache) };
+}
+
+test_tag!(VMALLOC_TAG, "vmalloc_moves_counters");
+
+fn vmalloc_moves_counters(test: &Test) {
+    const PAGES: usize = 4;
+    let base = VMALLOC_TAG.read();
+    // SAFETY: Allocating has no precondition.
+    let area = with_tag(VMALLOC_TAG, || unsafe {
+        bindings::vmalloc_noprof((PAGES * PAGE_SIZE) as _)
+    });
+    kunit_expect!(test, !area.is_null());
+    let held = VMALLOC_TAG.read();
+    // The pages, one call each, and the array that lists them are charged here; the
+    // vm_struct is charged to mm/vmalloc.c's own tag.
+    kunit_expect!(
+        test,
+        held.bytes >= base.bytes + (PAGES * PAGE_SIZE) as i64 && held.calls > base.calls + 3,
+        "{base:?} -> {held:?}"
+    );
+    // SAFETY: `area` came from vmalloc and is freed once; `vfree(NULL)` is allowed.
+    unsafe { bindings::vfree(area) };
+    let freed = VMALLOC_TAG.read();
+    kunit_expect!(test, freed == base, "{base:?} -> {freed:?} after free");
+}
+
+test_tag!(DISABLED_TAG, "disabled_profiling_freezes_counters");
+
+fn disabled_profiling_freezes_counters(test: &Test) {
+    let base = DISABLED_TAG.read();
+    set_profiling(false);
+    // SAFETY: Allocating has no precondition.
+    let obj = with_tag(DISABLED_TAG, || unsafe {
+        bindings::__kmalloc_noprof(64, bindings::GFP_KERNEL)
+    });
+    // SAFETY: Allocating pages has no precondition.
+    let page = with_tag(DISABLED_TAG, || unsafe {
+        bindings::alloc_pages_noprof(bindings::GFP_KERNEL, 0)
+    });
+    let held = DISABLED_TAG.read();
+    // SAFETY: Both were allocated above and are freed once; null is allowed for kfree.
+    unsafe {
+        bindings::kfree(obj);
+        if !page.is_null() {
+            bindings::__free_pages(page, 0);
+        }
+    }
+    set_profiling(true);
+    kunit_expect!(test, held == base, "{base:?} -> {held:?} with profiling off");
+    kunit_expect!(test, DISABLED_TAG.read() == base);
+}
+
+kunit_suite!(
+    counters_suite,
+    "alloctag_counters",
+    [
+        pages_move_counters,
+        kmalloc_moves_counters,
+        kmem_cache_moves_counters,
+        vmalloc_moves_counters,
+        disabled_profiling_freezes_counters,
+    ]
+);

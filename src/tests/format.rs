@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The `/proc/allocinfo` line format and the parsers of the sysctl and boot values.
+
+use crate::{
+    alloc_tag::Counters,
+    allocinfo::{write_line, HEADER},
+    codetag::Codetag,
+    kunit::{kunit_expect, kunit_suite, Test},
+    profiling::{parse_sysctl_value, BootValue},
+};
+use core::fmt;
+use kernel::{bindings, c_str, types::Opaque};
+
+/// A fixed buffer that formatted text goes into.
+struct Buf {
+    bytes: [u8; 256],
+    len: usize,
+}
+
+impl fmt::Write for Buf {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let end = self.len + s.len();
+        self.bytes.get_mut(self.len..end).ok_or(fmt::Error)?.copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+/// Formats one line of `tag` with `counters`.
+fn line(counters: Counters, tag: &Codetag) -> Buf {
+    let mut buf = Buf { bytes: [0; 256], len: 0 };
+    let _ = write_line(&mut buf, counters, tag);
+    buf
+}
+
+fn tag(modname: *const core::ffi::c_char) -> Opaque<bindings::codetag> {
+    Opaque::new(bindings::codetag {
+        flags: 0,
+        lineno: 3191,
+        modname,
+        function: c_str!("pcpu_embed_first_chunk").as_char_ptr(),
+        filename: c_str!("mm/percpu.c").as_char_ptr(),
+    })
+}
+
+/// Views a `struct codetag` as a [`Codetag`].
+fn view(raw: &Opaque<bindings::codetag>) -> &Codetag {
+    // SAFETY: `Codetag` is a transparent wrapper of `Opaque<bindings::codetag>`.
+    unsafe { &*(raw as *const Opaque<bindings::codetag>).cast::<Codetag>() }
+}
+
+fn vmlinux_line_matches_6_12(test: &Test) {
+    let raw = tag(core::ptr::null());
+    let got = line(Counters { bytes: 4096, calls: 1 }, view(&raw));
+    let want = b"        4096        1 mm/percpu.c:3191 func:pcpu_embed_first_chunk \n";
+    kunit_expect!(test, &got.bytes[..got.len] == want, "{:?}", core::str::from_utf8(&got.bytes[..got.len]));
+}
+
+fn module_line_names_module(test: &Test) {
+    let raw = tag(c_str!("xfs").as_char_ptr());
+    let got = line(Counters { bytes: 143360, calls: 35 }, view(&raw));
+    let want = b"      143360       35 mm/percpu.c:3191 [xfs] func:pcpu_embed_first_chunk \n";
+    kunit_expect!(test, &got.bytes[..got.len] == want, "{:?}", core::str::from_utf8(&got.bytes[..got.len]));
+}
+
+fn wide_and_negative_values_keep_printf_alignment(test: &Test) {
+    let raw = tag(core::ptr::null());
+    let got = line(Counters { bytes: -8, calls: 123456789 }, view(&raw));
+    let want = b"          -8 123456789 mm/percpu.c:3191 func:pcpu_embed_first_chunk \n";
+    kunit_expect!(test, &got.bytes[..got.len] == want, "{:?}", core::str::from_utf8(&got.bytes[..got.len]));
+    let got = line(Counters { bytes: 1 << 42, calls: 0 }, view(&raw));
+    let want = b"4398046511104        0 mm/percpu.c:3191 func:pcpu_embed_first_chunk \n";
+    kunit_expect!(test, &got.bytes[..got.len] == want, "{:?}", core::str::from_utf8(&got.bytes[..got.len]));
+}
+
+fn header_is_6_12s(test: &Test) {
+    kunit_expect!(test, HEADER == "allocinfo - version: 1.0\n#     <size>  <calls> <tag info>\n");
+}
+
+fn boot_values_are_strict(test: &Test) {
+    kunit_expect!(test, BootValue::parse(b"0") == Some(BootValue::Off));
+    kunit_expect!(test, BootValue::parse(b"1") == Some(BootValue::On));
+    kunit_expect!(test, BootValue::parse(b"never") == Some(BootValue::Never));
+    for bad in [&b""[..], b"2", b"-1", b"nev", b"never1", b"1 ", b"y", b"on", b"01"] {
+        kunit_expect!(test, BootValue::parse(bad).is_none(), "accepted {bad:?}");
+    }
+}
+
+fn sysctl_values_are_strict(test: &Test) {
+    kunit_expect!(test, parse_sysctl_value(b"0") == Some(false));
+    kunit_expect!(test, parse_sysctl_value(b"1\n") == Some(true));
+    for bad in [&b""[..], b"\n", b"2", b"-1", b"abc", b"1 1", b"0x1", b" 1", b"1\n\n", b"1\0"] {
+        kunit_expect!(test, parse_sysctl_value(bad).is_none(), "accepted {bad:?}");
+    }
+}
+
+kunit_suite!(
+    format_suite,
+    "alloctag_format",
+    [
+        vmlinux_line_matches_6_12,
+        module_line_names_module,
+        wide_and_negative_values_keep_printf_alignment,
+        header_is_6_12s,
+        boot_values_are_strict,
+        sysctl_values_are_strict,
+    ]
+);
