@@ -89,17 +89,60 @@ unsafe fn sum_counters(counters: *const bindings::alloc_tag_counters) -> Counter
         percpu::for_each_possible_cpu(counters, |c| {
             // SAFETY: `c` is one CPU's instance of the live counters. Its CPU updates them
             // concurrently, so each is read once, volatile, as C's reader does.
-            let (bytes, calls) = unsafe {
-                (
-                    ptr::read_volatile(&raw const (*c).bytes),
-                    ptr::read_volatile(&raw const (*c).calls),
-                )
-            };
+            let (bytes, calls) = (
+                ptr::read_volatile(&raw const (*c).bytes),
+                ptr::read_volatile(&raw const (*c).calls),
+            );
             sum.bytes = sum.bytes.wrapping_add(bytes as i64);
             sum.calls = sum.calls.wrapping_add(calls);
         })
     };
     sum
+}
+
+/// Defines `static $name: &AllocTag`, a tag in the `alloc_tags` section with its own per-CPU
+/// counters, as C's `DEFINE_ALLOC_TAG()` does, at this file and line in `$function`.
+macro_rules! define_alloc_tag {
+    ($name:ident, $function:literal) => {
+        static $name: &$crate::alloc_tag::AllocTag = {
+            #[link_section = ".data..percpu"]
+            static mut COUNTERS: kernel::bindings::alloc_tag_counters =
+                kernel::bindings::alloc_tag_counters { bytes: 0, calls: 0 };
+
+            #[used]
+            #[link_section = "alloc_tags"]
+            // SAFETY: `COUNTERS` is a `.data..percpu` static, so its address is `__percpu`, and
+            // it lives forever.
+            static TAG: $crate::alloc_tag::AllocTag = unsafe {
+                $crate::alloc_tag::AllocTag::new(
+                    kernel::bindings::codetag {
+                        flags: 0,
+                        lineno: line!(),
+                        modname: core::ptr::null(),
+                        function: kernel::c_str!($function).as_char_ptr(),
+                        filename: kernel::c_str!(file!()).as_char_ptr(),
+                    },
+                    &raw mut COUNTERS,
+                )
+            };
+            &TAG
+        };
+    };
+}
+pub(crate) use define_alloc_tag;
+
+/// Runs `f` with `tag` as `current->alloc_tag`, then restores the previous tag, as C's
+/// `alloc_hooks()` does: allocations in `f` made with `_noprof` functions are charged to `tag`.
+pub(crate) fn with_tag<R>(tag: &'static AllocTag, f: impl FnOnce() -> R) -> R {
+    // SAFETY: `current` is valid in process context, where all callers run; only this task
+    // changes its own `alloc_tag`.
+    let task = unsafe { bindings::get_current() };
+    // SAFETY: As above.
+    let previous = unsafe { ptr::replace(&raw mut (*task).alloc_tag, tag.as_raw()) };
+    let result = f();
+    // SAFETY: As above.
+    unsafe { (*task).alloc_tag = previous };
+    result
 }
 
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
@@ -108,10 +151,10 @@ pub(crate) use core_impl::*;
 /// The allocation tags as a code-tag type, with what the kernel asks of them.
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod core_impl {
-    use super::{sum_counters, AllocTag};
+    use super::{sum_counters, with_tag, AllocTag};
     use crate::codetag::{self, Cursor, ModuleTags, Registration, TagType};
     use core::{mem::size_of, ptr};
-    use kernel::{alloc::flags::GFP_KERNEL, bindings, prelude::*, str::CStr};
+    use kernel::{alloc::flags::GFP_KERNEL, bindings, c_str, prelude::*, str::CStr};
 
     extern "C" {
         /// `this_cpu_add()` on both counters, in the C glue.
@@ -139,9 +182,11 @@ mod core_impl {
     /// The kernel's registration of allocation tags.
     pub(crate) static ALLOC_TAGS: Registration<AllocTags> = Registration::new();
 
+    define_alloc_tag!(MOVED_COUNTERS_TAG, "alloctag_module_unload");
+
     /// A tag whose counters moved to counters of ours, and its old ones.
-    struct MovedCounters {
-        tag: &'static AllocTag,
+    struct MovedCounters<'a> {
+        tag: &'a AllocTag,
         old: *mut bindings::alloc_tag_counters,
     }
 
@@ -166,18 +211,20 @@ mod core_impl {
                 );
             }
         }
-        let Ok(mut moved) = KVec::<MovedCounters>::with_capacity(live, GFP_KERNEL) else {
+        let Ok(mut moved) = KVec::<MovedCounters<'_>>::with_capacity(live, GFP_KERNEL) else {
             pr_err!("alloctag: no memory to keep {}'s tag counters\n", module.name());
             return false;
         };
         for tag in module.tags().filter(|t| !t.read().is_zero()) {
             // SAFETY: Allocating per-CPU memory has no precondition.
-            let new: *mut bindings::alloc_tag_counters = unsafe {
-                bindings::__alloc_percpu(
+            let new: *mut bindings::alloc_tag_counters = with_tag(MOVED_COUNTERS_TAG, || unsafe {
+                bindings::pcpu_alloc_noprof(
                     size_of::<bindings::alloc_tag_counters>(),
                     core::mem::align_of::<bindings::alloc_tag_counters>(),
+                    false,
+                    bindings::GFP_KERNEL,
                 )
-            }
+            })
             .cast();
             if new.is_null() {
                 pr_err!("alloctag: no memory to keep the counters of {}\n", tag.codetag());
@@ -208,7 +255,7 @@ mod core_impl {
     /// returns how many it filled. From atomic context (`can_sleep` false) it gives up, returning
     /// 0, rather than wait for the registry. Called by the show_mem() report (mm/show_mem.c).
     #[no_mangle]
-    pub extern "C" fn alloc_tag_top_users(
+    pub(crate) extern "C" fn alloc_tag_top_users(
         tags: *mut bindings::codetag_bytes,
         count: usize,
         can_sleep: bool,

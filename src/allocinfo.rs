@@ -19,7 +19,7 @@ use core::{
     ffi::{c_int, c_void},
     fmt::{self, Write},
 };
-use kernel::{alloc::flags::GFP_KERNEL, bindings, prelude::*};
+use kernel::{alloc::flags::GFP_KERNEL, bindings, c_str, prelude::*};
 
 pub(crate) const HEADER: &str = "allocinfo - version: 1.0\n#     <size>  <calls> <tag info>\n";
 

@@ -10,7 +10,7 @@
 //! `.kunit_test_suites` section, which KUnit walks at boot. [`kunit_expect!`] is
 //! `KUNIT_EXPECT_TRUE_MSG()`: a failure is reported and the case goes on.
 
-use core::{ffi::c_char, fmt, mem::MaybeUninit};
+use core::{fmt, mem::MaybeUninit};
 use kernel::{bindings, str::CStr};
 
 /// A running KUnit test case.
@@ -42,7 +42,7 @@ impl Test {
                 bindings::kunit_assert_type_KUNIT_EXPECTATION,
                 &raw const site.assert.assert,
                 Some(bindings::kunit_unary_assert_format),
-                c"%pA".as_ptr(),
+                c"%pA".as_ptr().cast(),
                 &raw const msg,
             )
         };
@@ -108,7 +108,7 @@ pub(crate) const fn suite(name: &str, cases: *mut bindings::kunit_case) -> bindi
     let bytes = name.as_bytes();
     let mut i = 0;
     while i < bytes.len() && i < suite.name.len() - 1 {
-        suite.name[i] = bytes[i] as c_char;
+        suite.name[i] = bytes[i] as _;
         i += 1;
     }
     suite.test_cases = cases;

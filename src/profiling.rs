@@ -12,11 +12,11 @@
 //! *Enabled* is the static key the allocator hooks test.
 
 use core::{
-    ffi::{c_char, c_int, c_void},
+    ffi::{c_int, c_void},
     ptr,
     sync::atomic::{AtomicBool, Ordering},
 };
-use kernel::{bindings, prelude::*, str::CStr};
+use kernel::{bindings, c_str, prelude::*, str::CStr};
 
 /// Whether profiling can be turned on; see the module documentation.
 static SUPPORTED: AtomicBool = AtomicBool::new(cfg!(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT));
@@ -26,41 +26,33 @@ pub(crate) fn supported() -> bool {
     SUPPORTED.load(Ordering::Relaxed)
 }
 
+extern "C" {
+    fn alloctag_profiling_enabled() -> bool;
+    fn alloctag_set_profiling(enable: bool);
+}
+
 /// Returns whether the allocator hooks charge tags now.
 pub(crate) fn enabled() -> bool {
-    // SAFETY: The key is a static; its count is an `atomic_t`, read once as
-    // `static_key_count()` does.
-    unsafe {
-        ptr::read_volatile(&raw const bindings::mem_alloc_profiling_key.key.enabled.counter) > 0
-    }
+    // SAFETY: Reading the static key has no precondition.
+    unsafe { alloctag_profiling_enabled() }
 }
 
 /// Turns the allocator hooks on or off; may sleep.
 pub(crate) fn set_enabled(enable: bool) {
-    if enable == enabled() {
-        return;
-    }
-    let key = &raw mut bindings::mem_alloc_profiling_key.key;
-    // SAFETY: `key` is the static key, initialized at build time; these functions serialize
-    // changes to it themselves.
-    unsafe {
-        if enable {
-            bindings::static_key_enable(key)
-        } else {
-            bindings::static_key_disable(key)
-        }
-    }
+    // SAFETY: Called in process context (the sysctl handler) or while parsing early
+    // parameters, like C's static_branch_enable() in alloc_tag.c.
+    unsafe { alloctag_set_profiling(enable) }
 }
 
 /// Whether profiling is off for good; mm/slub.c asks at boot, after the early parameters.
 #[no_mangle]
-pub extern "C" fn mem_alloc_profiling_permanently_disabled() -> bool {
+pub(crate) extern "C" fn mem_alloc_profiling_permanently_disabled() -> bool {
     !supported()
 }
 
 /// Whether page_ext must keep a tag reference per page; asked once, at boot.
 #[no_mangle]
-pub extern "C" fn alloctag_page_ext_needed() -> bool {
+pub(crate) extern "C" fn alloctag_page_ext_needed() -> bool {
     supported()
 }
 
@@ -101,7 +93,7 @@ pub(crate) fn parse_sysctl_value(input: &[u8]) -> Option<bool> {
 /// # Safety
 ///
 /// `value` must be null or a NUL-terminated string.
-unsafe extern "C" fn setup_boot_parameter(value: *mut c_char) -> c_int {
+unsafe extern "C" fn setup_boot_parameter(value: *mut u8) -> c_int {
     let bytes = if value.is_null() {
         &b""[..]
     } else {
@@ -121,20 +113,26 @@ unsafe extern "C" fn setup_boot_parameter(value: *mut c_char) -> c_int {
     0
 }
 
-/// An `early_param()`: a `struct obs_kernel_param` in the `.init.setup` section.
-#[repr(transparent)]
-struct EarlyParam(bindings::obs_kernel_param);
+/// An `early_param()`: `struct obs_kernel_param` of include/linux/init.h, in the `.init.setup`
+/// section that the early parameter parser walks. The kernel crate's bindings are made for
+/// modules, which have no such struct.
+#[repr(C)]
+struct EarlyParam {
+    name: *const u8,
+    setup: unsafe extern "C" fn(*mut u8) -> c_int,
+    early: c_int,
+}
 
 // SAFETY: Only the kernel's parameter parser reads it, at boot.
 unsafe impl Sync for EarlyParam {}
 
 #[used]
 #[link_section = ".init.setup"]
-static BOOT_PARAMETER: EarlyParam = EarlyParam(bindings::obs_kernel_param {
-    str_: c_str!("sysctl.vm.mem_profiling").as_char_ptr(),
-    setup_func: Some(setup_boot_parameter),
+static BOOT_PARAMETER: EarlyParam = EarlyParam {
+    name: c_str!("sysctl.vm.mem_profiling").as_char_ptr(),
+    setup: setup_boot_parameter,
     early: 1,
-});
+};
 
 /// Handles reads and writes of `/proc/sys/vm/mem_profiling`.
 ///

@@ -6,14 +6,14 @@
 
 use crate::rwsem::{ReadGuard, RwSem};
 use core::{
-    ffi::c_char,
+    ffi::c_void,
     marker::PhantomData,
     mem::size_of,
     sync::atomic::{AtomicUsize, Ordering},
 };
 use kernel::{
     alloc::flags::GFP_KERNEL,
-    bindings,
+    bindings, c_str, fmt,
     prelude::*,
     str::{CStr, CString},
 };
@@ -24,7 +24,7 @@ use kernel::{
 ///
 /// [`TagType::Tag`] must be laid out as the C struct of the tags in [`TagType::SECTION`], whose
 /// first field is a `struct codetag`, and the section must be an array of them.
-pub(crate) unsafe trait TagType: 'static {
+pub(crate) unsafe trait TagType: Sized + 'static {
     /// The tag struct.
     type Tag: Sync + 'static;
 
@@ -102,7 +102,7 @@ extern "C" {
 
     /// Looks `name` up in `module`'s symbols, or vmlinux's when `module` is null; C glue
     /// because it must disable preemption around the lookup.
-    fn alloctag_find_symbol(module: *mut bindings::module, name: *const c_char) -> usize;
+    fn alloctag_find_symbol(module: *mut c_void, name: *const u8) -> usize;
 }
 
 // SAFETY: `alloctag_codetag_lock` is defined with `DECLARE_RWSEM()` for this registry alone.
@@ -163,7 +163,7 @@ fn find_range(
         let name = CString::try_from_fmt(fmt!("{prefix}{section}"))?;
         // SAFETY: `name` is NUL-terminated; `module` is null or a module being loaded, which
         // the loader keeps alive across this call.
-        Ok(unsafe { alloctag_find_symbol(module, name.as_char_ptr()) } as *const u8)
+        Ok(unsafe { alloctag_find_symbol(module.cast(), name.as_char_ptr()) } as *const u8)
     };
     let (start, stop) = (find("__start_")?, find("__stop_")?);
     if start.is_null() || stop.is_null() {
@@ -439,7 +439,7 @@ impl<'a, T: TagType> ModuleTags<'a, T> {
 ///
 /// Called by the module loader (kernel/module/main.c).
 #[no_mangle]
-pub extern "C" fn codetag_load_module(module: *mut bindings::module) {
+pub(crate) extern "C" fn codetag_load_module(module: *mut bindings::module) {
     if !module.is_null() {
         REGISTRY.write().load_module(module);
     }
@@ -450,7 +450,7 @@ pub extern "C" fn codetag_load_module(module: *mut bindings::module) {
 ///
 /// Called by the module loader (kernel/module/main.c).
 #[no_mangle]
-pub extern "C" fn codetag_unload_module(module: *mut bindings::module) -> bool {
+pub(crate) extern "C" fn codetag_unload_module(module: *mut bindings::module) -> bool {
     if module.is_null() {
         return true;
     }

@@ -3,7 +3,7 @@
 //! The allocator hooks charge the current tag: counters move at a tagged call site and come
 //! back after the free, and stand still with profiling off.
 
-use super::{profiling_enabled, set_profiling, test_tag, with_tag};
+use super::{alloc_pages, profiling_enabled, set_profiling, test_tag, with_tag};
 use crate::{
     alloc_tag::Counters,
     kunit::{kunit_expect, kunit_suite, Test},
@@ -17,10 +17,7 @@ fn pages_move_counters(test: &Test) {
     for order in [0u32, 3] {
         let base = PAGES_TAG.read();
         let bytes = (PAGE_SIZE << order) as i64;
-        // SAFETY: Allocating pages has no precondition.
-        let page = with_tag(PAGES_TAG, || unsafe {
-            bindings::alloc_pages_noprof(bindings::GFP_KERNEL, order)
-        });
+        let page = with_tag(PAGES_TAG, || alloc_pages(order));
         kunit_expect!(test, !page.is_null());
         if page.is_null() {
             return;
@@ -98,7 +95,7 @@ fn kmem_cache_moves_counters(test: &Test) {
             c_str!("alloctag_kunit").as_char_ptr(),
             200,
             &mut args,
-            bindings::SLAB_NO_MERGE as _,
+            0,
         )
     };
     kunit_expect!(test, !cache.is_null());
@@ -151,10 +148,7 @@ fn disabled_profiling_freezes_counters(test: &Test) {
     let obj = with_tag(DISABLED_TAG, || unsafe {
         bindings::__kmalloc_noprof(64, bindings::GFP_KERNEL)
     });
-    // SAFETY: Allocating pages has no precondition.
-    let page = with_tag(DISABLED_TAG, || unsafe {
-        bindings::alloc_pages_noprof(bindings::GFP_KERNEL, 0)
-    });
+    let page = with_tag(DISABLED_TAG, || alloc_pages(0));
     let held = DISABLED_TAG.read();
     // SAFETY: Both were allocated above and are freed once; null is allowed for kfree.
     unsafe {

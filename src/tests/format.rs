@@ -34,7 +34,7 @@ fn line(counters: Counters, tag: &Codetag) -> Buf {
     buf
 }
 
-fn tag(modname: *const core::ffi::c_char) -> Opaque<bindings::codetag> {
+fn tag(modname: *const u8) -> Opaque<bindings::codetag> {
     Opaque::new(bindings::codetag {
         flags: 0,
         lineno: 3191,

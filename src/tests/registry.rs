@@ -3,7 +3,7 @@
 //! The code-tag registry: vmlinux and module ranges, resumable cursors, module unload, and the
 //! top users that show_mem() asks for.
 
-use super::{test_tag, with_tag};
+use super::{alloc_pages, test_tag, with_tag};
 use crate::{
     alloc_tag::{alloc_tag_top_users, top_users, AllocTag, ALLOC_TAGS},
     codetag::{self, Cursor, ModuleTags, Registry, TagType},
@@ -88,8 +88,8 @@ fn registry_with_fakes(test: &Test) -> Option<(Registry, codetag::Handle<TestTag
     let (a, b) = (&raw mut MODULE_A, &raw mut MODULE_B);
     // SAFETY: Only these tests use the stand-ins, and KUnit runs one case at a time.
     unsafe {
-        (*a).name[..7].copy_from_slice(&b"fake_a\0".map(|c| c as _));
-        (*b).name[..7].copy_from_slice(&b"fake_b\0".map(|c| c as _));
+        (&mut (*a).name)[..7].copy_from_slice(&b"fake_a\0".map(|c| c as _));
+        (&mut (*b).name)[..7].copy_from_slice(&b"fake_b\0".map(|c| c as _));
     }
     let mut registry = Registry::new();
     let handle = registry.register::<TestTags>().ok()?;
@@ -172,10 +172,7 @@ test_tag!(TWO_PAGES, "top_users_two_pages");
 fn top_users_are_largest_first(test: &Test) {
     let mut pages = [ptr::null_mut(); 3];
     for (i, (tag, order)) in [(ONE_PAGE, 0), (FOUR_PAGES, 2), (TWO_PAGES, 1)].into_iter().enumerate() {
-        // SAFETY: Allocating pages has no precondition.
-        pages[i] = with_tag(tag, || unsafe {
-            bindings::alloc_pages_noprof(bindings::GFP_KERNEL, order)
-        });
+        pages[i] = with_tag(tag, || alloc_pages(order));
     }
     let empty = bindings::codetag_bytes { ct: ptr::null_mut(), bytes: 0 };
     let mut top = [empty; 2];

@@ -9,12 +9,14 @@
 # matching the shell pattern (default: test_*, less the boot_* ones that the
 # host runs in boots of their own).
 
+set -f # patterns stay patterns
 pattern='test_*'
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	alloctag_tests=*) pattern=${arg#alloctag_tests=} ;;
 	esac
 done
+set +f
 
 passed=0
 failed=0

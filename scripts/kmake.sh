@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Runs make in a kernel build directory with the project's toolchain, for
+# quick rebuilds while developing: scripts/kmake.sh test lib/alloctag/
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+kernel_env
+name=${1:?build name (test, demo)}
+shift
+exec make -C "$SRC_TREE" O="$BUILD_DIR/kernel-$name" ARCH=x86_64 "${KMAKE_OPTS[@]}" -j"$JOBS" "$@"
