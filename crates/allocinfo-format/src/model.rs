@@ -1,0 +1,184 @@
+use std::fmt;
+
+/// The second header line, exactly as the kernel prints it.
+pub const COLUMN_HEADER: &str = "#     <size>  <calls> <tag info>";
+
+/// Format version from the first header line (`allocinfo - version: 1.0`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Version {
+    pub major: u32,
+    pub minor: u32,
+}
+
+impl Version {
+    /// Linux 6.12: `bytes calls file:line [module] func:name`.
+    pub const V1_0: Version = Version { major: 1, minor: 0 };
+    /// Newer kernels: as 1.0, plus optional `key:value` pairs after the function.
+    pub const V2_0: Version = Version { major: 2, minor: 0 };
+
+    /// Whether this tool understands the line format of this version.
+    pub fn is_supported(self) -> bool {
+        matches!(self.major, 1 | 2)
+    }
+}
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+/// One allocation tag (call site) and its live counters.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Tag {
+    /// Bytes currently allocated from this site (signed in the kernel: `%lli`).
+    pub bytes: i64,
+    /// Number of live allocations from this site.
+    pub calls: u64,
+    /// Source file, relative to the kernel tree (`mm/slub.c`).
+    pub file: String,
+    /// Source line.
+    pub line: u32,
+    /// Module name for tags in loadable modules, `None` for built-in code.
+    pub module: Option<String>,
+    /// Function containing the call site.
+    pub function: String,
+    /// `key:value` pairs after the function name (format 2.0), in input order.
+    pub extra: Vec<(String, String)>,
+}
+
+impl Tag {
+    /// Value of an extra `key:value` pair, if present.
+    pub fn extra(&self, key: &str) -> Option<&str> {
+        self.extra
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// False when the kernel marked the counters inaccurate (`accurate:no`).
+    pub fn is_accurate(&self) -> bool {
+        self.extra("accurate") != Some("no")
+    }
+
+    /// Directory part of [`Tag::file`], `.` when the file has none.
+    pub fn dir(&self) -> &str {
+        match self.file.rfind('/') {
+            Some(0) => "/",
+            Some(i) => &self.file[..i],
+            None => ".",
+        }
+    }
+
+    /// The tag info as the kernel prints it, without counters and without
+    /// extras: `file:line [module] func:name`.
+    pub fn location(&self) -> Location<'_> {
+        Location(self)
+    }
+
+    /// Checks that the tag prints as a line that parses back to itself.
+    /// Returns the name of the first offending field.
+    pub fn validate(&self) -> Result<(), &'static str> {
+        fn word(s: &str) -> bool {
+            !s.is_empty() && !s.bytes().any(|b| b.is_ascii_whitespace())
+        }
+        if !word(&self.file) {
+            return Err("file");
+        }
+        if self.module.as_deref().is_some_and(|m| !word(m)) {
+            return Err("module");
+        }
+        if !word(&self.function) {
+            return Err("function");
+        }
+        for (k, v) in &self.extra {
+            if !word(k) || k.contains(':') || v.bytes().any(|b| b.is_ascii_whitespace()) {
+                return Err("extra");
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Display adapter for [`Tag::location`].
+pub struct Location<'a>(&'a Tag);
+
+impl fmt::Display for Location<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let t = self.0;
+        match &t.module {
+            Some(m) => write!(f, "{}:{} [{}] func:{}", t.file, t.line, m, t.function),
+            None => write!(f, "{}:{} func:{}", t.file, t.line, t.function),
+        }
+    }
+}
+
+/// Prints the line exactly as the kernel does, without the newline:
+/// `%12lli %8llu file:line [module] func:name[ key:value...] `.
+impl fmt::Display for Tag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:12} {:8} {}", self.bytes, self.calls, self.location())?;
+        for (k, v) in &self.extra {
+            write!(f, " {k}:{v}")?;
+        }
+        f.write_str(" ")
+    }
+}
+
+/// Sums over a set of tags. Sums saturate instead of overflowing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Totals {
+    pub bytes: i64,
+    pub calls: u64,
+    /// Number of tags (lines).
+    pub tags: usize,
+}
+
+impl Totals {
+    pub fn add(&mut self, tag: &Tag) {
+        self.bytes = self.bytes.saturating_add(tag.bytes);
+        self.calls = self.calls.saturating_add(tag.calls);
+        self.tags += 1;
+    }
+}
+
+impl<'a> FromIterator<&'a Tag> for Totals {
+    fn from_iter<I: IntoIterator<Item = &'a Tag>>(iter: I) -> Self {
+        let mut t = Totals::default();
+        for tag in iter {
+            t.add(tag);
+        }
+        t
+    }
+}
+
+/// A whole `/proc/allocinfo` file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Profile {
+    pub version: Version,
+    pub tags: Vec<Tag>,
+}
+
+impl Profile {
+    /// Parses the text of `/proc/allocinfo`. See [`crate::ParseError`].
+    pub fn parse(input: &[u8]) -> Result<Profile, crate::ParseError> {
+        crate::parse::parse(input)
+    }
+
+    /// Sums of bytes, calls and tag count over all tags.
+    pub fn totals(&self) -> Totals {
+        self.tags.iter().collect()
+    }
+}
+
+/// Prints the profile in the kernel's exact format, header included.
+impl fmt::Display for Profile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "allocinfo - version: {}", self.version)?;
+        writeln!(f, "{COLUMN_HEADER}")?;
+        for tag in &self.tags {
+            writeln!(f, "{tag}")?;
+        }
+        Ok(())
+    }
+}

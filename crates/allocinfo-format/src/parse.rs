@@ -1,0 +1,330 @@
+use crate::model::{Profile, Tag, Version};
+use std::fmt;
+
+/// A parse failure: the 1-based input line and the reason.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {kind}")]
+pub struct ParseError {
+    /// 1-based line number in the input.
+    pub line: usize,
+    pub kind: ParseErrorKind,
+}
+
+/// Why a line was rejected. Quoted input is shortened to a readable snippet.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ParseErrorKind {
+    #[error("empty input: expected the header line 'allocinfo - version: 1.0'")]
+    Empty,
+    #[error("expected the header line 'allocinfo - version: X.Y', found {0}")]
+    BadHeader(Snippet),
+    #[error("unsupported format version {0} (this tool reads versions 1.x and 2.x)")]
+    UnsupportedVersion(Version),
+    #[error("expected the column header line starting with '#', found {0}")]
+    BadColumnHeader(Snippet),
+    #[error("missing the column header line starting with '#'")]
+    MissingColumnHeader,
+    #[error("line is not valid UTF-8")]
+    InvalidUtf8,
+    #[error("invalid size {0}: expected a signed 64-bit integer")]
+    BadBytes(Snippet),
+    #[error("missing the {0} field")]
+    Missing(&'static str),
+    #[error("invalid call count {0}: expected an unsigned 64-bit integer")]
+    BadCalls(Snippet),
+    #[error("expected FILE:LINE, found {0}")]
+    BadLocation(Snippet),
+    #[error("invalid line number in {0}: expected an unsigned 32-bit integer")]
+    BadLineNumber(Snippet),
+    #[error("invalid module {0}: expected [NAME]")]
+    BadModule(Snippet),
+    #[error("expected func:NAME, found {0}")]
+    BadFunction(Snippet),
+    #[error("unexpected {0} after the function name: expected KEY:VALUE")]
+    BadExtra(Snippet),
+}
+
+/// A piece of input quoted in an error message, cut to at most 60 characters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Snippet(String);
+
+impl Snippet {
+    const MAX: usize = 60;
+
+    fn new(s: &str) -> Snippet {
+        match s.char_indices().nth(Self::MAX) {
+            Some((i, _)) => Snippet(format!("{}...", &s[..i])),
+            None => Snippet(s.to_owned()),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Snippet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.0)
+    }
+}
+
+fn err(line: usize, kind: ParseErrorKind) -> ParseError {
+    ParseError { line, kind }
+}
+
+pub(crate) fn parse(input: &[u8]) -> Result<Profile, ParseError> {
+    use ParseErrorKind as K;
+
+    // Blank lines (and the empty piece after the final newline) are skipped.
+    let mut lines = input
+        .split(|&b| b == b'\n')
+        .enumerate()
+        .map(|(i, raw)| (i + 1, std::str::from_utf8(raw)))
+        .filter(|(_, l)| !matches!(l, Ok(s) if s.trim_ascii().is_empty()));
+
+    let (n, header) = lines.next().ok_or(err(1, K::Empty))?;
+    let header = header.map_err(|_| err(n, K::InvalidUtf8))?;
+    let version = parse_header(header).map_err(|k| err(n, k))?;
+
+    let (n, columns) = lines.next().ok_or(err(n + 1, K::MissingColumnHeader))?;
+    let columns = columns.map_err(|_| err(n, K::InvalidUtf8))?;
+    if !columns.trim_ascii_start().starts_with('#') {
+        return Err(err(n, K::BadColumnHeader(Snippet::new(columns))));
+    }
+
+    let mut tags = Vec::new();
+    for (n, line) in lines {
+        let line = line.map_err(|_| err(n, K::InvalidUtf8))?;
+        tags.push(parse_tag(line).map_err(|k| err(n, k))?);
+    }
+    Ok(Profile { version, tags })
+}
+
+fn parse_header(line: &str) -> Result<Version, ParseErrorKind> {
+    let bad = || ParseErrorKind::BadHeader(Snippet::new(line));
+    let mut words = line.split_ascii_whitespace();
+    let (Some("allocinfo"), Some("-"), Some("version:"), Some(v), None) = (
+        words.next(),
+        words.next(),
+        words.next(),
+        words.next(),
+        words.next(),
+    ) else {
+        return Err(bad());
+    };
+    let (major, minor) = v.split_once('.').ok_or_else(bad)?;
+    let number = |s: &str| {
+        if s.bytes().all(|b| b.is_ascii_digit()) {
+            s.parse::<u32>().ok()
+        } else {
+            None
+        }
+    };
+    let version = Version {
+        major: number(major).ok_or_else(bad)?,
+        minor: number(minor).ok_or_else(bad)?,
+    };
+    if !version.is_supported() {
+        return Err(ParseErrorKind::UnsupportedVersion(version));
+    }
+    Ok(version)
+}
+
+/// Parses a decimal integer with an optional sign, digits only (no `_`).
+fn integer<T: std::str::FromStr>(s: &str) -> Option<T> {
+    let digits = s.strip_prefix(['-', '+']).unwrap_or(s);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+fn parse_tag(line: &str) -> Result<Tag, ParseErrorKind> {
+    use ParseErrorKind as K;
+    let mut words = line.split_ascii_whitespace();
+
+    let bytes = words.next().ok_or(K::Missing("size"))?;
+    let bytes = integer::<i64>(bytes).ok_or_else(|| K::BadBytes(Snippet::new(bytes)))?;
+
+    let calls = words.next().ok_or(K::Missing("call count"))?;
+    let calls = integer::<u64>(calls)
+        .filter(|_| !calls.starts_with('-'))
+        .ok_or_else(|| K::BadCalls(Snippet::new(calls)))?;
+
+    let location = words.next().ok_or(K::Missing("FILE:LINE"))?;
+    let (file, lineno) = location
+        .rsplit_once(':')
+        .filter(|(f, _)| !f.is_empty())
+        .ok_or_else(|| K::BadLocation(Snippet::new(location)))?;
+    let lineno = integer::<u32>(lineno)
+        .filter(|_| lineno.bytes().all(|b| b.is_ascii_digit()))
+        .ok_or_else(|| K::BadLineNumber(Snippet::new(location)))?;
+
+    let mut word = words.next().ok_or(K::Missing("func:NAME"))?;
+    let module = if word.starts_with('[') {
+        let name = word
+            .strip_prefix('[')
+            .and_then(|w| w.strip_suffix(']'))
+            .filter(|m| !m.is_empty())
+            .ok_or_else(|| K::BadModule(Snippet::new(word)))?;
+        word = words.next().ok_or(K::Missing("func:NAME"))?;
+        Some(name.to_owned())
+    } else {
+        None
+    };
+
+    let function = word
+        .strip_prefix("func:")
+        .filter(|f| !f.is_empty())
+        .ok_or_else(|| K::BadFunction(Snippet::new(word)))?;
+
+    let extra = words
+        .map(|w| match w.split_once(':') {
+            Some((k, v)) if !k.is_empty() => Ok((k.to_owned(), v.to_owned())),
+            _ => Err(K::BadExtra(Snippet::new(w))),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+
+    Ok(Tag {
+        bytes,
+        calls,
+        file: file.to_owned(),
+        line: lineno,
+        module,
+        function: function.to_owned(),
+        extra,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEAD: &str = "allocinfo - version: 1.0\n#     <size>  <calls> <tag info>\n";
+
+    fn one(line: &str) -> Result<Tag, ParseError> {
+        let mut p = Profile::parse(format!("{HEAD}{line}\n").as_bytes())?;
+        assert_eq!(p.tags.len(), 1);
+        Ok(p.tags.remove(0))
+    }
+
+    #[test]
+    fn builtin_and_module_lines() {
+        let t = one("        4096        1 mm/percpu.c:3191 func:pcpu_embed_first_chunk ").unwrap();
+        assert_eq!((t.bytes, t.calls, t.line), (4096, 1, 3191));
+        assert_eq!(
+            (t.file.as_str(), t.module.as_deref()),
+            ("mm/percpu.c", None)
+        );
+        let t = one("      143360       35 fs/xfs/xfs_buf.c:411 [xfs] func:xfs_buf_alloc_pages ")
+            .unwrap();
+        assert_eq!(t.module.as_deref(), Some("xfs"));
+        assert_eq!(t.function, "xfs_buf_alloc_pages");
+        assert!(t.extra.is_empty() && t.is_accurate());
+    }
+
+    #[test]
+    fn negative_bytes_extra_whitespace_and_extras() {
+        let t = one("\t -8192   3   a/b.c:7   func:f   accurate:no  x:y:z  ").unwrap();
+        assert_eq!(t.bytes, -8192);
+        assert!(!t.is_accurate());
+        assert_eq!(t.extra("x"), Some("y:z"));
+        assert_eq!(t.extra.len(), 2);
+    }
+
+    #[test]
+    fn errors_name_line_and_reason() {
+        let e = one("abc 1 a.c:1 func:f").unwrap_err();
+        assert_eq!(e.line, 3);
+        assert_eq!(
+            e.to_string(),
+            "line 3: invalid size \"abc\": expected a signed 64-bit integer"
+        );
+        assert!(matches!(
+            one("1 -1 a.c:1 func:f").unwrap_err().kind,
+            ParseErrorKind::BadCalls(_)
+        ));
+        assert!(matches!(
+            one("1 1 a.c func:f").unwrap_err().kind,
+            ParseErrorKind::BadLocation(_)
+        ));
+        assert!(matches!(
+            one("1 1 a.c:x func:f").unwrap_err().kind,
+            ParseErrorKind::BadLineNumber(_)
+        ));
+        assert!(matches!(
+            one("1 1 a.c:+1 func:f").unwrap_err().kind,
+            ParseErrorKind::BadLineNumber(_)
+        ));
+        assert!(matches!(
+            one("1 1 a.c:1 [xfs func:f").unwrap_err().kind,
+            ParseErrorKind::BadModule(_)
+        ));
+        assert!(matches!(
+            one("1 1 a.c:1 f").unwrap_err().kind,
+            ParseErrorKind::BadFunction(_)
+        ));
+        assert!(matches!(
+            one("1 1 a.c:1 func:").unwrap_err().kind,
+            ParseErrorKind::BadFunction(_)
+        ));
+        assert_eq!(
+            one("1 1 a.c:1 [m]").unwrap_err().kind,
+            ParseErrorKind::Missing("func:NAME")
+        );
+        assert_eq!(
+            one("1").unwrap_err().kind,
+            ParseErrorKind::Missing("call count")
+        );
+        assert!(matches!(
+            one("1 1 a.c:1 func:f junk").unwrap_err().kind,
+            ParseErrorKind::BadExtra(_)
+        ));
+        assert!(matches!(
+            one("1 1 a.c:1 func:f :v").unwrap_err().kind,
+            ParseErrorKind::BadExtra(_)
+        ));
+        assert!(matches!(
+            one("99999999999999999999 1 a.c:1 func:f").unwrap_err().kind,
+            ParseErrorKind::BadBytes(_)
+        ));
+    }
+
+    #[test]
+    fn headers() {
+        let e = Profile::parse(b"").unwrap_err();
+        assert_eq!((e.line, e.kind), (1, ParseErrorKind::Empty));
+        let e = Profile::parse(b"allocinfo - version: 3.0\n#\n").unwrap_err();
+        assert_eq!(
+            e.kind,
+            ParseErrorKind::UnsupportedVersion(Version { major: 3, minor: 0 })
+        );
+        let e = Profile::parse(b"allocinfo - version: 1.0\n").unwrap_err();
+        assert_eq!((e.line, e.kind), (2, ParseErrorKind::MissingColumnHeader));
+        let e = Profile::parse(b"allocinfo - version: 1.0\n 1 1 a.c:1 func:f\n").unwrap_err();
+        assert!(matches!(e.kind, ParseErrorKind::BadColumnHeader(_)));
+        let e = Profile::parse(b"allocinfo version 1.0\n#\n").unwrap_err();
+        assert!(matches!(e.kind, ParseErrorKind::BadHeader(_)));
+        let p = Profile::parse(b"allocinfo - version: 2.1\r\n#\r\n").unwrap();
+        assert_eq!(
+            (p.version, p.tags.len()),
+            (Version { major: 2, minor: 1 }, 0)
+        );
+    }
+
+    #[test]
+    fn invalid_utf8_names_its_line() {
+        let e =
+            Profile::parse(b"allocinfo - version: 1.0\n#\n1 1 a.c:1 func:f\n1 1 \xff.c:1 func:f\n")
+                .unwrap_err();
+        assert_eq!((e.line, e.kind), (4, ParseErrorKind::InvalidUtf8));
+    }
+
+    #[test]
+    fn long_snippets_are_cut() {
+        let long = "x".repeat(500);
+        let e = one(&format!("{long} 1 a.c:1 func:f")).unwrap_err();
+        assert!(e.to_string().len() < 140, "{e}");
+        assert!(e.to_string().contains("...\""));
+    }
+}

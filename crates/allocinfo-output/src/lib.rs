@@ -1,0 +1,156 @@
+//! Prints [`Report`]s. One report, four formats chosen by flag: a table for
+//! people, and JSON, CSV and the Prometheus text format for machines. All
+//! formats take the fields of a row from [`Fields`], so they agree.
+//! The schemas are documented in `Documentation/allocinfo-tool.rst`.
+
+use allocinfo_format::{Totals, Version};
+use allocinfo_report::{GroupBy, Key, Report, Row};
+use std::io::{self, Write};
+
+mod csv_out;
+mod json;
+mod prometheus;
+pub mod table;
+
+pub use table::TableOptions;
+
+/// Output format.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Format {
+    #[default]
+    Table,
+    Json,
+    Csv,
+    Prometheus,
+}
+
+impl Format {
+    /// Rows shown when `-n` is not given: a screenful for people, all for machines.
+    pub fn default_limit(self) -> Option<usize> {
+        match self {
+            Format::Table => Some(20),
+            _ => None,
+        }
+    }
+}
+
+/// Which command made the report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Command {
+    Top,
+    Diff,
+    Watch,
+}
+
+impl Command {
+    pub fn name(self) -> &'static str {
+        match self {
+            Command::Top => "top",
+            Command::Diff => "diff",
+            Command::Watch => "watch",
+        }
+    }
+}
+
+/// Where a profile came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Source {
+    /// Path as given, `-` for standard input.
+    pub path: String,
+    pub version: Version,
+}
+
+/// What the report is about, beyond its rows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Meta {
+    pub command: Command,
+    /// The profile (the new one in a comparison).
+    pub source: Source,
+    /// The old profile in a comparison.
+    pub old_source: Option<Source>,
+}
+
+/// Writes `report` in `format`; `table` only matters for [`Format::Table`].
+pub fn write(
+    out: &mut dyn Write,
+    format: Format,
+    report: &Report,
+    meta: &Meta,
+    table: &TableOptions,
+) -> io::Result<()> {
+    match format {
+        Format::Table => {
+            for line in table::render(report, meta, table) {
+                writeln!(out, "{line}")?;
+            }
+            Ok(())
+        }
+        Format::Json => json::write(out, report, meta),
+        Format::Csv => csv_out::write(out, report),
+        Format::Prometheus => prometheus::write(out, report, meta),
+    }
+}
+
+/// The structured fields of a row's key, shared by all machine formats.
+/// `module` is `None` for built-in code; `dir` is derived from the file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Fields<'a> {
+    pub module: Option<&'a str>,
+    pub dir: Option<&'a str>,
+    pub file: Option<&'a str>,
+    pub line: Option<u32>,
+    pub function: Option<&'a str>,
+}
+
+impl<'a> Fields<'a> {
+    pub fn of(key: &'a Key) -> Fields<'a> {
+        let file = key.file();
+        Fields {
+            module: key.module(),
+            dir: key.dir().or_else(|| file.map(dir_of)),
+            file,
+            line: key.line(),
+            function: key.function(),
+        }
+    }
+}
+
+fn dir_of(file: &str) -> &str {
+    match file.rfind('/') {
+        Some(0) => "/",
+        Some(i) => &file[..i],
+        None => ".",
+    }
+}
+
+/// Name of the source for people: `<stdin>` for `-`.
+pub fn source_name(path: &str) -> &str {
+    if path == "-" { "<stdin>" } else { path }
+}
+
+/// Human name of a grouping, singular.
+pub fn group_noun(by: GroupBy) -> &'static str {
+    match by {
+        GroupBy::Site => "call site",
+        GroupBy::Module => "module",
+        GroupBy::Dir => "directory",
+        GroupBy::File => "file",
+        GroupBy::Function => "function",
+    }
+}
+
+/// Human name of a grouping, plural.
+pub fn group_plural(by: GroupBy) -> &'static str {
+    match by {
+        GroupBy::Site => "call sites",
+        GroupBy::Module => "modules",
+        GroupBy::Dir => "directories",
+        GroupBy::File => "files",
+        GroupBy::Function => "functions",
+    }
+}
+
+/// Share of the total bytes, rounded to six decimals.
+fn share(row: &Row, total: &Totals) -> f64 {
+    (row.share(total) * 1e6).round() / 1e6
+}

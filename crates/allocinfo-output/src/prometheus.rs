@@ -1,0 +1,115 @@
+//! `--prometheus`: the Prometheus text exposition format (0.0.4), for
+//! node_exporter's textfile collector.
+
+use crate::{Fields, Meta};
+use allocinfo_report::{GroupBy, Report, Row};
+use std::io::{self, Write};
+
+/// Escapes a label value: backslash, double quote and newline.
+pub fn escape_label(v: &str) -> String {
+    let mut s = String::with_capacity(v.len());
+    for c in v.chars() {
+        match c {
+            '\\' => s.push_str("\\\\"),
+            '"' => s.push_str("\\\""),
+            '\n' => s.push_str("\\n"),
+            c => s.push(c),
+        }
+    }
+    s
+}
+
+fn labels(row: &Row, by: GroupBy) -> String {
+    let f = Fields::of(&row.key);
+    let text = |v: Option<&str>| v.unwrap_or_default().to_owned();
+    let pairs: Vec<(&str, String)> = match by {
+        GroupBy::Site => vec![
+            ("file", text(f.file)),
+            ("line", f.line.map(|l| l.to_string()).unwrap_or_default()),
+            ("module", text(f.module)),
+            ("function", text(f.function)),
+        ],
+        GroupBy::Module => vec![("module", text(f.module))],
+        GroupBy::Dir => vec![("dir", text(f.dir))],
+        GroupBy::File => vec![("file", text(f.file))],
+        GroupBy::Function => vec![("function", text(f.function))],
+    };
+    let inner: Vec<String> = pairs
+        .iter()
+        .map(|(k, v)| format!("{k}=\"{}\"", escape_label(v)))
+        .collect();
+    format!("{{{}}}", inner.join(","))
+}
+
+type Value = fn(&Row) -> Option<i128>;
+
+pub fn write(out: &mut dyn Write, report: &Report, _meta: &Meta) -> io::Result<()> {
+    let per = match report.group_by {
+        GroupBy::Site => "call site",
+        GroupBy::Module => "module (empty for built-in code)",
+        GroupBy::Dir => "source directory",
+        GroupBy::File => "source file",
+        GroupBy::Function => "function",
+    };
+    let mut families: Vec<(&str, String, Value)> = vec![
+        (
+            "allocinfo_bytes",
+            format!("Bytes allocated and not yet freed, per {per}."),
+            |r| Some(r.sums.bytes.into()),
+        ),
+        (
+            "allocinfo_calls",
+            format!("Allocations not yet freed, per {per}."),
+            |r| Some(r.sums.calls.into()),
+        ),
+    ];
+    if report.has_changes() {
+        families.push((
+            "allocinfo_bytes_delta",
+            format!("Change of allocinfo_bytes since the previous profile, per {per}."),
+            |r| r.change.as_ref().map(|c| c.delta_bytes.into()),
+        ));
+        families.push((
+            "allocinfo_calls_delta",
+            format!("Change of allocinfo_calls since the previous profile, per {per}."),
+            |r| r.change.as_ref().map(|c| c.delta_calls.into()),
+        ));
+    }
+    let rows: Vec<(String, &Row)> = report
+        .rows
+        .iter()
+        .map(|r| (labels(r, report.group_by), r))
+        .collect();
+    for (name, help, value) in families {
+        writeln!(out, "# HELP {name} {help}")?;
+        writeln!(out, "# TYPE {name} gauge")?;
+        for (labels, row) in &rows {
+            if let Some(v) = value(row) {
+                writeln!(out, "{name}{labels} {v}")?;
+            }
+        }
+    }
+    let totals: [(&str, &str, i128); 3] = [
+        (
+            "allocinfo_total_bytes",
+            "Bytes allocated and not yet freed, all call sites.",
+            report.total.bytes.into(),
+        ),
+        (
+            "allocinfo_total_calls",
+            "Allocations not yet freed, all call sites.",
+            report.total.calls.into(),
+        ),
+        (
+            "allocinfo_sites",
+            "Number of allocation call sites (tags) in the profile.",
+            report.total.tags as i128,
+        ),
+    ];
+    for (name, help, v) in totals {
+        writeln!(out, "# HELP {name} {help}")?;
+        writeln!(out, "# TYPE {name} gauge")?;
+        writeln!(out, "{name} {v}")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,228 @@
+//! The human-readable table (also the frames of `allocinfo watch`).
+
+use crate::{Meta, group_plural, source_name};
+use allocinfo_format::Totals;
+use allocinfo_format::size::{format_iec, format_iec_delta};
+use allocinfo_report::{GroupBy, Report, Row, Status};
+
+/// Layout options.
+#[derive(Clone, Debug, Default)]
+pub struct TableOptions {
+    /// Cut lines to this many characters (a terminal's width).
+    pub width: Option<usize>,
+    /// A first line, such as the status line of `watch`.
+    pub title: Option<String>,
+    /// Print exact byte counts instead of KiB/MiB/GiB.
+    pub exact: bool,
+    /// Leave the "-n 0 shows all" hint out of the footer (when the number
+    /// of rows is not up to `-n`, as in full-screen `watch`).
+    pub no_limit_hint: bool,
+}
+
+fn plural(n: usize, one: &str) -> String {
+    if n == 1 {
+        format!("{n} {one}")
+    } else {
+        format!("{n} {one}s")
+    }
+}
+
+fn summary(t: &Totals) -> String {
+    format!(
+        "{} in {} calls at {}",
+        format_iec(t.bytes),
+        t.calls,
+        plural(t.tags, "call site")
+    )
+}
+
+fn signed(v: i64) -> String {
+    if v > 0 {
+        format!("+{v}")
+    } else {
+        v.to_string()
+    }
+}
+
+struct Column {
+    title: &'static str,
+    /// Left-aligned (text) or right-aligned (numbers).
+    left: bool,
+    cell: Box<dyn Fn(&Row) -> String>,
+}
+
+fn column(title: &'static str, cell: impl Fn(&Row) -> String + 'static) -> Column {
+    Column {
+        title,
+        left: false,
+        cell: Box::new(cell),
+    }
+}
+
+/// Renders the report as lines of text, without escape codes.
+pub fn render(report: &Report, meta: &Meta, opts: &TableOptions) -> Vec<String> {
+    let mut lines = Vec::new();
+    lines.extend(opts.title.clone());
+    let src = &meta.source;
+    match (&meta.old_source, &report.old_total) {
+        (Some(old), Some(old_total)) if old.path != src.path => {
+            lines.push(format!(
+                "old: {} (format {}): {}",
+                source_name(&old.path),
+                old.version,
+                summary(old_total)
+            ));
+            lines.push(format!(
+                "new: {} (format {}): {}",
+                source_name(&src.path),
+                src.version,
+                summary(&report.total)
+            ));
+        }
+        _ => lines.push(format!(
+            "{} (format {}): {}",
+            source_name(&src.path),
+            src.version,
+            summary(&report.total)
+        )),
+    }
+    if let Some(old_total) = &report.old_total {
+        let c = &report.counts;
+        lines.push(format!(
+            "change: {}, {} calls; {}: {} new, {} gone, {} changed",
+            format_iec_delta(report.total.bytes.saturating_sub(old_total.bytes)),
+            signed(
+                (i128::from(report.total.calls) - i128::from(old_total.calls))
+                    .clamp(i64::MIN.into(), i64::MAX.into()) as i64
+            ),
+            group_plural(report.group_by),
+            c.new,
+            c.gone,
+            c.changed,
+        ));
+    }
+
+    let exact = opts.exact;
+    let size = move |v: i64| if exact { v.to_string() } else { format_iec(v) };
+    let delta = move |v: i64| {
+        if exact {
+            signed(v)
+        } else {
+            format_iec_delta(v)
+        }
+    };
+    let mut columns = Vec::new();
+    if report.has_changes() {
+        columns.push(column("+BYTES", move |r| {
+            r.change
+                .as_ref()
+                .map_or(String::new(), |c| delta(c.delta_bytes))
+        }));
+        columns.push(column("+CALLS", |r| {
+            r.change
+                .as_ref()
+                .map_or(String::new(), |c| signed(c.delta_calls))
+        }));
+    }
+    columns.push(column("BYTES", move |r| size(r.sums.bytes)));
+    columns.push(column("CALLS", |r| r.sums.calls.to_string()));
+    if report.group_by != GroupBy::Site {
+        columns.push(column("SITES", |r| r.sums.tags.to_string()));
+    }
+    if report.has_changes() {
+        let mut status = column("STATUS", |r| match r.change.as_ref().map(|c| c.status) {
+            Some(Status::New) => "new".into(),
+            Some(Status::Gone) => "gone".into(),
+            _ => String::new(),
+        });
+        status.left = true;
+        columns.push(status);
+    } else {
+        let total = report.total;
+        columns.push(column("SHARE", move |r| {
+            format!("{:.1}%", 100.0 * r.share(&total))
+        }));
+    }
+    let key_title = match report.group_by {
+        GroupBy::Site => "CALL SITE",
+        GroupBy::Module => "MODULE",
+        GroupBy::Dir => "DIRECTORY",
+        GroupBy::File => "FILE",
+        GroupBy::Function => "FUNCTION",
+    };
+    let mut key = column(key_title, |r| {
+        let mut k = r.key.to_string();
+        if !r.sums.accurate && r.key.group_by() == GroupBy::Site {
+            k.push_str(" accurate:no");
+        }
+        k
+    });
+    key.left = true;
+    columns.push(key);
+
+    let cells: Vec<Vec<String>> = report
+        .rows
+        .iter()
+        .map(|r| columns.iter().map(|c| (c.cell)(r)).collect())
+        .collect();
+    let widths: Vec<usize> = columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            cells
+                .iter()
+                .map(|row| row[i].chars().count())
+                .chain([c.title.len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let format_row = |values: &[&str]| {
+        let mut line = String::new();
+        for (i, (v, c)) in values.iter().zip(&columns).enumerate() {
+            if i > 0 {
+                line.push_str("  ");
+            }
+            let pad = widths[i].saturating_sub(v.chars().count());
+            let last = i + 1 == columns.len();
+            match (c.left, last) {
+                (true, true) => line.push_str(v),
+                (true, false) => {
+                    line.extend(std::iter::once(*v).chain(std::iter::repeat_n(" ", pad)))
+                }
+                (false, _) => line.extend(std::iter::repeat_n(" ", pad).chain(std::iter::once(*v))),
+            }
+        }
+        line
+    };
+    lines.push(format_row(
+        &columns.iter().map(|c| c.title).collect::<Vec<_>>(),
+    ));
+    for row in &cells {
+        lines.push(format_row(
+            &row.iter().map(String::as_str).collect::<Vec<_>>(),
+        ));
+    }
+    if report.rows.is_empty() {
+        lines.push("(nothing matched)".to_owned());
+    } else if report.rows.len() < report.matched_rows {
+        let hint = if opts.no_limit_hint {
+            ""
+        } else {
+            "; -n 0 shows all"
+        };
+        lines.push(format!(
+            "({} of {} rows{hint})",
+            report.rows.len(),
+            report.matched_rows
+        ));
+    }
+    if let Some(width) = opts.width {
+        for line in &mut lines {
+            if let Some((i, _)) = line.char_indices().nth(width) {
+                line.truncate(i);
+            }
+        }
+    }
+    lines
+}

@@ -1,0 +1,534 @@
+//! Turns parsed allocation profiles into reports: filter tags, group them
+//! (by call site, module, directory, file or function), compare two profiles
+//! and sort. Every command of the `allocinfo` tool (`top`, `diff`, `watch`)
+//! is one [`Query`] producing one [`Report`]; printing is someone else's job.
+
+use allocinfo_format::{Profile, Tag, Totals};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+/// Name used for built-in (non-module) code when grouping or filtering by module.
+pub const BUILTIN_MODULE: &str = "vmlinux";
+
+/// How tags are grouped into rows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum GroupBy {
+    /// One row per call site: file, line, module and function. Identical
+    /// call sites (inline functions in headers) are merged.
+    #[default]
+    Site,
+    Module,
+    Dir,
+    File,
+    Function,
+}
+
+impl GroupBy {
+    pub const ALL: [GroupBy; 5] = [
+        GroupBy::Site,
+        GroupBy::Module,
+        GroupBy::Dir,
+        GroupBy::File,
+        GroupBy::Function,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            GroupBy::Site => "site",
+            GroupBy::Module => "module",
+            GroupBy::Dir => "dir",
+            GroupBy::File => "file",
+            GroupBy::Function => "function",
+        }
+    }
+}
+
+impl fmt::Display for GroupBy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What rows are sorted by (always descending, ties by key).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum SortKey {
+    #[default]
+    Bytes,
+    Calls,
+    /// Growth in bytes (diff and watch).
+    DeltaBytes,
+    /// Growth in calls (diff and watch).
+    DeltaCalls,
+}
+
+impl SortKey {
+    pub const ALL: [SortKey; 4] = [
+        SortKey::Bytes,
+        SortKey::Calls,
+        SortKey::DeltaBytes,
+        SortKey::DeltaCalls,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SortKey::Bytes => "bytes",
+            SortKey::Calls => "calls",
+            SortKey::DeltaBytes => "delta-bytes",
+            SortKey::DeltaCalls => "delta-calls",
+        }
+    }
+
+    /// The next key in the cycle bytes → calls → delta-bytes → delta-calls.
+    pub fn next(self) -> SortKey {
+        let i = SortKey::ALL.iter().position(|&k| k == self).unwrap_or(0);
+        SortKey::ALL[(i + 1) % SortKey::ALL.len()]
+    }
+
+    pub fn is_delta(self) -> bool {
+        matches!(self, SortKey::DeltaBytes | SortKey::DeltaCalls)
+    }
+}
+
+impl fmt::Display for SortKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Error for a name that is not a [`GroupBy`] or [`SortKey`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what} {name:?} (expected one of: {expected})")]
+pub struct UnknownName {
+    what: &'static str,
+    name: String,
+    expected: String,
+}
+
+macro_rules! from_str_by_name {
+    ($ty:ty, $what:literal) => {
+        impl FromStr for $ty {
+            type Err = UnknownName;
+            fn from_str(s: &str) -> Result<Self, UnknownName> {
+                <$ty>::ALL
+                    .into_iter()
+                    .find(|v| v.name() == s)
+                    .ok_or_else(|| UnknownName {
+                        what: $what,
+                        name: s.to_owned(),
+                        expected: <$ty>::ALL.map(|v| v.name()).join(", "),
+                    })
+            }
+        }
+    };
+}
+from_str_by_name!(GroupBy, "grouping");
+from_str_by_name!(SortKey, "sort key");
+
+/// Error for an invalid glob pattern in a [`Filter`].
+#[derive(Debug, thiserror::Error)]
+#[error("invalid pattern {pattern:?}: {source}")]
+pub struct PatternError {
+    pattern: String,
+    source: glob::PatternError,
+}
+
+/// Which tags take part. Each list matches if any entry matches; an empty
+/// list matches everything. `min_bytes` applies to rows after grouping.
+#[derive(Clone, Debug, Default)]
+pub struct Filter {
+    /// Module names; [`BUILTIN_MODULE`] selects built-in code.
+    pub modules: Vec<String>,
+    /// Globs over the source file path (`*` also matches `/`).
+    pub files: Vec<glob::Pattern>,
+    /// Globs over the function name.
+    pub functions: Vec<glob::Pattern>,
+    /// Rows with fewer (current) bytes are dropped.
+    pub min_bytes: Option<i64>,
+}
+
+impl Filter {
+    /// Compiles a glob pattern for [`Filter::files`] or [`Filter::functions`].
+    pub fn pattern(p: &str) -> Result<glob::Pattern, PatternError> {
+        glob::Pattern::new(p).map_err(|source| PatternError {
+            pattern: p.to_owned(),
+            source,
+        })
+    }
+
+    /// Whether a tag passes the module, file and function filters.
+    pub fn matches(&self, tag: &Tag) -> bool {
+        let module = tag.module.as_deref().unwrap_or(BUILTIN_MODULE);
+        (self.modules.is_empty() || self.modules.iter().any(|m| m == module))
+            && (self.files.is_empty() || self.files.iter().any(|p| p.matches(&tag.file)))
+            && (self.functions.is_empty()
+                || self.functions.iter().any(|p| p.matches(&tag.function)))
+    }
+}
+
+/// The identity of a row.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Key {
+    Site {
+        file: String,
+        line: u32,
+        module: Option<String>,
+        function: String,
+    },
+    /// `None` is built-in code.
+    Module(Option<String>),
+    Dir(String),
+    File(String),
+    Function(String),
+}
+
+impl Key {
+    pub fn of(tag: &Tag, by: GroupBy) -> Key {
+        match by {
+            GroupBy::Site => Key::Site {
+                file: tag.file.clone(),
+                line: tag.line,
+                module: tag.module.clone(),
+                function: tag.function.clone(),
+            },
+            GroupBy::Module => Key::Module(tag.module.clone()),
+            GroupBy::Dir => Key::Dir(tag.dir().to_owned()),
+            GroupBy::File => Key::File(tag.file.clone()),
+            GroupBy::Function => Key::Function(tag.function.clone()),
+        }
+    }
+
+    pub fn group_by(&self) -> GroupBy {
+        match self {
+            Key::Site { .. } => GroupBy::Site,
+            Key::Module(_) => GroupBy::Module,
+            Key::Dir(_) => GroupBy::Dir,
+            Key::File(_) => GroupBy::File,
+            Key::Function(_) => GroupBy::Function,
+        }
+    }
+
+    pub fn module(&self) -> Option<&str> {
+        match self {
+            Key::Site { module, .. } | Key::Module(module) => module.as_deref(),
+            _ => None,
+        }
+    }
+
+    pub fn file(&self) -> Option<&str> {
+        match self {
+            Key::Site { file, .. } | Key::File(file) => Some(file),
+            _ => None,
+        }
+    }
+
+    pub fn line(&self) -> Option<u32> {
+        match self {
+            Key::Site { line, .. } => Some(*line),
+            _ => None,
+        }
+    }
+
+    pub fn function(&self) -> Option<&str> {
+        match self {
+            Key::Site { function, .. } | Key::Function(function) => Some(function),
+            _ => None,
+        }
+    }
+
+    pub fn dir(&self) -> Option<&str> {
+        match self {
+            Key::Dir(dir) => Some(dir),
+            _ => None,
+        }
+    }
+}
+
+/// The key as people read it: a call site as the kernel prints it
+/// (`mm/slub.c:2259 func:alloc_slab_page`), otherwise the group's name.
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Key::Site {
+                file,
+                line,
+                module: Some(m),
+                function,
+            } => write!(f, "{file}:{line} [{m}] func:{function}"),
+            Key::Site {
+                file,
+                line,
+                module: None,
+                function,
+            } => write!(f, "{file}:{line} func:{function}"),
+            Key::Module(m) => f.write_str(m.as_deref().unwrap_or(BUILTIN_MODULE)),
+            Key::Dir(s) | Key::File(s) | Key::Function(s) => f.write_str(s),
+        }
+    }
+}
+
+/// Counters summed over the tags of one row.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Sums {
+    pub bytes: i64,
+    pub calls: u64,
+    /// Number of tags (lines of the input) summed.
+    pub tags: usize,
+    /// False if any tag was marked `accurate:no`.
+    pub accurate: bool,
+    /// Extra `key:value` pairs of the tags; the first value of each key wins,
+    /// except that `accurate:no` wins over other `accurate` values.
+    pub extra: Vec<(String, String)>,
+}
+
+impl Sums {
+    fn empty() -> Sums {
+        Sums {
+            accurate: true,
+            ..Sums::default()
+        }
+    }
+
+    fn add(&mut self, tag: &Tag) {
+        self.bytes = self.bytes.saturating_add(tag.bytes);
+        self.calls = self.calls.saturating_add(tag.calls);
+        self.tags += 1;
+        self.accurate &= tag.is_accurate();
+        for (k, v) in &tag.extra {
+            match self.extra.iter_mut().find(|(ek, _)| ek == k) {
+                None => self.extra.push((k.clone(), v.clone())),
+                Some((_, ev)) if k == "accurate" && v == "no" => *ev = v.clone(),
+                Some(_) => {}
+            }
+        }
+    }
+}
+
+/// How a row changed between two profiles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Status {
+    /// Only in the new profile.
+    New,
+    /// Only in the old profile.
+    Gone,
+    Changed,
+    Unchanged,
+}
+
+impl Status {
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::New => "new",
+            Status::Gone => "gone",
+            Status::Changed => "changed",
+            Status::Unchanged => "unchanged",
+        }
+    }
+}
+
+/// Old values and growth of a row (diff and watch only).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    pub status: Status,
+    pub old_bytes: i64,
+    pub old_calls: u64,
+    /// `new - old`, saturating.
+    pub delta_bytes: i64,
+    /// `new - old`, saturating.
+    pub delta_calls: i64,
+}
+
+/// One line of a report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    pub key: Key,
+    /// Current values (the new profile in a diff; zero for gone rows).
+    pub sums: Sums,
+    pub change: Option<Change>,
+}
+
+impl Row {
+    fn sort_value(&self, key: SortKey) -> i128 {
+        let change = self.change.as_ref();
+        match key {
+            SortKey::Bytes => self.sums.bytes.into(),
+            SortKey::Calls => self.sums.calls.into(),
+            SortKey::DeltaBytes => change.map_or(0, |c| c.delta_bytes.into()),
+            SortKey::DeltaCalls => change.map_or(0, |c| c.delta_calls.into()),
+        }
+    }
+
+    /// Share of `total` bytes, 0 when the total is not positive.
+    pub fn share(&self, total: &Totals) -> f64 {
+        if total.bytes > 0 {
+            self.sums.bytes as f64 / total.bytes as f64
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Number of rows per [`Status`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StatusCounts {
+    pub new: usize,
+    pub gone: usize,
+    pub changed: usize,
+    pub unchanged: usize,
+}
+
+impl StatusCounts {
+    fn of(rows: &[Row]) -> StatusCounts {
+        let mut c = StatusCounts::default();
+        for change in rows.iter().filter_map(|r| r.change.as_ref()) {
+            *match change.status {
+                Status::New => &mut c.new,
+                Status::Gone => &mut c.gone,
+                Status::Changed => &mut c.changed,
+                Status::Unchanged => &mut c.unchanged,
+            } += 1;
+        }
+        c
+    }
+}
+
+/// The outcome of a [`Query`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Report {
+    pub group_by: GroupBy,
+    pub sort: SortKey,
+    /// Totals of the whole (new) profile, before filtering.
+    pub total: Totals,
+    /// Totals of the old profile, for diff and watch.
+    pub old_total: Option<Totals>,
+    /// Rows that passed the filters, before the limit.
+    pub matched_rows: usize,
+    /// How many of the matched rows are new, gone, changed (diff and watch).
+    pub counts: StatusCounts,
+    /// The rows, sorted, at most `limit` of them.
+    pub rows: Vec<Row>,
+}
+
+impl Report {
+    /// Whether rows carry [`Change`]s (diff and watch).
+    pub fn has_changes(&self) -> bool {
+        self.old_total.is_some()
+    }
+}
+
+/// What to compute: filters, grouping, order and number of rows.
+#[derive(Clone, Debug, Default)]
+pub struct Query {
+    pub filter: Filter,
+    pub group_by: GroupBy,
+    pub sort: SortKey,
+    /// At most this many rows; `None` for all.
+    pub limit: Option<usize>,
+    /// In a comparison, drop rows whose bytes and calls did not change.
+    pub changed_only: bool,
+}
+
+impl Query {
+    fn aggregate<'a>(&self, tags: impl IntoIterator<Item = &'a Tag>) -> BTreeMap<Key, Sums> {
+        let mut groups: BTreeMap<Key, Sums> = BTreeMap::new();
+        for tag in tags.into_iter().filter(|t| self.filter.matches(t)) {
+            groups
+                .entry(Key::of(tag, self.group_by))
+                .or_insert_with(Sums::empty)
+                .add(tag);
+        }
+        groups
+    }
+
+    fn finish(&self, mut rows: Vec<Row>, total: Totals, old_total: Option<Totals>) -> Report {
+        if let Some(min) = self.filter.min_bytes {
+            rows.retain(|r| r.sums.bytes >= min);
+        }
+        let sort = self.sort;
+        rows.sort_by(|a, b| {
+            b.sort_value(sort)
+                .cmp(&a.sort_value(sort))
+                .then_with(|| b.sums.bytes.cmp(&a.sums.bytes))
+                .then_with(|| a.key.cmp(&b.key))
+        });
+        let matched_rows = rows.len();
+        let counts = StatusCounts::of(&rows);
+        if let Some(limit) = self.limit {
+            rows.truncate(limit);
+        }
+        Report {
+            group_by: self.group_by,
+            sort,
+            total,
+            old_total,
+            matched_rows,
+            counts,
+            rows,
+        }
+    }
+
+    /// The current state of one profile (`allocinfo top`).
+    pub fn top(&self, profile: &Profile) -> Report {
+        let rows = self
+            .aggregate(&profile.tags)
+            .into_iter()
+            .map(|(key, sums)| Row {
+                key,
+                sums,
+                change: None,
+            })
+            .collect();
+        self.finish(rows, profile.totals(), None)
+    }
+
+    /// Growth from `old` to `new` per row (`allocinfo diff`, `allocinfo watch`).
+    /// Rows only in `old` are [`Status::Gone`] with zero current values.
+    pub fn diff(&self, old: &Profile, new: &Profile) -> Report {
+        let mut old_groups = self.aggregate(&old.tags);
+        let mut rows = Vec::new();
+        for (key, sums) in self.aggregate(&new.tags) {
+            let before = old_groups.remove(&key);
+            let status = match &before {
+                None => Status::New,
+                Some(b) if b.bytes == sums.bytes && b.calls == sums.calls => Status::Unchanged,
+                Some(_) => Status::Changed,
+            };
+            let before = before.unwrap_or_else(Sums::empty);
+            rows.push(Row {
+                change: Some(change(status, &before, &sums)),
+                key,
+                sums,
+            });
+        }
+        for (key, before) in old_groups {
+            let sums = Sums {
+                extra: before.extra.clone(),
+                ..Sums::empty()
+            };
+            rows.push(Row {
+                change: Some(change(Status::Gone, &before, &sums)),
+                key,
+                sums,
+            });
+        }
+        if self.changed_only {
+            rows.retain(|r| {
+                r.change
+                    .as_ref()
+                    .is_some_and(|c| c.status != Status::Unchanged)
+            });
+        }
+        self.finish(rows, new.totals(), Some(old.totals()))
+    }
+}
+
+fn change(status: Status, old: &Sums, new: &Sums) -> Change {
+    let clamp = |v: i128| v.clamp(i64::MIN.into(), i64::MAX.into()) as i64;
+    Change {
+        status,
+        old_bytes: old.bytes,
+        old_calls: old.calls,
+        delta_bytes: clamp(i128::from(new.bytes) - i128::from(old.bytes)),
+        delta_calls: clamp(i128::from(new.calls) - i128::from(old.calls)),
+    }
+}

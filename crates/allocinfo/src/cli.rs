@@ -1,0 +1,301 @@
+//! Command-line arguments.
+
+use allocinfo_format::size::parse_size;
+use allocinfo_output::Format;
+use allocinfo_report::{Filter, GroupBy, Query, SortKey};
+use anyhow::Result;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// Read, compare and watch the kernel's memory allocation profile.
+///
+/// Reads /proc/allocinfo (Linux 6.12 format 1.0, and format 2.0) by default,
+/// or a file given with --file (`-` for standard input).
+#[derive(Parser, Debug)]
+#[command(
+    name = "allocinfo",
+    version,
+    propagate_version = true,
+    max_term_width = 100
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// Show the largest call sites (or modules, directories, files, functions).
+    Top(TopArgs),
+    /// Show growth per call site between two profiles (leak hunting).
+    Diff(DiffArgs),
+    /// Save a timestamped copy of the profile, in the kernel's format.
+    Snapshot(SnapshotArgs),
+    /// Refresh a table with deltas every interval, like top (q or Ctrl-C quits).
+    Watch(WatchArgs),
+    /// Draw live bytes as an SVG treemap: directory, file, call site.
+    Treemap(TreemapArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct InputArgs {
+    /// Profile to read; `-` reads standard input.
+    #[arg(
+        short = 'f',
+        long = "file",
+        value_name = "PATH",
+        default_value = "/proc/allocinfo"
+    )]
+    pub file: PathBuf,
+}
+
+#[derive(Args, Debug)]
+#[command(next_help_heading = "Filters")]
+pub struct FilterArgs {
+    /// Only this module (repeatable); `vmlinux` selects built-in code.
+    #[arg(short = 'm', long = "module", value_name = "NAME")]
+    pub modules: Vec<String>,
+    /// Only source files matching this glob (repeatable), e.g. 'fs/xfs/*'; `*` also matches `/`.
+    #[arg(short = 'p', long = "path", value_name = "GLOB")]
+    pub paths: Vec<String>,
+    /// Only functions matching this glob (repeatable), e.g. 'kmalloc*'.
+    #[arg(short = 'F', long = "function", value_name = "GLOB")]
+    pub functions: Vec<String>,
+    /// Only rows with at least this many bytes, e.g. 4096, 64K, 1.5MiB (units are powers of 1024).
+    #[arg(long = "min-size", value_name = "SIZE", value_parser = size_arg)]
+    pub min_size: Option<i64>,
+}
+
+fn size_arg(s: &str) -> Result<i64, String> {
+    parse_size(s).map_err(|e| e.to_string())
+}
+
+impl FilterArgs {
+    pub fn filter(&self) -> Result<Filter> {
+        let globs = |v: &[String]| {
+            v.iter()
+                .map(|p| Filter::pattern(p))
+                .collect::<Result<Vec<_>, _>>()
+        };
+        Ok(Filter {
+            modules: self.modules.clone(),
+            files: globs(&self.paths)?,
+            functions: globs(&self.functions)?,
+            min_bytes: self.min_size,
+        })
+    }
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupArg {
+    Site,
+    Module,
+    Dir,
+    File,
+    Function,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortArg {
+    Bytes,
+    Calls,
+    DeltaBytes,
+    DeltaCalls,
+}
+
+impl SortArg {
+    pub fn is_delta(self) -> bool {
+        matches!(self, SortArg::DeltaBytes | SortArg::DeltaCalls)
+    }
+}
+
+#[derive(Args, Debug)]
+#[command(next_help_heading = "View")]
+pub struct ViewArgs {
+    /// Group rows by call site, module, directory, source file or function.
+    #[arg(short = 'b', long = "by", value_enum, default_value = "site")]
+    pub by: GroupArg,
+    /// Sort by (descending); delta-* need two profiles [default: bytes; diff: delta-bytes].
+    #[arg(short = 's', long = "sort", value_enum)]
+    pub sort: Option<SortArg>,
+    /// Show at most N rows; 0 shows all [default: 20 for the table, all otherwise].
+    #[arg(short = 'n', long = "limit", value_name = "N")]
+    pub limit: Option<usize>,
+    /// Print exact byte counts in the table instead of KiB/MiB/GiB.
+    #[arg(long)]
+    pub exact: bool,
+}
+
+impl ViewArgs {
+    /// The sort key given, or `default`.
+    pub fn sort_key(&self, default: SortKey) -> SortKey {
+        match self.sort {
+            None => default,
+            Some(SortArg::Bytes) => SortKey::Bytes,
+            Some(SortArg::Calls) => SortKey::Calls,
+            Some(SortArg::DeltaBytes) => SortKey::DeltaBytes,
+            Some(SortArg::DeltaCalls) => SortKey::DeltaCalls,
+        }
+    }
+
+    pub fn group_by(&self) -> GroupBy {
+        match self.by {
+            GroupArg::Site => GroupBy::Site,
+            GroupArg::Module => GroupBy::Module,
+            GroupArg::Dir => GroupBy::Dir,
+            GroupArg::File => GroupBy::File,
+            GroupArg::Function => GroupBy::Function,
+        }
+    }
+
+    pub fn limit(&self, format: Format) -> Option<usize> {
+        match self.limit {
+            Some(0) => None,
+            Some(n) => Some(n),
+            None => format.default_limit(),
+        }
+    }
+
+    /// The query these arguments describe; comparisons drop unchanged rows
+    /// when `changed_only`.
+    pub fn query(
+        &self,
+        filter: &FilterArgs,
+        format: Format,
+        default_sort: SortKey,
+        changed_only: bool,
+    ) -> Result<Query> {
+        Ok(Query {
+            filter: filter.filter()?,
+            group_by: self.group_by(),
+            sort: self.sort_key(default_sort),
+            limit: self.limit(format),
+            changed_only,
+        })
+    }
+}
+
+#[derive(Args, Debug)]
+#[command(next_help_heading = "Output")]
+#[group(multiple = false)]
+pub struct OutputArgs {
+    /// JSON, one document per report (schema allocinfo-report/1).
+    #[arg(long)]
+    pub json: bool,
+    /// CSV with a header row.
+    #[arg(long)]
+    pub csv: bool,
+    /// Prometheus text format, for node_exporter's textfile collector.
+    #[arg(long)]
+    pub prometheus: bool,
+}
+
+impl OutputArgs {
+    pub fn format(&self) -> Format {
+        if self.json {
+            Format::Json
+        } else if self.csv {
+            Format::Csv
+        } else if self.prometheus {
+            Format::Prometheus
+        } else {
+            Format::Table
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct TopArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    #[command(flatten)]
+    pub view: ViewArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct DiffArgs {
+    /// The earlier profile (a snapshot); `-` reads standard input.
+    #[arg(value_name = "OLD")]
+    pub old: PathBuf,
+    /// The later profile, e.g. /proc/allocinfo; `-` reads standard input.
+    #[arg(value_name = "NEW")]
+    pub new: PathBuf,
+    /// Also show rows that did not change.
+    #[arg(short = 'a', long)]
+    pub all: bool,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    #[command(flatten)]
+    pub view: ViewArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct SnapshotArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Directory for allocinfo-YYYYmmddTHHMMSSZ.txt (UTC), or a file name.
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "DIR|FILE",
+        default_value = "."
+    )]
+    pub output: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct WatchArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Seconds between refreshes (decimals allowed).
+    #[arg(short = 'i', long, value_name = "SECONDS", default_value = "1", value_parser = interval_arg)]
+    pub interval: f64,
+    /// Print each frame as plain text, no escape codes (serial consoles, logs).
+    /// Implied when standard output is not a terminal.
+    #[arg(long)]
+    pub plain: bool,
+    /// Stop after N frames.
+    #[arg(short = 'c', long, value_name = "N")]
+    pub count: Option<u64>,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    #[command(flatten)]
+    pub view: ViewArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+fn interval_arg(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (0.01..=86400.0).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "invalid interval {s:?}: expected seconds between 0.01 and 86400"
+        )),
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct TreemapArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// SVG file to write; `-` writes standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE.svg")]
+    pub output: PathBuf,
+    /// Width of the picture in pixels.
+    #[arg(long, default_value = "1600", value_parser = clap::value_parser!(u32).range(100..=20000))]
+    pub width: u32,
+    /// Height of the picture in pixels.
+    #[arg(long, default_value = "1000", value_parser = clap::value_parser!(u32).range(100..=20000))]
+    pub height: u32,
+    /// Title line at the top of the picture.
+    #[arg(long)]
+    pub title: Option<String>,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+}

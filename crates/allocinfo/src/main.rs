@@ -1,0 +1,140 @@
+//! `allocinfo`: read, compare and watch the kernel's allocation profile.
+//!
+//! A thin command line over the library crates: `allocinfo-format` parses,
+//! `allocinfo-report` filters/groups/diffs, `allocinfo-output` prints and
+//! `allocinfo-treemap` draws.
+
+mod cli;
+mod input;
+mod snapshot;
+mod time;
+mod watch;
+
+use allocinfo_output::{Command, Format, Meta, Source};
+use allocinfo_report::SortKey;
+use anyhow::{Context, Result, bail};
+use clap::Parser;
+use cli::{Cli, Cmd};
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("allocinfo: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `allocinfo top | head` is not an error.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<io::Error>()
+            .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+    })
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Cmd::Top(a) => {
+            let format = a.output.format();
+            let loaded = input::load(&a.input.file)?;
+            if a.view.sort.is_some_and(|s| s.is_delta()) {
+                bail!(
+                    "--sort {} needs two profiles: use it with diff or watch",
+                    a.view.sort_key(SortKey::Bytes)
+                );
+            }
+            let query = a.view.query(&a.filter, format, SortKey::Bytes, false)?;
+            let report = query.top(&loaded.profile);
+            let meta = Meta {
+                command: Command::Top,
+                source: loaded.source(),
+                old_source: None,
+            };
+            print(format, &report, &meta, a.view.exact)
+        }
+        Cmd::Diff(a) => {
+            let format = a.output.format();
+            if a.old.as_os_str() == "-" && a.new.as_os_str() == "-" {
+                bail!("only one of OLD and NEW can be standard input");
+            }
+            let old = input::load(&a.old)?;
+            let new = input::load(&a.new)?;
+            let query = a
+                .view
+                .query(&a.filter, format, SortKey::DeltaBytes, !a.all)?;
+            let report = query.diff(&old.profile, &new.profile);
+            let meta = Meta {
+                command: Command::Diff,
+                source: new.source(),
+                old_source: Some(old.source()),
+            };
+            print(format, &report, &meta, a.view.exact)
+        }
+        Cmd::Snapshot(a) => {
+            let path = snapshot::write(&a.input.file, &a.output)?;
+            writeln!(io::stdout().lock(), "{}", path.display())?;
+            Ok(())
+        }
+        Cmd::Watch(a) => watch::run(a),
+        Cmd::Treemap(a) => {
+            let loaded = input::load(&a.input.file)?;
+            let filter = a.filter.filter()?;
+            let tags: Vec<_> = loaded
+                .profile
+                .tags
+                .iter()
+                .filter(|t| filter.matches(t))
+                .collect();
+            let title = a.title.clone().unwrap_or_else(|| {
+                format!(
+                    "allocinfo treemap: {}",
+                    allocinfo_output::source_name(&loaded.path)
+                )
+            });
+            let opts = allocinfo_treemap::Options {
+                width: a.width,
+                height: a.height,
+                title,
+            };
+            let svg = allocinfo_treemap::render(&tags, &opts);
+            if a.output.as_os_str() == "-" {
+                io::stdout().lock().write_all(svg.as_bytes())?;
+            } else {
+                std::fs::write(&a.output, svg)
+                    .with_context(|| format!("writing {}", a.output.display()))?;
+            }
+            Ok(())
+        }
+    }
+}
+
+fn print(
+    format: Format,
+    report: &allocinfo_report::Report,
+    meta: &Meta,
+    exact: bool,
+) -> Result<()> {
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    let table = allocinfo_output::TableOptions {
+        exact,
+        ..Default::default()
+    };
+    allocinfo_output::write(&mut out, format, report, meta, &table)?;
+    out.flush()?;
+    Ok(())
+}
+
+impl input::Loaded {
+    fn source(&self) -> Source {
+        Source {
+            path: self.path.clone(),
+            version: self.profile.version,
+        }
+    }
+}

@@ -1,0 +1,526 @@
+//! The `allocinfo` binary end to end: golden outputs, errors and exit codes,
+//! stdin, snapshot, watch (plain, signals and the full-screen mode) and treemap.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_allocinfo");
+
+fn data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../allocinfo-format/tests/data")
+}
+
+fn expected_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/expected")
+}
+
+/// A fresh directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs allocinfo in the golden data directory.
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(data_dir())
+        .output()
+        .unwrap()
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = run(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn fails(args: &[&str], code: i32) -> String {
+    let out = run(args);
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(out.stdout.is_empty());
+    String::from_utf8(out.stderr).unwrap()
+}
+
+/// Compares with tests/data/expected/NAME; UPDATE_GOLDEN=1 rewrites it.
+fn golden(name: &str, actual: &str) {
+    let path = expected_dir().join(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, actual).unwrap();
+    }
+    let expected =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(actual, expected, "output differs from {}", path.display());
+}
+
+#[test]
+fn golden_outputs() {
+    let top = ["top", "-f", "linux-6.12.txt"];
+    let diff = ["diff", "linux-6.12.txt", "linux-6.12-later.txt"];
+    let cases: &[(&str, &[&str], &[&str])] = &[
+        ("top.txt", &top, &[]),
+        ("top-by-dir.txt", &top, &["--by", "dir", "-n", "0"]),
+        (
+            "top-by-module-calls.txt",
+            &top,
+            &["--by", "module", "--sort", "calls"],
+        ),
+        (
+            "top-filtered.txt",
+            &top,
+            &["--path", "fs/*", "--min-size", "64K", "--exact"],
+        ),
+        ("top-2.0.txt", &["top", "-f", "linux-2.0.txt"], &["-n", "6"]),
+        ("top.json", &top, &["--json", "-n", "3"]),
+        (
+            "top-2.0.json",
+            &["top", "-f", "linux-2.0.txt"],
+            &["--json", "--function", "alloc_slab*"],
+        ),
+        ("top.csv", &top, &["--csv", "-n", "5"]),
+        (
+            "top-by-file.prom",
+            &top,
+            &["--prometheus", "--by", "file", "-n", "4"],
+        ),
+        (
+            "top.prom",
+            &top,
+            &["--prometheus", "--module", "virtio_net"],
+        ),
+        ("diff.txt", &diff, &[]),
+        (
+            "diff-all-by-module.txt",
+            &diff,
+            &["--all", "--by", "module"],
+        ),
+        ("diff.json", &diff, &["--json"]),
+        ("diff.csv", &diff, &["--csv"]),
+        ("diff.prom", &diff, &["--prometheus", "-n", "2"]),
+    ];
+    for (name, base, extra) in cases {
+        let args: Vec<&str> = base.iter().chain(extra.iter()).copied().collect();
+        golden(name, &ok(&args));
+    }
+}
+
+#[test]
+fn csv_has_one_line_per_call_site_plus_header() {
+    let csv = ok(&["top", "-f", "linux-6.12.txt", "--csv"]);
+    assert_eq!(csv.lines().count(), 57 + 1, "58 tags, one call site twice");
+    assert!(
+        csv.starts_with(
+            "group,key,module,dir,file,line,function,sites,bytes,calls,share,accurate\n"
+        )
+    );
+}
+
+#[test]
+fn reads_standard_input() {
+    let mut child = Command::new(BIN)
+        .args(["top", "-f", "-", "-n", "1", "--json"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = std::fs::read(data_dir().join("linux-2.0.txt")).unwrap();
+    child.stdin.take().unwrap().write_all(&input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["source"]["path"], "-");
+    assert_eq!(v["source"]["version"], "2.0");
+    assert_eq!(v["rows"][0]["function"], "alloc_page_ext");
+}
+
+#[test]
+fn malformed_input_names_file_and_line() {
+    let err = fails(&["top", "-f", "bad/bad-size.txt"], 1);
+    assert_eq!(
+        err,
+        "allocinfo: error: bad/bad-size.txt: line 5: invalid size \"4O96\": expected a signed 64-bit integer\n"
+    );
+    let err = fails(&["diff", "linux-6.12.txt", "bad/truncated.txt"], 1);
+    assert_eq!(
+        err,
+        "allocinfo: error: bad/truncated.txt: line 6: expected FILE:LINE, found \"mm/perc\"\n"
+    );
+    let err = fails(
+        &[
+            "watch",
+            "--plain",
+            "--count",
+            "1",
+            "-f",
+            "bad/invalid-utf8.txt",
+        ],
+        1,
+    );
+    assert!(
+        err.contains("bad/invalid-utf8.txt: line 4: line is not valid UTF-8"),
+        "{err}"
+    );
+    let err = fails(
+        &["treemap", "-f", "bad/version-3.txt", "-o", "/dev/null"],
+        1,
+    );
+    assert!(
+        err.contains("line 1: unsupported format version 3.0"),
+        "{err}"
+    );
+}
+
+#[test]
+fn errors_and_usage() {
+    let err = fails(&["top", "-f", "no-such-file"], 1);
+    assert!(
+        err.starts_with("allocinfo: error: reading no-such-file: No such file or directory"),
+        "{err}"
+    );
+    let err = fails(&["top", "-f", "linux-6.12.txt", "--json", "--csv"], 2);
+    assert!(err.contains("cannot be used with"), "{err}");
+    let err = fails(
+        &["top", "-f", "linux-6.12.txt", "--min-size", "12 parsecs"],
+        2,
+    );
+    assert!(err.contains("invalid size \"12 parsecs\""), "{err}");
+    let err = fails(&["top", "-f", "linux-6.12.txt", "--by", "directory"], 2);
+    assert!(
+        err.contains("possible values: site, module, dir, file, function"),
+        "{err}"
+    );
+    let err = fails(&["top", "-f", "linux-6.12.txt", "--sort", "delta-bytes"], 1);
+    assert!(err.contains("needs two profiles"), "{err}");
+    let err = fails(&["top", "-f", "linux-6.12.txt", "--path", "[x"], 1);
+    assert!(err.contains("invalid pattern \"[x\""), "{err}");
+    let err = fails(&["diff", "-", "-"], 1);
+    assert!(err.contains("only one of OLD and NEW"), "{err}");
+    let err = fails(&["watch", "-f", "-", "--plain"], 1);
+    assert!(err.contains("not standard input"), "{err}");
+    let err = fails(&["watch", "-f", "linux-6.12.txt", "--interval", "0"], 2);
+    assert!(err.contains("invalid interval"), "{err}");
+    assert!(ok(&["--help"]).contains("treemap"));
+    assert!(ok(&["--version"]).starts_with("allocinfo "));
+}
+
+#[test]
+fn broken_pipe_is_not_an_error() {
+    // Far more output than a pipe holds, to a reader that is gone.
+    let dir = scratch("pipe");
+    let mut text = String::from("allocinfo - version: 1.0\n#     <size>  <calls> <tag info>\n");
+    for i in 0..20000 {
+        text += &format!("{:12} {:8} mm/f{}.c:{} func:f{} \n", i * 8, i, i % 50, i, i);
+    }
+    std::fs::write(dir.join("big.txt"), text).unwrap();
+    let mut child = Command::new(BIN)
+        .args(["top", "-n", "0", "-f"])
+        .arg(dir.join("big.txt"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}
+
+#[test]
+fn snapshot_copies_verbatim_with_timestamped_names() {
+    let dir = scratch("snapshot");
+    let src = data_dir().join("linux-6.12.txt");
+    let mut paths = Vec::new();
+    for _ in 0..2 {
+        let out = Command::new(BIN)
+            .args(["snapshot", "-f"])
+            .arg(&src)
+            .arg("-o")
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        paths.push(PathBuf::from(
+            String::from_utf8(out.stdout).unwrap().trim_end(),
+        ));
+    }
+    for p in &paths {
+        assert_eq!(std::fs::read(p).unwrap(), std::fs::read(&src).unwrap());
+        let name = p.file_name().unwrap().to_str().unwrap();
+        let stamp = name
+            .strip_prefix("allocinfo-")
+            .unwrap()
+            .strip_suffix(".txt")
+            .unwrap();
+        let (date, rest) = stamp.split_at(8);
+        assert!(date.bytes().all(|b| b.is_ascii_digit()), "{name}");
+        assert!(
+            rest.starts_with('T')
+                && rest[1..7].bytes().all(|b| b.is_ascii_digit())
+                && rest[7..].starts_with('Z'),
+            "{name}"
+        );
+    }
+    assert_ne!(paths[0], paths[1]);
+    // Snapshots are profiles: diff reads them.
+    let out = Command::new(BIN).arg("diff").args(&paths).output().unwrap();
+    assert!(out.status.success());
+    assert!(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .contains("call sites: 0 new, 0 gone, 0 changed")
+    );
+    // To a file name; invalid input is not saved.
+    let file = dir.join("named.txt");
+    let out = Command::new(BIN)
+        .args(["snapshot", "-f"])
+        .arg(&src)
+        .arg("-o")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success() && file.exists());
+    let bad = dir.join("bad.txt");
+    let out = Command::new(BIN)
+        .args(["snapshot", "-f"])
+        .arg(data_dir().join("bad/bad-size.txt"))
+        .arg("-o")
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!bad.exists());
+}
+
+#[test]
+fn watch_plain_prints_count_frames() {
+    let start = Instant::now();
+    let out = ok(&[
+        "watch",
+        "--plain",
+        "--count",
+        "2",
+        "--interval",
+        "0.1",
+        "--file",
+        "linux-6.12.txt",
+        "-n",
+        "4",
+    ]);
+    assert!(start.elapsed() < Duration::from_secs(10));
+    let frames: Vec<&str> = out.split("\n\n").collect();
+    assert_eq!(frames.len(), 2, "{out}");
+    for (i, frame) in frames.iter().enumerate() {
+        let lines: Vec<&str> = frame.lines().collect();
+        assert!(
+            lines[0].starts_with(&format!("allocinfo watch: frame {} at ", i + 1)),
+            "{frame}"
+        );
+        assert_eq!(
+            lines[3].split_whitespace().collect::<Vec<_>>(),
+            [
+                "+BYTES", "+CALLS", "BYTES", "CALLS", "STATUS", "CALL", "SITE"
+            ]
+        );
+        assert_eq!(lines.len(), 4 + 4 + 1);
+    }
+    assert!(!out.contains('\x1b'), "no escape codes");
+}
+
+/// Starts `watch --json` on a file, waits for frame 1, changes the file and
+/// checks that frame 2 shows the growth.
+#[test]
+fn watch_shows_deltas_per_interval() {
+    let dir = scratch("watch");
+    let file = dir.join("allocinfo");
+    std::fs::copy(data_dir().join("linux-6.12.txt"), &file).unwrap();
+    let mut child = Command::new(BIN)
+        .args([
+            "watch",
+            "--plain",
+            "--json",
+            "--count",
+            "2",
+            "--interval",
+            "1",
+            "-f",
+        ])
+        .arg(&file)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first: serde_json::Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(first["command"], "watch");
+    assert!(
+        first["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["delta_bytes"] == 0)
+    );
+    let tmp = dir.join("next");
+    std::fs::copy(data_dir().join("linux-6.12-later.txt"), &tmp).unwrap();
+    std::fs::rename(&tmp, &file).unwrap();
+    let second: serde_json::Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert!(lines.next().is_none());
+    assert!(child.wait().unwrap().success());
+    let slab = second["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["function"] == "alloc_slab_page")
+        .unwrap();
+    assert_eq!(slab["delta_bytes"], 2097152);
+    assert_eq!(slab["status"], "changed");
+    let gone = second["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["status"] == "gone")
+        .unwrap();
+    assert_eq!(gone["function"], "ttm_pool_alloc_page");
+}
+
+#[test]
+fn watch_plain_exits_cleanly_on_sigint() {
+    let mut child = Command::new(BIN)
+        .args(["watch", "--plain", "--interval", "0.2", "-n", "1", "-f"])
+        .arg(data_dir().join("linux-6.12.txt"))
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert!(line.starts_with("allocinfo watch: frame 1"));
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+}
+
+/// The full-screen mode in a pseudo-terminal (util-linux `script`): `s`
+/// changes the sort, `q` quits, and the terminal is restored.
+#[test]
+fn watch_full_screen_keys_and_terminal_restore() {
+    let file = data_dir().join("linux-6.12.txt");
+    let command = format!(
+        "stty cols 120 rows 30; exec '{BIN}' watch --interval 0.2 -f '{}'",
+        file.display()
+    );
+    let mut child = Command::new("script")
+        .args(["-qfec", &command, "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("script(1) from util-linux");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut all = Vec::new();
+        let _ = stdout.read_to_end(&mut all);
+        String::from_utf8_lossy(&all).into_owned()
+    });
+    std::thread::sleep(Duration::from_millis(800));
+    stdin.write_all(b"s").unwrap();
+    stdin.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    stdin.write_all(b"q").unwrap();
+    stdin.flush().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "watch did not quit on q");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    drop(stdin);
+    let screen = reader.join().unwrap();
+    assert!(status.success(), "{status:?}\n{screen}");
+    assert!(
+        screen.contains("\x1b[?1049h"),
+        "entered the alternate screen"
+    );
+    assert!(
+        screen.contains("sorted by bytes") && screen.contains("sorted by calls"),
+        "{screen}"
+    );
+    let tail = &screen[screen.rfind("sorted by calls").unwrap()..];
+    assert!(
+        tail.contains("\x1b[?25h") && tail.contains("\x1b[?1049l"),
+        "cursor shown and screen left at exit"
+    );
+}
+
+#[test]
+fn treemap_writes_svg() {
+    let dir = scratch("treemap");
+    let svg = dir.join("x.svg");
+    let out = Command::new(BIN)
+        .args(["treemap", "-f"])
+        .arg(data_dir().join("linux-6.12-later.txt"))
+        .arg("-o")
+        .arg(&svg)
+        .args(["--width", "800", "--height", "600", "--module", "vmlinux"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        text.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"800\" height=\"600\"")
+    );
+    assert!(text.trim_end().ends_with("</svg>"));
+    assert!(text.contains("mm/slub.c:2478 func:alloc_slab_page"));
+    assert!(
+        !text.contains("[sunrpc]"),
+        "filtered out by --module vmlinux"
+    );
+    let to_stdout = ok(&[
+        "treemap",
+        "-f",
+        "linux-6.12-later.txt",
+        "-o",
+        "-",
+        "--width",
+        "800",
+        "--height",
+        "600",
+        "--module",
+        "vmlinux",
+        "--title",
+        "allocinfo treemap: linux-6.12-later.txt",
+    ]);
+    assert_eq!(
+        to_stdout.matches("<rect").count(),
+        text.matches("<rect").count()
+    );
+}
