@@ -7,7 +7,10 @@
 #  - lib/Kconfig.debug sources our Kconfig;
 #  - lib/Makefile descends into lib/alloctag/ and leaves out the C core
 #    (codetag.o, alloc_tag.o) when our Rust core is selected;
-#  - rust/bindings/bindings_helper.h includes our bindgen header.
+#  - rust/bindings/bindings_helper.h includes our bindgen header;
+#  - Makefile maps the source tree's path out of Rust's file!();
+#  - rust/kernel/ gets alloc_tag.rs (the alloc_hooks! call-site API) and
+#    rust/helpers/ allocate under the Rust caller's tag.
 # Every edit is guarded by a marker so that re-running changes nothing.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -45,6 +48,47 @@ if ! grep -q "$MARK" "$tree/lib/Makefile"; then
 	grep -q "^obj-y += alloctag/" "$tree/lib/Makefile" || die "lib/Makefile: graft failed"
 	log "grafted lib/Makefile"
 fi
+
+# Rust's file!() names sources relative to the tree, as C's __FILE__ does with
+# -fmacro-prefix-map: tags then read lib/..., not the build's absolute path.
+if ! grep -q "$MARK" "$tree/Makefile"; then
+	sed -i "s|^KBUILD_CPPFLAGS += \$(call cc-option,-fmacro-prefix-map=\$(srctree)/=)$|&\nKBUILD_RUSTFLAGS += --remap-path-prefix=\$(srctree)/= # $MARK|" \
+		"$tree/Makefile"
+	grep -q "$MARK" "$tree/Makefile" || die "Makefile: graft failed"
+	log "grafted Makefile"
+fi
+
+# The kernel crate gets alloctag's Rust call-site API (src/kernel/alloc_tag.rs),
+# which names call sites with const type_name().
+ln -sfn "$ALLOCTAG_ROOT/src/kernel/alloc_tag.rs" "$tree/rust/kernel/alloc_tag.rs"
+lib_rs=$tree/rust/kernel/lib.rs
+if ! grep -q "$MARK" "$lib_rs"; then
+	sed -i -e "s|^#!\[feature(used_with_arg)\]$|&\n#![feature(const_type_name)] // $MARK|" \
+		-e "s|^pub mod alloc;$|&\npub mod alloc_tag; // $MARK|" "$lib_rs"
+	[ "$(grep -c "$MARK" "$lib_rs")" = 2 ] || die "rust/kernel/lib.rs: graft failed"
+	log "grafted rust/kernel/lib.rs"
+fi
+
+# The Rust helpers allocate with the _noprof variants under the caller's tag.
+graft_helper() {
+	local name=$1 file=$tree/rust/helpers/$1
+	shift
+	grep -q "$MARK" "$file" && return 0
+	local expr
+	for expr in "$@"; do
+		sed -i "$expr" "$file"
+	done
+	sed -i "0,/^#include/s||#include \"../../lib/alloctag/include/alloctag_rust.h\" /* $MARK */\n&|" "$file"
+	[ "$(grep -c 'alloctag_rust_call' "$file")" -ge 1 ] || die "rust/helpers/$name: graft failed"
+	log "grafted rust/helpers/$name"
+}
+graft_helper slab.c \
+	's|return krealloc(objp, new_size, flags);|return alloctag_rust_call(krealloc_noprof(objp, new_size, flags),\n\t\t\t\t  alloctag_rust_untagged_krealloc);|' \
+	's|return kvrealloc(p, size, flags);|return alloctag_rust_call(kvrealloc_noprof(p, size, flags),\n\t\t\t\t  alloctag_rust_untagged_kvrealloc);|'
+graft_helper vmalloc.c \
+	's|return vrealloc(p, size, flags);|return alloctag_rust_call(vrealloc_noprof(p, size, flags),\n\t\t\t\t  alloctag_rust_untagged_vrealloc);|'
+graft_helper page.c \
+	's|return alloc_pages(gfp_mask, order);|return alloctag_rust_call(alloc_pages_noprof(gfp_mask, order),\n\t\t\t\t  alloctag_rust_untagged_alloc_pages);|'
 
 bh=$tree/rust/bindings/bindings_helper.h
 if ! grep -q "$MARK" "$bh"; then

@@ -30,8 +30,22 @@ done
 printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n' >"$stage/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' >"$stage/etc/group"
 
-# Our test modules, wherever the tree built them.
+# Our test modules, wherever the tree built them, and the sources the tests
+# compare /proc/allocinfo's lines with.
 find "$kbuild/lib/alloctag" -name '*.ko' -exec cp {} "$stage/lib/modules/" \; 2>/dev/null || true
+mkdir -p "$stage/alloctag/src"
+cp "$ALLOCTAG_ROOT"/tests/modules/*.rs "$stage/alloctag/src/"
+
+# GNU sort and numfmt, as users run them on /proc/allocinfo (busybox's sort
+# has no -h), with the libraries they need, ahead of busybox in PATH.
+mkdir -p "$stage/usr/bin"
+for bin in /usr/bin/sort /usr/bin/numfmt; do
+	cp "$bin" "$stage/usr/bin/"
+	for lib in $(ldd "$bin" | grep -o '/[^ ]*'); do
+		mkdir -p "$stage$(dirname "$lib")"
+		cp -L "$lib" "$stage$lib"
+	done
+done
 
 tool=$ALLOCTAG_ROOT/target/x86_64-unknown-linux-gnu/release/allocinfo
 if [ -x "$tool" ]; then

@@ -52,6 +52,17 @@ impl AllocTag {
         Self(Opaque::new(bindings::alloc_tag { ct, counters }))
     }
 
+    /// Views a C tag, such as one from `current->alloc_tag`, as an [`AllocTag`].
+    ///
+    /// # Safety
+    ///
+    /// `tag` must point to a `struct alloc_tag` whose counters are a `__percpu` address, valid
+    /// for `'a`.
+    pub(crate) unsafe fn from_raw<'a>(tag: *mut bindings::alloc_tag) -> &'a Self {
+        // SAFETY: `AllocTag` is a transparent wrapper; the caller guarantees the rest.
+        unsafe { &*tag.cast() }
+    }
+
     /// Returns the raw pointer to the C tag.
     pub(crate) const fn as_raw(&self) -> *mut bindings::alloc_tag {
         self.0.get()

@@ -10,6 +10,7 @@
 use core::ptr;
 use kernel::bindings;
 
+mod callsite;
 mod counters;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod format;

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # In-guest checks of the sysctl.vm.mem_profiling= boot parameter, each run in
-# a boot of its own with that parameter (tests/guest/boots.sh).
+# a boot of its own with that parameter (tests/guest/boots.txt).
 
 SYSCTL=/proc/sys/vm/mem_profiling
 

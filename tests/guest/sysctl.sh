@@ -31,14 +31,36 @@ test_sysctl_toggle_stops_and_restarts_accounting() {
 	[ "$c" != "$d" ] || { echo "counters did not move when enabled"; return 1; }
 }
 
+# Writes the bytes printf makes of $1 to the sysctl in one write; fails if
+# the write is accepted or the value changes.
+reject() {
+	before=$(cat "$SYSCTL")
+	if printf "$1" >"$SYSCTL" 2>/dev/null; then
+		echo "accepted '$1'"
+		return 1
+	fi
+	[ "$(cat "$SYSCTL")" = "$before" ] || { echo "'$1' changed the value"; return 1; }
+}
+
 test_sysctl_rejects_bad_values() {
-	for v in 2 -1 abc 0x1 '1 1' 99999999999999999999; do
-		if echo "$v" >"$SYSCTL" 2>/dev/null; then
-			echo "accepted '$v'"
-			return 1
-		fi
-		[ "$(cat "$SYSCTL")" = 1 ] || { echo "'$v' changed the value"; return 1; }
+	for v in '2\n' '-1\n' 'abc\n' '0x1\n' '1 1\n' ' 1\n' '1\n\n' '\n' \
+		'99999999999999999999\n' '\001\377\000' '1\000'; do
+		reject "$v"
+		echo 0 >"$SYSCTL"
+		reject "$v"
+		echo 1 >"$SYSCTL"
 	done
+	# A very long write, in one write() call.
+	long=$(head -c 8192 /dev/zero | tr '\0' 1)
+	reject "$long"
+	[ "$(cat "$SYSCTL")" = 1 ]
+}
+
+test_sysctl_accepts_exact_values() {
+	printf 0 >"$SYSCTL"
+	[ "$(cat "$SYSCTL")" = 0 ]
+	printf '1\n' >"$SYSCTL"
+	[ "$(cat "$SYSCTL")" = 1 ]
 }
 
 test_sysctl_unwritable_for_non_root() {

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The benchmark and differential check of the Rust core against the kernel's
+# C core (Documentation/benchmarks.rst). Not part of scripts/test.sh.
+#
+# Builds three kernels from the same tree and configuration
+# (scripts/configs/bench-common.config), differing only in:
+#   (a) kernel-bench-nop:  MEM_ALLOC_PROFILING=n
+#   (b) kernel-bench-c:    MEM_ALLOC_PROFILING=y, the kernel's C core
+#   (c) kernel-bench-rust: MEM_ALLOC_PROFILING=y, alloctag's Rust core
+# with the benchmark modules (tests/bench/), and one initramfs for all three
+# (scripts/bench/mkinitramfs.sh). Then boots them in QEMU (TCG), in turn,
+# BENCH_ROUNDS times, and BENCH_ICOUNT_ROUNDS more times each with -icount;
+# each boot dumps /proc/allocinfo and runs the benchmark (scripts/bench/guest.sh).
+# Prints the markdown tables of scripts/bench/report.py, which it also writes
+# to $BUILD_DIR/bench/results.md next to the console logs.
+#
+# Environment: BENCH_ROUNDS (default 5), BENCH_ICOUNT_ROUNDS (default 1),
+# BENCH_ICOUNT (QEMU -icount options, default shift=0,sleep=off),
+# BENCH_SKIP_BUILD=1 (reuse the kernels as built), QEMU_TIMEOUT (per boot,
+# default 600 s).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+ROUNDS=${BENCH_ROUNDS:-5}
+ICOUNT_ROUNDS=${BENCH_ICOUNT_ROUNDS:-1}
+ICOUNT=${BENCH_ICOUNT:-shift=0,sleep=off}
+KERNELS=(nop c rust)
+out=$BUILD_DIR/bench
+initrd=$out/initramfs-bench.cpio.gz
+CMDLINE="console=ttyS0 panic=-1 oops=panic loglevel=5 nokaslr alloctag_run=bench"
+
+t_start=$(date +%s)
+stage_times=()
+stage() { stage_times+=("$1: $(($(date +%s) - $2)) s"); }
+
+"$ALLOCTAG_ROOT/scripts/install-deps.sh"
+"$ALLOCTAG_ROOT/scripts/prepare-tree.sh"
+
+# The build host, in /proc/version, tells the guest script which kernel it
+# runs on; it is no configuration option, so the three configs stay equal
+# but for the profiling options.
+if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
+	for k in "${KERNELS[@]}"; do
+		t=$(date +%s)
+		KBUILD_BUILD_USER=alloctag-bench KBUILD_BUILD_HOST=$k \
+			nice -n 19 "$ALLOCTAG_ROOT/scripts/build-kernel.sh" "bench-$k" \
+			"$ALLOCTAG_ROOT/scripts/configs/bench-common.config"
+		stage "build kernel-bench-$k" "$t"
+	done
+fi
+for k in "${KERNELS[@]}"; do
+	cfg=$BUILD_DIR/kernel-bench-$k/.config
+	[ -f "$BUILD_DIR/kernel-bench-$k/arch/x86/boot/bzImage" ] || die "kernel-bench-$k not built"
+	log "kernel-bench-$k: $(grep -E '^(# )?CONFIG_MEM_ALLOC_PROFILING(_RUST)?[= ]' "$cfg" | tr '\n' ' ')"
+done
+# The three .config files must differ in the profiling options only.
+diff <(grep -v MEM_ALLOC_PROFILING "$BUILD_DIR/kernel-bench-nop/.config" | grep -v '^#') \
+	<(grep -v MEM_ALLOC_PROFILING "$BUILD_DIR/kernel-bench-rust/.config" | grep -v '^#') >&2 ||
+	log "warning: (a) and (c) differ in more than the profiling options (above)"
+diff <(grep -v MEM_ALLOC_PROFILING "$BUILD_DIR/kernel-bench-c/.config" | grep -v '^#') \
+	<(grep -v MEM_ALLOC_PROFILING "$BUILD_DIR/kernel-bench-rust/.config" | grep -v '^#') >&2 ||
+	log "warning: (b) and (c) differ in more than the profiling options (above)"
+
+mkdir -p "$out"
+rm -f "$out"/boot-*.log
+"$ALLOCTAG_ROOT/scripts/bench/mkinitramfs.sh" "$initrd"
+
+# boot KERNEL LOG [QEMU option ...]: one boot, checked as scripts/run-qemu.sh
+# checks one (same QEMU flags, plus the options given).
+boot() {
+	local k=$1 logfile=$2 rc=0
+	shift 2
+	local qemu=(qemu-system-x86_64 -nodefaults -no-reboot -display none
+		-accel tcg,thread=single -cpu max -smp 2 -m 2G "$@"
+		-bios qboot.rom -serial stdio
+		-kernel "$BUILD_DIR/kernel-bench-$k/arch/x86/boot/bzImage" -initrd "$initrd"
+		-append "$CMDLINE")
+	timeout "${QEMU_TIMEOUT:-600}" nice -n 10 "${qemu[@]}" </dev/null 2>&1 |
+		tr -d '\r' >"$logfile" || rc=$?
+	local BAD='(Oops|BUG:|WARNING:|Kernel panic|general protection fault|Call Trace:|INFO: possible|circular locking|inconsistent lock state|KASAN:|UBSAN:|detected stall|blocked for more than)'
+	if grep -Eq "$BAD" "$logfile"; then
+		grep -E -m 5 -A 3 "$BAD" "$logfile" >&2
+		die "kernel report on the console ($logfile)"
+	fi
+	[ "$rc" != 124 ] || die "timed out after ${QEMU_TIMEOUT:-600} s ($logfile)"
+	grep -q '^alloctag-guest: done rc=0$' "$logfile" ||
+		{ tail -20 "$logfile" >&2; die "guest script failed ($logfile)"; }
+}
+
+# Rounds: every kernel boots once per round, the first kernel rotating, so
+# that the ratios of one round compare boots made close in time.
+t=$(date +%s)
+for ((r = 1; r <= ROUNDS; r++)); do
+	for ((i = 0; i < 3; i++)); do
+		k=${KERNELS[$(((r - 1 + i) % 3))]}
+		log "round $r/$ROUNDS: kernel-bench-$k (TCG)"
+		boot "$k" "$out/boot-$k-tcg-r$r.log"
+	done
+done
+stage "$ROUNDS TCG rounds" "$t"
+t=$(date +%s)
+for ((r = 1; r <= ICOUNT_ROUNDS; r++)); do
+	for k in "${KERNELS[@]}"; do
+		log "icount round $r/$ICOUNT_ROUNDS: kernel-bench-$k (-icount $ICOUNT)"
+		boot "$k" "$out/boot-$k-icount-r$r.log" -icount "$ICOUNT"
+	done
+done
+stage "$ICOUNT_ROUNDS icount rounds" "$t"
+
+dirty=$(git -C "$ALLOCTAG_ROOT" status --porcelain 2>/dev/null | wc -l)
+{
+	echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "command=scripts/bench.sh (BENCH_ROUNDS=$ROUNDS BENCH_ICOUNT_ROUNDS=$ICOUNT_ROUNDS)"
+	echo "commit=$(git -C "$ALLOCTAG_ROOT" rev-parse --short HEAD 2>/dev/null) ($dirty files changed)"
+	echo "host=$(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
+	echo "qemu=$(qemu-system-x86_64 --version | head -1), -accel tcg,thread=single -cpu max -smp 2 -m 2G"
+	echo "kernel=Linux $(make -s -C "$SRC_TREE" kernelversion), tinyconfig + bench-common.config"
+	echo "cmdline=$CMDLINE"
+	echo "rounds=$ROUNDS"
+	echo "icount=$ICOUNT"
+	echo "icount_rounds=$ICOUNT_ROUNDS"
+} >"$out/run.env"
+
+python3 "$ALLOCTAG_ROOT/scripts/bench/report.py" "$out" "$BUILD_DIR" >"$out/results.md"
+cat "$out/results.md"
+echo
+echo "Total runtime: $(($(date +%s) - t_start)) s ($(printf '%s; ' "${stage_times[@]}"))"

@@ -1,0 +1,90 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest side of scripts/bench.sh, installed as /alloctag/bench.sh and run by
+# /init for alloctag_run=bench. The same initramfs and command line boot all
+# three benchmark kernels; the build host in /proc/version, which bench.sh
+# sets to nop, c or rust, says which one this is and so whose modules to load.
+#
+# Prints, for the host to parse (scripts/bench/report.py):
+#   alloctag-bench-info: KEY=VALUE                kernel, CPUs, clock, memory
+#   alloctag-bench-allocinfo-begin / -end         /proc/allocinfo right after boot
+#   alloctag-bench-result: kernel=K phase=P LINE  one benchmark result
+# Phase "on" runs with vm.mem_profiling=1, "off" with 0; kernel (a), which has
+# no profiling, runs the same two phases unchanged, as the reference for each.
+
+info() { echo "alloctag-bench-info: $*"; }
+
+kernel=$(sed -n 's/^Linux version [^ ]* (alloctag-bench@\([a-z]*\)).*/\1/p' /proc/version)
+if [ -z "$kernel" ]; then
+	echo "alloctag-bench: not a benchmark kernel: $(cat /proc/version)"
+	exit 1
+fi
+mods=/lib/modules/bench-$kernel
+
+# First, before this script runs anything else: the tags and counters that
+# booting left, for the differential check of (b) and (c).
+if [ -r /proc/allocinfo ]; then
+	echo "alloctag-bench-allocinfo-begin"
+	cat /proc/allocinfo
+	echo "alloctag-bench-allocinfo-end"
+fi
+
+info "kernel=$kernel"
+info "version=$(cat /proc/version)"
+info "cmdline=$(cat /proc/cmdline)"
+info "cpus_possible=$(cat /sys/devices/system/cpu/possible)"
+info "cpus_online=$(cat /sys/devices/system/cpu/online)"
+info "clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
+grep -E '^(MemTotal|MemFree|Percpu|Slab|SUnreclaim|KernelStack|PageTables):' /proc/meminfo |
+	while read -r key value unit; do info "meminfo_${key%:}=$value"; done
+dmesg | grep -E 'Memory: |page_ext|clocksource: Switched|tsc: ' | sed 's/^\[[^]]*\] *//' |
+	while read -r line; do info "dmesg=$line"; done
+dmesg -c >/dev/null
+
+# Pin this shell, and so every insmod, to CPU 0.
+taskset -p 1 $$ >/dev/null || { echo "alloctag-bench: taskset failed"; exit 1; }
+
+fail=0
+# Loads a module with arguments, unloads it and prints its results.
+bench() {
+	phase=$1
+	shift
+	name=$(basename "$1" .ko)
+	if ! insmod "$@"; then
+		echo "alloctag-bench: insmod $* failed"
+		fail=1
+	else
+		rmmod "$name" || fail=1
+	fi
+	dmesg -c | sed -n 's/^\[[^]]*\] *//; /^alloctag[-_]bench[a-z_]*: /p' |
+		while read -r line; do
+			echo "alloctag-bench-result: kernel=$kernel phase=$phase $line"
+		done
+}
+
+profiling() {
+	if [ -w /proc/sys/vm/mem_profiling ]; then
+		echo "$1" >/proc/sys/vm/mem_profiling || fail=1
+		info "mem_profiling=$(cat /proc/sys/vm/mem_profiling)"
+	fi
+}
+
+for phase in on off; do
+	case $phase in on) profiling 1 ;; off) profiling 0 ;; esac
+	bench $phase "$mods/alloctag_bench.ko" mode=alloc
+	bench $phase "$mods/alloctag_bench_rust.ko"
+done
+profiling 1
+
+if [ -r /proc/allocinfo ]; then
+	info "allocinfo_tags=$(($(wc -l </proc/allocinfo) - 2))"
+	bench on "$mods/alloctag_bench.ko" mode=allocinfo
+fi
+
+if dmesg | grep -Eq 'WARNING:|BUG:|Oops|Call Trace:'; then
+	echo "alloctag-bench: kernel report in dmesg:"
+	dmesg | tail -40
+	fail=1
+fi
+exit $fail

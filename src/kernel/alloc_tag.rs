@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Allocation tags for Rust call sites.
+//!
+//! C header: [`include/linux/alloc_tag.h`](srctree/include/linux/alloc_tag.h)
+//!
+//! In C, `alloc_hooks()` gives every allocation call site a tag of its own, so that
+//! `/proc/allocinfo` says which line holds memory. Rust code allocates through the C helpers of
+//! this crate, so without tags of its own every Rust allocation would land on one line of
+//! `rust/helpers/`. [`alloc_hooks!`] is the Rust `alloc_hooks()`: it places a tag, laid out as
+//! `struct alloc_tag` with its own per-CPU counters, in the `alloc_tags` section at the call
+//! site, with the Rust file, line, module and function, and makes it `current->alloc_tag`
+//! while the wrapped expression runs. [`kbox!`], [`vbox!`], [`kvbox!`], [`kvec_with_capacity!`],
+//! [`kvec_push!`] and [`alloc_page!`] are its short forms.
+//!
+//! The helpers behind [`crate::alloc::allocator`] and [`crate::page`] use the `_noprof`
+//! allocators, which charge the current tag. A Rust allocation made with no tag current is
+//! charged to the fallback tag of its path, [`UNTAGGED_KREALLOC`] and its siblings, whose
+//! function names start with `rust_untagged_`.
+//!
+//! Cost: a call site adds a load and a store of `current->alloc_tag` before the allocation
+//! and a store after it, as `alloc_hooks()` does; no allocation and no lock.
+
+#[cfg(CONFIG_MEM_ALLOC_PROFILING)]
+use crate::{bindings, types::Opaque};
+
+/// A static allocation tag of one Rust call site: a `struct alloc_tag`.
+///
+/// # Invariants
+///
+/// The tag's `counters` is the `__percpu` address of counters that live forever, and its
+/// strings are static and NUL-terminated.
+#[cfg(CONFIG_MEM_ALLOC_PROFILING)]
+#[repr(transparent)]
+pub struct CallSiteTag(Opaque<bindings::alloc_tag>);
+
+// SAFETY: The counters change only through per-CPU operations of the allocator hooks; the rest of
+// the tag does not change after it is made.
+#[cfg(CONFIG_MEM_ALLOC_PROFILING)]
+unsafe impl Sync for CallSiteTag {}
+
+#[cfg(CONFIG_MEM_ALLOC_PROFILING)]
+impl CallSiteTag {
+    /// Makes a tag. Used by [`alloc_hooks!`]; not for direct use.
+    ///
+    /// # Safety
+    ///
+    /// `counters` must be the `__percpu` address of zeroed counters that live forever and that
+    /// no other tag uses; `module` must be null or a static NUL-terminated string.
+    #[doc(hidden)]
+    pub const unsafe fn new(
+        file: &'static [u8],
+        line: u32,
+        module: *const u8,
+        function: &'static [u8],
+        counters: *mut bindings::alloc_tag_counters,
+    ) -> Self {
+        // INVARIANT: The caller guarantees `counters` and `module`; the macros pass
+        // NUL-terminated `file` and `function`.
+        Self(Opaque::new(bindings::alloc_tag {
+            ct: bindings::codetag {
+                flags: 0,
+                lineno: line,
+                modname: module.cast(),
+                function: function.as_ptr().cast(),
+                filename: file.as_ptr().cast(),
+            },
+            counters,
+        }))
+    }
+
+    /// Returns the raw `struct alloc_tag`.
+    pub const fn as_raw(&self) -> *mut bindings::alloc_tag {
+        self.0.get()
+    }
+}
+
+/// Keeps a tag as `current->alloc_tag` while it lives, and puts back the previous one when
+/// dropped, so that nested [`alloc_hooks!`] behave as C's: the innermost wins.
+#[cfg(CONFIG_MEM_ALLOC_PROFILING)]
+pub struct TagGuard {
+    previous: *mut bindings::alloc_tag,
+}
+
+#[cfg(CONFIG_MEM_ALLOC_PROFILING)]
+impl TagGuard {
+    /// Makes `tag` the current task's allocation tag.
+    #[inline]
+    pub fn new(tag: &'static CallSiteTag) -> Self {
+        // SAFETY: `current` is valid in task context; only the task itself changes its
+        // `alloc_tag`, and interrupts restore what they change.
+        let previous = unsafe {
+            let task = bindings::get_current();
+            core::ptr::replace(&raw mut (*task).alloc_tag, tag.as_raw())
+        };
+        Self { previous }
+    }
+}
+
+#[cfg(CONFIG_MEM_ALLOC_PROFILING)]
+impl Drop for TagGuard {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: As in `new`; the guard lives on this task's stack.
+        unsafe { (*bindings::get_current()).alloc_tag = self.previous };
+    }
+}
+
+/// Returns the type name of `T`; [`alloc_hooks!`] names a function it defines with it.
+#[doc(hidden)]
+pub const fn type_name_of<T>(_: &T) -> &'static str {
+    core::any::type_name::<T>()
+}
+
+/// Returns the length of `name` without `suffix`, if `name` ends with it.
+#[doc(hidden)]
+pub const fn len_without_suffix(name: &str, suffix: &str) -> usize {
+    let (n, s) = (name.as_bytes(), suffix.as_bytes());
+    if n.len() < s.len() {
+        return n.len();
+    }
+    let mut i = 0;
+    while i < s.len() {
+        if n[n.len() - s.len() + i] != s[i] {
+            return n.len();
+        }
+        i += 1;
+    }
+    n.len() - s.len()
+}
+
+/// Returns the offset of the last path component of `path` (after its last `/`).
+#[doc(hidden)]
+pub const fn basename_start(path: &str) -> usize {
+    let p = path.as_bytes();
+    let mut i = p.len();
+    while i > 0 && p[i - 1] != b'/' {
+        i -= 1;
+    }
+    i
+}
+
+/// Copies `N - 1` bytes of `s` from `start` into a NUL-terminated array, turning what
+/// `/proc/allocinfo` cannot show as one field (spaces) and what module names fix (`-`, `,`)
+/// into `_`.
+#[doc(hidden)]
+pub const fn c_string<const N: usize>(s: &str, start: usize) -> [u8; N] {
+    let b = s.as_bytes();
+    let mut out = [0u8; N];
+    let mut i = 0;
+    while i + 1 < N {
+        out[i] = match b[start + i] {
+            b' ' | b'-' | b',' => b'_',
+            c => c,
+        };
+        i += 1;
+    }
+    out
+}
+
+/// Runs an allocating expression with an allocation tag of its own, as C's `alloc_hooks()`.
+///
+/// `/proc/allocinfo` then lists what the expression allocated (through the kernel crate's
+/// allocators, [`KBox`], [`KVec`], [`VBox`], pages, ...) at this file and line, with the module
+/// in brackets when built into one, and the Rust path of the enclosing function.
+///
+/// ```
+/// use kernel::{alloc_hooks, alloc::{flags::GFP_KERNEL, KBox}};
+///
+/// let b = alloc_hooks!(KBox::new([0u8; 100], GFP_KERNEL))?;
+/// # Ok::<(), Error>(())
+/// ```
+///
+/// [`KBox`]: crate::alloc::KBox
+/// [`KVec`]: crate::alloc::KVec
+/// [`VBox`]: crate::alloc::VBox
+#[cfg(CONFIG_MEM_ALLOC_PROFILING)]
+#[macro_export]
+macro_rules! alloc_hooks {
+    ($alloc:expr) => {{
+        fn __alloc_hooks_site() {}
+        const __NAME: &str = $crate::alloc_tag::type_name_of(&__alloc_hooks_site);
+        const __NAME_LEN: usize =
+            $crate::alloc_tag::len_without_suffix(__NAME, "::__alloc_hooks_site");
+        static __FUNCTION: [u8; __NAME_LEN + 1] = $crate::alloc_tag::c_string(__NAME, 0);
+
+        #[cfg(MODULE)]
+        const __MODFILE: &str = env!("RUST_MODFILE");
+        #[cfg(MODULE)]
+        const __MOD_START: usize = $crate::alloc_tag::basename_start(__MODFILE);
+        #[cfg(MODULE)]
+        static __MODULE: [u8; __MODFILE.len() - __MOD_START + 1] =
+            $crate::alloc_tag::c_string(__MODFILE, __MOD_START);
+
+        #[link_section = ".data..percpu"]
+        static mut __COUNTERS: $crate::bindings::alloc_tag_counters =
+            $crate::bindings::alloc_tag_counters { bytes: 0, calls: 0 };
+
+        #[used]
+        #[link_section = "alloc_tags"]
+        // SAFETY: `__COUNTERS` is a `.data..percpu` static of this tag alone, zeroed and living
+        // forever; the module name is a static NUL-terminated array.
+        static __TAG: $crate::alloc_tag::CallSiteTag = unsafe {
+            $crate::alloc_tag::CallSiteTag::new(
+                concat!(file!(), "\0").as_bytes(),
+                line!(),
+                {
+                    #[cfg(MODULE)]
+                    let module = __MODULE.as_ptr();
+                    #[cfg(not(MODULE))]
+                    let module = ::core::ptr::null();
+                    module
+                },
+                &__FUNCTION,
+                &raw mut __COUNTERS,
+            )
+        };
+        let __guard = $crate::alloc_tag::TagGuard::new(&__TAG);
+        $alloc
+    }};
+}
+
+/// Without memory allocation profiling, [`alloc_hooks!`] is the expression alone.
+#[cfg(not(CONFIG_MEM_ALLOC_PROFILING))]
+#[macro_export]
+macro_rules! alloc_hooks {
+    ($alloc:expr) => {
+        $alloc
+    };
+}
+
+/// Defines a fallback tag, exported to the C helpers as `$symbol`.
+macro_rules! fallback_tag {
+    ($(#[$doc:meta])* $name:ident, $symbol:literal, $function:literal) => {
+        $(#[$doc])*
+        #[cfg(CONFIG_MEM_ALLOC_PROFILING)]
+        #[used]
+        #[export_name = $symbol]
+        #[link_section = "alloc_tags"]
+        pub static $name: CallSiteTag = {
+            #[link_section = ".data..percpu"]
+            static mut COUNTERS: bindings::alloc_tag_counters =
+                bindings::alloc_tag_counters { bytes: 0, calls: 0 };
+            // SAFETY: `COUNTERS` is a zeroed `.data..percpu` static of this tag alone; the
+            // strings are static and NUL-terminated.
+            unsafe {
+                CallSiteTag::new(
+                    concat!(file!(), "\0").as_bytes(),
+                    line!(),
+                    core::ptr::null(),
+                    concat!($function, "\0").as_bytes(),
+                    &raw mut COUNTERS,
+                )
+            }
+        };
+    };
+}
+
+fallback_tag!(
+    /// Charged with `krealloc` allocations from Rust with no tag current (`Kmalloc`, `KBox`,
+    /// `KVec`).
+    UNTAGGED_KREALLOC,
+    "alloctag_rust_untagged_krealloc",
+    "rust_untagged_krealloc"
+);
+fallback_tag!(
+    /// Charged with `kvrealloc` allocations from Rust with no tag current (`KVmalloc`, `KVBox`).
+    UNTAGGED_KVREALLOC,
+    "alloctag_rust_untagged_kvrealloc",
+    "rust_untagged_kvrealloc"
+);
+fallback_tag!(
+    /// Charged with `vrealloc` allocations from Rust with no tag current (`Vmalloc`, `VBox`).
+    UNTAGGED_VREALLOC,
+    "alloctag_rust_untagged_vrealloc",
+    "rust_untagged_vrealloc"
+);
+fallback_tag!(
+    /// Charged with page allocations from Rust with no tag current ([`crate::page::Page`]).
+    UNTAGGED_ALLOC_PAGES,
+    "alloctag_rust_untagged_alloc_pages",
+    "rust_untagged_alloc_pages"
+);
+
+/// [`KBox::new`] with a tag of its own: `kbox!(value, flags)`.
+///
+/// ```
+/// use kernel::{alloc::flags::GFP_KERNEL, kbox};
+///
+/// let answer = kbox!(42u64, GFP_KERNEL)?;
+/// assert_eq!(*answer, 42);
+/// # Ok::<(), Error>(())
+/// ```
+///
+/// [`KBox::new`]: crate::alloc::KBox::new
+#[macro_export]
+macro_rules! kbox {
+    ($value:expr, $flags:expr $(,)?) => {{
+        let (value, flags) = ($value, $flags);
+        $crate::alloc_hooks!($crate::alloc::KBox::new(value, flags))
+    }};
+}
+
+/// [`VBox::new`] with a tag of its own: `vbox!(value, flags)`.
+///
+/// ```
+/// use kernel::{alloc::flags::GFP_KERNEL, vbox};
+///
+/// let table = vbox!([0u32; 64], GFP_KERNEL)?;
+/// assert_eq!(table.len(), 64);
+/// # Ok::<(), Error>(())
+/// ```
+///
+/// [`VBox::new`]: crate::alloc::VBox::new
+#[macro_export]
+macro_rules! vbox {
+    ($value:expr, $flags:expr $(,)?) => {{
+        let (value, flags) = ($value, $flags);
+        $crate::alloc_hooks!($crate::alloc::VBox::new(value, flags))
+    }};
+}
+
+/// [`KVBox::new`] with a tag of its own: `kvbox!(value, flags)`.
+///
+/// ```
+/// use kernel::{alloc::flags::GFP_KERNEL, kvbox};
+///
+/// let buffer = kvbox!([0u8; 256], GFP_KERNEL)?;
+/// assert_eq!(buffer.len(), 256);
+/// # Ok::<(), Error>(())
+/// ```
+///
+/// [`KVBox::new`]: crate::alloc::KVBox::new
+#[macro_export]
+macro_rules! kvbox {
+    ($value:expr, $flags:expr $(,)?) => {{
+        let (value, flags) = ($value, $flags);
+        $crate::alloc_hooks!($crate::alloc::KVBox::new(value, flags))
+    }};
+}
+
+/// [`KVec::with_capacity`] with a tag of its own: `kvec_with_capacity!(capacity, flags)`.
+///
+/// ```
+/// use kernel::{alloc::flags::GFP_KERNEL, kvec_with_capacity};
+///
+/// let v = kvec_with_capacity!(16, GFP_KERNEL)?;
+/// assert!(v.capacity() >= 16);
+/// # let _: kernel::alloc::KVec<u32> = v;
+/// # Ok::<(), Error>(())
+/// ```
+///
+/// [`KVec::with_capacity`]: crate::alloc::KVec::with_capacity
+#[macro_export]
+macro_rules! kvec_with_capacity {
+    ($capacity:expr, $flags:expr $(,)?) => {{
+        let (capacity, flags) = ($capacity, $flags);
+        $crate::alloc_hooks!($crate::alloc::KVec::with_capacity(capacity, flags))
+    }};
+}
+
+/// [`KVec::push`] with a tag of its own: `kvec_push!(vec, value, flags)`. A push allocates
+/// only when it grows the vector, so a vector that grows at several places is charged to each.
+///
+/// ```
+/// use kernel::{alloc::{flags::GFP_KERNEL, KVec}, kvec_push};
+///
+/// let mut v = KVec::new();
+/// kvec_push!(v, 1u32, GFP_KERNEL)?;
+/// assert_eq!(v.len(), 1);
+/// # Ok::<(), Error>(())
+/// ```
+///
+/// [`KVec::push`]: crate::alloc::KVec::push
+#[macro_export]
+macro_rules! kvec_push {
+    ($vec:expr, $value:expr, $flags:expr $(,)?) => {{
+        let (vec, value, flags) = (&mut $vec, $value, $flags);
+        $crate::alloc_hooks!(vec.push(value, flags))
+    }};
+}
+
+/// [`Page::alloc_page`] with a tag of its own: `alloc_page!(flags)`.
+///
+/// ```
+/// use kernel::{alloc::flags::GFP_KERNEL, alloc_page};
+///
+/// let page = alloc_page!(GFP_KERNEL)?;
+/// # drop(page);
+/// # Ok::<(), Error>(())
+/// ```
+///
+/// [`Page::alloc_page`]: crate::page::Page::alloc_page
+#[macro_export]
+macro_rules! alloc_page {
+    ($flags:expr $(,)?) => {{
+        let flags = $flags;
+        $crate::alloc_hooks!($crate::page::Page::alloc_page(flags))
+    }};
+}
