@@ -14,12 +14,12 @@
 #include <linux/alloc_tag.h>
 #include <linux/sched.h>
 
-#ifdef CONFIG_MEM_ALLOC_PROFILING
-
 extern struct alloc_tag alloctag_rust_untagged_krealloc;
 extern struct alloc_tag alloctag_rust_untagged_kvrealloc;
 extern struct alloc_tag alloctag_rust_untagged_vrealloc;
 extern struct alloc_tag alloctag_rust_untagged_alloc_pages;
+
+#ifdef CONFIG_MEM_ALLOC_PROFILING
 
 #define alloctag_rust_call(_call, _fallback)				\
 ({									\
@@ -35,7 +35,7 @@ extern struct alloc_tag alloctag_rust_untagged_alloc_pages;
 
 #else
 
-#define alloctag_rust_call(_call, _fallback) (_call)
+#define alloctag_rust_call(_call, _fallback) ((void)&(_fallback), (_call))
 
 #endif /* CONFIG_MEM_ALLOC_PROFILING */
 

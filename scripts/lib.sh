@@ -3,7 +3,16 @@
 # Shared settings for the build, boot and test scripts. Source it, do not run it.
 
 ALLOCTAG_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD_DIR=${ALLOCTAG_BUILD_DIR:-$ALLOCTAG_ROOT/build}
+# Outside the checkout, so that every clone on this machine (CI's too)
+# reuses the unpacked tree and the kernel builds, rebuilding only what changed.
+BUILD_DIR=${ALLOCTAG_BUILD_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/alloctag}
+# A link to a build directory that is gone is dropped, and a new one made.
+if [ -L "$BUILD_DIR" ] && [ ! -e "$BUILD_DIR" ]; then
+	rm -f "$BUILD_DIR"
+fi
+mkdir -p "$BUILD_DIR"
+# Kbuild records absolute paths: always name the build by its real path.
+BUILD_DIR=$(realpath "$BUILD_DIR")
 SRC_TREE=$BUILD_DIR/linux
 JOBS=${JOBS:-$(nproc)}
 

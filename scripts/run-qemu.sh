@@ -22,7 +22,7 @@ append="console=ttyS0 panic=-1 oops=panic $*"
 # Single-threaded TCG: multi-threaded TCG was seen to oops while the kernel
 # patched a static key, and our sysctl flips one.
 qemu=(qemu-system-x86_64 -nodefaults -no-reboot -display none
-	-accel tcg,thread=single -cpu max -smp 2 -m 2G
+	-accel tcg,thread=single -cpu max,la57=off -smp 2 -m 2G
 	-bios qboot.rom -serial stdio
 	-kernel "$kernel" -initrd "$initrd" -append "$append")
 

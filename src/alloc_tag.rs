@@ -223,7 +223,10 @@ mod core_impl {
             }
         }
         let Ok(mut moved) = KVec::<MovedCounters<'_>>::with_capacity(live, GFP_KERNEL) else {
-            pr_err!("alloctag: no memory to keep {}'s tag counters\n", module.name());
+            pr_err!(
+                "alloctag: no memory to keep {}'s tag counters\n",
+                module.name()
+            );
             return false;
         };
         for tag in module.tags().filter(|t| !t.read().is_zero()) {
@@ -238,7 +241,10 @@ mod core_impl {
             })
             .cast();
             if new.is_null() {
-                pr_err!("alloctag: no memory to keep the counters of {}\n", tag.codetag());
+                pr_err!(
+                    "alloctag: no memory to keep the counters of {}\n",
+                    tag.codetag()
+                );
                 continue;
             }
             let old = tag.counters();

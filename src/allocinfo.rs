@@ -81,7 +81,8 @@ impl ReadState {
         };
         // SAFETY: Only bytes are in the vector, so dropping none of them is right.
         unsafe { self.line.set_len(0) };
-        write_line(&mut LineWriter(&mut self.line), tag.read(), tag.codetag()).map_err(|_| ENOMEM)?;
+        write_line(&mut LineWriter(&mut self.line), tag.read(), tag.codetag())
+            .map_err(|_| ENOMEM)?;
         Ok(true)
     }
 }

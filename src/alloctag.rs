@@ -4,7 +4,8 @@
 //!
 //! C header: [`include/linux/alloc_tag.h`](srctree/include/linux/alloc_tag.h)
 //!
-//! The layers, from the bottom: per-CPU data ([`percpu`]) and locks ([`rwsem`]); the generic
+//! The layers, from the bottom: per-CPU data ([`percpu`]), locks ([`rwsem`]) and the switch
+//! ([`profiling_key`]); the generic
 //! code-tag library ([`codetag`]); allocation tags, its first user ([`alloc_tag`]); the user
 //! interfaces: `/proc/allocinfo` ([`allocinfo`]), the sysctl and the boot parameter
 //! ([`profiling`]). The allocator hooks stay in C (include/linux/alloc_tag.h, mm/).
@@ -16,6 +17,7 @@ mod alloc_tag;
 mod codetag;
 mod kunit;
 mod percpu;
+mod profiling_key;
 
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod allocinfo;

@@ -12,6 +12,8 @@
 #include <linux/rwsem.h>
 #include <linux/static_key.h>
 
+#include "../include/alloctag_glue.h"
+
 /*
  * The switch the allocator hooks test inline. DEFINE_STATIC_KEY_MAYBE picks
  * the key's type and initial jump-label state from a Kconfig option.
@@ -32,9 +34,6 @@ EXPORT_SYMBOL(_shared_alloc_tag);
  */
 DECLARE_RWSEM(alloctag_codetag_lock);
 
-/* Whether page_ext must hold a tag reference per page; in Rust. */
-bool alloctag_page_ext_needed(void);
-
 static __init bool need_page_alloc_tagging(void)
 {
 	return alloctag_page_ext_needed();
@@ -52,8 +51,6 @@ struct page_ext_operations page_alloc_tagging_ops = {
 };
 EXPORT_SYMBOL(page_alloc_tagging_ops);
 
-unsigned long alloctag_find_symbol(struct module *mod, const char *name);
-
 /*
  * Looks a symbol up in a module (or vmlinux, for NULL). The module's symbol
  * table is RCU-sched protected: preempt_disable() is a macro.
@@ -69,9 +66,6 @@ unsigned long alloctag_find_symbol(struct module *mod, const char *name)
 	preempt_enable();
 	return addr;
 }
-
-void alloctag_counters_add(struct alloc_tag_counters __percpu *counters,
-			   u64 bytes, u64 calls);
 
 /*
  * Adds to this CPU's instance of a tag's counters, as the allocator hooks

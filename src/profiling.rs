@@ -11,6 +11,7 @@
 //! turned on at boot): then page_ext reserves no tag space and it can never be turned on.
 //! *Enabled* is the static key the allocator hooks test.
 
+use crate::profiling_key::{enabled, set_enabled};
 use core::{
     ffi::{c_int, c_void},
     ptr,
@@ -24,24 +25,6 @@ static SUPPORTED: AtomicBool = AtomicBool::new(cfg!(CONFIG_MEM_ALLOC_PROFILING_E
 /// Returns whether profiling can be turned on.
 pub(crate) fn supported() -> bool {
     SUPPORTED.load(Ordering::Relaxed)
-}
-
-extern "C" {
-    fn alloctag_profiling_enabled() -> bool;
-    fn alloctag_set_profiling(enable: bool);
-}
-
-/// Returns whether the allocator hooks charge tags now.
-pub(crate) fn enabled() -> bool {
-    // SAFETY: Reading the static key has no precondition.
-    unsafe { alloctag_profiling_enabled() }
-}
-
-/// Turns the allocator hooks on or off; may sleep.
-pub(crate) fn set_enabled(enable: bool) {
-    // SAFETY: Called in process context (the sysctl handler) or while parsing early
-    // parameters, like C's static_branch_enable() in alloc_tag.c.
-    unsafe { alloctag_set_profiling(enable) }
 }
 
 /// Whether profiling is off for good; mm/slub.c asks at boot, after the early parameters.

@@ -8,8 +8,7 @@
 #include <linux/alloc_tag.h>
 #include <linux/static_key.h>
 
-bool alloctag_profiling_enabled(void);
-void alloctag_set_profiling(bool enable);
+#include "../include/alloctag_glue.h"
 
 bool alloctag_profiling_enabled(void)
 {

@@ -21,27 +21,10 @@ pub(crate) use crate::alloc_tag::define_alloc_tag as test_tag;
 
 pub(crate) use crate::alloc_tag::with_tag;
 
-extern "C" {
-    fn alloctag_profiling_enabled() -> bool;
-    fn alloctag_set_profiling(enable: bool);
-}
-
-/// Returns whether the allocator hooks are charging tags now.
-pub(crate) fn profiling_enabled() -> bool {
-    // SAFETY: Reading the static key has no precondition.
-    unsafe { alloctag_profiling_enabled() }
-}
-
-/// Turns the allocator hooks on or off, through the static key as either core's sysctl does.
-pub(crate) fn set_profiling(enable: bool) {
-    // SAFETY: KUnit runs cases in process context.
-    unsafe { alloctag_set_profiling(enable) }
-}
+pub(crate) use crate::profiling_key::{enabled as profiling_enabled, set_enabled as set_profiling};
 
 /// Allocates `2^order` pages, as `alloc_pages_noprof()` does (inline without NUMA).
 pub(crate) fn alloc_pages(order: u32) -> *mut bindings::page {
     // SAFETY: Allocating has no precondition; node 0 always exists.
-    unsafe {
-        bindings::__alloc_pages_noprof(bindings::GFP_KERNEL, order, 0, ptr::null_mut())
-    }
+    unsafe { bindings::__alloc_pages_noprof(bindings::GFP_KERNEL, order, 0, ptr::null_mut()) }
 }

@@ -13,8 +13,12 @@ section "number of tags in /proc/allocinfo"
 tail -n +3 /proc/allocinfo | wc -l
 section "head -n 4 /proc/allocinfo"
 head -n 4 /proc/allocinfo
+# GNU sort from coreutils (/usr/bin); busybox's shell would run its own sort,
+# which has no -h.
 section "sort -h /proc/allocinfo | tail"
-sort -h /proc/allocinfo | tail
+/usr/bin/sort -h /proc/allocinfo | tail
+section "sort -g /proc/allocinfo | tail -n 5 | numfmt --to=iec"
+/usr/bin/sort -g /proc/allocinfo | tail -n 5 | /usr/bin/numfmt --to=iec
 section "echo 0 > /proc/sys/vm/mem_profiling: counters freeze"
 echo 0 >/proc/sys/vm/mem_profiling
 cat /proc/sys/vm/mem_profiling

@@ -288,9 +288,9 @@ impl Registry {
 
     /// Returns the number of tags of type `T`.
     pub(crate) fn count<T: TagType>(&self, handle: Handle<T>) -> usize {
-        self.types.get(handle.index).map_or(0, |ty| {
-            ty.ranges.iter().map(|r| r.len(ty.tag_size)).sum()
-        })
+        self.types
+            .get(handle.index)
+            .map_or(0, |ty| ty.ranges.iter().map(|r| r.len(ty.tag_size)).sum())
     }
 }
 

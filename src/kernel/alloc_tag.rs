@@ -196,7 +196,9 @@ macro_rules! alloc_hooks {
         static mut __COUNTERS: $crate::bindings::alloc_tag_counters =
             $crate::bindings::alloc_tag_counters { bytes: 0, calls: 0 };
 
-        #[used]
+        // `used(compiler)`, not `used`: the latter marks the section SHF_GNU_RETAIN, the bit the
+        // module loader reads as SHF_RO_AFTER_INIT, which would make a module's data read-only.
+        #[used(compiler)]
         #[link_section = "alloc_tags"]
         // SAFETY: `__COUNTERS` is a `.data..percpu` static of this tag alone, zeroed and living
         // forever; the module name is a static NUL-terminated array.

@@ -25,13 +25,20 @@ fn pages_move_counters(test: &Test) {
         let held = PAGES_TAG.read();
         kunit_expect!(
             test,
-            held == Counters { bytes: base.bytes + bytes, calls: base.calls + 1 },
+            held == Counters {
+                bytes: base.bytes + bytes,
+                calls: base.calls + 1
+            },
             "order {order}: {base:?} -> {held:?}"
         );
         // SAFETY: `page` was allocated above with this `order` and is freed once.
         unsafe { bindings::__free_pages(page, order) };
         let freed = PAGES_TAG.read();
-        kunit_expect!(test, freed == base, "order {order}: {base:?} -> {freed:?} after free");
+        kunit_expect!(
+            test,
+            freed == base,
+            "order {order}: {base:?} -> {freed:?} after free"
+        );
     }
 }
 
@@ -54,7 +61,11 @@ fn check_objects(
         let now = tag.read();
         if i == 0 {
             charge = now.bytes - base.bytes;
-            kunit_expect!(test, charge >= min_bytes, "charged {charge} for {min_bytes}");
+            kunit_expect!(
+                test,
+                charge >= min_bytes,
+                "charged {charge} for {min_bytes}"
+            );
         }
         let want = Counters {
             bytes: base.bytes + charge * (i as i64 + 1),
@@ -158,7 +169,11 @@ fn disabled_profiling_freezes_counters(test: &Test) {
         }
     }
     set_profiling(true);
-    kunit_expect!(test, held == base, "{base:?} -> {held:?} with profiling off");
+    kunit_expect!(
+        test,
+        held == base,
+        "{base:?} -> {held:?} with profiling off"
+    );
     kunit_expect!(test, DISABLED_TAG.read() == base);
 }
 

@@ -21,7 +21,10 @@ struct Buf {
 impl fmt::Write for Buf {
     fn write_str(&mut self, s: &str) -> fmt::Result {
         let end = self.len + s.len();
-        self.bytes.get_mut(self.len..end).ok_or(fmt::Error)?.copy_from_slice(s.as_bytes());
+        self.bytes
+            .get_mut(self.len..end)
+            .ok_or(fmt::Error)?
+            .copy_from_slice(s.as_bytes());
         self.len = end;
         Ok(())
     }
@@ -29,7 +32,10 @@ impl fmt::Write for Buf {
 
 /// Formats one line of `tag` with `counters`.
 fn line(counters: Counters, tag: &Codetag) -> Buf {
-    let mut buf = Buf { bytes: [0; 256], len: 0 };
+    let mut buf = Buf {
+        bytes: [0; 256],
+        len: 0,
+    };
     let _ = write_line(&mut buf, counters, tag);
     buf
 }
@@ -50,39 +56,73 @@ fn view(raw: &Opaque<bindings::codetag>) -> &Codetag {
     unsafe { &*(raw as *const Opaque<bindings::codetag>).cast::<Codetag>() }
 }
 
+/// Expects the line of a tag at `mm/percpu.c:3191` in `modname` with `counters` to be `want`.
+fn expect_line(test: &Test, modname: *const u8, counters: Counters, want: &[u8]) {
+    let raw = tag(modname);
+    let got = line(counters, view(&raw));
+    let got = &got.bytes[..got.len];
+    kunit_expect!(test, got == want, "{:?}", core::str::from_utf8(got));
+}
+
 fn vmlinux_line_matches_6_12(test: &Test) {
-    let raw = tag(core::ptr::null());
-    let got = line(Counters { bytes: 4096, calls: 1 }, view(&raw));
     let want = b"        4096        1 mm/percpu.c:3191 func:pcpu_embed_first_chunk \n";
-    kunit_expect!(test, &got.bytes[..got.len] == want, "{:?}", core::str::from_utf8(&got.bytes[..got.len]));
+    expect_line(
+        test,
+        core::ptr::null(),
+        Counters {
+            bytes: 4096,
+            calls: 1,
+        },
+        want,
+    );
 }
 
 fn module_line_names_module(test: &Test) {
-    let raw = tag(c_str!("xfs").as_char_ptr());
-    let got = line(Counters { bytes: 143360, calls: 35 }, view(&raw));
     let want = b"      143360       35 mm/percpu.c:3191 [xfs] func:pcpu_embed_first_chunk \n";
-    kunit_expect!(test, &got.bytes[..got.len] == want, "{:?}", core::str::from_utf8(&got.bytes[..got.len]));
+    let counters = Counters {
+        bytes: 143360,
+        calls: 35,
+    };
+    expect_line(test, c_str!("xfs").as_char_ptr(), counters, want);
 }
 
 fn wide_and_negative_values_keep_printf_alignment(test: &Test) {
-    let raw = tag(core::ptr::null());
-    let got = line(Counters { bytes: -8, calls: 123456789 }, view(&raw));
     let want = b"          -8 123456789 mm/percpu.c:3191 func:pcpu_embed_first_chunk \n";
-    kunit_expect!(test, &got.bytes[..got.len] == want, "{:?}", core::str::from_utf8(&got.bytes[..got.len]));
-    let got = line(Counters { bytes: 1 << 42, calls: 0 }, view(&raw));
+    let counters = Counters {
+        bytes: -8,
+        calls: 123456789,
+    };
+    expect_line(test, core::ptr::null(), counters, want);
     let want = b"4398046511104        0 mm/percpu.c:3191 func:pcpu_embed_first_chunk \n";
-    kunit_expect!(test, &got.bytes[..got.len] == want, "{:?}", core::str::from_utf8(&got.bytes[..got.len]));
+    let counters = Counters {
+        bytes: 1 << 42,
+        calls: 0,
+    };
+    expect_line(test, core::ptr::null(), counters, want);
 }
 
 fn header_is_6_12s(test: &Test) {
-    kunit_expect!(test, HEADER == "allocinfo - version: 1.0\n#     <size>  <calls> <tag info>\n");
+    kunit_expect!(
+        test,
+        HEADER == "allocinfo - version: 1.0\n#     <size>  <calls> <tag info>\n"
+    );
 }
 
 fn boot_values_are_strict(test: &Test) {
     kunit_expect!(test, BootValue::parse(b"0") == Some(BootValue::Off));
     kunit_expect!(test, BootValue::parse(b"1") == Some(BootValue::On));
     kunit_expect!(test, BootValue::parse(b"never") == Some(BootValue::Never));
-    for bad in [&b""[..], b"2", b"-1", b"nev", b"never1", b"1 ", b"y", b"on", b"01"] {
+    for bad in [
+        &b""[..],
+        b"2",
+        b"-1",
+        b"nev",
+        b"never1",
+        b"1 ",
+        b"y",
+        b"on",
+        b"01",
+    ] {
         kunit_expect!(test, BootValue::parse(bad).is_none(), "accepted {bad:?}");
     }
 }
@@ -90,7 +130,18 @@ fn boot_values_are_strict(test: &Test) {
 fn sysctl_values_are_strict(test: &Test) {
     kunit_expect!(test, parse_sysctl_value(b"0") == Some(false));
     kunit_expect!(test, parse_sysctl_value(b"1\n") == Some(true));
-    for bad in [&b""[..], b"\n", b"2", b"-1", b"abc", b"1 1", b"0x1", b" 1", b"1\n\n", b"1\0"] {
+    for bad in [
+        &b""[..],
+        b"\n",
+        b"2",
+        b"-1",
+        b"abc",
+        b"1 1",
+        b"0x1",
+        b" 1",
+        b"1\n\n",
+        b"1\0",
+    ] {
         kunit_expect!(test, parse_sysctl_value(bad).is_none(), "accepted {bad:?}");
     }
 }

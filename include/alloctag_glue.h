@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Functions shared between alloctag's Rust core and its C glue
+ * (src/glue.c, src/static_key.c): each is defined on one side and called
+ * from the other.
+ */
+#ifndef _ALLOCTAG_GLUE_H
+#define _ALLOCTAG_GLUE_H
+
+#include <linux/alloc_tag.h>
+#include <linux/module.h>
+#include <linux/types.h>
+
+/* In C (src/static_key.c), for Rust. */
+bool alloctag_profiling_enabled(void);
+void alloctag_set_profiling(bool enable);
+
+/* In C (src/glue.c), for Rust. */
+unsigned long alloctag_find_symbol(struct module *mod, const char *name);
+void alloctag_counters_add(struct alloc_tag_counters __percpu *counters,
+			   u64 bytes, u64 calls);
+
+/* In Rust (src/profiling.rs), for C. */
+bool alloctag_page_ext_needed(void);
+
+#endif /* _ALLOCTAG_GLUE_H */

@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The profiling switch, `mem_alloc_profiling_key`, which the allocator hooks test inline.
+//!
+//! C header: [`include/linux/alloc_tag.h`](srctree/include/linux/alloc_tag.h)
+//!
+//! The key is defined and flipped in C (src/static_key.c): `DEFINE_STATIC_KEY_MAYBE()` and
+//! `static_branch_*()` are macros.
+
+extern "C" {
+    fn alloctag_profiling_enabled() -> bool;
+    fn alloctag_set_profiling(enable: bool);
+}
+
+/// Returns whether the allocator hooks charge tags now.
+pub(crate) fn enabled() -> bool {
+    // SAFETY: Reading the static key has no precondition.
+    unsafe { alloctag_profiling_enabled() }
+}
+
+/// Turns the allocator hooks on or off; may sleep.
+pub(crate) fn set_enabled(enable: bool) {
+    // SAFETY: Called in process context (the sysctl handler, tests) or while the kernel parses
+    // its early parameters, as C's alloc_tag.c flips the key.
+    unsafe { alloctag_set_profiling(enable) }
+}
