@@ -37,6 +37,7 @@
 #include <linux/math64.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/sizes.h>
 #include <linux/smp.h>
 #include <linux/vmalloc.h>
 
