@@ -18,7 +18,7 @@ kmake() { make -s -C "$SRC_TREE" O="$out" ARCH=x86_64 "${KMAKE_OPTS[@]}" "$@"; }
 
 kmake tinyconfig >/dev/null
 cat "$ALLOCTAG_ROOT/scripts/configs/$name.config" "$@" >>"$out/.config"
-kmake olddefconfig >/dev/null
+kmake olddefconfig >/dev/null 2>&1
 
 # A fragment option that Kconfig dropped (a missing dependency) is a bug here.
 for frag in "$ALLOCTAG_ROOT/scripts/configs/$name.config" "$@"; do

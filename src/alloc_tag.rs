@@ -58,6 +58,7 @@ impl AllocTag {
     ///
     /// `tag` must point to a `struct alloc_tag` whose counters are a `__percpu` address, valid
     /// for `'a`.
+    #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
     pub(crate) unsafe fn from_raw<'a>(tag: *mut bindings::alloc_tag) -> &'a Self {
         // SAFETY: `AllocTag` is a transparent wrapper; the caller guarantees the rest.
         unsafe { &*tag.cast() }
@@ -140,6 +141,7 @@ macro_rules! define_alloc_tag {
         };
     };
 }
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
 pub(crate) use define_alloc_tag;
 
 /// Runs `f` with `tag` as `current->alloc_tag`, then restores the previous tag, as C's

@@ -143,6 +143,10 @@ unsafe extern "C" fn next(
 }
 
 /// seq_file's `stop`: nothing is held between calls.
+///
+/// # Safety
+///
+/// Called by seq_file; it touches nothing.
 unsafe extern "C" fn stop(_m: *mut bindings::seq_file, _v: *mut c_void) {}
 
 /// seq_file's `show`: the header before the first tag, then the tag's line.

@@ -15,6 +15,7 @@
 
 mod alloc_tag;
 mod codetag;
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
 mod kunit;
 mod percpu;
 mod profiling_key;

@@ -15,7 +15,7 @@ fn cpu_possible(cpu: usize) -> bool {
     const BITS: usize = usize::BITS as usize;
     // SAFETY: `__cpu_possible_mask` is set up before any initcall runs and only grows, by
     // whole words that are never torn; reading one word of it is what `cpumask_test_cpu()` does.
-    let word = unsafe { (*(&raw const bindings::__cpu_possible_mask)).bits[cpu / BITS] };
+    let word = unsafe { bindings::__cpu_possible_mask.bits[cpu / BITS] };
     word & (1 << (cpu % BITS)) != 0
 }
 
@@ -29,7 +29,7 @@ fn nr_cpu_ids() -> usize {
 fn per_cpu_offset(cpu: usize) -> usize {
     // SAFETY: `cpu < nr_cpu_ids <= NR_CPUS`, the length of `__per_cpu_offset`, which is fixed
     // during early boot, when the per-CPU areas are set up.
-    unsafe { (*(&raw const bindings::__per_cpu_offset))[cpu] as usize }
+    unsafe { bindings::__per_cpu_offset[cpu] }
 }
 
 /// Calls `f` with the address of each possible CPU's instance of the per-CPU variable `ptr`.

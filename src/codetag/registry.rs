@@ -56,8 +56,12 @@ struct Range {
 }
 
 impl Range {
+    /// Returns the number of tags of `tag_size` bytes in the range.
     fn len(&self, tag_size: usize) -> usize {
-        (self.stop as usize - self.start as usize) / tag_size
+        // `checked_div`: a tag type's size is never 0, and no division may panic.
+        (self.stop as usize - self.start as usize)
+            .checked_div(tag_size)
+            .unwrap_or(0)
     }
 }
 
@@ -169,7 +173,11 @@ fn find_range(
     if start.is_null() || stop.is_null() {
         return Err(ENOENT);
     }
-    if start > stop || (stop as usize - start as usize) % tag_size != 0 {
+    let whole_tags = (stop as usize)
+        .checked_sub(start as usize)
+        .and_then(|size| size.checked_rem(tag_size))
+        == Some(0);
+    if !whole_tags {
         return Err(EINVAL);
     }
     Ok((start != stop).then_some((start, stop)))
@@ -287,6 +295,7 @@ impl Registry {
     }
 
     /// Returns the number of tags of type `T`.
+    #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
     pub(crate) fn count<T: TagType>(&self, handle: Handle<T>) -> usize {
         self.types
             .get(handle.index)
@@ -391,7 +400,10 @@ impl<'a, T: TagType> Iterator for Tags<'a, T> {
         let size = size_of::<T::Tag>();
         while let Some(r) = self.ranges.get(self.range) {
             if self.index < r.len(size) {
-                let tag = r.start.wrapping_add(self.index * size).cast::<T::Tag>();
+                let tag = r
+                    .start
+                    .wrapping_add(self.index.wrapping_mul(size))
+                    .cast::<T::Tag>();
                 self.index += 1;
                 // SAFETY: By `Range`'s invariant the range holds `len` tags of `T` (the type
                 // of this registration), alive while the registry, borrowed for `'a`, holds it.

@@ -62,7 +62,9 @@ static FAKE_B: [AllocTag; 1] = [fake_tag!()];
 
 /// Stand-ins for the `struct module`s of the fake modules; only their addresses and names are
 /// used.
+// SAFETY: All zeroes is a valid `struct module`: integers, null pointers and empty lists.
 static mut MODULE_A: bindings::module = unsafe { core::mem::zeroed() };
+// SAFETY: As above.
 static mut MODULE_B: bindings::module = unsafe { core::mem::zeroed() };
 
 static UNLOADS: AtomicUsize = AtomicUsize::new(0);
@@ -106,7 +108,11 @@ fn module_tags_follow_vmlinux(test: &Test) {
     let total = registry.count(handle);
     let mut tags = registry.tags(handle, Cursor::START);
     let vmlinux = tags.by_ref().take(total - 3).count();
-    kunit_expect!(test, vmlinux == total - 3 && vmlinux > 1000, "{vmlinux} of {total}");
+    kunit_expect!(
+        test,
+        vmlinux == total - 3 && vmlinux > 1000,
+        "{vmlinux} of {total}"
+    );
     let rest: [Option<&AllocTag>; 4] = [tags.next(), tags.next(), tags.next(), tags.next()];
     kunit_expect!(test, rest[0].is_some_and(|t| ptr::eq(t, &FAKE_A[0])));
     kunit_expect!(test, rest[1].is_some_and(|t| ptr::eq(t, &FAKE_A[1])));
