@@ -33,11 +33,9 @@ else
 	timeout "${QEMU_TIMEOUT:-300}" "${qemu[@]}" </dev/null 2>&1 | tr -d '\r' >"$logfile" || rc=$?
 fi
 
-# Kernel reports that must never appear while our code runs.
-BAD='(Oops|BUG:|WARNING:|Kernel panic|general protection fault|Call Trace:|INFO: possible|circular locking|inconsistent lock state|KASAN:|UBSAN:|detected stall|blocked for more than)'
-if grep -Eq "$BAD" "$logfile"; then
+if grep -Eq "$KERNEL_REPORTS" "$logfile"; then
 	echo "run-qemu: kernel report on the console ($logfile):" >&2
-	grep -E -m 5 -A 3 "$BAD" "$logfile" >&2
+	grep -E -m 5 -A 3 "$KERNEL_REPORTS" "$logfile" >&2
 	exit 1
 fi
 if [ "$rc" = 124 ]; then

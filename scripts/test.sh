@@ -40,6 +40,13 @@ read -r p f < <(sed -n 's/.*Ran [0-9]* tests*: \(.*\)/\1/p' "$logs/kunit.log" | 
 	awk -F', ' '{ for (i = 1; i <= NF; i++) { split($i, kv, ": "); n[kv[1]] = kv[2] } }
 		END { print n["passed"] + 0, n["failed"] + n["crashed"] + n["errors"] + 0 }')
 [ "$kunit_rc" = 0 ] || [ "$f" -gt 0 ] || f=1
+# kunit.py judges the KTAP results only; a kernel report during the run (a
+# lockdep or KASAN splat, a sleep in atomic context) fails the stage too.
+if grep -Eq "$KERNEL_REPORTS" "$BUILD_DIR/kernel-test/test.log" 2>/dev/null; then
+	echo "kunit: kernel report on the console ($BUILD_DIR/kernel-test/test.log):"
+	grep -E -m 5 -A 3 "$KERNEL_REPORTS" "$BUILD_DIR/kernel-test/test.log"
+	f=$((f + 1))
+fi
 count kunit "$p" "$f"
 kunit_counts="$p $f"
 

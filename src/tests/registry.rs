@@ -13,7 +13,12 @@ use core::{
     ptr,
     sync::atomic::{AtomicUsize, Ordering},
 };
-use kernel::{bindings, c_str};
+use kernel::{
+    alloc::{flags::GFP_KERNEL, KBox},
+    bindings, c_str,
+    init::InPlaceInit,
+    new_spinlock,
+};
 
 test_tag!(LISTED_TAG, "vmlinux_tags_are_listed");
 
@@ -218,6 +223,17 @@ fn top_users_are_largest_first(test: &Test) {
         kunit_expect!(test, top[..n].windows(2).all(|w| w[0].bytes >= w[1].bytes));
     }
     kunit_expect!(test, alloc_tag_top_users(top.as_mut_ptr(), 0, true) == 0);
+
+    // From atomic context, as show_mem() may call it: under a spinlock, where anything that
+    // sleeps is reported by CONFIG_DEBUG_ATOMIC_SLEEP (and the test command fails on it).
+    let Ok(lock) = KBox::pin_init(new_spinlock!(()), GFP_KERNEL) else {
+        kunit_expect!(test, false, "no memory for the lock");
+        return;
+    };
+    let guard = lock.lock();
+    let n = alloc_tag_top_users(top.as_mut_ptr(), top.len(), false);
+    drop(guard);
+    kunit_expect!(test, n == top.len(), "{n} top users in atomic context");
 }
 
 kunit_suite!(
