@@ -36,3 +36,13 @@ if [ -x /bin/allocinfo ]; then
 	section "allocinfo top -n 10"
 	allocinfo top -n 10
 fi
+if [ -e /lib/modules/alloctag_rust_sample.ko ]; then
+	section "insmod alloctag_rust_sample.ko: each Rust call site by its .rs file:line"
+	insmod /lib/modules/alloctag_rust_sample.ko
+	grep '\[alloctag_rust_sample\]' /proc/allocinfo
+	rmmod alloctag_rust_sample
+	section "Rust allocations made with no tag: the fallback tags"
+	grep 'func:rust_untagged_' /proc/allocinfo
+	section "lines of rust/helpers/ in /proc/allocinfo"
+	grep -c 'rust/helpers/' /proc/allocinfo || true
+fi
