@@ -16,20 +16,38 @@
 # Prints the markdown tables of scripts/bench/report.py, which it also writes
 # to $BUILD_DIR/bench/results.md next to the console logs.
 #
-# Environment: BENCH_ROUNDS (default 5), BENCH_ICOUNT_ROUNDS (default 1),
+# Environment: BENCH_ROUNDS (default 7), BENCH_ICOUNT_ROUNDS (default 2),
+# BENCH_PASSES (benchmark passes per TCG boot, default 3),
 # BENCH_ICOUNT (QEMU -icount options, default shift=0,sleep=off),
 # BENCH_SKIP_BUILD=1 (reuse the kernels as built), QEMU_TIMEOUT (per boot,
 # default 600 s).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-ROUNDS=${BENCH_ROUNDS:-5}
-ICOUNT_ROUNDS=${BENCH_ICOUNT_ROUNDS:-1}
+ROUNDS=${BENCH_ROUNDS:-7}
+ICOUNT_ROUNDS=${BENCH_ICOUNT_ROUNDS:-2}
+PASSES=${BENCH_PASSES:-3}
 ICOUNT=${BENCH_ICOUNT:-shift=0,sleep=off}
 KERNELS=(nop c rust)
 out=$BUILD_DIR/bench
 initrd=$out/initramfs-bench.cpio.gz
-CMDLINE="console=ttyS0 panic=-1 oops=panic loglevel=5 nokaslr alloctag_run=bench"
+CMDLINE="console=ttyS0 panic=-1 oops=panic loglevel=5 nokaslr tsc=reliable alloctag_run=bench"
+
+# The guest clock. TCG cannot calibrate the TSC and jiffies are 4 ms coarse,
+# so the guest is told the TSC's frequency: under TCG the guest TSC is the
+# host's, under -icount it counts virtual nanoseconds (1 GHz). tsc=reliable
+# keeps the clocksource watchdog from trading it for jiffies, which TCG loses.
+if [ -z "${BENCH_TSC_KHZ:-}" ]; then
+	mhz=$(dmesg 2>/dev/null | sed -n -e 's/.*tsc: Refined TSC clocksource calibration: \([0-9.]*\) MHz.*/\1/p' \
+		-e 's/.*tsc: Detected \([0-9.]*\) MHz processor.*/\1/p' | tail -1)
+	[ -n "$mhz" ] || mhz=$(sed -n 's/^cpu MHz[[:space:]]*: //p' /proc/cpuinfo | head -1)
+	BENCH_TSC_KHZ=$(awk -v m="$mhz" 'BEGIN { printf "%d", m * 1000 }')
+fi
+[ "${BENCH_TSC_KHZ:-0}" -gt 0 ] || die "host TSC frequency unknown: set BENCH_TSC_KHZ"
+# Under TCG each boot runs the benchmark PASSES times (the report takes the
+# median); under -icount, whose figures repeat, once.
+TCG_CMDLINE="$CMDLINE tsc_early_khz=$BENCH_TSC_KHZ bench_passes=$PASSES"
+ICOUNT_CMDLINE="$CMDLINE tsc_early_khz=1000000 bench_passes=1"
 
 t_start=$(date +%s)
 stage_times=()
@@ -55,28 +73,28 @@ for k in "${KERNELS[@]}"; do
 	[ -f "$BUILD_DIR/kernel-bench-$k/arch/x86/boot/bzImage" ] || die "kernel-bench-$k not built"
 	log "kernel-bench-$k: $(grep -E '^(# )?CONFIG_MEM_ALLOC_PROFILING(_RUST)?[= ]' "$cfg" | tr '\n' ' ')"
 done
-# The three .config files must differ in the profiling options only.
-diff <(grep -v MEM_ALLOC_PROFILING "$BUILD_DIR/kernel-bench-nop/.config" | grep -v '^#') \
-	<(grep -v MEM_ALLOC_PROFILING "$BUILD_DIR/kernel-bench-rust/.config" | grep -v '^#') >&2 ||
-	log "warning: (a) and (c) differ in more than the profiling options (above)"
-diff <(grep -v MEM_ALLOC_PROFILING "$BUILD_DIR/kernel-bench-c/.config" | grep -v '^#') \
-	<(grep -v MEM_ALLOC_PROFILING "$BUILD_DIR/kernel-bench-rust/.config" | grep -v '^#') >&2 ||
-	log "warning: (b) and (c) differ in more than the profiling options (above)"
+# The three .config files must differ in the profiling options only, and in
+# what MEM_ALLOC_PROFILING selects (CODE_TAGGING, which selects KALLSYMS;
+# PAGE_EXTENSION; SLAB_OBJ_EXT).
+PROFILING_OPTIONS='^CONFIG_(MEM_ALLOC_PROFILING[A-Z_]*|CODE_TAGGING|PAGE_EXTENSION|SLAB_OBJ_EXT|KALLSYMS|KALLSYMS_ABSOLUTE_PERCPU)='
+options() { grep '^CONFIG_' "$BUILD_DIR/kernel-bench-$1/.config" | grep -Ev "$PROFILING_OPTIONS"; }
+diff <(options nop) <(options c) >&2 || die "(a) and (b) differ in more than the profiling options (above)"
+diff <(options c) <(options rust) >&2 || die "(b) and (c) differ in more than the profiling options (above)"
 
 mkdir -p "$out"
 rm -f "$out"/boot-*.log
 "$ALLOCTAG_ROOT/scripts/bench/mkinitramfs.sh" "$initrd"
 
-# boot KERNEL LOG [QEMU option ...]: one boot, checked as scripts/run-qemu.sh
-# checks one (same QEMU flags, plus the options given).
+# boot KERNEL LOG CMDLINE [QEMU option ...]: one boot, checked as
+# scripts/run-qemu.sh checks one (same QEMU flags, plus the options given).
 boot() {
-	local k=$1 logfile=$2 rc=0
-	shift 2
+	local k=$1 logfile=$2 cmdline=$3 rc=0
+	shift 3
 	local qemu=(qemu-system-x86_64 -nodefaults -no-reboot -display none
 		-accel tcg,thread=single -cpu max -smp 2 -m 2G "$@"
 		-bios qboot.rom -serial stdio
 		-kernel "$BUILD_DIR/kernel-bench-$k/arch/x86/boot/bzImage" -initrd "$initrd"
-		-append "$CMDLINE")
+		-append "$cmdline")
 	timeout "${QEMU_TIMEOUT:-600}" nice -n 10 "${qemu[@]}" </dev/null 2>&1 |
 		tr -d '\r' >"$logfile" || rc=$?
 	local BAD='(Oops|BUG:|WARNING:|Kernel panic|general protection fault|Call Trace:|INFO: possible|circular locking|inconsistent lock state|KASAN:|UBSAN:|detected stall|blocked for more than)'
@@ -87,6 +105,8 @@ boot() {
 	[ "$rc" != 124 ] || die "timed out after ${QEMU_TIMEOUT:-600} s ($logfile)"
 	grep -q '^alloctag-guest: done rc=0$' "$logfile" ||
 		{ tail -20 "$logfile" >&2; die "guest script failed ($logfile)"; }
+	grep -Eq '^alloctag-bench-info: clocksource=tsc(-early)?$' "$logfile" ||
+		die "the guest clock is not the TSC ($logfile)"
 }
 
 # Rounds: every kernel boots once per round, the first kernel rotating, so
@@ -96,7 +116,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	for ((i = 0; i < 3; i++)); do
 		k=${KERNELS[$(((r - 1 + i) % 3))]}
 		log "round $r/$ROUNDS: kernel-bench-$k (TCG)"
-		boot "$k" "$out/boot-$k-tcg-r$r.log"
+		boot "$k" "$out/boot-$k-tcg-r$r.log" "$TCG_CMDLINE"
 	done
 done
 stage "$ROUNDS TCG rounds" "$t"
@@ -104,7 +124,7 @@ t=$(date +%s)
 for ((r = 1; r <= ICOUNT_ROUNDS; r++)); do
 	for k in "${KERNELS[@]}"; do
 		log "icount round $r/$ICOUNT_ROUNDS: kernel-bench-$k (-icount $ICOUNT)"
-		boot "$k" "$out/boot-$k-icount-r$r.log" -icount "$ICOUNT"
+		boot "$k" "$out/boot-$k-icount-r$r.log" "$ICOUNT_CMDLINE" -icount "$ICOUNT"
 	done
 done
 stage "$ICOUNT_ROUNDS icount rounds" "$t"
@@ -112,13 +132,15 @@ stage "$ICOUNT_ROUNDS icount rounds" "$t"
 dirty=$(git -C "$ALLOCTAG_ROOT" status --porcelain 2>/dev/null | wc -l)
 {
 	echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
-	echo "command=scripts/bench.sh (BENCH_ROUNDS=$ROUNDS BENCH_ICOUNT_ROUNDS=$ICOUNT_ROUNDS)"
+	echo "command=scripts/bench.sh (BENCH_ROUNDS=$ROUNDS BENCH_ICOUNT_ROUNDS=$ICOUNT_ROUNDS BENCH_PASSES=$PASSES)"
 	echo "commit=$(git -C "$ALLOCTAG_ROOT" rev-parse --short HEAD 2>/dev/null) ($dirty files changed)"
 	echo "host=$(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
 	echo "qemu=$(qemu-system-x86_64 --version | head -1), -accel tcg,thread=single -cpu max -smp 2 -m 2G"
 	echo "kernel=Linux $(make -s -C "$SRC_TREE" kernelversion), tinyconfig + bench-common.config"
-	echo "cmdline=$CMDLINE"
+	echo "cmdline=$TCG_CMDLINE"
+	echo "icount_cmdline=$ICOUNT_CMDLINE"
 	echo "rounds=$ROUNDS"
+	echo "passes=$PASSES"
 	echo "icount=$ICOUNT"
 	echo "icount_rounds=$ICOUNT_ROUNDS"
 } >"$out/run.env"

@@ -7,11 +7,12 @@
 # sets to nop, c or rust, says which one this is and so whose modules to load.
 #
 # Prints, for the host to parse (scripts/bench/report.py):
-#   alloctag-bench-info: KEY=VALUE                kernel, CPUs, clock, memory
-#   alloctag-bench-allocinfo-begin / -end         /proc/allocinfo right after boot
-#   alloctag-bench-result: kernel=K phase=P LINE  one benchmark result
+#   alloctag-bench-info: KEY=VALUE                       kernel, CPUs, clock, memory
+#   alloctag-bench-allocinfo-begin / -end                /proc/allocinfo right after boot
+#   alloctag-bench-result: kernel=K phase=P pass=N LINE  one benchmark result
 # Phase "on" runs with vm.mem_profiling=1, "off" with 0; kernel (a), which has
 # no profiling, runs the same two phases unchanged, as the reference for each.
+# The phases alternate bench_passes= times (command line, default 1).
 
 info() { echo "alloctag-bench-info: $*"; }
 
@@ -21,6 +22,10 @@ if [ -z "$kernel" ]; then
 	exit 1
 fi
 mods=/lib/modules/bench-$kernel
+passes=1
+for arg in $(cat /proc/cmdline); do
+	case "$arg" in bench_passes=*) passes=${arg#bench_passes=} ;; esac
+done
 
 # First, before this script runs anything else: the tags and counters that
 # booting left, for the differential check of (b) and (c).
@@ -49,7 +54,8 @@ fail=0
 # Loads a module with arguments, unloads it and prints its results.
 bench() {
 	phase=$1
-	shift
+	pass=$2
+	shift 2
 	name=$(basename "$1" .ko)
 	if ! insmod "$@"; then
 		echo "alloctag-bench: insmod $* failed"
@@ -59,7 +65,7 @@ bench() {
 	fi
 	dmesg -c | sed -n 's/^\[[^]]*\] *//; /^alloctag[-_]bench[a-z_]*: /p' |
 		while read -r line; do
-			echo "alloctag-bench-result: kernel=$kernel phase=$phase $line"
+			echo "alloctag-bench-result: kernel=$kernel phase=$phase pass=$pass $line"
 		done
 }
 
@@ -70,17 +76,20 @@ profiling() {
 	fi
 }
 
-for phase in on off; do
-	case $phase in on) profiling 1 ;; off) profiling 0 ;; esac
-	bench $phase "$mods/alloctag_bench.ko" mode=alloc
-	bench $phase "$mods/alloctag_bench_rust.ko"
+pass=1
+while [ "$pass" -le "$passes" ]; do
+	for phase in on off; do
+		case $phase in on) profiling 1 ;; off) profiling 0 ;; esac
+		bench $phase $pass "$mods/alloctag_bench.ko" mode=alloc
+		bench $phase $pass "$mods/alloctag_bench_rust.ko"
+	done
+	profiling 1
+	if [ -r /proc/allocinfo ]; then
+		bench on $pass "$mods/alloctag_bench.ko" mode=allocinfo
+	fi
+	pass=$((pass + 1))
 done
-profiling 1
-
-if [ -r /proc/allocinfo ]; then
-	info "allocinfo_tags=$(($(wc -l </proc/allocinfo) - 2))"
-	bench on "$mods/alloctag_bench.ko" mode=allocinfo
-fi
+[ -r /proc/allocinfo ] && info "allocinfo_tags=$(($(wc -l </proc/allocinfo) - 2))"
 
 if dmesg | grep -Eq 'WARNING:|BUG:|Oops|Call Trace:'; then
 	echo "alloctag-bench: kernel report in dmesg:"

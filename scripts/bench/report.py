@@ -32,7 +32,7 @@ SIZEOF_ALLOC_TAG = 40       # struct alloc_tag: struct codetag (32) + counters p
 SIZEOF_COUNTERS = 16        # struct alloc_tag_counters: bytes, calls
 
 LOG_RE = re.compile(r"^boot-(nop|c|rust)-(tcg|icount)-r(\d+)\.log$")
-RESULT_RE = re.compile(r"^alloctag-bench-result: kernel=(\S+) phase=(\S+) \S+: (.*)$")
+RESULT_RE = re.compile(r"^alloctag-bench-result: kernel=(\S+) phase=(\S+) pass=(\d+) \S+: (.*)$")
 INFO_RE = re.compile(r"^alloctag-bench-info: ([a-zA-Z_]+)=(.*)$")
 
 
@@ -40,7 +40,8 @@ class Boot:
     """What one boot printed."""
 
     def __init__(self, path):
-        self.results = {}       # (phase, test) -> dict of fields
+        self.results = {}       # (phase, test) -> dict of fields of the first pass
+        self.passes = collections.defaultdict(list)  # (phase, test) -> [fields of each pass]
         self.info = collections.defaultdict(list)
         self.allocinfo = []     # lines of /proc/allocinfo after boot
         inside = False
@@ -58,17 +59,19 @@ class Boot:
                     continue
                 m = RESULT_RE.match(line)
                 if m:
-                    fields = dict(kv.split("=", 1) for kv in m.group(3).split() if "=" in kv)
+                    fields = dict(kv.split("=", 1) for kv in m.group(4).split() if "=" in kv)
                     if "test" in fields:
-                        self.results[(m.group(2), fields["test"])] = fields
+                        self.results.setdefault((m.group(2), fields["test"]), fields)
+                        self.passes[(m.group(2), fields["test"])].append(fields)
                     continue
                 m = INFO_RE.match(line)
                 if m:
                     self.info[m.group(1)].append(m.group(2))
 
     def ns(self, phase, test, field="ns_per_op"):
-        r = self.results.get((phase, test))
-        return float(r[field]) if r and field in r else None
+        """The median over the boot's passes."""
+        v = [float(r[field]) for r in self.passes.get((phase, test), []) if field in r]
+        return statistics.median(v) if v else None
 
     def tags(self):
         """The tags of the allocinfo dump: (key, bytes, calls), key = 'file:line [module] func:name'."""
@@ -193,6 +196,31 @@ def allocinfo_table(boots, mode):
                   "(c) ms per whole file", "(c)/(b)"], rows)
 
 
+def lines_table(boots):
+    """Making one /proc/allocinfo line, as the Rust core does and by copying bytes."""
+    rows = []
+    for mode in ["tcg", "icount"]:
+        if not boots.get(("rust", mode)):
+            continue
+        fmt_ns = values(boots, mode, "rust", "on", "fmt-line")
+        bytes_ns = values(boots, mode, "rust", "on", "bytes-line")
+        reads = {k: values(boots, mode, k, "on", "allocinfo-bs=1048576", "ns_per_read")
+                 for k in ["c", "rust"]}
+        lines = {}
+        for k in ["c", "rust"]:
+            first = next(iter(sorted(boots.get((k, mode), {}).items())), (None, None))[1]
+            r = first.results.get(("on", "allocinfo-bs=1048576"), {}) if first else {}
+            lines[k] = int(r.get("lines", 0)) - 2 if r else None
+        per_line = {k: [v / lines[k] for v in reads[k] if v is not None]
+                    if lines.get(k) else [] for k in reads}
+        rows.append([mode, spread(per_line["c"]), spread(per_line["rust"]),
+                     spread(fmt_ns), spread(bytes_ns),
+                     spread([a - b for a, b in zip(fmt_ns, bytes_ns)
+                             if a is not None and b is not None])])
+    return table(["clock", "(b) read, ns per tag", "(c) read, ns per tag",
+                  "`fmt-line` ns", "`bytes-line` ns", "difference"], rows)
+
+
 def run(cmd):
     try:
         return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
@@ -200,22 +228,33 @@ def run(cmd):
         return ""
 
 
-def symbols(vmlinux, names):
-    out = {}
-    for line in run(["llvm-nm-19", vmlinux]).splitlines():
+def nm(path):
+    """{name: (address, size)} of the defined symbols of an ELF file, and [(address, size, type)]."""
+    names, syms = {}, []
+    for line in run(["llvm-nm-19", "-S", "--defined-only", path]).splitlines():
         parts = line.split()
-        if len(parts) == 3 and parts[2] in names:
-            out[parts[2]] = int(parts[0], 16)
+        try:
+            if len(parts) == 4:
+                addr, size, typ, name = int(parts[0], 16), int(parts[1], 16), parts[2], parts[3]
+            elif len(parts) == 3:
+                addr, size, typ, name = int(parts[0], 16), 0, parts[1], parts[2]
+            else:
+                continue
+        except ValueError:
+            continue
+        names[name] = (addr, size)
+        syms.append((addr, size, typ))
+    return names, syms
+
+
+def sections(path):
+    """{section: size} of an ELF file."""
+    out = {}
+    for line in run(["llvm-size-19", "-A", path]).splitlines()[2:]:
+        parts = line.split()
+        if len(parts) >= 2 and parts[1].isdigit():
+            out[parts[0]] = int(parts[1])
     return out
-
-
-def berkeley(path):
-    """(text, data, bss) of an ELF file."""
-    lines = run(["llvm-size-19", path]).splitlines()
-    if len(lines) < 2:
-        return None
-    t, d, b = lines[1].split()[:3]
-    return int(t), int(d), int(b)
 
 
 def first_info(boots, kernel, key):
@@ -225,9 +264,9 @@ def first_info(boots, kernel, key):
     return None
 
 
-def info_values(boots, kernel, key):
+def info_values(boots, kernel, key, mode="tcg"):
     out = []
-    for _, b in sorted(boots.get((kernel, "tcg"), {}).items()):
+    for _, b in sorted(boots.get((kernel, mode), {}).items()):
         for v in b.info.get(key, [])[:1]:
             try:
                 out.append(float(v))
@@ -237,68 +276,85 @@ def info_values(boots, kernel, key):
 
 
 def memory_table(boots, build_dir):
-    rows = collections.OrderedDict()
+    rows = collections.OrderedDict()   # label -> {kernel: value or (median, min, max)}
+
+    def put(label, k, v):
+        rows.setdefault(label, {})[k] = v
+
+    def put_range(label, k, vs):
+        vs = [v for v in vs if v is not None]
+        if vs:
+            put(label, k, (statistics.median(vs), min(vs), max(vs)))
+
     for k in KERNELS:
         kb = os.path.join(build_dir, f"kernel-bench-{k}")
         vmlinux = os.path.join(kb, "vmlinux")
-        size = berkeley(vmlinux)
-        if size:
-            rows.setdefault("vmlinux text (bytes)", {})[k] = size[0]
-            rows.setdefault("vmlinux data (bytes)", {})[k] = size[1]
-            rows.setdefault("vmlinux bss (bytes)", {})[k] = size[2]
-            rows.setdefault("vmlinux text+data+bss (bytes)", {})[k] = sum(size)
+        names, syms = nm(vmlinux)
+
+        def span(a, b):
+            return names[b][0] - names[a][0] if a in names and b in names else None
+
+        if "_stext" in names and "_etext" in names:
+            lo, hi = names["_stext"][0], names["_etext"][0]
+            put("vmlinux functions in .text (sum of sizes)", k,
+                sum(sz for addr, sz, typ in syms if typ in "tTwW" and lo <= addr < hi))
+        for label, a, b in [("vmlinux .rodata", "__start_rodata", "__end_rodata"),
+                            ("vmlinux .data", "_sdata", "_edata"),
+                            ("vmlinux init sections (freed after boot)", "__init_begin", "__init_end"),
+                            ("vmlinux .bss", "__bss_start", "__bss_stop"),
+                            ("static per-CPU area, per CPU", "__per_cpu_start", "__per_cpu_end")]:
+            v = span(a, b)
+            if v is not None:
+                put(label, k, v)
         bz = os.path.join(kb, "arch/x86/boot/bzImage")
         if os.path.exists(bz):
-            rows.setdefault("bzImage (bytes)", {})[k] = os.path.getsize(bz)
-        sym = symbols(vmlinux, {"__start_alloc_tags", "__stop_alloc_tags",
-                                "__per_cpu_start", "__per_cpu_end"})
-        if "__start_alloc_tags" in sym:
-            n = sym["__stop_alloc_tags"] - sym["__start_alloc_tags"]
-            rows.setdefault("`alloc_tags` section (bytes)", {})[k] = n
-            rows.setdefault("tags in vmlinux (section / 40)", {})[k] = n // SIZEOF_ALLOC_TAG
-        else:
-            rows.setdefault("`alloc_tags` section (bytes)", {})[k] = 0
-            rows.setdefault("tags in vmlinux (section / 40)", {})[k] = 0
-        if "__per_cpu_start" in sym:
-            rows.setdefault("static per-CPU area, per CPU (bytes)", {})[k] = \
-                sym["__per_cpu_end"] - sym["__per_cpu_start"]
+            put("bzImage", k, os.path.getsize(bz))
+        n = span("__start_alloc_tags", "__stop_alloc_tags") or 0
+        put("`alloc_tags` section", k, n)
         possible = first_info(boots, k, "cpus_possible") or ""
         m = re.match(r"^(\d+)(?:-(\d+))?$", possible)
         ncpu = (int(m.group(2) or m.group(1)) + 1) if m else None
-        tags = info_values(boots, k, "allocinfo_tags")
-        if tags:
-            rows.setdefault("tags in /proc/allocinfo after boot", {})[k] = int(statistics.median(tags))
-            if ncpu:
-                rows.setdefault(f"tag counters, all possible CPUs ({ncpu}) (bytes)", {})[k] = \
-                    int(statistics.median(tags)) * SIZEOF_COUNTERS * ncpu
-        for key, label in [("MemTotal", "MemTotal (KiB)"), ("MemFree", "MemFree after boot (KiB)"),
-                           ("Percpu", "Percpu (KiB)"), ("Slab", "Slab (KiB)"),
-                           ("SUnreclaim", "SUnreclaim (KiB)")]:
-            v = info_values(boots, k, f"meminfo_{key}")
-            if v:
-                rows.setdefault(label, {})[k] = int(statistics.median(v))
-        used = [t - f for t, f in zip(info_values(boots, k, "meminfo_MemTotal"),
-                                      info_values(boots, k, "meminfo_MemFree"))]
-        if used:
-            rows.setdefault("MemTotal − MemFree after boot (KiB, median)", {})[k] = int(statistics.median(used))
+        if n and ncpu:
+            put(f"their counters, {ncpu} possible CPUs ({SIZEOF_COUNTERS} bytes per tag per CPU)", k,
+                n // SIZEOF_ALLOC_TAG * SIZEOF_COUNTERS * ncpu)
         first = next(iter(sorted(boots.get((k, "tcg"), {}).items())), (None, None))[1]
         for line in first.info.get("dmesg", []) if first else []:
             m = re.search(r"allocated (\d+) bytes of page_ext", line)
             if m:
-                rows.setdefault("page_ext (bytes, from the boot log)", {})[k] = int(m.group(1))
+                put("page_ext (boot log)", k, int(m.group(1)))
+        if n:
+            put_range("tags in /proc/allocinfo after boot (count)", k,
+                      [len(b.tags()) for _, b in sorted(boots.get((k, "tcg"), {}).items()) if b.allocinfo])
+            put_range("sum of /proc/allocinfo bytes after boot", k,
+                      [sum(t[1] for t in b.tags()) for _, b in sorted(boots.get((k, "tcg"), {}).items())
+                       if b.allocinfo])
+        used = [(t - f) * 1024 for t, f in zip(info_values(boots, k, "meminfo_MemTotal"),
+                                              info_values(boots, k, "meminfo_MemFree"))]
+        put_range("MemTotal − MemFree after boot", k, used)
+        for key in ["MemTotal", "Slab", "SUnreclaim", "Percpu", "PageTables", "KernelStack"]:
+            put_range(f"meminfo {key} after boot", k,
+                      [v * 1024 for v in info_values(boots, k, f"meminfo_{key}")])
+
+    def cell(v):
+        if v is None:
+            return "-"
+        if isinstance(v, tuple):
+            med, lo, hi = v
+            return f"{med:,.0f}" if lo == hi else f"{med:,.0f} [{lo:,.0f}–{hi:,.0f}]"
+        return f"{v:,}"
+
+    def delta(a, b):
+        if a is None or b is None:
+            return "-"
+        a = a[0] if isinstance(a, tuple) else a
+        b = b[0] if isinstance(b, tuple) else b
+        return f"{b - a:+,.0f}"
+
     out = []
     for label, per in rows.items():
-        row = [label] + [f"{per[k]:,}" if k in per else "-" for k in KERNELS]
-        if "nop" in per and "c" in per:
-            row.append(f"{per['c'] - per['nop']:+,}")
-        else:
-            row.append("-")
-        if "c" in per and "rust" in per:
-            row.append(f"{per['rust'] - per['c']:+,}")
-        else:
-            row.append("-")
-        out.append(row)
-    return table(["", "(a)", "(b)", "(c)", "(b) − (a)", "(c) − (b)"], out)
+        out.append([label] + [cell(per.get(k)) for k in KERNELS] +
+                   [delta(per.get("nop"), per.get("c")), delta(per.get("c"), per.get("rust"))])
+    return table(["bytes", "(a)", "(b)", "(c)", "(b) − (a)", "(c) − (b)"], out)
 
 
 CORE_OBJECTS = {
@@ -307,20 +363,67 @@ CORE_OBJECTS = {
     "rust": ["lib/alloctag/src/alloctag.o", "lib/alloctag/src/glue.o",
              "lib/alloctag/src/static_key.o"],
 }
+CORE_COLUMNS = [
+    ("code", lambda n: n.startswith(".text")),
+    ("init code", lambda n: n in (".init.text", ".exit.text")),
+    ("read-only data", lambda n: n.startswith(".rodata")),
+    ("data", lambda n: n.startswith(".data") or n in ("alloc_tags", ".init.data", ".init.setup",
+                                                        ".init.rodata")),
+    ("bss", lambda n: n == ".bss"),
+    ("ORC unwind", lambda n: n.startswith(".orc_unwind")),
+]
 
 
 def core_table(build_dir):
     rows = []
     for k, objs in CORE_OBJECTS.items():
-        total = [0, 0, 0]
+        total = [0] * len(CORE_COLUMNS)
         for o in objs:
-            s = berkeley(os.path.join(build_dir, f"kernel-bench-{k}", o))
-            if s is None:
+            secs = sections(os.path.join(build_dir, f"kernel-bench-{k}", o))
+            if not secs:
                 continue
-            total = [a + b for a, b in zip(total, s)]
-            rows.append([SHORT[k], f"`{o}`", f"{s[0]:,}", f"{s[1]:,}", f"{s[2]:,}"])
-        rows.append([SHORT[k], "**total**", f"{total[0]:,}", f"{total[1]:,}", f"{total[2]:,}"])
-    return table(["kernel", "object", "text", "data", "bss"], rows)
+            v = [sum(sz for n, sz in secs.items() if pred(n)) for _, pred in CORE_COLUMNS]
+            total = [a + b for a, b in zip(total, v)]
+            rows.append([SHORT[k], f"`{o}`"] + [f"{x:,}" for x in v])
+        rows.append([SHORT[k], "**total**"] + [f"{x:,}" for x in total])
+    return table(["kernel", "object"] + [c for c, _ in CORE_COLUMNS], rows)
+
+
+def object_diff(build_dir):
+    """The objects linked into vmlinux (vmlinux.a) that differ between (b) and (c)."""
+    import filecmp
+    bdir = os.path.join(build_dir, "kernel-bench-c")
+    cdir = os.path.join(build_dir, "kernel-bench-rust")
+
+    def objects(root):
+        try:
+            out = subprocess.run(["llvm-ar-19", "t", "vmlinux.a"], cwd=root, capture_output=True,
+                                 text=True, check=True).stdout
+        except (OSError, subprocess.CalledProcessError):
+            return set()
+        return set(out.split())
+
+    ob, oc = objects(bdir), objects(cdir)
+    if not ob or not oc:
+        return "(builds missing)"
+    same, differ = 0, []
+    for o in sorted(ob & oc):
+        if filecmp.cmp(os.path.join(bdir, o), os.path.join(cdir, o), shallow=False):
+            same += 1
+        else:
+            differ.append(o)
+    hot = ["mm/slub.o", "mm/slab_common.o", "mm/page_alloc.o", "mm/vmalloc.o", "mm/util.o",
+           "mm/page_ext.o", "rust/helpers/helpers.o", "rust/kernel.o"]
+    lines = [f"Objects linked into vmlinux (vmlinux.a): (b) {len(ob)}, (c) {len(oc)}; in both "
+             f"{same + len(differ)}, of which byte-identical {same}. The allocators and the Rust "
+             f"kernel crate: " +
+             ", ".join(f"`{o}` {'identical' if o in ob & oc and o not in differ else 'DIFFERS'}"
+                       for o in hot) + "."]
+    lines.append("")
+    lines.append(f"Only in (b): {', '.join(f'`{o}`' for o in sorted(ob - oc)) or 'none'}. "
+                 f"Only in (c): {', '.join(f'`{o}`' for o in sorted(oc - ob)) or 'none'}. "
+                 f"In both but different: {', '.join(f'`{o}`' for o in differ) or 'none'}.")
+    return "\n".join(lines)
 
 
 def differential(boots):
@@ -446,7 +549,7 @@ def main():
     p = print
     p("# alloctag benchmark")
     p()
-    for k in ["date", "command", "commit", "host", "qemu", "kernel", "cmdline", "rounds",
+    for k in ["date", "command", "commit", "host", "qemu", "kernel", "cmdline", "icount_cmdline", "rounds", "passes",
               "icount", "icount_rounds"]:
         if k in env:
             p(f"- {k}: `{env[k]}`")
@@ -456,9 +559,10 @@ def main():
         p(f"- {LABEL[k]}: {len(boots.get((k, 'tcg'), {}))} TCG boots, "
           f"{len(boots.get((k, 'icount'), {}))} icount boots; clocksource {cs}, possible CPUs {cpus}")
     p()
-    p("Ratios pair the boots of the same round (the three kernels boot in turn, in a rotating "
-      "order); each cell is median [min–max] over the rounds. One op is one allocation and its "
-      "free.")
+    p("Each TCG boot runs the benchmark `passes` times, alternating profiling on and off, and "
+      "its figure is the median of its passes. Ratios pair the boots of the same round (the "
+      "three kernels boot in turn, in a rotating order); each cell is median [min–max] over the "
+      "rounds. One op is one allocation and its free.")
     p()
     p("## Allocators, profiling enabled at run time (vm.mem_profiling=1), TCG")
     p()
@@ -502,6 +606,13 @@ def main():
         p()
         p(allocinfo_table(boots, "icount"))
         p()
+    p("What a line costs: the whole-file read (1 MiB buffer) over the number of tags, in (b) "
+      "and (c); and, from the Rust module in (c), making one line as the Rust core does "
+      "(`fmt-line`: `writeln!` with `{:12} {:8}` and the tag's `Display`, whose `CStr`s are "
+      "written a character at a time) and the same bytes copied (`bytes-line`).")
+    p()
+    p(lines_table(boots))
+    p()
     p("## Memory and size")
     p()
     p(memory_table(boots, build_dir))
@@ -509,6 +620,10 @@ def main():
     p("The profiling core's own objects:")
     p()
     p(core_table(build_dir))
+    p()
+    p("## What differs between the (b) and (c) builds")
+    p()
+    p(object_diff(build_dir))
     p()
     p("## Differential check: (b) against (c), same command line and initramfs")
     p()

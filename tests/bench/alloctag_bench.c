@@ -11,7 +11,8 @@
  *   128-byte cache of its own, alloc_pages/__free_pages of order 0 and 3, and
  *   vmalloc/vfree of 4 pages.
  *
- * Each test allocates a batch of objects, then frees the batch, and repeats;
+ * Each test allocates a batch of objects, then frees the batch, and repeats
+ * (ops allocations; ops/4 for pages, ops/16 for vmalloc, which cost more);
  * the clock (ktime_get_ns()) is read around each batch, so the cost of
  * reading it is spread over the batch. It prints one line per test:
  *
@@ -45,15 +46,15 @@ static char *mode = "alloc";
 module_param(mode, charp, 0444);
 MODULE_PARM_DESC(mode, "alloc: allocator loops; allocinfo: /proc/allocinfo reads");
 
-static unsigned int ops = 20480;
+static unsigned int ops = 262144;
 module_param(ops, uint, 0444);
-MODULE_PARM_DESC(ops, "allocations per test (a multiple of batch)");
+MODULE_PARM_DESC(ops, "allocations per slab test; pages tests make ops/4, vmalloc ops/16");
 
 static unsigned int batch = 64;
 module_param(batch, uint, 0444);
 MODULE_PARM_DESC(batch, "objects allocated before they are freed");
 
-static unsigned int reads = 10;
+static unsigned int reads = 20;
 module_param(reads, uint, 0444);
 MODULE_PARM_DESC(reads, "whole-file reads of /proc/allocinfo per buffer size");
 
@@ -65,6 +66,7 @@ struct test {
 	const char *name;
 	enum kind kind;
 	size_t size;	/* bytes, or the page order */
+	unsigned int shift;	/* the test makes ops >> shift allocations */
 };
 
 static const struct test tests[] = {
@@ -80,9 +82,9 @@ static const struct test tests[] = {
 	{ "kmalloc-4096", KMALLOC, 4096 },
 	{ "c-krealloc-64", KREALLOC, 64 },
 	{ "kmem_cache-128", CACHE, 128 },
-	{ "pages-order0", PAGES, 0 },
-	{ "pages-order3", PAGES, 3 },
-	{ "vmalloc-16k", VMALLOC, 4 * PAGE_SIZE },
+	{ "pages-order0", PAGES, 0, 2 },
+	{ "pages-order3", PAGES, 3, 2 },
+	{ "vmalloc-16k", VMALLOC, 4 * PAGE_SIZE, 4 },
 };
 
 static struct kmem_cache *cache;
@@ -157,7 +159,7 @@ static void fmt_per_op(char *buf, size_t len, u64 ns, u64 n)
 static int run_test(const struct test *t)
 {
 	u64 alloc_ns = 0, free_ns = 0, t0, t1, t2;
-	unsigned int done, rounds = ops / batch;
+	unsigned int done, rounds = max((ops >> t->shift) / batch, 1U);
 	char per_op[24], per_alloc[24], per_free[24];
 	int ret;
 

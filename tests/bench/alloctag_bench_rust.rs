@@ -11,14 +11,24 @@
 //!
 //! `alloctag_bench_rust: test=T ops=N ns_per_op=X.YYY alloc_ns=A.AAA free_ns=F.FFF`
 //!
+//! It then times making one `/proc/allocinfo` line two ways, to account for what the Rust
+//! core's reads cost: `fmt-line` formats it as `src/allocinfo.rs` does (`writeln!` with
+//! `{:12} {:8}` and the tag's `Display`, which writes each `CStr` a character at a time) into
+//! a `KVec`; `bytes-line` copies the same bytes with `extend_from_slice`. Both must give the same
+//! line. Prints `test=fmt-line ops=N ns_per_op=X` (one op is one line).
+//!
 //! Without `CONFIG_MEM_ALLOC_PROFILING`, `alloc_hooks!` is the expression alone, so the module
 //! builds in every kernel of the benchmark.
 
-use core::{fmt, mem::MaybeUninit};
+use core::{
+    fmt::{self, Write},
+    mem::MaybeUninit,
+};
 use kernel::{
-    alloc::{flags::GFP_KERNEL, AllocError, KBox},
-    alloc_hooks,
+    alloc::{flags::GFP_KERNEL, AllocError, KBox, KVec},
+    alloc_hooks, c_str,
     prelude::*,
+    str::CStr,
     time::Ktime,
 };
 
@@ -31,7 +41,7 @@ module! {
 }
 
 /// Allocations per test, as the C module's default `ops`.
-const OPS: usize = 20480;
+const OPS: usize = 262144;
 /// Objects allocated before they are dropped, as the C module's default `batch`.
 const BATCH: usize = 64;
 
@@ -107,12 +117,117 @@ fn run(name: &str, alloc: fn() -> Result<Object, AllocError>) -> Result {
     Ok(())
 }
 
+/// Lines made per line-formatting test.
+const LINES: usize = 16384;
+
+/// A tag as `src/codetag/tag.rs` displays one: `file:line [module] func:name`.
+struct Tag {
+    file: &'static CStr,
+    line: u32,
+    function: &'static CStr,
+}
+
+impl fmt::Display for Tag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{} ", self.file, self.line)?;
+        write!(f, "func:{}", self.function)
+    }
+}
+
+/// Appends to a line, as `src/allocinfo.rs`'s `LineWriter`.
+struct LineWriter<'a>(&'a mut KVec<u8>);
+
+impl Write for LineWriter<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.0
+            .extend_from_slice(s.as_bytes(), GFP_KERNEL)
+            .map_err(|_| fmt::Error)
+    }
+}
+
+/// The line of `src/allocinfo.rs`'s `write_line()`: `%12lli %8llu `, the tag, ` \n`.
+fn fmt_line(v: &mut KVec<u8>, bytes: i64, calls: u64, tag: &Tag) -> fmt::Result {
+    writeln!(LineWriter(v), "{:12} {:8} {} ", bytes, calls, tag)
+}
+
+/// Appends `n` right-aligned in `width` columns.
+fn push_number(v: &mut KVec<u8>, n: i64, width: usize) -> Result<(), AllocError> {
+    const SPACES: [u8; 20] = [b' '; 20];
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut u = n.unsigned_abs();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (u % 10) as u8;
+        u /= 10;
+        if u == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        i -= 1;
+        digits[i] = b'-';
+    }
+    let len = digits.len() - i;
+    v.extend_from_slice(&SPACES[..width.saturating_sub(len).min(SPACES.len())], GFP_KERNEL)?;
+    v.extend_from_slice(&digits[i..], GFP_KERNEL)
+}
+
+/// The same line, by copying bytes.
+fn bytes_line(v: &mut KVec<u8>, bytes: i64, calls: u64, tag: &Tag) -> Result<(), AllocError> {
+    push_number(v, bytes, 12)?;
+    v.push(b' ', GFP_KERNEL)?;
+    push_number(v, calls as i64, 8)?;
+    v.push(b' ', GFP_KERNEL)?;
+    v.extend_from_slice(tag.file.as_bytes(), GFP_KERNEL)?;
+    v.push(b':', GFP_KERNEL)?;
+    push_number(v, tag.line.into(), 0)?;
+    v.extend_from_slice(b" func:", GFP_KERNEL)?;
+    v.extend_from_slice(tag.function.as_bytes(), GFP_KERNEL)?;
+    v.extend_from_slice(b" \n", GFP_KERNEL)
+}
+
+fn run_lines() -> Result {
+    // A typical line: /proc/allocinfo's average is about 70 bytes.
+    let tag = Tag {
+        file: c_str!("fs/kernfs/dir.c"),
+        line: 624,
+        function: c_str!("__kernfs_new_node"),
+    };
+    let mut a = KVec::with_capacity(256, GFP_KERNEL)?;
+    let mut b = KVec::with_capacity(256, GFP_KERNEL)?;
+    fmt_line(&mut a, 837080, 6155, &tag).map_err(|_| ENOMEM)?;
+    bytes_line(&mut b, 837080, 6155, &tag)?;
+    if a.as_slice() != b.as_slice() {
+        pr_err!("fmt-line and bytes-line differ\n");
+        return Err(EINVAL);
+    }
+    for (name, by_fmt) in [("fmt-line", true), ("bytes-line", false)] {
+        let t0 = now();
+        for i in 0..LINES {
+            // SAFETY: Only bytes are in the vector.
+            unsafe { a.set_len(0) };
+            let (bytes, calls) = (core::hint::black_box(837080 + i as i64), 6155 + i as u64);
+            if by_fmt {
+                fmt_line(&mut a, bytes, calls, &tag).map_err(|_| ENOMEM)?;
+            } else {
+                bytes_line(&mut a, bytes, calls, &tag)?;
+            }
+            core::hint::black_box(&a);
+        }
+        let ns = now() - t0;
+        pr_info!("test={} ops={} ns_per_op={}\n", name, LINES, PerOp(ns, LINES));
+    }
+    Ok(())
+}
+
 struct RustBench;
 
 impl kernel::Module for RustBench {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         run("rust-alloc_hooks-64", alloc_tagged)?;
         run("rust-untagged-64", alloc_untagged)?;
+        run_lines()?;
         pr_info!("mode=rust finished\n");
         Ok(RustBench)
     }
