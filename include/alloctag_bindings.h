@@ -13,7 +13,9 @@
 #include <linux/cpumask.h>
 #include <linux/gfp.h>
 #include <linux/init.h>
+#include <linux/irq_work.h>
 #include <linux/jump_label.h>
+#include <linux/kstrtox.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
 #include <linux/proc_fs.h>
@@ -22,6 +24,7 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/sysctl.h>
+#include <linux/bug.h>
 #include <linux/vmalloc.h>
 
 #endif /* _ALLOCTAG_BINDINGS_H */

@@ -17,8 +17,6 @@ void alloctag_set_profiling(bool enable);
 
 /* In C (src/glue.c), for Rust. */
 unsigned long alloctag_find_symbol(struct module *mod, const char *name);
-void alloctag_counters_add(struct alloc_tag_counters __percpu *counters,
-			   u64 bytes, u64 calls);
 
 /* In Rust (src/profiling.rs), for C. */
 bool alloctag_page_ext_needed(void);

@@ -12,6 +12,7 @@
 #define _ALLOCTAG_RUST_H
 
 #include <linux/alloc_tag.h>
+#include <linux/preempt.h>
 #include <linux/sched.h>
 
 extern struct alloc_tag alloctag_rust_untagged_krealloc;
@@ -21,15 +22,24 @@ extern struct alloc_tag alloctag_rust_untagged_alloc_pages;
 
 #ifdef CONFIG_MEM_ALLOC_PROFILING
 
+/*
+ * In task context the tag is current->alloc_tag, which the Rust caller's
+ * with_tag() set, or the fallback when none is. In interrupt context
+ * current->alloc_tag belongs to the interrupted task, so an allocation there
+ * is charged to the fallback tag, never to that task's call site.
+ * alloc_tag_save() and alloc_tag_restore() bring C's debug check.
+ */
 #define alloctag_rust_call(_call, _fallback)				\
 ({									\
-	struct alloc_tag *__old = current->alloc_tag;			\
+	struct alloc_tag *__tag = in_task() ? current->alloc_tag : NULL;\
+	struct alloc_tag *__old;					\
 	typeof(_call) __res;						\
 									\
-	if (!__old)							\
-		current->alloc_tag = &(_fallback);			\
+	if (!__tag)							\
+		__tag = &(_fallback);					\
+	__old = alloc_tag_save(__tag);					\
 	__res = _call;							\
-	current->alloc_tag = __old;					\
+	alloc_tag_restore(__tag, __old);				\
 	__res;								\
 })
 

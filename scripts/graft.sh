@@ -9,6 +9,7 @@
 #    (codetag.o, alloc_tag.o) when our Rust core is selected;
 #  - rust/bindings/bindings_helper.h includes our bindgen header;
 #  - Makefile maps the source tree's path out of Rust's file!();
+#  - kernel/module/main.c keeps a module's per-CPU area with its tags;
 #  - rust/kernel/ gets alloc_tag.rs (the alloc_hooks! call-site API) and
 #    rust/helpers/ allocate under the Rust caller's tag.
 # Every edit is guarded by a marker so that re-running changes nothing.
@@ -18,6 +19,7 @@ set -euo pipefail
 tree=${1:-$SRC_TREE}
 [ -f "$tree/lib/alloc_tag.c" ] || die "$tree is not a Linux 6.12 tree"
 MARK=alloctag-graft
+export MARK
 
 mkdir -p "$tree/lib/alloctag"
 for f in Kconfig Kbuild src include tests; do
@@ -89,6 +91,17 @@ graft_helper vmalloc.c \
 	's|return vrealloc(p, size, flags);|return alloctag_rust_call(vrealloc_noprof(p, size, flags),\n\t\t\t\t  alloctag_rust_untagged_vrealloc);|'
 graft_helper page.c \
 	's|return alloc_pages(gfp_mask, order);|return alloctag_rust_call(alloc_pages_noprof(gfp_mask, order),\n\t\t\t\t  alloctag_rust_untagged_alloc_pages);|'
+
+# A module unloaded with live allocations keeps its data, and so its tags
+# (6.12), but its per-CPU area, where its tags' counters are, was freed: a
+# later free of such an allocation wrote into freed per-CPU memory. Keep the
+# area too when the code-tag core says the module's memory must stay.
+main_c=$tree/kernel/module/main.c
+if ! grep -q "$MARK" "$main_c"; then
+	perl -0pi -e 's|(\tkfree\(mod->args\);\n)\tpercpu_modfree\(mod\);\n|$1\t/* $ENV{MARK}: kept tags still count into this per-CPU area */\n\tif (unload_codetags)\n\t\tpercpu_modfree(mod);\n|' "$main_c"
+	[ "$(grep -c "$MARK" "$main_c")" = 1 ] || die "kernel/module/main.c: graft failed"
+	log "grafted kernel/module/main.c"
+fi
 
 bh=$tree/rust/bindings/bindings_helper.h
 if ! grep -q "$MARK" "$bh"; then

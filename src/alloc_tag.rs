@@ -77,9 +77,8 @@ impl AllocTag {
     }
 
     fn counters(&self) -> *mut bindings::alloc_tag_counters {
-        // SAFETY: `counters` is only written by `move_counters`, with a volatile store, and
-        // read with a volatile load, like the allocator hooks' plain load of a word.
-        unsafe { ptr::read_volatile(&raw const (*self.as_raw()).counters) }
+        // SAFETY: `counters` is set when the tag is made and never changes.
+        unsafe { (*self.as_raw()).counters }
     }
 
     /// Sums the counters of all possible CPUs, as `alloc_tag_read()` does.
@@ -146,6 +145,8 @@ pub(crate) use define_alloc_tag;
 
 /// Runs `f` with `tag` as `current->alloc_tag`, then restores the previous tag, as C's
 /// `alloc_hooks()` does: allocations in `f` made with `_noprof` functions are charged to `tag`.
+/// For the tests' private tags, which are not `kernel::alloc_tag::CallSiteTag`s.
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
 pub(crate) fn with_tag<R>(tag: &'static AllocTag, f: impl FnOnce() -> R) -> R {
     // SAFETY: `current` is valid in process context, where all callers run; only this task
     // changes its own `alloc_tag`.
@@ -164,19 +165,10 @@ pub(crate) use core_impl::*;
 /// The allocation tags as a code-tag type, with what the kernel asks of them.
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod core_impl {
-    use super::{sum_counters, with_tag, AllocTag};
+    use super::AllocTag;
     use crate::codetag::{self, Cursor, ModuleTags, Registration, TagType};
-    use core::{mem::size_of, ptr};
-    use kernel::{alloc::flags::GFP_KERNEL, bindings, c_str, prelude::*, str::CStr};
-
-    extern "C" {
-        /// `this_cpu_add()` on both counters, in the C glue.
-        fn alloctag_counters_add(
-            counters: *mut bindings::alloc_tag_counters,
-            bytes: u64,
-            calls: u64,
-        );
-    }
+    use core::mem::MaybeUninit;
+    use kernel::{bindings, c_str, prelude::*, str::CStr};
 
     /// The code-tag type of allocation tags.
     pub(crate) struct AllocTags;
@@ -195,23 +187,25 @@ mod core_impl {
     /// The kernel's registration of allocation tags.
     pub(crate) static ALLOC_TAGS: Registration<AllocTags> = Registration::new();
 
-    define_alloc_tag!(MOVED_COUNTERS_TAG, "alloctag_module_unload");
-
-    /// A tag whose counters moved to counters of ours, and its old ones.
-    struct MovedCounters<'a> {
-        tag: &'a AllocTag,
-        old: *mut bindings::alloc_tag_counters,
-    }
-
-    /// Warns about each of a going module's tags that still has live allocations and gives
-    /// each such tag per-CPU counters of its own, because the module loader frees the module's
-    /// per-CPU area while its data, and so the tags, stay. Frees of those allocations later then
-    /// update live counters. Returns whether the module's memory may be freed.
+    /// Warns about each of a going module's tags that still has live allocations; returns
+    /// whether the module's memory may be freed: only when none has.
+    ///
+    /// Why no allocator hook can reach freed memory, in every preemption model and with no
+    /// allocation here that could fail:
+    /// - A module's tags live in its data and their counters in its per-CPU area. When a tag
+    ///   has live allocations we return `false`: the loader then keeps the module's data
+    ///   (6.12) and its per-CPU area (our edit of kernel/module/main.c) for good, so a later
+    ///   free, or a free preempted between loading `tag->counters` and its `this_cpu_sub`, only
+    ///   ever writes memory that stays.
+    /// - When every tag reads zero the memory is freed. The module's code has returned for
+    ///   good (its exit ran), and only its code charges its tags (`kernel::alloc_tag::with_tag`
+    ///   scopes Rust's, `alloc_hooks()` C's), so its counters can only go down. Each CPU's counter then only
+    ///   decreases, so a sum read across the CPUs is at least the true count at the end of the
+    ///   read. A sum of zero calls thus means that every free of an allocation made here had
+    ///   done its last counter write (`calls`, after `bytes`, in `alloc_tag_sub()`) before the
+    ///   read ended, and no object refers to the tags any more.
     fn module_unload(module: ModuleTags<'_, AllocTags>) -> bool {
-        let live = module.tags().filter(|t| !t.read().is_zero()).count();
-        if live == 0 {
-            return true;
-        }
+        let mut unused = true;
         for tag in module.tags() {
             let counters = tag.read();
             if !counters.is_zero() {
@@ -222,59 +216,22 @@ mod core_impl {
                     counters.bytes,
                     counters.calls
                 );
+                unused = false;
             }
         }
-        let Ok(mut moved) = KVec::<MovedCounters<'_>>::with_capacity(live, GFP_KERNEL) else {
-            pr_err!(
-                "alloctag: no memory to keep {}'s tag counters\n",
-                module.name()
-            );
-            return false;
-        };
-        for tag in module.tags().filter(|t| !t.read().is_zero()) {
-            // SAFETY: Allocating per-CPU memory has no precondition.
-            let new: *mut bindings::alloc_tag_counters = with_tag(MOVED_COUNTERS_TAG, || unsafe {
-                bindings::pcpu_alloc_noprof(
-                    size_of::<bindings::alloc_tag_counters>(),
-                    core::mem::align_of::<bindings::alloc_tag_counters>(),
-                    false,
-                    bindings::GFP_KERNEL,
-                )
-            })
-            .cast();
-            if new.is_null() {
-                pr_err!(
-                    "alloctag: no memory to keep the counters of {}\n",
-                    tag.codetag()
-                );
-                continue;
-            }
-            let old = tag.counters();
-            // SAFETY: The tag lives in the module's data, which stays, as this function
-            // returns false. A word store is seen whole by the hooks' plain load.
-            // INVARIANT: `new` is a `__percpu` area that is never freed.
-            unsafe { ptr::write_volatile(&raw mut (*tag.as_raw()).counters, new) };
-            // `with_capacity(live)` reserved room for every live tag.
-            let _ = moved.push(MovedCounters { tag, old }, GFP_KERNEL);
-        }
-        // Let the hooks that loaded the old pointer finish with it, then fold the old totals
-        // into this CPU's instance of the new counters: only the sums mean anything.
-        // SAFETY: Called from the module loader, in process context.
-        unsafe { bindings::synchronize_rcu() };
-        for m in moved.iter() {
-            // SAFETY: `m.old` is the module's per-CPU area, freed only after we return.
-            let old = unsafe { sum_counters(m.old) };
-            // SAFETY: The new counters are a live `__percpu` area.
-            unsafe { alloctag_counters_add(m.tag.counters(), old.bytes as u64, old.calls) };
-        }
-        false
+        unused
     }
 
     /// Fills `tags[..count]` with the `count` tags that hold the most bytes, largest first, and
     /// returns how many it filled. From atomic context (`can_sleep` false) it gives up, returning
     /// 0, rather than wait for the registry. Called by the show_mem() report (mm/show_mem.c).
+    ///
+    /// # Safety
+    ///
+    /// `tags` must be null or valid for writes of `count` entries, which need not be
+    /// initialised.
     #[no_mangle]
-    pub(crate) extern "C" fn alloc_tag_top_users(
+    pub(crate) unsafe extern "C" fn alloc_tag_top_users(
         tags: *mut bindings::codetag_bytes,
         count: usize,
         can_sleep: bool,
@@ -293,8 +250,9 @@ mod core_impl {
                 None => return 0,
             }
         };
-        // SAFETY: The caller passes room for `count` entries.
-        let top = unsafe { core::slice::from_raw_parts_mut(tags, count) };
+        // SAFETY: The caller passes room for `count` entries; `MaybeUninit` asks nothing of
+        // their contents.
+        let top = unsafe { core::slice::from_raw_parts_mut(tags.cast(), count) };
         top_users(registry.tags(handle, Cursor::START), top)
     }
 
@@ -302,14 +260,15 @@ mod core_impl {
     /// how many entries it filled.
     pub(crate) fn top_users<'a>(
         tags: impl Iterator<Item = &'a AllocTag>,
-        top: &mut [bindings::codetag_bytes],
+        top: &mut [MaybeUninit<bindings::codetag_bytes>],
     ) -> usize {
         let mut filled = 0;
         for tag in tags {
             let bytes = tag.read().bytes;
             let i = top[..filled]
                 .iter()
-                .position(|e| bytes > e.bytes)
+                // SAFETY: The first `filled` entries are initialised.
+                .position(|e| bytes > unsafe { e.assume_init_ref() }.bytes)
                 .unwrap_or(filled);
             if i == top.len() {
                 continue;
@@ -318,10 +277,10 @@ mod core_impl {
                 filled += 1;
             }
             top.copy_within(i..filled - 1, i + 1);
-            top[i] = bindings::codetag_bytes {
+            top[i].write(bindings::codetag_bytes {
                 ct: (tag.codetag() as *const codetag::Codetag).cast_mut().cast(),
                 bytes,
-            };
+            });
         }
         filled
     }

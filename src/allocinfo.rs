@@ -13,7 +13,7 @@
 
 use crate::{
     alloc_tag::{Counters, ALLOC_TAGS},
-    codetag::{self, Codetag, Cursor},
+    codetag::{self, Codetag, ReadPosition},
 };
 use core::{
     ffi::{c_int, c_void},
@@ -30,11 +30,9 @@ pub(crate) fn write_line(w: &mut impl Write, counters: Counters, tag: &Codetag) 
 
 /// The state of one open `/proc/allocinfo`.
 struct ReadState {
-    /// The position of the tag in `line`, or of the end.
-    pos: i64,
-    /// Where that tag is.
-    cursor: Cursor,
-    /// The line of the tag at `pos`.
+    /// Where the reader stands.
+    position: ReadPosition,
+    /// The line of the tag it stands on.
     line: KVec<u8>,
 }
 
@@ -51,32 +49,12 @@ impl Write for LineWriter<'_> {
 
 impl ReadState {
     /// Moves to the tag at `pos` and makes its line. Returns `Ok(false)` past the last tag.
-    ///
-    /// Moving to the same or the next position starts from the cursor; any other, as after a
-    /// seek, walks from the first tag.
     fn seek(&mut self, pos: i64) -> Result<bool> {
         let Some(handle) = ALLOC_TAGS.handle() else {
             return Ok(false);
         };
         let registry = codetag::read();
-        let mut tags = if pos == self.pos {
-            registry.tags(handle, self.cursor)
-        } else if pos == self.pos + 1 {
-            let mut tags = registry.tags(handle, self.cursor);
-            tags.next();
-            tags
-        } else {
-            let mut tags = registry.tags(handle, Cursor::START);
-            for _ in 0..pos {
-                if tags.next().is_none() {
-                    break;
-                }
-            }
-            tags
-        };
-        self.pos = pos;
-        self.cursor = tags.cursor();
-        let Some(tag) = tags.next() else {
+        let Some(tag) = self.position.seek(&registry, handle, pos) else {
             return Ok(false);
         };
         // SAFETY: Only bytes are in the vector, so dropping none of them is right.
@@ -161,7 +139,7 @@ unsafe extern "C" fn show(m: *mut bindings::seq_file, _v: *mut c_void) -> c_int 
     // position; the header goes with position 0 each time.
     // SAFETY: `m` is the seq_file; the data is valid for the given lengths.
     unsafe {
-        if state.pos == 0 {
+        if state.position.pos() == 0 {
             bindings::seq_write(m, HEADER.as_ptr().cast(), HEADER.len());
         }
         bindings::seq_write(m, state.line.as_ptr().cast(), state.line.len());
@@ -184,8 +162,7 @@ static SEQ_OPS: bindings::seq_operations = bindings::seq_operations {
 unsafe extern "C" fn open(_inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
     let state = match KBox::new(
         ReadState {
-            pos: 0,
-            cursor: Cursor::START,
+            position: ReadPosition::START,
             line: KVec::new(),
         },
         GFP_KERNEL,

@@ -66,14 +66,3 @@ unsigned long alloctag_find_symbol(struct module *mod, const char *name)
 	preempt_enable();
 	return addr;
 }
-
-/*
- * Adds to this CPU's instance of a tag's counters, as the allocator hooks
- * do: this_cpu_add() is a macro.
- */
-void alloctag_counters_add(struct alloc_tag_counters __percpu *counters,
-			   u64 bytes, u64 calls)
-{
-	this_cpu_add(counters->bytes, bytes);
-	this_cpu_add(counters->calls, calls);
-}

@@ -49,6 +49,24 @@ impl Test {
     }
 }
 
+impl Test {
+    /// Marks the case skipped with `reason`, as `kunit_mark_skipped()` does; the case goes on.
+    pub(crate) fn skip(&self, reason: &str) {
+        // SAFETY: By the type invariant `self.0` is the running case, and the case's thread is
+        // the only one that writes its status; KUnit reads it after the case returns.
+        unsafe {
+            let test = &mut *self.0;
+            test.status = bindings::kunit_status_KUNIT_SKIPPED;
+            let comment = &mut test.status_comment;
+            let n = reason.len().min(comment.len() - 1);
+            for (c, b) in comment.iter_mut().zip(reason.as_bytes()[..n].iter()) {
+                *c = *b as _;
+            }
+            comment[n] = 0;
+        }
+    }
+}
+
 /// Where an expectation is written and what it expects: `struct kunit_loc` and
 /// `struct kunit_unary_assert`.
 pub(crate) struct Site {
@@ -76,10 +94,21 @@ impl Site {
     }
 }
 
+/// A C struct for which all zeroes is a valid value.
+///
+/// # Safety
+///
+/// All zeroes must be a valid value of the type.
+unsafe trait Zeroable {}
+
+// SAFETY: Null pointers, `None` callbacks, zero counts and enums whose zero is a variant.
+unsafe impl Zeroable for bindings::kunit_case {}
+// SAFETY: As above.
+unsafe impl Zeroable for bindings::kunit_suite {}
+
 /// Returns a zeroed C struct, as C's designated initializers leave unnamed fields.
-const fn zeroed<T>() -> T {
-    // SAFETY: Only used for KUnit's C structs, for which all zeroes is a valid value (null
-    // pointers, `None` callbacks, zero counts and enums whose zero is a variant).
+const fn zeroed<T: Zeroable>() -> T {
+    // SAFETY: `T: Zeroable`.
     unsafe { MaybeUninit::zeroed().assume_init() }
 }
 

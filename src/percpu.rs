@@ -20,16 +20,31 @@ fn cpu_possible(cpu: usize) -> bool {
 }
 
 /// Returns the number of CPU ids, the bound of every CPU mask.
+#[cfg(not(any(CONFIG_NR_CPUS = "1", CONFIG_FORCE_NR_CPUS)))]
 fn nr_cpu_ids() -> usize {
     // SAFETY: `nr_cpu_ids` is fixed during early boot, before any of our code runs.
     unsafe { bindings::nr_cpu_ids as usize }
 }
 
+/// Returns the number of CPU ids: `NR_CPUS`, a constant in C when it is 1 or forced.
+#[cfg(any(CONFIG_NR_CPUS = "1", CONFIG_FORCE_NR_CPUS))]
+fn nr_cpu_ids() -> usize {
+    bindings::CONFIG_NR_CPUS as usize
+}
+
 /// Returns the offset from a `__percpu` address to `cpu`'s instance.
+#[cfg(CONFIG_SMP)]
 fn per_cpu_offset(cpu: usize) -> usize {
     // SAFETY: `cpu < nr_cpu_ids <= NR_CPUS`, the length of `__per_cpu_offset`, which is fixed
     // during early boot, when the per-CPU areas are set up.
     unsafe { bindings::__per_cpu_offset[cpu] }
+}
+
+/// Returns the offset from a `__percpu` address to `cpu`'s instance: without SMP the one
+/// instance is the variable itself (include/asm-generic/percpu.h).
+#[cfg(not(CONFIG_SMP))]
+fn per_cpu_offset(_cpu: usize) -> usize {
+    0
 }
 
 /// Calls `f` with the address of each possible CPU's instance of the per-CPU variable `ptr`.

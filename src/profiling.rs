@@ -12,12 +12,13 @@
 //! *Enabled* is the static key the allocator hooks test.
 
 use crate::profiling_key::{enabled, set_enabled};
+#[cfg(CONFIG_PROC_SYSCTL)]
+use core::ptr;
 use core::{
-    ffi::{c_int, c_void},
-    ptr,
+    ffi::c_int,
     sync::atomic::{AtomicBool, Ordering},
 };
-use kernel::{bindings, c_str, prelude::*, str::CStr};
+use kernel::{bindings, c_str, error::to_result, prelude::*, str::CStr};
 
 /// Whether profiling can be turned on; see the module documentation.
 static SUPPORTED: AtomicBool = AtomicBool::new(cfg!(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT));
@@ -42,57 +43,68 @@ pub(crate) extern "C" fn alloctag_page_ext_needed() -> bool {
 /// A value of `sysctl.vm.mem_profiling=`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum BootValue {
-    /// `0`: supported, off.
+    /// Supported, off.
     Off,
-    /// `1`: supported, on.
+    /// Supported, on.
     On,
     /// `never`: off for good.
     Never,
 }
 
 impl BootValue {
-    /// Parses a boot value: exactly `0`, `1` or `never`.
-    pub(crate) fn parse(value: &[u8]) -> Option<Self> {
-        match value {
-            b"0" => Some(Self::Off),
-            b"1" => Some(Self::On),
-            b"never" => Some(Self::Never),
-            _ => None,
+    /// Parses a boot value as 6.12's C does: anything starting with `never`, or anything that
+    /// `kstrtobool()` takes (`1`, `y`, `Y`, `on`, `0`, `n`, `N`, `off`, and what starts with
+    /// them: only the first one or two characters count). Anything else, including nothing, is
+    /// `EINVAL`.
+    pub(crate) fn parse(value: &CStr) -> Result<Self> {
+        let bytes = value.as_bytes();
+        if bytes.is_empty() {
+            return Err(EINVAL);
         }
+        if bytes.starts_with(b"never") {
+            return Ok(Self::Never);
+        }
+        let mut enable = false;
+        // SAFETY: `value` is NUL-terminated and `enable` is a valid `bool` to write.
+        to_result(unsafe { bindings::kstrtobool(value.as_char_ptr(), &mut enable) })?;
+        Ok(if enable { Self::On } else { Self::Off })
     }
 }
 
-/// Parses a value written to the sysctl: `0` or `1`, optionally followed by a newline.
-pub(crate) fn parse_sysctl_value(input: &[u8]) -> Option<bool> {
-    match input {
-        b"0" | b"0\n" => Some(false),
-        b"1" | b"1\n" => Some(true),
-        _ => None,
-    }
-}
-
-/// Handles `sysctl.vm.mem_profiling=`; runs while the kernel parses the early parameters.
+/// Handles `sysctl.vm.mem_profiling=`; runs while the kernel parses the early parameters. A
+/// value that [`BootValue::parse`] refuses changes nothing and is logged, with what is taken.
 ///
 /// # Safety
 ///
 /// `value` must be null or a NUL-terminated string.
 unsafe extern "C" fn setup_boot_parameter(value: *mut u8) -> c_int {
-    let bytes = if value.is_null() {
-        &b""[..]
+    let parsed = if value.is_null() {
+        Err(EINVAL)
     } else {
         // SAFETY: The caller passes a NUL-terminated string.
-        unsafe { CStr::from_char_ptr(value) }.as_bytes()
+        BootValue::parse(unsafe { CStr::from_char_ptr(value) })
     };
-    let Some(parsed) = BootValue::parse(bytes) else {
-        pr_err!(
-            "alloctag: invalid sysctl.vm.mem_profiling={:?}, expected 0, 1 or never; \
-             keeping the default\n",
-            core::str::from_utf8(bytes).unwrap_or("(not UTF-8)")
-        );
-        return EINVAL.to_errno();
+    let parsed = match parsed {
+        Ok(parsed) => parsed,
+        Err(e) => {
+            pr_err!(
+                "sysctl.vm.mem_profiling: invalid value, expected never or a boolean \
+                 (0, 1, y, n, on, off); keeping {}\n",
+                if !supported() {
+                    "never"
+                } else if enabled() {
+                    "1"
+                } else {
+                    "0"
+                }
+            );
+            return e.to_errno();
+        }
     };
     SUPPORTED.store(parsed != BootValue::Never, Ordering::Relaxed);
-    set_enabled(parsed == BootValue::On);
+    if enabled() != (parsed == BootValue::On) {
+        set_enabled(parsed == BootValue::On);
+    }
     0
 }
 
@@ -117,67 +129,27 @@ static BOOT_PARAMETER: EarlyParam = EarlyParam {
     early: 1,
 };
 
-/// Handles reads and writes of `/proc/sys/vm/mem_profiling`.
-///
-/// Reading gives `0` or `1`. Writing takes exactly `0` or `1` (a trailing newline allowed), in
-/// one write from offset 0; anything else is `-EINVAL` and changes nothing.
-///
-/// # Safety
-///
-/// Called by the sysctl core: `table` is our table, `buffer` holds `*lenp` bytes (the written
-/// data, or room for the read), and `lenp` and `ppos` are valid.
-unsafe extern "C" fn sysctl_handler(
-    table: *const bindings::ctl_table,
-    write: c_int,
-    buffer: *mut c_void,
-    lenp: *mut usize,
-    ppos: *mut bindings::loff_t,
-) -> c_int {
-    if write == 0 {
-        let mut value = c_int::from(enabled());
-        let tmp = bindings::ctl_table {
-            data: (&raw mut value).cast(),
-            maxlen: size_of::<c_int>() as c_int,
-            // SAFETY: The sysctl core passes our table.
-            ..unsafe { *table }
-        };
-        // SAFETY: `tmp` points to `value`, which outlives the call; the rest is the caller's.
-        return unsafe { bindings::proc_dointvec(&tmp, 0, buffer, lenp, ppos) };
-    }
-    if !supported() {
-        return EPERM.to_errno();
-    }
-    // SAFETY: The caller guarantees that `lenp` and `ppos` are valid.
-    let (len, pos) = unsafe { (*lenp, *ppos) };
-    if pos != 0 {
-        return EINVAL.to_errno();
-    }
-    // SAFETY: `buffer` holds the `len` bytes written.
-    let input = unsafe { core::slice::from_raw_parts(buffer.cast::<u8>(), len) };
-    let Some(enable) = parse_sysctl_value(input) else {
-        return EINVAL.to_errno();
-    };
-    set_enabled(enable);
-    // SAFETY: As above.
-    unsafe { *ppos += len as bindings::loff_t };
-    0
-}
-
-/// The `vm.mem_profiling` table; its mode is set at registration, before the sysctl core sees
-/// it.
+/// The `vm.mem_profiling` table. Its handler is the kernel's `proc_do_static_key()` on the
+/// profiling key, as in 6.12's C core: the same capability check (`CAP_SYS_ADMIN` to write)
+/// and the same input rules (`proc_dointvec_minmax()` with 0 and 1 as bounds, under
+/// `kernel.sysctl_writes_strict`), by construction. Its mode is set at registration, before the
+/// sysctl core sees it.
+#[cfg(CONFIG_PROC_SYSCTL)]
 static mut SYSCTL_TABLE: [bindings::ctl_table; 1] = [bindings::ctl_table {
     procname: c_str!("mem_profiling").as_char_ptr(),
-    data: ptr::null_mut(),
+    // SAFETY: Only the address of the key is taken.
+    data: unsafe { (&raw mut bindings::mem_alloc_profiling_key).cast() },
     maxlen: 0,
     mode: 0o644,
-    proc_handler: Some(sysctl_handler),
+    proc_handler: Some(bindings::proc_do_static_key),
     poll: ptr::null_mut(),
     extra1: ptr::null_mut(),
     extra2: ptr::null_mut(),
 }];
 
 /// Registers `/proc/sys/vm/mem_profiling`: 0644, or 0444 when profiling is off for good or
-/// built for debugging.
+/// built for debugging, as in 6.12.
+#[cfg(CONFIG_PROC_SYSCTL)]
 pub(crate) fn register_sysctl() -> Result {
     let read_only = !supported() || cfg!(CONFIG_MEM_ALLOC_PROFILING_DEBUG);
     let table = &raw mut SYSCTL_TABLE;
@@ -190,5 +162,11 @@ pub(crate) fn register_sysctl() -> Result {
             return Err(ENOMEM);
         }
     }
+    Ok(())
+}
+
+/// Without `/proc/sys` there is no sysctl to register, as in 6.12.
+#[cfg(not(CONFIG_PROC_SYSCTL))]
+pub(crate) fn register_sysctl() -> Result {
     Ok(())
 }

@@ -10,6 +10,7 @@
 
 use core::{
     cell::UnsafeCell,
+    marker::PhantomData,
     ops::{Deref, DerefMut},
 };
 use kernel::bindings;
@@ -50,7 +51,10 @@ impl<T> RwSem<T> {
         // SAFETY: By the type invariant `sem` is initialized.
         unsafe { bindings::down_read(self.sem) };
         // INVARIANT: The lock is held for reading.
-        ReadGuard { lock: self }
+        ReadGuard {
+            lock: self,
+            _not_send: PhantomData,
+        }
     }
 
     /// Takes the lock for reading if that needs no wait; never sleeps.
@@ -60,7 +64,10 @@ impl<T> RwSem<T> {
             return None;
         }
         // INVARIANT: The lock is held for reading.
-        Some(ReadGuard { lock: self })
+        Some(ReadGuard {
+            lock: self,
+            _not_send: PhantomData,
+        })
     }
 
     /// Takes the lock for writing; may sleep.
@@ -68,17 +75,23 @@ impl<T> RwSem<T> {
         // SAFETY: By the type invariant `sem` is initialized.
         unsafe { bindings::down_write(self.sem) };
         // INVARIANT: The lock is held for writing.
-        WriteGuard { lock: self }
+        WriteGuard {
+            lock: self,
+            _not_send: PhantomData,
+        }
     }
 }
 
 /// Shared access to the data of a [`RwSem`].
+///
+/// Not `Send`: a semaphore is released by the task that took it (owner tracking, lockdep).
 ///
 /// # Invariants
 ///
 /// The guard holds `lock` for reading.
 pub(crate) struct ReadGuard<'a, T> {
     lock: &'a RwSem<T>,
+    _not_send: PhantomData<*mut ()>,
 }
 
 impl<T> Deref for ReadGuard<'_, T> {
@@ -99,11 +112,14 @@ impl<T> Drop for ReadGuard<'_, T> {
 
 /// Exclusive access to the data of a [`RwSem`].
 ///
+/// Not `Send`, as [`ReadGuard`].
+///
 /// # Invariants
 ///
 /// The guard holds `lock` for writing.
 pub(crate) struct WriteGuard<'a, T> {
     lock: &'a RwSem<T>,
+    _not_send: PhantomData<*mut ()>,
 }
 
 impl<T> Deref for WriteGuard<'_, T> {

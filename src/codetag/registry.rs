@@ -9,14 +9,9 @@ use core::{
     ffi::c_void,
     marker::PhantomData,
     mem::size_of,
-    sync::atomic::{AtomicUsize, Ordering},
+    sync::atomic::{AtomicU64, AtomicUsize, Ordering},
 };
-use kernel::{
-    alloc::flags::GFP_KERNEL,
-    bindings, c_str, fmt,
-    prelude::*,
-    str::{CStr, CString},
-};
+use kernel::{alloc::flags::GFP_KERNEL, bindings, c_str, prelude::*, str::CStr};
 
 /// A type of code tag, bound to the linker section that holds its tags.
 ///
@@ -77,9 +72,14 @@ struct TypeEntry {
 
 /// The registered tag types and their ranges.
 pub(crate) struct Registry {
+    /// Tells this registry's handles from another's; 0 until the first type registers.
+    id: u64,
     types: KVec<TypeEntry>,
     next_module_id: u64,
 }
+
+/// The last registry id given out.
+static LAST_REGISTRY_ID: AtomicU64 = AtomicU64::new(0);
 
 // SAFETY: The raw pointers are to module and vmlinux memory that stays while their ranges are in
 // the registry; the registry's lock serializes changes.
@@ -87,8 +87,10 @@ unsafe impl Send for Registry {}
 // SAFETY: As above; shared references only read.
 unsafe impl Sync for Registry {}
 
-/// A registered tag type.
+/// A registered tag type, valid with the registry that registered it: another registry
+/// lists no tags for it.
 pub(crate) struct Handle<T: TagType> {
+    registry: u64,
     index: usize,
     _type: PhantomData<T>,
 }
@@ -117,6 +119,8 @@ static REGISTRY: RwSem<Registry> =
 pub(crate) struct Registration<T: TagType> {
     /// The handle's index, or `usize::MAX` before registration.
     index: AtomicUsize,
+    /// The kernel registry's id, stored before `index`.
+    registry: AtomicU64,
     _type: PhantomData<T>,
 }
 
@@ -125,6 +129,7 @@ impl<T: TagType> Registration<T> {
     pub(crate) const fn new() -> Self {
         Self {
             index: AtomicUsize::new(usize::MAX),
+            registry: AtomicU64::new(0),
             _type: PhantomData,
         }
     }
@@ -132,6 +137,7 @@ impl<T: TagType> Registration<T> {
     /// Registers `T` with vmlinux's tags.
     pub(crate) fn register(&self) -> Result {
         let handle = REGISTRY.write().register::<T>()?;
+        self.registry.store(handle.registry, Ordering::Relaxed);
         self.index.store(handle.index, Ordering::Release);
         Ok(())
     }
@@ -139,7 +145,8 @@ impl<T: TagType> Registration<T> {
     /// Returns the handle, once registered.
     pub(crate) fn handle(&self) -> Option<Handle<T>> {
         let index = self.index.load(Ordering::Acquire);
-        (index != usize::MAX).then_some(Handle {
+        (index != usize::MAX).then(|| Handle {
+            registry: self.registry.load(Ordering::Relaxed),
             index,
             _type: PhantomData,
         })
@@ -156,18 +163,38 @@ pub(crate) fn try_read() -> Option<ReadGuard<'static, Registry>> {
     REGISTRY.try_read()
 }
 
+/// The longest symbol name [`find_range`] looks up, with its NUL.
+const SYMBOL_MAX: usize = 64;
+
+/// Writes `prefix` and `section` into `buf` as a NUL-terminated string.
+fn symbol_name<'a>(buf: &'a mut [u8; SYMBOL_MAX], prefix: &str, section: &CStr) -> Result<&'a [u8]> {
+    let (prefix, section) = (prefix.as_bytes(), section.as_bytes());
+    let len = prefix.len() + section.len();
+    if len >= SYMBOL_MAX {
+        return Err(ENAMETOOLONG);
+    }
+    buf[..prefix.len()].copy_from_slice(prefix);
+    buf[prefix.len()..len].copy_from_slice(section);
+    buf[len] = 0;
+    Ok(&buf[..=len])
+}
+
 /// Returns `module`'s (or vmlinux's, when null) range of the tags in `section`: `Ok(None)` when
-/// it has none.
-fn find_range(
+/// it has none. Allocates nothing, so that module unload can call it.
+///
+/// # Safety
+///
+/// `module` must be null or point to a module that the loader keeps alive across the call.
+unsafe fn find_range(
     module: *mut bindings::module,
     section: &CStr,
     tag_size: usize,
 ) -> Result<Option<(*const u8, *const u8)>> {
-    let find = |prefix: &str| -> Result<*const u8> {
-        let name = CString::try_from_fmt(fmt!("{prefix}{section}"))?;
-        // SAFETY: `name` is NUL-terminated; `module` is null or a module being loaded, which
-        // the loader keeps alive across this call.
-        Ok(unsafe { alloctag_find_symbol(module.cast(), name.as_char_ptr()) } as *const u8)
+    let mut buf = [0u8; SYMBOL_MAX];
+    let mut find = |prefix: &str| -> Result<*const u8> {
+        let name = symbol_name(&mut buf, prefix, section)?;
+        // SAFETY: `name` is NUL-terminated; the caller guarantees `module`.
+        Ok(unsafe { alloctag_find_symbol(module.cast(), name.as_ptr()) } as *const u8)
     };
     let (start, stop) = (find("__start_")?, find("__stop_")?);
     if start.is_null() || stop.is_null() {
@@ -184,12 +211,16 @@ fn find_range(
 }
 
 /// Returns a name for `module` in messages.
-fn module_name(module: *mut bindings::module) -> &'static CStr {
+///
+/// # Safety
+///
+/// `module` must be null or point to a module that lives for `'a`.
+unsafe fn module_name<'a>(module: *mut bindings::module) -> &'a CStr {
     if module.is_null() {
         return c_str!("(built-in)");
     }
-    // SAFETY: The loader keeps `module` alive across the calls that pass it; its name is a
-    // NUL-terminated array.
+    // SAFETY: The caller guarantees that `module` lives for `'a`; its name is a NUL-terminated
+    // array.
     unsafe { CStr::from_char_ptr((*module).name.as_ptr()) }
 }
 
@@ -197,6 +228,7 @@ impl Registry {
     /// Makes an empty registry; the kernel's is reached through [`read`] and [`Registration`].
     pub(crate) const fn new() -> Self {
         Self {
+            id: 0,
             types: KVec::new(),
             next_module_id: 1,
         }
@@ -206,7 +238,10 @@ impl Registry {
     pub(crate) fn register<T: TagType>(&mut self) -> Result<Handle<T>> {
         let tag_size = size_of::<T::Tag>();
         let mut ranges = KVec::new();
-        if let Some((start, stop)) = find_range(core::ptr::null_mut(), T::SECTION, tag_size)? {
+        // SAFETY: Null names vmlinux.
+        if let Some((start, stop)) =
+            unsafe { find_range(core::ptr::null_mut(), T::SECTION, tag_size) }?
+        {
             // INVARIANT: vmlinux's tags live forever; `find_range` checked the size.
             ranges.push(
                 Range {
@@ -227,18 +262,36 @@ impl Registry {
             },
             GFP_KERNEL,
         )?;
+        if self.id == 0 {
+            self.id = LAST_REGISTRY_ID.fetch_add(1, Ordering::Relaxed) + 1;
+        }
         Ok(Handle {
+            registry: self.id,
             index: self.types.len() - 1,
             _type: PhantomData,
         })
     }
 
-    /// Adds `module`'s tags of every type.
-    fn load_module(&mut self, module: *mut bindings::module) {
+    /// Returns the entry of `handle`'s type, if it was registered here.
+    fn entry<T: TagType>(&self, handle: Handle<T>) -> Option<&TypeEntry> {
+        (handle.registry == self.id)
+            .then(|| self.types.get(handle.index))
+            .flatten()
+    }
+
+    /// Adds `module`'s tags of every type. A range that cannot be added (no memory) is not
+    /// listed, and [`Registry::unload_module`] still finds it.
+    ///
+    /// # Safety
+    ///
+    /// `module` must point to a module being loaded, which lives until
+    /// [`Registry::unload_module`] is called for it.
+    unsafe fn load_module(&mut self, module: *mut bindings::module) {
         let id = self.next_module_id;
         self.next_module_id += 1;
         for ty in self.types.iter_mut() {
-            let range = match find_range(module, ty.section, ty.tag_size) {
+            // SAFETY: The caller guarantees `module`.
+            let range = match unsafe { find_range(module, ty.section, ty.tag_size) } {
                 Ok(Some((start, stop))) => Range {
                     id,
                     module,
@@ -250,7 +303,8 @@ impl Registry {
                     pr_warn!(
                         "Failed to load code tags of type {} from the module {}: {:?}\n",
                         ty.section,
-                        module_name(module),
+                        // SAFETY: The caller guarantees `module`.
+                        unsafe { module_name(module) },
                         e
                     );
                     continue;
@@ -259,9 +313,10 @@ impl Registry {
             // INVARIANT: The module's memory lives until `unload_module` drops the range.
             if let Err(e) = ty.ranges.push(range, GFP_KERNEL) {
                 pr_warn!(
-                    "Failed to load code tags of type {} from the module {}: {:?}\n",
+                    "Failed to list code tags of type {} of the module {}: {:?}\n",
                     ty.section,
-                    module_name(module),
+                    // SAFETY: The caller guarantees `module`.
+                    unsafe { module_name(module) },
                     e
                 );
             }
@@ -269,10 +324,34 @@ impl Registry {
     }
 
     /// Drops `module`'s tags of every type. Returns whether its memory may be freed.
-    fn unload_module(&mut self, module: *mut bindings::module) -> bool {
+    ///
+    /// With `lookup`, a type that has no range of the module listed (adding it failed at load)
+    /// is still asked about the module's tags, found again in its symbols: the module's memory
+    /// must not go while a type needs it, whether or not its tags were listed.
+    ///
+    /// # Safety
+    ///
+    /// `module` must point to a module that lives across the call; with `lookup`, one the
+    /// module loader is unloading.
+    unsafe fn unload_module(&mut self, module: *mut bindings::module, lookup: bool) -> bool {
         let mut unload_ok = true;
         for ty in self.types.iter_mut() {
             let Some(i) = ty.ranges.iter().position(|r| r.module == module) else {
+                if lookup {
+                    // SAFETY: The caller guarantees `module`.
+                    if let Ok(Some((start, stop))) =
+                        unsafe { find_range(module, ty.section, ty.tag_size) }
+                    {
+                        // INVARIANT: The module's memory lives across this call.
+                        let range = Range {
+                            id: u64::MAX,
+                            module,
+                            start,
+                            stop,
+                        };
+                        unload_ok &= (ty.unload)(&range);
+                    }
+                }
                 continue;
             };
             unload_ok &= (ty.unload)(&ty.ranges[i]);
@@ -288,8 +367,7 @@ impl Registry {
     /// of loading.
     pub(crate) fn tags<T: TagType>(&self, handle: Handle<T>, from: Cursor) -> Tags<'_, T> {
         let ranges = self
-            .types
-            .get(handle.index)
+            .entry(handle)
             .map_or(&[][..], |ty| ty.ranges.as_slice());
         Tags::new(ranges, from)
     }
@@ -297,8 +375,7 @@ impl Registry {
     /// Returns the number of tags of type `T`.
     #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
     pub(crate) fn count<T: TagType>(&self, handle: Handle<T>) -> usize {
-        self.types
-            .get(handle.index)
+        self.entry(handle)
             .map_or(0, |ty| ty.ranges.iter().map(|r| r.len(ty.tag_size)).sum())
     }
 }
@@ -306,12 +383,20 @@ impl Registry {
 #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
 impl Registry {
     /// Adds `tags` as the range of `module`, as loading it would; for tests.
-    pub(crate) fn add_test_module<T: TagType>(
+    ///
+    /// # Safety
+    ///
+    /// `module` must point to a `struct module` with a NUL-terminated name that lives while
+    /// the range is in the registry.
+    pub(crate) unsafe fn add_test_module<T: TagType>(
         &mut self,
         handle: Handle<T>,
         module: *mut bindings::module,
         tags: &'static [T::Tag],
     ) -> Result {
+        if handle.registry != self.id {
+            return Err(EINVAL);
+        }
         let id = self.next_module_id;
         self.next_module_id += 1;
         let ty = self.types.get_mut(handle.index).ok_or(EINVAL)?;
@@ -330,8 +415,13 @@ impl Registry {
     }
 
     /// Drops `module`'s tags, as unloading it would; for tests.
-    pub(crate) fn remove_test_module(&mut self, module: *mut bindings::module) -> bool {
-        self.unload_module(module)
+    ///
+    /// # Safety
+    ///
+    /// `module` must be what [`Registry::add_test_module`] was given, or not in the registry.
+    pub(crate) unsafe fn remove_test_module(&mut self, module: *mut bindings::module) -> bool {
+        // SAFETY: The caller guarantees `module`; without lookup its symbols are not read.
+        unsafe { self.unload_module(module, false) }
     }
 }
 
@@ -351,6 +441,64 @@ impl Cursor {
         module_id: 0,
         index: 0,
     };
+}
+
+/// Where a reader of the tags of one type stands between two reads, as seq_file readers of
+/// `/proc/allocinfo` need: the position of the tag it stands on in the listing, where that
+/// tag is, and where the one after it is.
+///
+/// Both cursors are kept because either may be asked for next (seq_file shows a record again
+/// when its buffer overflowed). The one after is taken right after the tag was found, so that
+/// when the tag's module goes away between two reads the next read starts at the first tag of
+/// the next module, with none skipped: each tag of a module loaded for the whole reading is
+/// returned exactly once.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ReadPosition {
+    /// The position in the listing of the tag at `at`; -1 before the first.
+    pos: i64,
+    at: Cursor,
+    after: Cursor,
+}
+
+impl ReadPosition {
+    /// Before the first tag.
+    pub(crate) const START: Self = Self {
+        pos: -1,
+        at: Cursor::START,
+        after: Cursor::START,
+    };
+
+    /// Returns the position in the listing of the tag it stands on; -1 before the first.
+    pub(crate) fn pos(&self) -> i64 {
+        self.pos
+    }
+
+    /// Returns the tag at position `pos` of the listing and stands on it, or `None` past the
+    /// end. The same position and the next one resume from the stored cursors; any other, as
+    /// after a seek, walks from the first tag.
+    pub(crate) fn seek<'a, T: TagType>(
+        &mut self,
+        registry: &'a Registry,
+        handle: Handle<T>,
+        pos: i64,
+    ) -> Option<&'a T::Tag> {
+        let mut tags = if pos == self.pos {
+            registry.tags(handle, self.at)
+        } else if Some(pos) == self.pos.checked_add(1) {
+            registry.tags(handle, self.after)
+        } else {
+            let mut tags = registry.tags(handle, Cursor::START);
+            for _ in 0..pos {
+                tags.next()?;
+            }
+            tags
+        };
+        self.pos = pos;
+        self.at = tags.cursor();
+        let tag = tags.next();
+        self.after = tags.cursor();
+        tag
+    }
 }
 
 /// An iterator over the tags of one type.
@@ -432,7 +580,9 @@ impl<'a, T: TagType> ModuleTags<'a, T> {
 
     /// Returns the module's name.
     pub(crate) fn name(&self) -> &CStr {
-        module_name(self.range.module)
+        // SAFETY: By `Range`'s invariant the module lives while its range is in the registry,
+        // or across the unload call that made this `ModuleTags`.
+        unsafe { module_name(self.range.module) }
     }
 
     /// Returns the module's tags.
@@ -450,10 +600,16 @@ impl<'a, T: TagType> ModuleTags<'a, T> {
 /// Adds the code tags of `module`, which has just been loaded.
 ///
 /// Called by the module loader (kernel/module/main.c).
+///
+/// # Safety
+///
+/// `module` must be null or a module being loaded, which lives until
+/// [`codetag_unload_module`] is called for it.
 #[no_mangle]
-pub(crate) extern "C" fn codetag_load_module(module: *mut bindings::module) {
+pub(crate) unsafe extern "C" fn codetag_load_module(module: *mut bindings::module) {
     if !module.is_null() {
-        REGISTRY.write().load_module(module);
+        // SAFETY: The caller guarantees `module`.
+        unsafe { REGISTRY.write().load_module(module) };
     }
 }
 
@@ -461,13 +617,18 @@ pub(crate) extern "C" fn codetag_load_module(module: *mut bindings::module) {
 /// freed; `false` when a tag type still needs its tags.
 ///
 /// Called by the module loader (kernel/module/main.c).
+///
+/// # Safety
+///
+/// `module` must be null or a module that the loader is freeing, alive across the call.
 #[no_mangle]
-pub(crate) extern "C" fn codetag_unload_module(module: *mut bindings::module) -> bool {
+pub(crate) unsafe extern "C" fn codetag_unload_module(module: *mut bindings::module) -> bool {
     if module.is_null() {
         return true;
     }
     // Let the module's pending kfree_rcu() frees happen before its tags are checked.
     // SAFETY: Called by the module loader in process context.
     unsafe { bindings::kvfree_rcu_barrier() };
-    REGISTRY.write().unload_module(module)
+    // SAFETY: The caller guarantees `module`.
+    unsafe { REGISTRY.write().unload_module(module, true) }
 }

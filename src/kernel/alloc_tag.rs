@@ -2,6 +2,9 @@
 
 //! Allocation tags for Rust call sites.
 //!
+//! Written without the `&raw` syntax: the kernel crate builds with every rustc that 6.12
+//! allows.
+//!
 //! C header: [`include/linux/alloc_tag.h`](srctree/include/linux/alloc_tag.h)
 //!
 //! In C, `alloc_hooks()` gives every allocation call site a tag of its own, so that
@@ -18,8 +21,9 @@
 //! charged to the fallback tag of its path, [`UNTAGGED_KREALLOC`] and its siblings, whose
 //! function names start with `rust_untagged_`.
 //!
-//! Cost: a call site adds a load and a store of `current->alloc_tag` before the allocation
-//! and a store after it, as `alloc_hooks()` does; no allocation and no lock.
+//! Cost: a call site adds one call to find `current`, a load and a store of
+//! `current->alloc_tag` before the allocation and a store after it (`alloc_hooks()` reads
+//! `current` inline); no allocation and no lock.
 
 #[cfg(CONFIG_MEM_ALLOC_PROFILING)]
 use crate::{bindings, types::Opaque};
@@ -75,35 +79,49 @@ impl CallSiteTag {
     }
 }
 
-/// Keeps a tag as `current->alloc_tag` while it lives, and puts back the previous one when
-/// dropped, so that nested [`alloc_hooks!`] behave as C's: the innermost wins.
+/// Runs `f` with `tag` as the current task's allocation tag, then puts the previous one back,
+/// as C's `alloc_tag_save()` and `alloc_tag_restore()` do around an allocation: allocations in
+/// `f` are charged to `tag`, and nested calls behave as C's (the innermost wins).
+///
+/// The tag is current exactly while `f` runs: no value outlives the call that could leave it in
+/// `current->alloc_tag` (a guard could be forgotten or dropped elsewhere). So a module's tag is
+/// never left behind for later allocations of the task to charge after the module is gone.
 #[cfg(CONFIG_MEM_ALLOC_PROFILING)]
-pub struct TagGuard {
-    previous: *mut bindings::alloc_tag,
+#[inline]
+pub fn with_tag<R>(tag: &'static CallSiteTag, f: impl FnOnce() -> R) -> R {
+    // SAFETY: `current` is valid in every context, and stays the same task until `f` returns.
+    let slot = unsafe { core::ptr::addr_of_mut!((*bindings::get_current()).alloc_tag) };
+    // SAFETY: Only this task changes its `alloc_tag` outside interrupts, and interrupts restore
+    // what they change before they return.
+    let previous = unsafe { slot.replace(tag.as_raw()) };
+    let result = f();
+    // SAFETY: As above.
+    let found = unsafe { slot.replace(previous) };
+    if cfg!(CONFIG_MEM_ALLOC_PROFILING_DEBUG) && found != tag.as_raw() {
+        tag_changed();
+    }
+    result
 }
 
+/// Warns that something changed `current->alloc_tag` inside [`with_tag`] and left it changed,
+/// as C's `alloc_tag_restore()` does under `CONFIG_MEM_ALLOC_PROFILING_DEBUG`.
 #[cfg(CONFIG_MEM_ALLOC_PROFILING)]
-impl TagGuard {
-    /// Makes `tag` the current task's allocation tag.
-    #[inline]
-    pub fn new(tag: &'static CallSiteTag) -> Self {
-        // SAFETY: `current` is valid in task context; only the task itself changes its
-        // `alloc_tag`, and interrupts restore what they change.
-        let previous = unsafe {
-            let task = bindings::get_current();
-            core::ptr::replace(&raw mut (*task).alloc_tag, tag.as_raw())
-        };
-        Self { previous }
-    }
-}
-
-#[cfg(CONFIG_MEM_ALLOC_PROFILING)]
-impl Drop for TagGuard {
-    #[inline]
-    fn drop(&mut self) {
-        // SAFETY: As in `new`; the guard lives on this task's stack.
-        unsafe { (*bindings::get_current()).alloc_tag = self.previous };
-    }
+#[cold]
+#[inline(never)]
+fn tag_changed() {
+    crate::pr_warn!("current->alloc_tag was changed:\n");
+    // SAFETY: `__warn` prints the warning with a backtrace and taints, as `WARN()` does; the
+    // file name is a static NUL-terminated string and null `regs` and `args` are allowed.
+    unsafe {
+        bindings::__warn(
+            crate::c_str!(file!()).as_char_ptr(),
+            line!() as _,
+            core::ptr::null_mut(),
+            bindings::TAINT_WARN,
+            core::ptr::null_mut(),
+            core::ptr::null_mut(),
+        )
+    };
 }
 
 /// Returns the type name of `T`; [`alloc_hooks!`] names a function it defines with it.
@@ -214,11 +232,10 @@ macro_rules! alloc_hooks {
                     module
                 },
                 &__FUNCTION,
-                &raw mut __COUNTERS,
+                ::core::ptr::addr_of_mut!(__COUNTERS),
             )
         };
-        let __guard = $crate::alloc_tag::TagGuard::new(&__TAG);
-        $alloc
+        $crate::alloc_tag::with_tag(&__TAG, || $alloc)
     }};
 }
 
@@ -251,7 +268,7 @@ macro_rules! fallback_tag {
                     line!(),
                     core::ptr::null(),
                     concat!($function, "\0").as_bytes(),
-                    &raw mut COUNTERS,
+                    core::ptr::addr_of_mut!(COUNTERS),
                 )
             }
         };

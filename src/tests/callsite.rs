@@ -4,26 +4,41 @@
 //! this file, the line of the call and the enclosing function; nesting behaves as C's; without
 //! a tag, the allocator path's fallback tag is charged.
 
-use super::with_tag;
+use super::{test_tag, with_tag};
 use crate::{
     alloc_tag::{AllocTag, Counters},
     kunit::{kunit_expect, kunit_suite, Test},
 };
+use core::{
+    ptr,
+    sync::atomic::{AtomicBool, AtomicPtr, Ordering},
+};
 use kernel::{
-    alloc::{flags::GFP_KERNEL, KBox},
+    alloc::{
+        flags::{GFP_ATOMIC, GFP_KERNEL},
+        KBox,
+    },
     alloc_hooks, alloc_page, alloc_tag as callsite, bindings, kbox, kvec_push, kvec_with_capacity,
+    new_spinlock,
     page::PAGE_SIZE,
 };
 
-/// Returns the current task's allocation tag: inside `alloc_hooks!`, the call site's.
-fn current_tag() -> &'static AllocTag {
-    // SAFETY: `current` is valid in process context; every tag made current lives forever.
-    unsafe { AllocTag::from_raw((*bindings::get_current()).alloc_tag) }
+/// Returns the current task's allocation tag, if it has one: inside `alloc_hooks!`, the call
+/// site's.
+fn current_tag() -> Option<&'static AllocTag> {
+    // SAFETY: `current` is valid in process context.
+    let tag = unsafe { (*bindings::get_current()).alloc_tag };
+    // SAFETY: The tags made current in these tests are vmlinux's, which live forever.
+    (!tag.is_null()).then(|| unsafe { AllocTag::from_raw(tag) })
 }
 
 fn callsite_tag_names_file_line_and_function(test: &Test) {
     let line = line!() + 1;
     let (tag, obj) = alloc_hooks!((current_tag(), KBox::new([0u8; 100], GFP_KERNEL)));
+    let Some(tag) = tag else {
+        kunit_expect!(test, false, "no tag current inside alloc_hooks!");
+        return;
+    };
     let ct = tag.codetag();
     kunit_expect!(test, ct.lineno() == line, "line {} for {line}", ct.lineno());
     kunit_expect!(
@@ -45,7 +60,7 @@ fn callsite_tag_names_file_line_and_function(test: &Test) {
 }
 
 fn nested_sites_innermost_wins(test: &Test) {
-    let before = current_tag() as *const AllocTag;
+    let before = current_tag().map(ptr::from_ref);
     let (outer, after_inner, (inner, inner_obj), outer_obj) = alloc_hooks!({
         let inner = alloc_hooks!((current_tag(), KBox::new(1u64, GFP_KERNEL)));
         (
@@ -55,17 +70,17 @@ fn nested_sites_innermost_wins(test: &Test) {
             KBox::new([0u8; 200], GFP_KERNEL),
         )
     });
-    kunit_expect!(test, !core::ptr::eq(outer, inner));
     kunit_expect!(
         test,
-        core::ptr::eq(outer, after_inner),
-        "the outer tag came back"
-    );
-    kunit_expect!(
-        test,
-        core::ptr::eq(current_tag(), before),
+        current_tag().map(ptr::from_ref) == before,
         "the caller's tag came back"
     );
+    let (Some(outer), Some(after_inner), Some(inner)) = (outer, after_inner, inner) else {
+        kunit_expect!(test, false, "no tag current inside alloc_hooks!");
+        return;
+    };
+    kunit_expect!(test, !ptr::eq(outer, inner));
+    kunit_expect!(test, ptr::eq(outer, after_inner), "the outer tag came back");
     let (o, i) = (outer.read(), inner.read());
     kunit_expect!(test, o.calls == 1 && o.bytes >= 200, "outer {o:?}");
     kunit_expect!(
@@ -94,7 +109,7 @@ fn untagged_allocation_charges_fallback(test: &Test) {
             .ends_with(b"rust/kernel/alloc_tag.rs")
     );
     // Another tag current: the allocation is charged to it, not to the fallback.
-    super::test_tag!(OUTER_C_TAG, "untagged_allocation_charges_fallback");
+    test_tag!(OUTER_C_TAG, "untagged_allocation_charges_fallback");
     let base = fallback.read();
     let obj = KBox::new([0u8; 300], GFP_KERNEL);
     let held = fallback.read();
@@ -114,6 +129,89 @@ fn untagged_allocation_charges_fallback(test: &Test) {
         "{base:?} -> {:?} after free",
         fallback.read()
     );
+}
+
+/// The interrupt work of [`irq_allocation_charges_fallback`].
+static mut IRQ_WORK: bindings::irq_work = {
+    // SAFETY: All zeroes is `IRQ_WORK_INIT()`'s value but for the function: no flags, no
+    // waiter, an unlinked node.
+    let mut work: bindings::irq_work = unsafe { core::mem::zeroed() };
+    work.func = Some(irq_allocate);
+    work
+};
+/// What the interrupt work allocated.
+static IRQ_OBJECT: AtomicPtr<[u8; 96]> = AtomicPtr::new(ptr::null_mut());
+/// Whether the interrupt work ran.
+static IRQ_RAN: AtomicBool = AtomicBool::new(false);
+/// Whether it interrupted a task whose current tag was [`INTERRUPTED_TAG`].
+static IRQ_SAW_TAG: AtomicBool = AtomicBool::new(false);
+
+/// Allocates with no tag of its own, in hard interrupt context.
+///
+/// # Safety
+///
+/// Called by the irq_work core with [`IRQ_WORK`].
+unsafe extern "C" fn irq_allocate(_work: *mut bindings::irq_work) {
+    // SAFETY: `current` is valid in interrupt context too: the interrupted task.
+    let tag = unsafe { (*bindings::get_current()).alloc_tag };
+    IRQ_SAW_TAG.store(ptr::eq(tag, INTERRUPTED_TAG.as_raw()), Ordering::Relaxed);
+    if let Ok(obj) = KBox::new([0u8; 96], GFP_ATOMIC) {
+        IRQ_OBJECT.store(KBox::into_raw(obj), Ordering::Relaxed);
+    }
+    IRQ_RAN.store(true, Ordering::Release);
+}
+
+test_tag!(INTERRUPTED_TAG, "irq_allocation_charges_fallback");
+
+/// An allocation without a tag of its own in an interrupt is charged to the fallback tag, not
+/// to the tag of the task it interrupted.
+fn irq_allocation_charges_fallback(test: &Test) {
+    // SAFETY: The fallback tag is a static `struct alloc_tag` in the kernel crate.
+    let fallback = unsafe { AllocTag::from_raw(callsite::UNTAGGED_KREALLOC.as_raw()) };
+    let base = INTERRUPTED_TAG.read();
+    IRQ_RAN.store(false, Ordering::Relaxed);
+    // Under a spinlock, with interrupts on and no preemption, the self-interrupt that
+    // irq_work_queue() raises runs on this CPU, interrupting this task while its tag is set.
+    let Ok(lock) = KBox::pin_init(new_spinlock!(()), GFP_KERNEL) else {
+        kunit_expect!(test, false, "no memory for the lock");
+        return;
+    };
+    let (fallback_before, fallback_during, ran) = {
+        let _guard = lock.lock();
+        let before = fallback.read();
+        let ran = with_tag(INTERRUPTED_TAG, || {
+            // SAFETY: `IRQ_WORK` is initialised and only queued here, one case at a time.
+            unsafe { bindings::irq_work_queue(&raw mut IRQ_WORK) };
+            let mut spins = 0u64;
+            while !IRQ_RAN.load(Ordering::Acquire) && spins < 1_000_000_000 {
+                core::hint::spin_loop();
+                spins += 1;
+            }
+            IRQ_RAN.load(Ordering::Acquire)
+        });
+        (before, fallback.read(), ran)
+    };
+    // SAFETY: The work is not requeued; this waits until it is idle.
+    unsafe { bindings::irq_work_sync(&raw mut IRQ_WORK) };
+    let obj = IRQ_OBJECT.swap(ptr::null_mut(), Ordering::Relaxed);
+    kunit_expect!(test, ran, "the interrupt work did not run");
+    kunit_expect!(
+        test,
+        IRQ_SAW_TAG.load(Ordering::Relaxed),
+        "the interrupt did not find the task's tag current"
+    );
+    kunit_expect!(test, !obj.is_null(), "the interrupt's allocation failed");
+    let during = INTERRUPTED_TAG.read();
+    kunit_expect!(test, during == base, "{base:?} -> {during:?}: charged to the task's tag");
+    kunit_expect!(
+        test,
+        fallback_during.calls > fallback_before.calls,
+        "fallback {fallback_before:?} -> {fallback_during:?}"
+    );
+    if !obj.is_null() {
+        // SAFETY: Made by `KBox::into_raw` in `irq_allocate`, taken once.
+        drop(unsafe { KBox::from_raw(obj) });
+    }
 }
 
 /// Finds the tag of the call site at `line` of this file.
@@ -188,6 +286,7 @@ kunit_suite!(
         callsite_tag_names_file_line_and_function,
         nested_sites_innermost_wins,
         untagged_allocation_charges_fallback,
+        irq_allocation_charges_fallback,
     ]
 );
 

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The `/proc/allocinfo` line format and the parsers of the sysctl and boot values.
+//! The `/proc/allocinfo` line format and the boot parameter's parser.
 
 use crate::{
     alloc_tag::Counters,
     allocinfo::{write_line, HEADER},
     codetag::Codetag,
     kunit::{kunit_expect, kunit_suite, Test},
-    profiling::{parse_sysctl_value, BootValue},
+    profiling::BootValue,
 };
 use core::fmt;
 use kernel::{bindings, c_str, types::Opaque};
@@ -108,41 +108,39 @@ fn header_is_6_12s(test: &Test) {
     );
 }
 
-fn boot_values_are_strict(test: &Test) {
-    kunit_expect!(test, BootValue::parse(b"0") == Some(BootValue::Off));
-    kunit_expect!(test, BootValue::parse(b"1") == Some(BootValue::On));
-    kunit_expect!(test, BootValue::parse(b"never") == Some(BootValue::Never));
-    for bad in [
-        &b""[..],
-        b"2",
-        b"-1",
-        b"nev",
-        b"never1",
-        b"1 ",
-        b"y",
-        b"on",
-        b"01",
+/// The boot parameter takes what 6.12's C takes: `never` as a prefix, else `kstrtobool()`.
+fn boot_values_match_6_12(test: &Test) {
+    for (value, want) in [
+        (c_str!("0"), BootValue::Off),
+        (c_str!("1"), BootValue::On),
+        (c_str!("never"), BootValue::Never),
+        (c_str!("neverever"), BootValue::Never),
+        (c_str!("y"), BootValue::On),
+        (c_str!("Y"), BootValue::On),
+        (c_str!("yes"), BootValue::On),
+        (c_str!("on"), BootValue::On),
+        (c_str!("ON"), BootValue::On),
+        (c_str!("n"), BootValue::Off),
+        (c_str!("no"), BootValue::Off),
+        (c_str!("off"), BootValue::Off),
+        (c_str!("01"), BootValue::Off),
+        (c_str!("1 "), BootValue::On),
     ] {
-        kunit_expect!(test, BootValue::parse(bad).is_none(), "accepted {bad:?}");
+        let got = BootValue::parse(value);
+        kunit_expect!(test, got == Ok(want), "{value:?} gave {got:?}");
     }
-}
-
-fn sysctl_values_are_strict(test: &Test) {
-    kunit_expect!(test, parse_sysctl_value(b"0") == Some(false));
-    kunit_expect!(test, parse_sysctl_value(b"1\n") == Some(true));
     for bad in [
-        &b""[..],
-        b"\n",
-        b"2",
-        b"-1",
-        b"abc",
-        b"1 1",
-        b"0x1",
-        b" 1",
-        b"1\n\n",
-        b"1\0",
+        c_str!(""),
+        c_str!("2"),
+        c_str!("-1"),
+        c_str!("nev"),
+        c_str!("o"),
+        c_str!("ox"),
+        c_str!("junk"),
+        c_str!(" 1"),
     ] {
-        kunit_expect!(test, parse_sysctl_value(bad).is_none(), "accepted {bad:?}");
+        let got = BootValue::parse(bad);
+        kunit_expect!(test, got == Err(EINVAL), "{bad:?} gave {got:?}");
     }
 }
 
@@ -154,7 +152,6 @@ kunit_suite!(
         module_line_names_module,
         wide_and_negative_values_keep_printf_alignment,
         header_is_6_12s,
-        boot_values_are_strict,
-        sysctl_values_are_strict,
+        boot_values_match_6_12,
     ]
 );

@@ -6,15 +6,16 @@
 use super::{alloc_pages, test_tag, with_tag};
 use crate::{
     alloc_tag::{alloc_tag_top_users, top_users, AllocTag, ALLOC_TAGS},
-    codetag::{self, Cursor, ModuleTags, Registry, TagType},
+    codetag::{self, Cursor, ModuleTags, ReadPosition, Registry, TagType},
     kunit::{kunit_expect, kunit_suite, Test},
 };
 use core::{
+    mem::MaybeUninit,
     ptr,
     sync::atomic::{AtomicUsize, Ordering},
 };
 use kernel::{
-    alloc::{flags::GFP_KERNEL, KBox},
+    alloc::{flags::GFP_KERNEL, KBox, KVec},
     bindings, c_str,
     init::InPlaceInit,
     new_spinlock,
@@ -64,6 +65,7 @@ macro_rules! fake_tag {
 
 static FAKE_A: [AllocTag; 2] = [fake_tag!(), fake_tag!()];
 static FAKE_B: [AllocTag; 1] = [fake_tag!()];
+static FAKE_C: [AllocTag; 2] = [fake_tag!(), fake_tag!()];
 
 /// Stand-ins for the `struct module`s of the fake modules; only their addresses and names are
 /// used.
@@ -71,6 +73,8 @@ static FAKE_B: [AllocTag; 1] = [fake_tag!()];
 static mut MODULE_A: bindings::module = unsafe { core::mem::zeroed() };
 // SAFETY: As above.
 static mut MODULE_B: bindings::module = unsafe { core::mem::zeroed() };
+// SAFETY: As above.
+static mut MODULE_C: bindings::module = unsafe { core::mem::zeroed() };
 
 static UNLOADS: AtomicUsize = AtomicUsize::new(0);
 static UNLOADED_TAGS: AtomicUsize = AtomicUsize::new(0);
@@ -90,6 +94,9 @@ unsafe impl TagType for TestTags {
     }
 }
 
+/// The number of tags of the fake modules.
+const FAKES: usize = 5;
+
 /// Makes a registry of [`TestTags`] with vmlinux's tags and the fake modules A and B.
 fn registry_with_fakes(test: &Test) -> Option<(Registry, codetag::Handle<TestTags>)> {
     let (a, b) = (&raw mut MODULE_A, &raw mut MODULE_B);
@@ -97,11 +104,16 @@ fn registry_with_fakes(test: &Test) -> Option<(Registry, codetag::Handle<TestTag
     unsafe {
         (&mut (*a).name)[..7].copy_from_slice(&b"fake_a\0".map(|c| c as _));
         (&mut (*b).name)[..7].copy_from_slice(&b"fake_b\0".map(|c| c as _));
+        (&mut (*(&raw mut MODULE_C)).name)[..7].copy_from_slice(&b"fake_c\0".map(|c| c as _));
     }
     let mut registry = Registry::new();
     let handle = registry.register::<TestTags>().ok()?;
-    let added = registry.add_test_module(handle, a, &FAKE_A).is_ok()
-        && registry.add_test_module(handle, b, &FAKE_B).is_ok();
+    // SAFETY: The stand-ins are statics with NUL-terminated names.
+    let added = unsafe {
+        registry.add_test_module(handle, a, &FAKE_A).is_ok()
+            && registry.add_test_module(handle, b, &FAKE_B).is_ok()
+            && registry.add_test_module(handle, &raw mut MODULE_C, &FAKE_C).is_ok()
+    };
     kunit_expect!(test, added);
     added.then_some((registry, handle))
 }
@@ -112,17 +124,17 @@ fn module_tags_follow_vmlinux(test: &Test) {
     };
     let total = registry.count(handle);
     let mut tags = registry.tags(handle, Cursor::START);
-    let vmlinux = tags.by_ref().take(total - 3).count();
+    let vmlinux = tags.by_ref().take(total - FAKES).count();
     kunit_expect!(
         test,
-        vmlinux == total - 3 && vmlinux > 1000,
+        vmlinux == total - FAKES && vmlinux > 1000,
         "{vmlinux} of {total}"
     );
-    let rest: [Option<&AllocTag>; 4] = [tags.next(), tags.next(), tags.next(), tags.next()];
-    kunit_expect!(test, rest[0].is_some_and(|t| ptr::eq(t, &FAKE_A[0])));
-    kunit_expect!(test, rest[1].is_some_and(|t| ptr::eq(t, &FAKE_A[1])));
-    kunit_expect!(test, rest[2].is_some_and(|t| ptr::eq(t, &FAKE_B[0])));
-    kunit_expect!(test, rest[3].is_none());
+    let want = [&FAKE_A[0], &FAKE_A[1], &FAKE_B[0], &FAKE_C[0], &FAKE_C[1]];
+    for want in want {
+        kunit_expect!(test, tags.next().is_some_and(|t| ptr::eq(t, want)));
+    }
+    kunit_expect!(test, tags.next().is_none());
 }
 
 fn cursor_resumes_where_it_stopped(test: &Test) {
@@ -163,13 +175,14 @@ fn unload_drops_module_and_moves_cursor(test: &Test) {
     };
     let total = registry.count(handle);
     let mut tags = registry.tags(handle, Cursor::START);
-    tags.by_ref().take(total - 2).count();
+    tags.by_ref().take(total - FAKES + 1).count();
     let at_a1 = tags.cursor();
     kunit_expect!(test, tags.next().is_some_and(|t| ptr::eq(t, &FAKE_A[1])));
 
     UNLOADS.store(0, Ordering::Relaxed);
     UNLOADED_TAGS.store(0, Ordering::Relaxed);
-    let keep_a = !registry.remove_test_module(&raw mut MODULE_A);
+    // SAFETY: The stand-ins were added by `registry_with_fakes`.
+    let keep_a = !unsafe { registry.remove_test_module(&raw mut MODULE_A) };
     kunit_expect!(test, keep_a, "the type's hook asked to keep fake_a");
     kunit_expect!(test, UNLOADS.load(Ordering::Relaxed) == 1);
     kunit_expect!(test, UNLOADED_TAGS.load(Ordering::Relaxed) == 2);
@@ -178,13 +191,118 @@ fn unload_drops_module_and_moves_cursor(test: &Test) {
     let next = registry.tags(handle, at_a1).next();
     kunit_expect!(test, next.is_some_and(|t| ptr::eq(t, &FAKE_B[0])));
 
-    kunit_expect!(test, registry.remove_test_module(&raw mut MODULE_B));
+    // SAFETY: As above.
+    kunit_expect!(test, unsafe { registry.remove_test_module(&raw mut MODULE_B) });
     kunit_expect!(test, registry.count(handle) == total - 3);
     kunit_expect!(
         test,
-        registry.remove_test_module(&raw mut MODULE_B),
+        // SAFETY: As above; B is no longer in the registry.
+        unsafe { registry.remove_test_module(&raw mut MODULE_B) },
         "unknown modules unload"
     );
+}
+
+/// Reads the whole listing one tag at a time through a [`ReadPosition`], as seq_file does,
+/// calling `between(registry, pos)` after each tag; returns the tags read.
+fn read_listing(
+    registry: &mut Registry,
+    handle: codetag::Handle<TestTags>,
+    mut between: impl FnMut(&mut Registry, i64),
+) -> KVec<*const AllocTag> {
+    let mut read = KVec::new();
+    let mut position = ReadPosition::START;
+    let mut pos = 0;
+    while let Some(tag) = position.seek(registry, handle, pos) {
+        if read.push(ptr::from_ref(tag), GFP_KERNEL).is_err() {
+            break;
+        }
+        // seq_file shows a record again after its buffer overflowed: same position.
+        let again = position.seek(registry, handle, pos).map(ptr::from_ref);
+        if again != Some(ptr::from_ref(tag)) {
+            break;
+        }
+        between(registry, pos);
+        pos += 1;
+    }
+    read
+}
+
+/// A reader standing on the last tag of a module that then unloads goes on with the first tag
+/// of the next module: every tag of a module loaded for the whole read is read exactly once.
+fn read_position_skips_nothing_when_a_module_goes(test: &Test) {
+    let Some((mut registry, handle)) = registry_with_fakes(test) else {
+        return;
+    };
+    let total = registry.count(handle) as i64;
+    let whole = read_listing(&mut registry, handle, |_, _| {});
+    kunit_expect!(test, whole.len() as i64 == total, "{} of {total}", whole.len());
+    // Unload B while the reader stands on its only (and so last) tag, at `total - 3`.
+    let read = read_listing(&mut registry, handle, |registry, pos| {
+        if pos == total - 3 {
+            // SAFETY: B was added by `registry_with_fakes`.
+            unsafe { registry.remove_test_module(&raw mut MODULE_B) };
+        }
+    });
+    let tail: [*const AllocTag; 3] = [&FAKE_B[0], &FAKE_C[0], &FAKE_C[1]];
+    kunit_expect!(
+        test,
+        read.len() as i64 == total && read.ends_with(&tail),
+        "{} tags read of {total}",
+        read.len()
+    );
+    // Unload A while the reader stands on its first tag: A's second goes with it.
+    let Some((mut registry, handle)) = registry_with_fakes(test) else {
+        return;
+    };
+    let read = read_listing(&mut registry, handle, |registry, pos| {
+        if pos == total - FAKES as i64 {
+            // SAFETY: A was added by `registry_with_fakes`.
+            unsafe { registry.remove_test_module(&raw mut MODULE_A) };
+        }
+    });
+    let tail: [*const AllocTag; 4] = [&FAKE_A[0], &FAKE_B[0], &FAKE_C[0], &FAKE_C[1]];
+    kunit_expect!(
+        test,
+        read.len() as i64 == total - 1 && read.ends_with(&tail),
+        "{} tags read of {total}",
+        read.len()
+    );
+    // A module loaded during the read is read whole, after the others.
+    let Some((mut registry, handle)) = registry_with_fakes(test) else {
+        return;
+    };
+    // SAFETY: C goes first so that it can be added again; the stand-in is static.
+    let read = read_listing(&mut registry, handle, |registry, pos| unsafe {
+        if pos == 10 {
+            registry.remove_test_module(&raw mut MODULE_C);
+            let _ = registry.add_test_module(handle, &raw mut MODULE_C, &FAKE_C);
+        }
+    });
+    let tail: [*const AllocTag; 2] = [&FAKE_C[0], &FAKE_C[1]];
+    kunit_expect!(
+        test,
+        read.len() as i64 == total && read.ends_with(&tail),
+        "{} tags read of {total}",
+        read.len()
+    );
+}
+
+/// A handle lists tags only in the registry that made it.
+fn handles_belong_to_their_registry(test: &Test) {
+    let Some((registry, handle)) = registry_with_fakes(test) else {
+        return;
+    };
+    let Some((other, _)) = registry_with_fakes(test) else {
+        return;
+    };
+    kunit_expect!(test, registry.count(handle) > FAKES);
+    kunit_expect!(test, other.count(handle) == 0);
+    kunit_expect!(test, other.tags(handle, Cursor::START).next().is_none());
+    let Some(kernel) = ALLOC_TAGS.handle() else {
+        kunit_expect!(test, false, "allocation tags are not registered");
+        return;
+    };
+    kunit_expect!(test, registry.tags(kernel, Cursor::START).next().is_none());
 }
 
 test_tag!(ONE_PAGE, "top_users_one_page");
@@ -199,15 +317,15 @@ fn top_users_are_largest_first(test: &Test) {
     {
         pages[i] = with_tag(tag, || alloc_pages(order));
     }
-    let empty = bindings::codetag_bytes {
-        ct: ptr::null_mut(),
-        bytes: 0,
-    };
-    let mut top = [empty; 2];
+    let mut top = [MaybeUninit::<bindings::codetag_bytes>::uninit(); 2];
     let n = top_users([ONE_PAGE, FOUR_PAGES, TWO_PAGES].into_iter(), &mut top);
     kunit_expect!(test, n == 2);
-    kunit_expect!(test, ptr::eq(top[0].ct.cast(), FOUR_PAGES.codetag()));
-    kunit_expect!(test, ptr::eq(top[1].ct.cast(), TWO_PAGES.codetag()));
+    if n == 2 {
+        // SAFETY: `top_users` filled the first `n` entries.
+        let top = unsafe { [top[0].assume_init(), top[1].assume_init()] };
+        kunit_expect!(test, ptr::eq(top[0].ct.cast(), FOUR_PAGES.codetag()));
+        kunit_expect!(test, ptr::eq(top[1].ct.cast(), TWO_PAGES.codetag()));
+    }
     for (page, order) in pages.into_iter().zip([0, 2, 1]) {
         if !page.is_null() {
             // SAFETY: Allocated above with this order, freed once.
@@ -216,13 +334,21 @@ fn top_users_are_largest_first(test: &Test) {
     }
 
     // The kernel's entry point, sleeping and not.
+    let empty = bindings::codetag_bytes {
+        ct: ptr::null_mut(),
+        bytes: 0,
+    };
     let mut top = [empty; 16];
+    // SAFETY: `top` has room for `top.len()` entries.
+    let top_users = |top: &mut [bindings::codetag_bytes], len, can_sleep| unsafe {
+        alloc_tag_top_users(top.as_mut_ptr(), len, can_sleep)
+    };
     for can_sleep in [true, false] {
-        let n = alloc_tag_top_users(top.as_mut_ptr(), top.len(), can_sleep);
+        let n = top_users(&mut top, 16, can_sleep);
         kunit_expect!(test, n == top.len(), "{n} top users");
         kunit_expect!(test, top[..n].windows(2).all(|w| w[0].bytes >= w[1].bytes));
     }
-    kunit_expect!(test, alloc_tag_top_users(top.as_mut_ptr(), 0, true) == 0);
+    kunit_expect!(test, top_users(&mut top, 0, true) == 0);
 
     // From atomic context, as show_mem() may call it: under a spinlock, where anything that
     // sleeps is reported by CONFIG_DEBUG_ATOMIC_SLEEP (and the test command fails on it).
@@ -231,7 +357,7 @@ fn top_users_are_largest_first(test: &Test) {
         return;
     };
     let guard = lock.lock();
-    let n = alloc_tag_top_users(top.as_mut_ptr(), top.len(), false);
+    let n = top_users(&mut top, 16, false);
     drop(guard);
     kunit_expect!(test, n == top.len(), "{n} top users in atomic context");
 }
@@ -244,6 +370,8 @@ kunit_suite!(
         module_tags_follow_vmlinux,
         cursor_resumes_where_it_stopped,
         unload_drops_module_and_moves_cursor,
+        read_position_skips_nothing_when_a_module_goes,
+        handles_belong_to_their_registry,
         top_users_are_largest_first,
     ]
 );
