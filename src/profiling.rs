@@ -137,8 +137,7 @@ static BOOT_PARAMETER: EarlyParam = EarlyParam {
 #[cfg(CONFIG_PROC_SYSCTL)]
 static mut SYSCTL_TABLE: [bindings::ctl_table; 1] = [bindings::ctl_table {
     procname: c_str!("mem_profiling").as_char_ptr(),
-    // SAFETY: Only the address of the key is taken.
-    data: unsafe { (&raw mut bindings::mem_alloc_profiling_key).cast() },
+    data: (&raw mut bindings::mem_alloc_profiling_key).cast(),
     maxlen: 0,
     mode: 0o644,
     proc_handler: Some(bindings::proc_do_static_key),

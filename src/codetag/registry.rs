@@ -171,7 +171,7 @@ fn symbol_name<'a>(buf: &'a mut [u8; SYMBOL_MAX], prefix: &str, section: &CStr) 
     let (prefix, section) = (prefix.as_bytes(), section.as_bytes());
     let len = prefix.len() + section.len();
     if len >= SYMBOL_MAX {
-        return Err(ENAMETOOLONG);
+        return Err(EINVAL);
     }
     buf[..prefix.len()].copy_from_slice(prefix);
     buf[prefix.len()..len].copy_from_slice(section);
@@ -239,9 +239,8 @@ impl Registry {
         let tag_size = size_of::<T::Tag>();
         let mut ranges = KVec::new();
         // SAFETY: Null names vmlinux.
-        if let Some((start, stop)) =
-            unsafe { find_range(core::ptr::null_mut(), T::SECTION, tag_size) }?
-        {
+        let vmlinux = unsafe { find_range(core::ptr::null_mut(), T::SECTION, tag_size) }?;
+        if let Some((start, stop)) = vmlinux {
             // INVARIANT: vmlinux's tags live forever; `find_range` checked the size.
             ranges.push(
                 Range {
@@ -339,9 +338,8 @@ impl Registry {
             let Some(i) = ty.ranges.iter().position(|r| r.module == module) else {
                 if lookup {
                     // SAFETY: The caller guarantees `module`.
-                    if let Ok(Some((start, stop))) =
-                        unsafe { find_range(module, ty.section, ty.tag_size) }
-                    {
+                    let found = unsafe { find_range(module, ty.section, ty.tag_size) };
+                    if let Ok(Some((start, stop))) = found {
                         // INVARIANT: The module's memory lives across this call.
                         let range = Range {
                             id: u64::MAX,

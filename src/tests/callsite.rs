@@ -18,8 +18,9 @@ use kernel::{
         flags::{GFP_ATOMIC, GFP_KERNEL},
         KBox,
     },
-    alloc_hooks, alloc_page, alloc_tag as callsite, bindings, kbox, kvec_push, kvec_with_capacity,
-    new_spinlock,
+    alloc_hooks, alloc_page, alloc_tag as callsite, bindings,
+    init::InPlaceInit,
+    kbox, kvec_push, kvec_with_capacity, new_spinlock,
     page::PAGE_SIZE,
 };
 

@@ -10,7 +10,7 @@ use crate::{
     profiling::BootValue,
 };
 use core::fmt;
-use kernel::{bindings, c_str, types::Opaque};
+use kernel::{bindings, c_str, prelude::*, types::Opaque};
 
 /// A fixed buffer that formatted text goes into.
 struct Buf {

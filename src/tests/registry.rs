@@ -99,12 +99,12 @@ const FAKES: usize = 5;
 
 /// Makes a registry of [`TestTags`] with vmlinux's tags and the fake modules A and B.
 fn registry_with_fakes(test: &Test) -> Option<(Registry, codetag::Handle<TestTags>)> {
-    let (a, b) = (&raw mut MODULE_A, &raw mut MODULE_B);
+    let (a, b, c) = (&raw mut MODULE_A, &raw mut MODULE_B, &raw mut MODULE_C);
     // SAFETY: Only these tests use the stand-ins, and KUnit runs one case at a time.
     unsafe {
         (&mut (*a).name)[..7].copy_from_slice(&b"fake_a\0".map(|c| c as _));
         (&mut (*b).name)[..7].copy_from_slice(&b"fake_b\0".map(|c| c as _));
-        (&mut (*(&raw mut MODULE_C)).name)[..7].copy_from_slice(&b"fake_c\0".map(|c| c as _));
+        (&mut (*c).name)[..7].copy_from_slice(&b"fake_c\0".map(|c| c as _));
     }
     let mut registry = Registry::new();
     let handle = registry.register::<TestTags>().ok()?;
@@ -112,7 +112,7 @@ fn registry_with_fakes(test: &Test) -> Option<(Registry, codetag::Handle<TestTag
     let added = unsafe {
         registry.add_test_module(handle, a, &FAKE_A).is_ok()
             && registry.add_test_module(handle, b, &FAKE_B).is_ok()
-            && registry.add_test_module(handle, &raw mut MODULE_C, &FAKE_C).is_ok()
+            && registry.add_test_module(handle, c, &FAKE_C).is_ok()
     };
     kunit_expect!(test, added);
     added.then_some((registry, handle))
