@@ -167,7 +167,11 @@ pub(crate) fn try_read() -> Option<ReadGuard<'static, Registry>> {
 const SYMBOL_MAX: usize = 64;
 
 /// Writes `prefix` and `section` into `buf` as a NUL-terminated string.
-fn symbol_name<'a>(buf: &'a mut [u8; SYMBOL_MAX], prefix: &str, section: &CStr) -> Result<&'a [u8]> {
+fn symbol_name<'a>(
+    buf: &'a mut [u8; SYMBOL_MAX],
+    prefix: &str,
+    section: &CStr,
+) -> Result<&'a [u8]> {
     let (prefix, section) = (prefix.as_bytes(), section.as_bytes());
     let len = prefix.len() + section.len();
     if len >= SYMBOL_MAX {

@@ -203,7 +203,11 @@ fn irq_allocation_charges_fallback(test: &Test) {
     );
     kunit_expect!(test, !obj.is_null(), "the interrupt's allocation failed");
     let during = INTERRUPTED_TAG.read();
-    kunit_expect!(test, during == base, "{base:?} -> {during:?}: charged to the task's tag");
+    kunit_expect!(
+        test,
+        during == base,
+        "{base:?} -> {during:?}: charged to the task's tag"
+    );
     kunit_expect!(
         test,
         fallback_during.calls > fallback_before.calls,

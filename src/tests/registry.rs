@@ -192,7 +192,9 @@ fn unload_drops_module_and_moves_cursor(test: &Test) {
     kunit_expect!(test, next.is_some_and(|t| ptr::eq(t, &FAKE_B[0])));
 
     // SAFETY: As above.
-    kunit_expect!(test, unsafe { registry.remove_test_module(&raw mut MODULE_B) });
+    kunit_expect!(test, unsafe {
+        registry.remove_test_module(&raw mut MODULE_B)
+    });
     kunit_expect!(test, registry.count(handle) == total - 3);
     kunit_expect!(
         test,
@@ -235,7 +237,12 @@ fn read_position_skips_nothing_when_a_module_goes(test: &Test) {
     };
     let total = registry.count(handle) as i64;
     let whole = read_listing(&mut registry, handle, |_, _| {});
-    kunit_expect!(test, whole.len() as i64 == total, "{} of {total}", whole.len());
+    kunit_expect!(
+        test,
+        whole.len() as i64 == total,
+        "{} of {total}",
+        whole.len()
+    );
     // Unload B while the reader stands on its only (and so last) tag, at `total - 3`.
     let read = read_listing(&mut registry, handle, |registry, pos| {
         if pos == total - 3 {
