@@ -125,6 +125,8 @@ fn boot_values_match_6_12(test: &Test) {
         (c_str!("off"), BootValue::Off),
         (c_str!("01"), BootValue::Off),
         (c_str!("1 "), BootValue::On),
+        // Only "never" itself is never: kstrtobool() reads "nev" as "n".
+        (c_str!("nev"), BootValue::Off),
     ] {
         let got = BootValue::parse(value);
         kunit_expect!(test, got == Ok(want), "{value:?} gave {got:?}");
@@ -133,7 +135,6 @@ fn boot_values_match_6_12(test: &Test) {
         c_str!(""),
         c_str!("2"),
         c_str!("-1"),
-        c_str!("nev"),
         c_str!("o"),
         c_str!("ox"),
         c_str!("junk"),
