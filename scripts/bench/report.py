@@ -156,6 +156,26 @@ def alloc_table(boots, mode, phase):
     return table(["test", "(a) ns/op", "(b)/(a)", "(c)/(a)", "(c)/(b)"], rows)
 
 
+def split_table(boots, mode="icount"):
+    """Rows where (c) and (b) differ by more than 0.5%, split into allocation and free."""
+    rows = []
+    for phase in ["on", "off"]:
+        for test in ALLOC_TESTS:
+            r = ratios(boots, mode, "rust", "c", phase, test)
+            if not r or abs(statistics.median(r) - 1) <= 0.005:
+                continue
+            row = [phase, f"`{test}`"]
+            for k in KERNELS:
+                for field in ["alloc_ns", "free_ns"]:
+                    v = values(boots, mode, k, phase, test, field)
+                    row.append(spread(v, 1))
+            rows.append(row)
+    if not rows:
+        return "(none)"
+    return table(["profiling", "test", "(a) alloc", "(a) free", "(b) alloc", "(b) free",
+                  "(c) alloc", "(c) free"], rows)
+
+
 def callsite_table(boots):
     rows = []
     for mode in ["tcg", "icount"]:
@@ -583,6 +603,11 @@ def main():
         p(f"## Allocators, profiling disabled, -icount {env.get('icount', '')}")
         p()
         p(alloc_table(boots, "icount", "off"))
+        p()
+        p("Rows where (c)/(b) is off 1 by more than 0.5% under -icount, split into the "
+          "allocation and the free (ns per op):")
+        p()
+        p(split_table(boots))
         p()
     p("## Rust call site against C call site")
     p()
