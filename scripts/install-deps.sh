@@ -12,6 +12,7 @@ PACKAGES=(
 	flex bison bc libelf-dev libssl-dev cpio xz-utils make
 	qemu-system-x86 busybox-static linux-source-6.12
 	python3
+	gcc libc6-dev # static guest test tools (scripts/mkinitramfs.sh)
 )
 
 missing=()

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Builds the guest initramfs: busybox-static, our /init, the demo and the
-# in-guest tests, the test modules of a kernel build and, when it has been
-# built, the static allocinfo tool.
+# in-guest tests with their static tools, the test modules of a kernel build
+# and, when it has been built, the static allocinfo tool. Each kernel gets
+# its own (the modules must match it).
 #
 # Usage: scripts/mkinitramfs.sh KERNEL_BUILD_DIR OUTPUT.cpio.gz
 set -euo pipefail
@@ -16,6 +17,9 @@ file -L "$busybox" | grep -q 'statically linked' || die "$busybox is not static:
 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
+# It becomes the guest's /: mktemp's 0700 would let no user but root run
+# anything there (the privilege tests run commands as nobody).
+chmod 755 "$stage"
 mkdir -p "$stage"/{bin,sbin,etc,proc,sys,dev,tmp,root,alloctag/tests,lib/modules}
 cp "$busybox" "$stage/bin/busybox"
 for applet in $("$busybox" --list); do
@@ -23,6 +27,7 @@ for applet in $("$busybox" --list); do
 done
 install -m 755 "$ALLOCTAG_ROOT/scripts/guest/init" "$stage/init"
 install -m 755 "$ALLOCTAG_ROOT/scripts/guest/demo.sh" "$stage/alloctag/demo.sh"
+install -m 755 "$ALLOCTAG_ROOT/scripts/guest/smoke.sh" "$stage/alloctag/smoke.sh" # scripts/build-matrix.sh
 install -m 755 "$ALLOCTAG_ROOT/tests/guest/run.sh" "$stage/alloctag/tests.sh"
 for t in "$ALLOCTAG_ROOT"/tests/guest/*.sh; do
 	[ "$(basename "$t")" = run.sh ] || install -m 644 "$t" "$stage/alloctag/tests/"
@@ -46,6 +51,18 @@ for bin in /usr/bin/sort /usr/bin/numfmt; do
 		cp -L "$lib" "$stage$lib"
 	done
 done
+
+# The guest tests' own C tools, one per tests/guest/tools/*.c, into /bin.
+# Static, like busybox, so that they do not depend on which libraries the
+# loop above happened to copy.
+for src in "$ALLOCTAG_ROOT"/tests/guest/tools/*.c; do
+	gcc -static -O2 -Wall -Werror -o "$stage/bin/$(basename "$src" .c)" "$src" ||
+		die "building $src failed (needs gcc and libc6-dev)"
+done
+
+# The allocation storm of tests/guest/stress.sh, static for the same reason.
+gcc -static -O2 -Wall -Werror -o "$stage/bin/alloctag-storm" "$ALLOCTAG_ROOT/tests/guest/stress/storm.c" ||
+	die "building tests/guest/stress/storm.c failed (needs gcc and libc6-dev)"
 
 tool=$ALLOCTAG_ROOT/target/x86_64-unknown-linux-gnu/release/allocinfo
 if [ -x "$tool" ]; then

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The test command: host tests (cargo test), KUnit (kunit.py, in QEMU) and the
-# in-guest integration tests (our initramfs, in QEMU), on a test kernel with
-# KASAN, lockdep and atomic-sleep checks. Ends with one line
-# "N passed, N failed" counting all three; exits non-zero on any failure.
+# The test command: host tests (cargo test), KUnit (kunit.py, in QEMU) on a
+# test kernel with KASAN, lockdep, PREEMPT, fault injection and atomic-sleep
+# checks, the in-guest integration tests (our initramfs, in QEMU) on that
+# kernel and on a second one whose vm.mem_profiling sysctl can be written
+# (tests/guest/boots.txt), and the build matrix (scripts/build-matrix.sh).
+# Ends with one line "N passed, N failed" counting all four; exits non-zero
+# on any failure.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -50,48 +53,94 @@ fi
 count kunit "$p" "$f"
 kunit_counts="$p $f"
 
-# 3. In-guest integration tests on the same kernel, KUnit off.
-kernel=$BUILD_DIR/kernel-test/arch/x86/boot/bzImage
+# 3. In-guest integration tests: one boot per line of tests/guest/boots.txt,
+# each on the kernel the line names: "test", the KUnit kernel above (KUnit
+# off; MEM_ALLOC_PROFILING_DEBUG makes the sysctl read-only), or "nodebug"
+# (scripts/configs/nodebug.config: the sysctl writable, no KASAN), built here.
 guest_pass=0
 guest_fail=0
-if [ -f "$kernel" ]; then
-	"$ALLOCTAG_ROOT/scripts/build-tool.sh" || log "allocinfo tool not built; its guest tests will fail"
-	"$ALLOCTAG_ROOT/scripts/mkinitramfs.sh" "$BUILD_DIR/kernel-test" "$BUILD_DIR/initramfs-test.cpio.gz"
-	# boot NAME [kernel command line ...]: one boot running the selected tests.
-	boot() {
-		local name=$1 rc=0
-		shift
-		log "guest tests: boot '$name' ($*)"
-		QEMU_TIMEOUT=${QEMU_TIMEOUT:-600} "$ALLOCTAG_ROOT/scripts/run-qemu.sh" "$kernel" \
-			"$BUILD_DIR/initramfs-test.cpio.gz" "$logs/guest-$name.log" \
-			kunit.enable=0 alloctag_run=tests "$@" || rc=1
-		grep '^guest-test: ' "$logs/guest-$name.log"
-		local p f
-		p=$(grep -c '^guest-test: ok ' "$logs/guest-$name.log")
-		f=$(grep -c '^guest-test: not ok ' "$logs/guest-$name.log")
-		# A boot that failed outside a test (report, timeout) counts as a failure.
-		if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
-			echo "guest-test: not ok - boot '$name' (see $logs/guest-$name.log)"
-			f=1
-		fi
-		guest_pass=$((guest_pass + p))
-		guest_fail=$((guest_fail + f))
-	}
-	boot default
-	set -f # the test patterns stay patterns
-	while read -r name args; do
-		case "$name" in '' | '#'*) continue ;; esac
-		# shellcheck disable=SC2086 # one word per command line word
-		boot "$name" $args
-	done <"$ALLOCTAG_ROOT/tests/guest/boots.txt"
-	set +f
+declare -A images=() initrds=()
+"$ALLOCTAG_ROOT/scripts/build-tool.sh" || log "allocinfo tool not built; its guest tests will fail"
+log "guest tests: building kernel-nodebug (log: $logs/build-nodebug.log)"
+if "$ALLOCTAG_ROOT/scripts/build-kernel.sh" nodebug >"$logs/build-nodebug.log" 2>&1; then
+	images[nodebug]=$BUILD_DIR/kernel-nodebug/arch/x86/boot/bzImage
 else
-	echo "guest-test: not ok - no test kernel at $kernel"
-	guest_fail=1
+	# An image left by an earlier build is not what this tree builds.
+	tail -n 20 "$logs/build-nodebug.log"
 fi
+if [ -f "$BUILD_DIR/kernel-test/arch/x86/boot/bzImage" ]; then
+	images[test]=$BUILD_DIR/kernel-test/arch/x86/boot/bzImage
+fi
+for k in "${!images[@]}"; do
+	if "$ALLOCTAG_ROOT/scripts/mkinitramfs.sh" "$BUILD_DIR/kernel-$k" "$BUILD_DIR/initramfs-$k.cpio.gz"; then
+		initrds[$k]=$BUILD_DIR/initramfs-$k.cpio.gz
+	fi
+done
+
+# boot NAME KERNEL [QEMU_SMP=N] [QEMU_TIMEOUT=S] [kernel command line ...]:
+# one boot running the tests that its command line selects.
+boot() {
+	local name=$1 kernel=$2 rc=0 p f
+	local -a env=("QEMU_TIMEOUT=${QEMU_TIMEOUT:-600}") cmdline=(alloctag_run=tests "alloctag_kernel=$kernel")
+	shift 2
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		QEMU_SMP=* | QEMU_TIMEOUT=* | QEMU_FAULT_INJECTION=*) env+=("$1") ;;
+		*) break ;;
+		esac
+		shift
+	done
+	[ "$kernel" = test ] && cmdline+=(kunit.enable=0)
+	log "guest tests: boot '$name' on $kernel (${env[*]:1} $*)"
+	# A boot that cannot run counts as a failure, like one that fails.
+	if [ -z "${initrds[$kernel]:-}" ]; then
+		echo "guest-test: not ok - boot '$name': no $kernel kernel or initramfs"
+		guest_fail=$((guest_fail + 1))
+		return
+	fi
+	env "${env[@]}" "$ALLOCTAG_ROOT/scripts/run-qemu.sh" "${images[$kernel]}" "${initrds[$kernel]}" \
+		"$logs/guest-$name.log" "${cmdline[@]}" "$@" || rc=1
+	grep '^guest-test: ' "$logs/guest-$name.log"
+	p=$(grep -c '^guest-test: ok ' "$logs/guest-$name.log")
+	f=$(grep -c '^guest-test: not ok ' "$logs/guest-$name.log")
+	# A boot that failed outside a test (report, timeout) counts as a failure.
+	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+		echo "guest-test: not ok - boot '$name' (see $logs/guest-$name.log)"
+		f=1
+	fi
+	guest_pass=$((guest_pass + p))
+	guest_fail=$((guest_fail + f))
+}
+set -f # the test patterns stay patterns
+while read -r name kernel args; do
+	case "$name" in '' | '#'*) continue ;; esac
+	case "$kernel" in
+	test | nodebug) ;;
+	*)
+		echo "guest-test: not ok - boot '$name': unknown kernel '$kernel' in tests/guest/boots.txt"
+		guest_fail=$((guest_fail + 1))
+		continue
+		;;
+	esac
+	# shellcheck disable=SC2086 # one word per command line word
+	boot "$name" "$kernel" $args
+done <"$ALLOCTAG_ROOT/tests/guest/boots.txt"
+set +f
 count guest "$guest_pass" "$guest_fail"
 
+# 4. The build matrix: configurations 6.12 allows that the kernels above do
+# not cover (SMP=n and no sysctl; the C core with our KUnit), warning-free.
+log "build matrix: scripts/build-matrix.sh"
+"$ALLOCTAG_ROOT/scripts/build-matrix.sh" 2>&1 | tee "$logs/matrix.log"
+matrix_rc=${PIPESTATUS[0]}
+read -r p f < <(sed -n 's/^matrix: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$logs/matrix.log" | tail -n 1)
+p=${p:-0}
+f=${f:-0}
+[ "$matrix_rc" = 0 ] || [ "$f" -gt 0 ] || f=1
+count matrix "$p" "$f"
+matrix_counts="$p $f"
+
 echo
-echo "summary: host $host_counts, kunit $kunit_counts, guest $guest_pass $guest_fail (passed failed)"
+echo "summary: host $host_counts, kunit $kunit_counts, guest $guest_pass $guest_fail, matrix $matrix_counts (passed failed)"
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" = 0 ] && [ "$total_pass" -gt 0 ]

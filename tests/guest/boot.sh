@@ -1,47 +1,162 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=sh
 #
 # In-guest checks of the sysctl.vm.mem_profiling= boot parameter, each run in
-# a boot of its own with that parameter (tests/guest/boots.txt).
+# a boot of the nodebug kernel of its own with that parameter
+# (tests/guest/boots.txt selects test_boot_param_VALUE_*).
+#
+# What they expect is what 6.12's C core leaves (lib/alloc_tag.c,
+# setup_early_mem_profiling()), on a kernel with ENABLED_BY_DEFAULT:
+#  - a value starting with "never": off, and off for good (sysctl 0444);
+#  - else what kstrtobool() makes of its first one or two characters
+#    (1 y Y t T "on": on; 0 n N f F "off": off), profiling can be switched
+#    later (0644);
+#  - anything else is refused: the kernel logs "Malformed early option" and
+#    the default (on, 0644) holds.
+# At the end of boot the kernel's generic "sysctl." handler then writes the
+# same value to /proc/sys/vm/mem_profiling (fs/proc/proc_sysctl.c,
+# process_sysctl_arg()): for anything but 0 and 1 that write is refused
+# (EINVAL, or EACCES on the 0444 file after "never") and logged, which
+# changes nothing.
 
-SYSCTL=/proc/sys/vm/mem_profiling
-
-# Succeeds when the counters do not move across a few forks.
-counters_frozen() {
-	a=$(md5sum </proc/allocinfo)
-	for i in 1 2 3; do /bin/true; done
-	b=$(md5sum </proc/allocinfo)
-	[ "$a" = "$b" ]
+# boot_state VALUE MODE: the sysctl reads VALUE with mode MODE, and the
+# counters move exactly when VALUE is 1.
+boot_state() {
+	expect_sysctl "$1"
+	m=$(stat -c %a "$SYSCTL")
+	[ "$m" = "$2" ] || fail "mode $m, expected $2"
+	if [ "$1" = 1 ]; then
+		counters_moving || fail "counters frozen with profiling on"
+	else
+		counters_frozen || fail "counters move with profiling off"
+	fi
 }
 
-test_boot_param_0_starts_off_and_can_turn_on() {
-	[ "$(cat "$SYSCTL")" = 0 ]
-	[ "$(stat -c %a "$SYSCTL")" = 644 ]
-	counters_frozen
-	echo 1 >"$SYSCTL"
-	[ "$(cat "$SYSCTL")" = 1 ]
-	! counters_frozen
+# booted_with VALUE: fails unless this boot had sysctl.vm.mem_profiling=VALUE
+# (then the checks below describe that value, not the default).
+booted_with() {
+	for a in $(cat /proc/cmdline); do
+		[ "$a" != "sysctl.vm.mem_profiling=$1" ] || return 0
+	done
+	fail "not booted with sysctl.vm.mem_profiling=$1: $(cat /proc/cmdline)"
 }
 
-test_boot_param_1_starts_on() {
-	[ "$(cat "$SYSCTL")" = 1 ]
-	[ "$(stat -c %a "$SYSCTL")" = 644 ]
-	! counters_frozen
+# early_param accepted|refused: whether the kernel logged the parameter as
+# malformed (init/main.c, do_early_param()).
+early_param() {
+	if dmesg | grep -q "Malformed early option 'sysctl.vm.mem_profiling'"; then
+		[ "$1" = refused ] || fail "early parameter refused: $(dmesg | grep 'Malformed early')"
+	else
+		[ "$1" = accepted ] || fail "early parameter not refused"
+	fi
+}
+
+# late_write VALUE ok|invalid|read-only: what the end-of-boot write of VALUE
+# to the sysctl logged.
+late_write() {
+	msg=$(dmesg | grep "Failed to set sysctl parameter 'vm.mem_profiling=" || true)
+	case "$2" in
+	ok)
+		[ -z "$msg" ] || fail "logged: $msg"
+		return
+		;;
+	invalid) want="Failed to set sysctl parameter 'vm.mem_profiling=$1': invalid value" ;;
+	read-only) want="Failed to set sysctl parameter 'vm.mem_profiling=$1': permission denied (read-only?)" ;;
+	esac
+	case "$msg" in
+	*"$want") ;;
+	*) fail "logged '$msg', expected '$want'" ;;
+	esac
+}
+
+# Profiling, off since boot, can be turned on, and then counts.
+can_turn_on() {
+	set_sysctl 1
+	counters_moving || fail "counters frozen after turning profiling on"
+}
+
+# Profiling can be turned off and on again.
+can_turn_off() {
+	set_sysctl 0
+	counters_frozen || fail "counters move after turning profiling off"
+	can_turn_on
+}
+
+test_boot_param_0_off_and_can_turn_on() {
+	booted_with 0
+	early_param accepted
+	late_write 0 ok
+	boot_state 0 644
+	can_turn_on
+}
+
+test_boot_param_1_on() {
+	booted_with 1
+	early_param accepted
+	late_write 1 ok
+	boot_state 1 644
+	can_turn_off
+}
+
+test_boot_param_on_is_on() {
+	booted_with on
+	early_param accepted
+	late_write on invalid
+	boot_state 1 644
+	can_turn_off
+}
+
+test_boot_param_off_is_off_and_can_turn_on() {
+	booted_with off
+	early_param accepted
+	late_write off invalid
+	boot_state 0 644
+	can_turn_on
+}
+
+test_boot_param_yes_is_on() {
+	booted_with yes
+	early_param accepted
+	late_write yes invalid
+	boot_state 1 644
+	can_turn_off
+}
+
+test_boot_param_n_is_off_and_can_turn_on() {
+	booted_with n
+	early_param accepted
+	late_write n invalid
+	boot_state 0 644
+	can_turn_on
+}
+
+# never: off for good; nobody can open the sysctl for writing.
+never_for_good() {
+	booted_with "$1"
+	early_param accepted
+	late_write "$1" read-only
+	boot_state 0 444
+	got=$(rawwrite "$SYSCTL" 1) || true
+	[ "$got" = 'open: EACCES' ] || fail "writing 1: $got"
+	if echo 1 >"$SYSCTL" 2>/dev/null; then
+		fail "could turn profiling on"
+	fi
+	boot_state 0 444
 }
 
 test_boot_param_never_is_off_for_good() {
-	[ "$(cat "$SYSCTL")" = 0 ]
-	[ "$(stat -c %a "$SYSCTL")" = 444 ]
-	if echo 1 >"$SYSCTL" 2>/dev/null; then
-		echo "could turn profiling on"
-		return 1
-	fi
-	[ "$(cat "$SYSCTL")" = 0 ]
-	counters_frozen
+	never_for_good never
 }
 
-test_boot_param_junk_is_reported_and_default_holds() {
-	dmesg | grep -q 'alloctag: invalid sysctl.vm.mem_profiling="junk"' ||
-		{ echo "no report in the kernel log"; return 1; }
-	[ "$(cat "$SYSCTL")" = 1 ]
-	! counters_frozen
+test_boot_param_nevermore_is_never() {
+	# Only the first five characters are compared.
+	never_for_good nevermore
+}
+
+test_boot_param_junk_is_refused_and_default_holds() {
+	booted_with junk
+	early_param refused
+	late_write junk invalid
+	boot_state 1 644
+	can_turn_off
 }

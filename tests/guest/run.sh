@@ -1,38 +1,94 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# In-guest test runner. Sources every tests/*.sh and runs each function named
-# test_* in a subshell; a function passes when it returns 0. The host counts
-# the "guest-test: ok" and "guest-test: not ok" lines.
+# In-guest test runner. Sources every tests/*.sh and runs each selected
+# function named test_* in a subshell under set -e; a function passes when it
+# returns 0. Prints "guest-test: ok - NAME" or "guest-test: not ok - NAME"
+# (then the last lines of its output), which the host counts.
 #
-# alloctag_tests=PATTERN on the kernel command line runs only the functions
-# matching the shell pattern (default: test_*, less the boot_* ones that the
-# host runs in boots of their own).
+# A test's name says what it needs of the kernel, so that one set of files
+# serves every boot of tests/guest/boots.txt:
+#
+#   test_rw_*      writes vm.mem_profiling, or needs it writable (counters
+#                  frozen with it off, privilege and input checks): only on a
+#                  kernel without MEM_ALLOC_PROFILING_DEBUG (nodebug)
+#   test_ro_*      needs the sysctl read-only, as MEM_ALLOC_PROFILING_DEBUG
+#                  makes it: only on the test kernel
+#   test_boot_*    checks a boot parameter: only in the boot that passes it
+#   test_stress_*  long concurrent runs: only in the stress boots
+#   test_failnth_* each allocation of a system call failing in turn: only in
+#                  the fail-nth boot, whose console has the allocation
+#                  failure reports that run-qemu.sh then expects
+#   test_*         anything else (reads, modules, the allocinfo tool, Rust
+#                  call sites): on every kernel
+#
+# The kernel command line selects (scripts/test.sh passes the first two):
+#
+#   alloctag_kernel=NAME  the kernel booted, as boots.txt names it: "test" or
+#                         "nodebug". Without alloctag_tests= the runner runs
+#                         test_* less test_boot_*, test_stress_* and
+#                         test_failnth_*, less
+#                         test_rw_* on test and test_ro_* on nodebug. Another
+#                         or no name runs neither test_rw_* nor test_ro_*.
+#   alloctag_tests=P[,P]  instead, exactly the functions matching one of the
+#                         shell patterns P, less those matching a pattern
+#                         written !P: alloctag_tests=test_rw_*,!test_rw_sysctl_*
+#
+# A selection that matches no test fails, so that a mistyped pattern in
+# boots.txt does not pass unnoticed.
 
 set -f # patterns stay patterns
-pattern='test_*'
+kernel=
+tests=
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
-	alloctag_tests=*) pattern=${arg#alloctag_tests=} ;;
+	alloctag_kernel=*) kernel=${arg#alloctag_kernel=} ;;
+	alloctag_tests=*) tests=${arg#alloctag_tests=} ;;
 	esac
 done
-set +f
+if [ -z "$tests" ]; then
+	tests='test_*,!test_boot_*,!test_stress_*,!test_failnth_*'
+	case "$kernel" in
+	test) tests="$tests,!test_rw_*" ;;
+	nodebug) tests="$tests,!test_ro_*" ;;
+	*) tests="$tests,!test_rw_*,!test_ro_*" ;;
+	esac
+fi
+set +f # the tests may glob
+echo "guest-test: # kernel '${kernel:-?}', tests $tests"
+
+# Succeeds when test $1 matches the selection $tests.
+selected() {
+	hit=1
+	old_ifs=$IFS
+	IFS=,
+	set -f
+	for p in $tests; do
+		case "$p" in
+		!*)
+			# shellcheck disable=SC2254 # p is a pattern
+			case "$1" in ${p#!}) hit=1 && break ;; esac
+			;;
+		*)
+			# shellcheck disable=SC2254
+			case "$1" in $p) hit=0 ;; esac
+			;;
+		esac
+	done
+	set +f
+	IFS=$old_ifs
+	return $hit
+}
 
 passed=0
 failed=0
 for file in /alloctag/tests/*.sh; do
+	# shellcheck disable=SC1090 # the test files, found at run time
 	. "$file"
 done
 # ash cannot list functions, so they are found in the files.
 for t in $(sed -n 's/^\(test_[a-zA-Z0-9_]*\) *().*/\1/p' /alloctag/tests/*.sh); do
-	# shellcheck disable=SC2254
-	case "$t" in
-	$pattern) ;;
-	*) continue ;;
-	esac
-	if [ "$pattern" = 'test_*' ]; then
-		case "$t" in test_boot_*) continue ;; esac
-	fi
+	selected "$t" || continue
 	out=$( (set -e; "$t") 2>&1)
 	if [ $? -eq 0 ]; then
 		echo "guest-test: ok - $t"
@@ -43,5 +99,9 @@ for t in $(sed -n 's/^\(test_[a-zA-Z0-9_]*\) *().*/\1/p' /alloctag/tests/*.sh); 
 		failed=$((failed + 1))
 	fi
 done
+if [ $((passed + failed)) -eq 0 ]; then
+	echo "guest-test: not ok - no test matches '$tests'"
+	failed=1
+fi
 echo "guest-test: summary $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

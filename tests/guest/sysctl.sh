@@ -1,72 +1,182 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=sh
 #
-# In-guest tests of the vm.mem_profiling sysctl. Sourced by run.sh.
+# In-guest tests of the vm.mem_profiling sysctl. Sourced by run.sh, which
+# says what test_rw_ (nodebug kernel: writable) and test_ro_ (test kernel:
+# MEM_ALLOC_PROFILING_DEBUG, read-only) mean.
+#
+# What they expect is what 6.12's C core does: its handler is
+# proc_do_static_key() (kernel/sysctl.c), which wants CAP_SYS_ADMIN of a
+# writer, then parses with proc_dointvec_minmax() between 0 and 1, under the
+# default kernel.sysctl_writes_strict=1:
+#  - leading white space (isspace: space, \t, \n, \v, \f, \r) is skipped;
+#  - the number is parsed as by strtoul() with base 0 (01 is octal, 0x1 hex),
+#    an optional leading -, no +; 21 characters or more are refused;
+#  - it may be followed only by space, \t or \n; after it, white space is
+#    consumed and anything else is left unwritten: write() returns a short
+#    count and the value is set;
+#  - a value outside 0..1 or an int, or no number at all, is EINVAL and
+#    changes nothing, and the file position stays where it was;
+#  - a write at a non-zero file position is ignored and reports success;
+#  - a write of 0 bytes returns 0.
+# rawwrite (tests/guest/tools/rawwrite.c) makes one write() per argument
+# and prints what each returned; its arguments take printf's escapes.
 
-SYSCTL=/proc/sys/vm/mem_profiling
-
-# Prints the calls counter of the first tag whose tag info matches $1.
-calls_of() {
-	awk -v site="$1" '$3 ~ site { print $2; exit }' /proc/allocinfo
-}
-
-test_sysctl_reads_enabled() {
-	[ "$(cat "$SYSCTL")" = 1 ]
-	[ "$(stat -c %a "$SYSCTL")" = 644 ]
-}
-
-test_sysctl_toggle_stops_and_restarts_accounting() {
-	# fork() allocates a task_struct at kernel/fork.c, charged to
-	# alloc_task_struct_node's or dup_task_struct's tag, at every command.
-	echo 0 >"$SYSCTL"
-	[ "$(cat "$SYSCTL")" = 0 ]
-	a=$(cat /proc/allocinfo | md5sum)
-	for i in 1 2 3 4 5; do /bin/true; done
-	b=$(cat /proc/allocinfo | md5sum)
-	echo 1 >"$SYSCTL"
-	[ "$(cat "$SYSCTL")" = 1 ]
-	[ "$a" = "$b" ] || { echo "counters moved while disabled"; return 1; }
-	c=$(cat /proc/allocinfo | md5sum)
-	for i in 1 2 3 4 5; do /bin/true; done
-	d=$(cat /proc/allocinfo | md5sum)
-	[ "$c" != "$d" ] || { echo "counters did not move when enabled"; return 1; }
-}
-
-# Writes the bytes printf makes of $1 to the sysctl in one write; fails if
-# the write is accepted or the value changes.
-reject() {
-	before=$(cat "$SYSCTL")
-	if printf "$1" >"$SYSCTL" 2>/dev/null; then
-		echo "accepted '$1'"
-		return 1
+# try START WANT VALUE [-s OFFSET] CHUNK...: from the sysctl at START,
+# writes each CHUNK with one write() (after seeking to OFFSET), and fails
+# unless the writes return WANT (counts or errno names, space-separated) and
+# the sysctl then reads VALUE.
+try() {
+	start=$1 want=$2 value=$3
+	shift 3
+	seek=
+	if [ "$1" = -s ]; then
+		seek="-s $2"
+		shift 2
 	fi
-	[ "$(cat "$SYSCTL")" = "$before" ] || { echo "'$1' changed the value"; return 1; }
+	set_sysctl "$start" || return 1
+	# shellcheck disable=SC2086 # $seek is two words or none
+	got=$(rawwrite $seek "$SYSCTL" "$@" | tr '\n' ' ')
+	got=${got% }
+	[ "$got" = "$want" ] || fail "from $start, writing $seek '$*': write returned '$got', expected '$want'"
+	v=$(cat "$SYSCTL")
+	[ "$v" = "$value" ] || fail "from $start, writing $seek '$*': reads $v, expected $value"
 }
 
-test_sysctl_rejects_bad_values() {
-	for v in '2\n' '-1\n' 'abc\n' '0x1\n' '1 1\n' ' 1\n' '1\n\n' '\n' \
-		'99999999999999999999\n' '\001\377\000' '1\000'; do
-		reject "$v"
-		echo 0 >"$SYSCTL"
-		reject "$v"
-		echo 1 >"$SYSCTL"
+# Twenty characters: 0 then 1 in octal, the longest number proc_get_long()
+# takes.
+LONGEST_ONE=00000000000000000001
+
+test_sysctl_reads_one_and_newline() {
+	# ENABLED_BY_DEFAULT on both kernels (DEBUG selects it).
+	printf '1\n' | cmp - "$SYSCTL" || fail "reads '$(cat "$SYSCTL")'"
+}
+
+test_sysctl_short_reads() {
+	# proc_dointvec() fills the read it is given, adds the newline only if
+	# there is room, and gives nothing at a non-zero position: a reader
+	# reading byte by byte gets "1".
+	[ "$(dd if="$SYSCTL" bs=1 2>/dev/null)" = 1 ] || fail "bs=1 read differs"
+	[ "$(dd if="$SYSCTL" bs=1 2>/dev/null | wc -c)" = 1 ] || fail "bs=1 read has a newline"
+	[ "$(dd if="$SYSCTL" bs=1 skip=1 2>/dev/null | wc -c)" = 0 ] || fail "read at position 1 gave bytes"
+}
+
+test_ro_sysctl_read_only_under_debug() {
+	# MEM_ALLOC_PROFILING_DEBUG registers it 0444, and a sysctl without a
+	# write bit cannot be opened for writing by anyone, capabilities or not
+	# (proc_sys_permission()): root with all of them gets EACCES at open().
+	[ "$(stat -c %a "$SYSCTL")" = 444 ] || fail "mode $(stat -c %a "$SYSCTL")"
+	for v in 0 1 '0\n' 2 ''; do
+		got=$(rawwrite "$SYSCTL" "$v") || true
+		[ "$got" = 'open: EACCES' ] || fail "writing '$v': $got"
+		expect_sysctl 1
 	done
-	# A very long write, in one write() call.
-	long=$(head -c 8192 /dev/zero | tr '\0' 1)
-	reject "$long"
-	[ "$(cat "$SYSCTL")" = 1 ]
-}
-
-test_sysctl_accepts_exact_values() {
-	printf 0 >"$SYSCTL"
-	[ "$(cat "$SYSCTL")" = 0 ]
-	printf '1\n' >"$SYSCTL"
-	[ "$(cat "$SYSCTL")" = 1 ]
-}
-
-test_sysctl_unwritable_for_non_root() {
-	if setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "echo 0 >$SYSCTL" 2>/dev/null; then
-		echo "nobody could write $SYSCTL"
-		return 1
+	if echo 0 >"$SYSCTL" 2>/dev/null; then
+		fail "echo 0 >$SYSCTL succeeded"
 	fi
-	[ "$(cat "$SYSCTL")" = 1 ]
+	expect_sysctl 1
+	counters_moving || fail "profiling stopped"
+}
+
+test_rw_sysctl_mode_0644() {
+	[ "$(stat -c %a "$SYSCTL")" = 644 ] || fail "mode $(stat -c %a "$SYSCTL")"
+}
+
+test_rw_sysctl_toggle_stops_and_restarts_accounting() {
+	restore_sysctl_on_exit
+	set_sysctl 0
+	counters_frozen || fail "counters moved while disabled"
+	set_sysctl 1
+	counters_moving || fail "counters did not move when enabled"
+}
+
+test_rw_sysctl_accepts_what_proc_dointvec_minmax_accepts() {
+	restore_sysctl_on_exit
+	# INPUT COUNT VALUE: written from the other value, in one write() that
+	# takes all COUNT bytes, INPUT sets VALUE.
+	while read -r input count value; do
+		try $((1 - value)) "$count" "$value" "$input"
+	done <<-EOF
+		0 1 0
+		1 1 1
+		0\n 2 0
+		1\n 2 1
+		\x201 2 1
+		\x20\x200\n 4 0
+		\t1\n 3 1
+		\n1 2 1
+		\r\v\f0 4 0
+		01 2 1
+		00 2 0
+		001\n 4 1
+		-0 2 0
+		0x1 3 1
+		0X1 3 1
+		0x0 3 0
+		1\x20 2 1
+		1\t 2 1
+		1\n\n 3 1
+		0\x20\t\n 4 0
+		$LONGEST_ONE 20 1
+	EOF
+}
+
+test_rw_sysctl_refuses_with_einval() {
+	restore_sysctl_on_exit
+	long=$(head -c 8192 /dev/zero | tr '\0' 1)
+	for input in 2 '2\n' -1 '-1\n' +1 +0 abc on off y n true \
+		1x 1.0 '1,' '1\r' '1\r\n' '1\v' '1\0' '\0' '\001\377' \
+		'\n' '\x20' '\x20\n\t' - '-\n' 08 09 010 0x 0x2 0xg \
+		2147483648 4294967296 4294967297 18446744073709551617 \
+		99999999999999999999 -2147483648 -4294967295 "0$LONGEST_ONE" "$long"; do
+		for start in 0 1; do
+			try "$start" EINVAL "$start" "$input"
+		done
+	done
+}
+
+test_rw_sysctl_takes_the_first_number_of_several() {
+	restore_sysctl_on_exit
+	# After the number and its white space, the rest is not consumed:
+	# write() returns the count up to there, and the value is set.
+	try 0 2 1 '1\x201'
+	try 1 2 0 '0\x20junk'
+	try 0 2 1 '1\n2'
+	try 1 3 0 '0\t\t1\n'
+	# The rest, written next at the position after them, is ignored.
+	try 0 '2 1' 1 '1\x201' 0
+}
+
+test_rw_sysctl_empty_write_changes_nothing() {
+	restore_sysctl_on_exit
+	try 0 0 0 ''
+	try 1 0 1 ''
+}
+
+test_rw_sysctl_writes_at_nonzero_position_ignored() {
+	restore_sysctl_on_exit
+	# sysctl_writes_strict=1: the whole write is reported written, and
+	# neither parsed nor checked.
+	try 1 1 1 -s 1 0
+	try 0 1 0 -s 1 1
+	try 1 1 1 -s 1 2
+	try 1 3 1 -s 4096 abc
+	# Two writes on one open file: the second is at the first one's end.
+	try 1 '1 1' 0 0 1
+	try 0 '1 1' 1 1 '\n'
+	try 1 '2 2' 0 '0\n' '1\n'
+	# A refused write leaves the position at 0: the next one counts.
+	try 1 'EINVAL 1' 0 abc 0
+}
+
+test_rw_sysctl_odd_forms_flip_the_key() {
+	restore_sysctl_on_exit
+	# The value read back is the static key itself; the counters show that
+	# the allocator hooks follow it.
+	try 1 4 0 '\x200\x20\n'
+	counters_frozen || fail "counters moved after ' 0 '"
+	try 0 EINVAL 0 2
+	counters_frozen || fail "counters moved after a refused '2'"
+	try 0 3 1 0x1
+	counters_moving || fail "counters frozen after '0x1'"
 }

@@ -3,7 +3,9 @@
  * A module that allocates at its own call sites, for the in-guest tests of
  * module load and unload: /proc/allocinfo lists its tags with [alloctag_test]
  * while it is loaded. With leak=1 it keeps one allocation at unload, which
- * the core must report and survive.
+ * the core must report and survive. With hold=1 it also hands objects
+ * allocated at call sites of its own to alloctag_holder.ko, which frees them
+ * after this module is gone: the core must keep those tags counting.
  */
 
 #include <linux/gfp.h>
@@ -11,16 +13,106 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
+#include "alloctag_holder.h"
+
 static bool leak;
 module_param(leak, bool, 0444);
 MODULE_PARM_DESC(leak, "keep one allocation when unloaded");
+
+static bool hold;
+module_param(hold, bool, 0444);
+MODULE_PARM_DESC(hold, "hand allocations to alloctag_holder, which frees them later");
+
+/*
+ * Objects handed over per call site with hold=1: the unload warning of each
+ * of the three sites counts this many allocations, and the pages' site
+ * exactly HELD_PER_SITE << (HELD_PAGES_ORDER + PAGE_SHIFT) bytes.
+ */
+#define HELD_PER_SITE 4
+#define HELD_KMALLOC_SIZE 700
+#define HELD_PAGES_ORDER 1
+#define HELD_VMALLOC_SIZE (2 * PAGE_SIZE)
+
+/*
+ * Looked up with symbol_get() rather than linked, so that the module loads
+ * without the holder when hold=0; the reference keeps the holder loaded
+ * until this module's exit.
+ */
+static typeof(&alloctag_holder_take) holder_take;
 
 static void *object;
 static void *area;
 static struct page *pages;
 
+/* One function per call site, so that each has a tag of its own. */
+static int hold_kmalloc(void)
+{
+	void *object = kmalloc(HELD_KMALLOC_SIZE, GFP_KERNEL);
+
+	if (!object)
+		return -ENOMEM;
+	if (holder_take(ALLOCTAG_HOLDER_KMALLOC, object, 0)) {
+		kfree(object);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int hold_pages(void)
+{
+	struct page *page = alloc_pages(GFP_KERNEL, HELD_PAGES_ORDER);
+
+	if (!page)
+		return -ENOMEM;
+	if (holder_take(ALLOCTAG_HOLDER_PAGES, page, HELD_PAGES_ORDER)) {
+		__free_pages(page, HELD_PAGES_ORDER);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int hold_vmalloc(void)
+{
+	void *area = vmalloc(HELD_VMALLOC_SIZE);
+
+	if (!area)
+		return -ENOMEM;
+	if (holder_take(ALLOCTAG_HOLDER_VMALLOC, area, 0)) {
+		vfree(area);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * On failure, what was handed over stays with the holder: the module is
+ * then freed with live allocations, which the core must handle too.
+ */
+static int hand_over(void)
+{
+	int i, ret = 0;
+
+	holder_take = symbol_get(alloctag_holder_take);
+	if (!holder_take) {
+		pr_err("hold=1 needs alloctag_holder loaded\n");
+		return -ENODEV;
+	}
+	for (i = 0; i < HELD_PER_SITE && !ret; i++) {
+		ret = hold_kmalloc();
+		if (!ret)
+			ret = hold_pages();
+		if (!ret)
+			ret = hold_vmalloc();
+	}
+	if (ret)
+		symbol_put(alloctag_holder_take);
+	return ret;
+}
+
 static int __init alloctag_test_init(void)
 {
+	int ret;
+
 	object = kmalloc(3000, GFP_KERNEL);
 	area = vmalloc(4 * PAGE_SIZE);
 	pages = alloc_pages(GFP_KERNEL, 2);
@@ -31,6 +123,15 @@ static int __init alloctag_test_init(void)
 			__free_pages(pages, 2);
 		return -ENOMEM;
 	}
+	if (hold) {
+		ret = hand_over();
+		if (ret) {
+			kfree(object);
+			vfree(area);
+			__free_pages(pages, 2);
+			return ret;
+		}
+	}
 	return 0;
 }
 
@@ -40,6 +141,8 @@ static void __exit alloctag_test_exit(void)
 		kfree(object);
 	vfree(area);
 	__free_pages(pages, 2);
+	if (hold)
+		symbol_put(alloctag_holder_take);
 }
 
 module_init(alloctag_test_init);

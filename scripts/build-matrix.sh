@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The build matrix: configurations that the test kernel does not cover, each
+# built in its own directory with CONFIG_WERROR=y and no warning at all.
+#
+#   up     tinyconfig with scripts/configs/up.config: the Rust core on a
+#          uniprocessor kernel (SMP=n) without sysctl (PROC_SYSCTL=n, hence
+#          SYSCTL=n), with modules and the test module; built into
+#          $BUILD_DIR/kernel-up and booted once in QEMU with the test
+#          initramfs running scripts/guest/smoke.sh (/proc/allocinfo, and
+#          alloctag_test.ko's tags at insmod and rmmod).
+#   ccore  the kernel's C core (MEM_ALLOC_PROFILING_RUST=n) with our Rust
+#          KUnit suites, through kunit.py, from tests/kunit/ccore.kunitconfig
+#          into $BUILD_DIR/kernel-ccore.
+#
+# Prints one line per configuration and ends with "matrix: N passed, N
+# failed", counting configurations; one that fails to build, warns, fails to
+# boot or fails a test counts as failed, and the exit code is then 1. Logs go
+# to $BUILD_DIR/matrix-logs. Needs the grafted tree (scripts/prepare-tree.sh,
+# which scripts/test.sh runs first).
+#
+# Usage: scripts/build-matrix.sh [up] [ccore]    (default: all)
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+kernel_env
+
+ALL=(up ccore)
+configs=("$@")
+[ ${#configs[@]} -gt 0 ] || configs=("${ALL[@]}")
+for c in "${configs[@]}"; do
+	case " ${ALL[*]} " in *" $c "*) ;; *) die "unknown configuration: $c (known: ${ALL[*]})" ;; esac
+done
+[ -f "$SRC_TREE/lib/alloctag/Kbuild" ] || die "no grafted tree at $SRC_TREE: run scripts/prepare-tree.sh"
+
+logs=$BUILD_DIR/matrix-logs
+mkdir -p "$logs"
+passed=0
+failed=0
+detail= # what the configuration's line says besides ok / FAILED
+why=    # why it failed
+
+# CONFIG_WERROR makes C and Rust warnings errors (-Werror, and -Dwarnings in
+# KBUILD_RUSTFLAGS) and ld's orphan sections too, but not objtool's, modpost's
+# ("WARNING: modpost:") or the linker's other warnings: any of those in the
+# build output fails the configuration as well. Prints the first few.
+build_warnings() {
+	grep -iE '(^|[^a-z])warning:' "$1" | head -n "${2:-10}"
+}
+
+# Options whose absence from the .config means that the kernel built is not
+# the configuration named: has_config CONFIG y|n FILE
+has_config() {
+	if [ "$2" = y ]; then
+		grep -qx "$1=y" "$3"
+	else
+		! grep -q "^$1=" "$3"
+	fi
+}
+
+run_up() {
+	local out=$BUILD_DIR/kernel-up build_log=$logs/up-build.log console=$logs/up-console.log
+	local t0=$SECONDS t_build opt
+	log "up: building $out (tinyconfig + scripts/configs/up.config)"
+	if ! "$ALLOCTAG_ROOT/scripts/build-kernel.sh" up >"$build_log" 2>&1; then
+		why="build failed ($build_log):"$'\n'"$(grep -E -m 10 -B 2 -A 6 '(error|warning)(\[[A-Za-z0-9_]+\])?:' "$build_log" || tail -n 20 "$build_log")"
+		return 1
+	fi
+	t_build=$((SECONDS - t0))
+	if [ -n "$(build_warnings "$build_log")" ]; then
+		why="warnings in the build ($build_log):"$'\n'"$(build_warnings "$build_log")"
+		return 1
+	fi
+	# build-kernel.sh checks the fragment's "=y" lines; the "is not set"
+	# ones, which are the point of this configuration, are checked here.
+	for opt in CONFIG_SMP CONFIG_PROC_SYSCTL CONFIG_SYSCTL; do
+		has_config "$opt" n "$out/.config" || { why="$opt is set in $out/.config"; return 1; }
+	done
+	for opt in CONFIG_WERROR CONFIG_MEM_ALLOC_PROFILING_RUST; do
+		has_config "$opt" y "$out/.config" || { why="$opt is not set in $out/.config"; return 1; }
+	done
+	[ -f "$out/lib/alloctag/tests/modules/alloctag_test.ko" ] || { why="no alloctag_test.ko in $out"; return 1; }
+
+	log "up: booting it (scripts/guest/smoke.sh)"
+	"$ALLOCTAG_ROOT/scripts/mkinitramfs.sh" "$out" "$BUILD_DIR/initramfs-up.cpio.gz" >>"$build_log" 2>&1 ||
+		{ why="mkinitramfs.sh failed ($build_log)"; return 1; }
+	t0=$SECONDS
+	if ! QEMU_TIMEOUT=${QEMU_TIMEOUT:-300} "$ALLOCTAG_ROOT/scripts/run-qemu.sh" "$out/arch/x86/boot/bzImage" \
+		"$BUILD_DIR/initramfs-up.cpio.gz" "$console" alloctag_run=smoke >>"$build_log" 2>&1; then
+		why="boot failed ($console):"$'\n'"$(grep -E '^(smoke: not ok|run-qemu:)' "$console" "$build_log" || tail -n 20 "$console")"
+		return 1
+	fi
+	# The guest's own view: one CPU and no /proc/sys, as configured.
+	grep -qx 'smoke: cpus=1' "$console" || { why="guest does not see 1 CPU ($console)"; return 1; }
+	grep -qx 'smoke: sysctl=none' "$console" || { why="guest has /proc/sys/vm/mem_profiling ($console)"; return 1; }
+	detail="build ${t_build} s, boot $((SECONDS - t0)) s, $(grep -c '^smoke: ok' "$console") smoke checks ok"
+}
+
+run_ccore() {
+	local out=$BUILD_DIR/kernel-ccore kunit_log=$logs/ccore-kunit.log rc=0 t0=$SECONDS p f
+	local args=(--arch=x86_64 --build_dir="$out"
+		--kunitconfig="$ALLOCTAG_ROOT/tests/kunit/ccore.kunitconfig"
+		--jobs="$JOBS" --timeout="${KUNIT_TIMEOUT:-600}"
+		--qemu_args='-accel tcg,thread=single -smp 2')
+	for o in "${KMAKE_OPTS[@]}"; do
+		args+=(--make_options "$o")
+	done
+	log "ccore: kunit.py run into $out (tests/kunit/ccore.kunitconfig)"
+	(cd "$SRC_TREE" && python3 tools/testing/kunit/kunit.py run "${args[@]}") >"$kunit_log" 2>&1 || rc=$?
+	# kunit.py prints the build's stderr (its warnings) before it boots; the
+	# console after that is judged by the test results and the report check.
+	if [ -n "$(sed '/Starting KUnit Kernel/q' "$kunit_log" | build_warnings /dev/stdin)" ]; then
+		why="warnings in the build ($kunit_log):"$'\n'"$(sed '/Starting KUnit Kernel/q' "$kunit_log" | build_warnings /dev/stdin)"
+		return 1
+	fi
+	read -r p f < <(sed -n 's/.*Ran [0-9]* tests*: \(.*\)/\1/p' "$kunit_log" | tail -n 1 |
+		awk -F', ' '{ for (i = 1; i <= NF; i++) { split($i, kv, ": "); n[kv[1]] = kv[2] } }
+			END { print n["passed"] + 0, n["failed"] + n["crashed"] + n["errors"] + 0 }')
+	detail="kunit $p passed, $f failed, $((SECONDS - t0)) s"
+	if [ "$rc" != 0 ] || [ "$f" != 0 ] || [ "$p" = 0 ]; then
+		why="kunit.py exit $rc ($kunit_log):"$'\n'"$(grep -E -m 20 'ERROR|error:|not ok|FAILED|CRASHED' "$kunit_log" || tail -n 20 "$kunit_log")"
+		return 1
+	fi
+	# As in scripts/test.sh: kunit.py judges only the KTAP results.
+	if grep -Eq "$KERNEL_REPORTS" "$out/test.log" 2>/dev/null; then
+		why="kernel report on the console ($out/test.log):"$'\n'"$(grep -E -m 5 -A 3 "$KERNEL_REPORTS" "$out/test.log")"
+		return 1
+	fi
+	# Proof that the kernel's C core, not ours, was built, with our suites.
+	[ -f "$out/lib/alloc_tag.o" ] && [ ! -f "$out/lib/alloctag/src/glue.o" ] ||
+		{ why="$out did not build the C core (lib/alloc_tag.o)"; return 1; }
+	[ -f "$out/lib/alloctag/src/alloctag.o" ] ||
+		{ why="$out did not build our KUnit suites (lib/alloctag/src/alloctag.o)"; return 1; }
+}
+
+for c in "${configs[@]}"; do
+	detail= why=
+	if "run_$c"; then
+		printf 'matrix: %-6s ok (%s)\n' "$c" "$detail"
+		passed=$((passed + 1))
+	else
+		printf 'matrix: %-6s FAILED%s: %s\n' "$c" "${detail:+ ($detail)}" "$why"
+		failed=$((failed + 1))
+	fi
+done
+echo "matrix: $passed passed, $failed failed"
+[ "$failed" = 0 ]
