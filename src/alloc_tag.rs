@@ -20,6 +20,7 @@ pub(crate) struct Counters {
 
 impl Counters {
     /// Returns whether nothing allocated at the call site is live.
+    #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
     pub(crate) fn is_zero(&self) -> bool {
         self.bytes == 0 && self.calls == 0
     }
@@ -39,11 +40,12 @@ pub(crate) struct AllocTag(Opaque<bindings::alloc_tag>);
 unsafe impl Sync for AllocTag {}
 
 impl AllocTag {
-    /// Makes a tag, as C's `DEFINE_ALLOC_TAG()` does.
+    /// Makes a tag, as C's `DEFINE_ALLOC_TAG()` does; for the tests' own tags.
     ///
     /// # Safety
     ///
     /// `counters` must be the `__percpu` address of counters that live as long as the tag.
+    #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
     pub(crate) const unsafe fn new(
         ct: bindings::codetag,
         counters: *mut bindings::alloc_tag_counters,
@@ -112,7 +114,9 @@ unsafe fn sum_counters(counters: *const bindings::alloc_tag_counters) -> Counter
 }
 
 /// Defines `static $name: &AllocTag`, a tag in the `alloc_tags` section with its own per-CPU
-/// counters, as C's `DEFINE_ALLOC_TAG()` does, at this file and line in `$function`.
+/// counters, as C's `DEFINE_ALLOC_TAG()` does, at this file and line in `$function`. Only the
+/// tests define tags of their own.
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
 macro_rules! define_alloc_tag {
     ($name:ident, $function:literal) => {
         static $name: &$crate::alloc_tag::AllocTag = {

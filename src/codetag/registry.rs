@@ -102,9 +102,16 @@ impl<T: TagType> Clone for Handle<T> {
 }
 impl<T: TagType> Copy for Handle<T> {}
 
+/// The C glue's `struct rw_semaphore`, seen from Rust only by its address: on kernels whose
+/// `arch_spinlock_t` is empty (`SMP=n`) the struct is not FFI-safe by value.
+#[repr(C)]
+struct RwSemStorage {
+    _opaque: [u8; 0],
+}
+
 extern "C" {
     /// Defined by `DECLARE_RWSEM()` in the C glue.
-    static mut alloctag_codetag_lock: bindings::rw_semaphore;
+    static mut alloctag_codetag_lock: RwSemStorage;
 
     /// Looks `name` up in `module`'s symbols, or vmlinux's when `module` is null; C glue
     /// because it must disable preemption around the lookup.
@@ -113,7 +120,7 @@ extern "C" {
 
 // SAFETY: `alloctag_codetag_lock` is defined with `DECLARE_RWSEM()` for this registry alone.
 static REGISTRY: RwSem<Registry> =
-    unsafe { RwSem::new(&raw mut alloctag_codetag_lock, Registry::new()) };
+    unsafe { RwSem::new((&raw mut alloctag_codetag_lock).cast(), Registry::new()) };
 
 /// A tag type's registration in the kernel's registry, made once at boot.
 pub(crate) struct Registration<T: TagType> {
@@ -599,6 +606,21 @@ impl<'a, T: TagType> ModuleTags<'a, T> {
     }
 }
 
+/// Waits for every pending `kvfree_rcu()`; may sleep.
+#[cfg(CONFIG_TREE_RCU)]
+fn kvfree_rcu_barrier() {
+    // SAFETY: Called in process context.
+    unsafe { bindings::kvfree_rcu_barrier() };
+}
+
+/// Waits for every pending `kvfree_rcu()`; may sleep. Tiny RCU's `kvfree_rcu_barrier()` is
+/// this inline wrapper.
+#[cfg(not(CONFIG_TREE_RCU))]
+fn kvfree_rcu_barrier() {
+    // SAFETY: Called in process context.
+    unsafe { bindings::rcu_barrier() };
+}
+
 /// Adds the code tags of `module`, which has just been loaded.
 ///
 /// Called by the module loader (kernel/module/main.c).
@@ -629,8 +651,7 @@ pub(crate) unsafe extern "C" fn codetag_unload_module(module: *mut bindings::mod
         return true;
     }
     // Let the module's pending kfree_rcu() frees happen before its tags are checked.
-    // SAFETY: Called by the module loader in process context.
-    unsafe { bindings::kvfree_rcu_barrier() };
+    kvfree_rcu_barrier();
     // SAFETY: The caller guarantees `module`.
     unsafe { REGISTRY.write().unload_module(module, true) }
 }

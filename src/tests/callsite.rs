@@ -18,11 +18,12 @@ use kernel::{
         flags::{GFP_ATOMIC, GFP_KERNEL},
         KBox,
     },
-    alloc_hooks, alloc_page, alloc_tag as callsite, bindings,
+    alloc_hooks, alloc_tag as callsite, bindings,
     init::InPlaceInit,
-    kbox, kvec_push, kvec_with_capacity, new_spinlock,
-    page::PAGE_SIZE,
+    new_spinlock,
 };
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+use kernel::{alloc_page, kbox, kvec_push, kvec_with_capacity, page::PAGE_SIZE};
 
 /// Returns the current task's allocation tag, if it has one: inside `alloc_hooks!`, the call
 /// site's.
