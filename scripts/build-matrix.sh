@@ -98,15 +98,10 @@ run_up() {
 
 run_ccore() {
 	local out=$BUILD_DIR/kernel-ccore kunit_log=$logs/ccore-kunit.log rc=0 t0=$SECONDS p f s
-	local args=(--arch=x86_64 --build_dir="$out"
-		--kunitconfig="$ALLOCTAG_ROOT/tests/kunit/ccore.kunitconfig"
-		--jobs="$JOBS" --timeout="${KUNIT_TIMEOUT:-600}"
-		--qemu_args='-accel tcg,thread=single -smp 2')
-	for o in "${KMAKE_OPTS[@]}"; do
-		args+=(--make_options "$o")
-	done
 	log "ccore: kunit.py run into $out (tests/kunit/ccore.kunitconfig)"
-	(cd "$SRC_TREE" && python3 tools/testing/kunit/kunit.py run "${args[@]}") >"$kunit_log" 2>&1 || rc=$?
+	KUNIT_BUILD_DIR=$out KUNITCONFIG=$ALLOCTAG_ROOT/tests/kunit/ccore.kunitconfig \
+		KUNIT_QEMU_ARGS='-accel tcg,thread=single -smp 2' \
+		"$ALLOCTAG_ROOT/scripts/kunit.sh" >"$kunit_log" 2>&1 || rc=$?
 	# kunit.py prints the build's stderr (its warnings) before it boots; the
 	# console after that is judged by the test results and the report check.
 	if [ -n "$(sed '/Starting KUnit Kernel/q' "$kunit_log" | build_warnings /dev/stdin)" ]; then

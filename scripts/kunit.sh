@@ -10,10 +10,12 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 kernel_env
 
-args=(--arch=x86_64 --build_dir="$BUILD_DIR/kernel-test"
-	--kunitconfig="$ALLOCTAG_ROOT/tests/kunit/.kunitconfig"
+# The build matrix runs other configurations through here with
+# KUNIT_BUILD_DIR, KUNITCONFIG and KUNIT_QEMU_ARGS.
+args=(--arch=x86_64 --build_dir="${KUNIT_BUILD_DIR:-$BUILD_DIR/kernel-test}"
+	--kunitconfig="${KUNITCONFIG:-$ALLOCTAG_ROOT/tests/kunit/.kunitconfig}"
 	--jobs="$JOBS" --timeout="${KUNIT_TIMEOUT:-600}"
-	--qemu_args='-accel tcg,thread=single')
+	--qemu_args="${KUNIT_QEMU_ARGS:--accel tcg,thread=single}")
 for o in "${KMAKE_OPTS[@]}"; do
 	args+=(--make_options "$o")
 done
