@@ -25,6 +25,13 @@
 #include <linux/slab.h>
 #include <linux/sysctl.h>
 #include <linux/bug.h>
+#include <linux/capability.h>
+#include <linux/debugfs.h>
+#include <linux/random.h>
+#include <linux/sched/task.h>
 #include <linux/vmalloc.h>
+
+/* gfp_t constants that the kernel crate does not bind; bindgen drops the prefix. */
+const gfp_t RUST_CONST_HELPER___GFP_NOFAIL = ___GFP_NOFAIL;
 
 #endif /* _ALLOCTAG_BINDINGS_H */

@@ -18,6 +18,13 @@ void alloctag_set_profiling(bool enable);
 /* In C (src/glue.c), for Rust. */
 unsigned long alloctag_find_symbol(struct module *mod, const char *name);
 
+/* In C (src/glue.c), for Rust's fault injection (src/fault/). */
+void alloctag_set_fail_key(bool enable);
+bool alloctag_in_nmi(void);
+bool alloctag_in_task(void);
+void alloctag_rcu_read_lock(void);
+void alloctag_rcu_read_unlock(void);
+
 /* In Rust (src/profiling.rs), for C. */
 bool alloctag_page_ext_needed(void);
 

@@ -10,6 +10,7 @@
 #  - rust/bindings/bindings_helper.h includes our bindgen header;
 #  - Makefile maps the source tree's path out of Rust's file!();
 #  - kernel/module/main.c keeps a module's per-CPU area with its tags;
+#  - mm/slub.c and mm/page_alloc.c ask per-call-site fault injection;
 #  - rust/kernel/ gets alloc_tag.rs (the alloc_hooks! call-site API) and
 #    rust/helpers/ allocate under the Rust caller's tag.
 # Every edit is guarded by a marker so that re-running changes nothing.
@@ -102,6 +103,24 @@ if ! grep -q "$MARK" "$main_c"; then
 	[ "$(grep -c "$MARK" "$main_c")" = 1 ] || die "kernel/module/main.c: graft failed"
 	log "grafted kernel/module/main.c"
 fi
+
+# Per-call-site fault injection: the slab and page allocators ask
+# alloctag_fail() (include/alloctag_fail.h, a static key then Rust) right
+# after failslab and fail_page_alloc, where the call site's tag is current.
+graft_fail() {
+	local file=$tree/$1 anchor=$2 check=$3
+	grep -q "$MARK" "$file" && return 0
+	perl -0pi -e "s|$anchor|\$&\t/* \$ENV{MARK}: fail the call site if armed */\n\tif (alloctag_fail($check))\n\t\treturn \$ENV{RET};\n|" "$file"
+	sed -i "0,/^#include \"/s||#include \"../lib/alloctag/include/alloctag_fail.h\" /* $MARK */\n&|" "$file"
+	[ "$(grep -c "$MARK" "$file")" = 2 ] || die "$1: graft failed"
+	log "grafted $1"
+}
+RET=NULL graft_fail mm/slub.c \
+	'\tif \(unlikely\(should_failslab\(s, flags\)\)\)\n\t\treturn NULL;\n' \
+	'flags, s->object_size'
+RET=false graft_fail mm/page_alloc.c \
+	'\tif \(should_fail_alloc_page\(gfp_mask, order\)\)\n\t\treturn false;\n' \
+	'gfp_mask, PAGE_SIZE << order'
 
 bh=$tree/rust/bindings/bindings_helper.h
 if ! grep -q "$MARK" "$bh"; then

@@ -8,7 +8,8 @@
 //! ([`profiling_key`]); the generic
 //! code-tag library ([`codetag`]); allocation tags, its first user ([`alloc_tag`]); the user
 //! interfaces: `/proc/allocinfo` ([`allocinfo`]), the sysctl and the boot parameter
-//! ([`profiling`]). The allocator hooks stay in C (include/linux/alloc_tag.h, mm/).
+//! ([`profiling`]). Per-call-site fault injection ([`fault`]) uses the library's selections
+//! and has its control file in debugfs. The allocator hooks stay in C (include/linux/alloc_tag.h, mm/).
 //!
 //! Without `CONFIG_MEM_ALLOC_PROFILING_RUST` only the tag type and the KUnit tests are built,
 //! and they test the kernel's C core.
@@ -19,6 +20,11 @@ mod codetag;
 mod kunit;
 mod percpu;
 mod profiling_key;
+
+#[cfg(CONFIG_ALLOCTAG_FAULT_INJECTION)]
+mod fault;
+#[cfg(CONFIG_ALLOCTAG_FAULT_INJECTION)]
+mod seq;
 
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod allocinfo;
@@ -52,6 +58,8 @@ impl kernel::Module for AllocTagCore {
         alloc_tag::ALLOC_TAGS.register()?;
         profiling::register_sysctl()?;
         allocinfo::register()?;
+        #[cfg(CONFIG_ALLOCTAG_FAULT_INJECTION)]
+        fault::register()?;
         Ok(Self)
     }
 }

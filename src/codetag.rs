@@ -11,11 +11,19 @@
 //! which add and drop each module's range under the registry's write lock. Readers iterate
 //! under the read lock and can stop and resume later from a [`Cursor`], which survives module
 //! load and unload between the two.
+//!
+//! Users such as fault injection choose tags with a [`Selection`]: the registry marks the tags
+//! it matches in a [`Field`] of their flags, in vmlinux and in every module loaded while it is
+//! in force, and takes the marks back when it ends or the module goes.
 
 mod tag;
 pub(crate) use tag::Codetag;
 
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod registry;
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+mod select;
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+pub(crate) use select::*;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 pub(crate) use registry::*;

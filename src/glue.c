@@ -9,9 +9,12 @@
 #include <linux/module.h>
 #include <linux/page_ext.h>
 #include <linux/percpu.h>
+#include <linux/preempt.h>
+#include <linux/rcupdate.h>
 #include <linux/rwsem.h>
 #include <linux/static_key.h>
 
+#include "../include/alloctag_fail.h"
 #include "../include/alloctag_glue.h"
 
 /*
@@ -66,3 +69,42 @@ unsigned long alloctag_find_symbol(struct module *mod, const char *name)
 	preempt_enable();
 	return addr;
 }
+
+#ifdef CONFIG_ALLOCTAG_FAULT_INJECTION
+/*
+ * Fault injection's switch, tested inline by alloctag_fail()
+ * (include/alloctag_fail.h): DEFINE_STATIC_KEY_FALSE and static_branch_*()
+ * are macros.
+ */
+DEFINE_STATIC_KEY_FALSE(alloctag_fail_key);
+
+/* Flips the key; may sleep. */
+void alloctag_set_fail_key(bool enable)
+{
+	if (enable)
+		static_branch_enable(&alloctag_fail_key);
+	else
+		static_branch_disable(&alloctag_fail_key);
+}
+
+/* The fault hook's context tests and read-side lock are macros. */
+bool alloctag_in_nmi(void)
+{
+	return in_nmi();
+}
+
+bool alloctag_in_task(void)
+{
+	return in_task();
+}
+
+void alloctag_rcu_read_lock(void)
+{
+	rcu_read_lock();
+}
+
+void alloctag_rcu_read_unlock(void)
+{
+	rcu_read_unlock();
+}
+#endif /* CONFIG_ALLOCTAG_FAULT_INJECTION */

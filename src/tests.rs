@@ -12,6 +12,8 @@ use kernel::bindings;
 
 mod callsite;
 mod counters;
+#[cfg(CONFIG_ALLOCTAG_FAULT_INJECTION)]
+mod fault;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod format;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]

@@ -4,7 +4,7 @@
 //!
 //! C header: [`include/linux/codetag.h`](srctree/include/linux/codetag.h)
 
-use core::fmt;
+use core::{fmt, sync::atomic::AtomicU32};
 use kernel::{bindings, str::CStr, types::Opaque};
 
 /// A `struct codetag`: where a tagged call site is.
@@ -34,6 +34,14 @@ impl Codetag {
         let name = self.raw().modname;
         // SAFETY: A non-null `modname` is a static NUL-terminated string (`KBUILD_MODNAME`).
         (!name.is_null()).then(|| unsafe { CStr::from_char_ptr(name) })
+    }
+
+    /// Returns the tag's flags, which the users of selections mark ([`super::Field`]).
+    pub(crate) fn flags(&self) -> &AtomicU32 {
+        // SAFETY: `flags` is an aligned `unsigned int` that lives as long as the tag. The
+        // compiler initialised it; from then on it is only accessed atomically (6.12's C code
+        // never writes it).
+        unsafe { AtomicU32::from_ptr(&raw mut (*self.0.get()).flags) }
     }
 
     /// Returns the line of the call site.

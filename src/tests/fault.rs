@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Per-call-site fault injection: an armed site fails as its rule says, exactly, and no other;
+//! `__GFP_NOFAIL` never fails; disarming restores it. Selections: the selector grammar and
+//! what each selector matches.
+
+use super::{alloc_pages, test_tag, with_tag};
+use crate::{
+    alloc_tag::AllocTag,
+    codetag::{Field, Selection},
+    fault::{self, Config},
+    kunit::{kunit_expect, kunit_suite, Test},
+};
+use core::{
+    ffi::c_void,
+    fmt::{self, Write},
+};
+use kernel::{
+    alloc::{flags::GFP_KERNEL, KBox, KVec},
+    alloc_hooks, bindings,
+    page::PAGE_SIZE,
+    prelude::*,
+};
+
+/// Appends formatted text to a vector.
+struct VecWriter<'a>(&'a mut KVec<u8>);
+
+impl Write for VecWriter<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.0.extend_from_slice(s.as_bytes(), GFP_KERNEL).map_err(|_| fmt::Error)
+    }
+}
+
+/// Returns `args` formatted; empty when memory runs out.
+fn formatted(args: fmt::Arguments<'_>) -> KVec<u8> {
+    let mut out = KVec::new();
+    let _ = VecWriter(&mut out).write_fmt(args);
+    out
+}
+
+/// Parses `text` as a selection.
+fn selection(text: &str) -> Result<Selection> {
+    Selection::parse(
+        text.as_bytes()
+            .split(|&c| c == b' ')
+            .filter(|w| !w.is_empty()),
+    )
+}
+
+/// Arms `text` with `config`, reporting a failure to arm; returns the rule id.
+fn arm(test: &Test, text: &str, config: Config) -> Option<u32> {
+    let armed = selection(text).and_then(|s| fault::arm(s, &config));
+    kunit_expect!(test, armed.is_ok(), "arming '{text}': {:?}", armed.err());
+    armed.ok().map(|(id, _)| id)
+}
+
+/// A Rust call site that allocates with `?`, as drivers do.
+const RUST_SITE_LINE: u32 = line!() + 2;
+fn rust_site() -> Result<KBox<[u8; 64]>> {
+    let obj = alloc_hooks!(KBox::new([0u8; 64], GFP_KERNEL))?;
+    Ok(obj)
+}
+
+/// Calls the Rust site and passes its error on with `?`.
+fn uses_rust_site() -> Result<usize> {
+    let obj = rust_site()?;
+    Ok(obj.len())
+}
+
+fn rust_site_fails_with_enomem(test: &Test) {
+    let text = formatted(format_args!("{}:{RUST_SITE_LINE}", file!()));
+    let text = core::str::from_utf8(&text).unwrap_or("");
+    kunit_expect!(test, uses_rust_site().is_ok(), "before arming");
+    let Some(id) = arm(test, text, Config { verbose: 0, ..Config::default() }) else {
+        return;
+    };
+    let result = uses_rust_site();
+    kunit_expect!(test, result == Err(ENOMEM), "armed: {result:?}");
+    kunit_expect!(test, fault::injected(id) == Some(1));
+    kunit_expect!(test, fault::disarm(id).is_ok());
+    kunit_expect!(test, uses_rust_site().is_ok(), "after disarming");
+}
+
+/// Makes `n` slab allocations at `tag`, freeing each; returns which failed, as a bit mask.
+fn kmallocs(tag: &'static AllocTag, n: u32, gfp: bindings::gfp_t) -> u64 {
+    let mut failed = 0u64;
+    for i in 0..n {
+        // SAFETY: Allocating has no precondition.
+        let obj = with_tag(tag, || unsafe { bindings::__kmalloc_noprof(32, gfp) });
+        if obj.is_null() {
+            failed |= 1 << i;
+        }
+        // SAFETY: `obj` came from kmalloc, or is null.
+        unsafe { bindings::kfree(obj) };
+    }
+    failed
+}
+
+test_tag!(TIMES_TAG, "alloctag_fault_times");
+
+fn times_is_exact(test: &Test) {
+    let config = Config { times: 3, verbose: 0, ..Config::default() };
+    let Some(id) = arm(test, "func:alloctag_fault_times", config) else {
+        return;
+    };
+    let failed = kmallocs(TIMES_TAG, 10, bindings::GFP_KERNEL);
+    kunit_expect!(test, failed == 0b111, "failed {failed:#b}");
+    kunit_expect!(test, fault::injected(id) == Some(3));
+    kunit_expect!(test, fault::disarm(id).is_ok());
+}
+
+test_tag!(INTERVAL_TAG, "alloctag_fault_interval");
+
+fn interval_is_exact(test: &Test) {
+    let config = Config { interval: 3, verbose: 0, ..Config::default() };
+    let Some(id) = arm(test, "func:alloctag_fault_interval", config) else {
+        return;
+    };
+    let failed = kmallocs(INTERVAL_TAG, 9, bindings::GFP_KERNEL);
+    kunit_expect!(test, failed == 0b100_100_100, "failed {failed:#b}");
+    kunit_expect!(test, fault::disarm(id).is_ok());
+}
+
+test_tag!(PROBABILITY_TAG, "alloctag_fault_probability");
+
+fn probability_100_and_0(test: &Test) {
+    let sel = "func:alloctag_fault_probability";
+    let Some(id) = arm(test, sel, Config { verbose: 0, ..Config::default() }) else {
+        return;
+    };
+    let failed = kmallocs(PROBABILITY_TAG, 20, bindings::GFP_KERNEL);
+    kunit_expect!(test, failed == (1 << 20) - 1, "p=100 failed {failed:#b}");
+    kunit_expect!(test, fault::disarm(id).is_ok());
+
+    let config = Config { probability: 0, verbose: 0, ..Config::default() };
+    let Some(id) = arm(test, sel, config) else {
+        return;
+    };
+    let failed = kmallocs(PROBABILITY_TAG, 20, bindings::GFP_KERNEL);
+    kunit_expect!(test, failed == 0, "p=0 failed {failed:#b}");
+    kunit_expect!(test, fault::disarm(id).is_ok());
+}
+
+test_tag!(NOFAIL_TAG, "alloctag_fault_nofail");
+
+fn nofail_never_fails(test: &Test) {
+    let Some(id) = arm(test, "func:alloctag_fault_nofail", Config { verbose: 0, ..Config::default() })
+    else {
+        return;
+    };
+    let nofail = kmallocs(NOFAIL_TAG, 4, bindings::GFP_KERNEL | bindings::__GFP_NOFAIL);
+    kunit_expect!(test, nofail == 0, "__GFP_NOFAIL failed {nofail:#b}");
+    let plain = kmallocs(NOFAIL_TAG, 1, bindings::GFP_KERNEL);
+    kunit_expect!(test, plain == 1, "the plain one did not fail");
+    kunit_expect!(test, fault::injected(id) == Some(1));
+    kunit_expect!(test, fault::disarm(id).is_ok());
+}
+
+test_tag!(PAGES_TAG, "alloctag_fault_pages");
+
+fn pages_and_vmalloc_fail(test: &Test) {
+    let Some(id) = arm(test, "func:alloctag_fault_pages", Config { verbose: 0, ..Config::default() })
+    else {
+        return;
+    };
+    let nowarn = bindings::GFP_KERNEL | bindings::__GFP_NOWARN;
+    // SAFETY: Allocating has no precondition; node 0 exists.
+    let page = with_tag(PAGES_TAG, || unsafe {
+        bindings::__alloc_pages_noprof(nowarn, 0, 0, core::ptr::null_mut())
+    });
+    kunit_expect!(test, page.is_null(), "the page allocation did not fail");
+    // SAFETY: As above.
+    let area: *mut c_void =
+        with_tag(PAGES_TAG, || unsafe { bindings::__vmalloc_noprof(4 * PAGE_SIZE, nowarn) });
+    kunit_expect!(test, area.is_null(), "vmalloc did not fail");
+    // SAFETY: Freeing what was allocated, once; both take null.
+    unsafe {
+        if !page.is_null() {
+            bindings::__free_pages(page, 0);
+        }
+        bindings::vfree(area);
+    }
+    kunit_expect!(test, fault::disarm(id).is_ok());
+    // Only the armed site fails: the same allocation at another site succeeds.
+    let page = alloc_pages(0);
+    kunit_expect!(test, !page.is_null());
+    // SAFETY: `page` came from the page allocator and is freed once.
+    unsafe { bindings::__free_pages(page, 0) };
+}
+
+test_tag!(DISARM_TAG, "alloctag_fault_disarm");
+
+fn disarming_restores(test: &Test) {
+    let Some(id) = arm(test, "func:alloctag_fault_disarm", Config { verbose: 0, ..Config::default() })
+    else {
+        return;
+    };
+    kunit_expect!(test, Field::FAULT.get(DISARM_TAG.codetag()) != 0, "not marked");
+    kunit_expect!(test, kmallocs(DISARM_TAG, 2, bindings::GFP_KERNEL) == 0b11);
+    let again = selection("func:alloctag_fault_disarm").and_then(|s| fault::arm(s, &Config::default()));
+    kunit_expect!(test, again.err() == Some(EEXIST), "the same selection armed twice");
+    kunit_expect!(test, fault::disarm(id).is_ok());
+    kunit_expect!(test, fault::disarm(id) == Err(ENOENT));
+    kunit_expect!(test, Field::FAULT.get(DISARM_TAG.codetag()) == 0, "still marked");
+    kunit_expect!(test, kmallocs(DISARM_TAG, 2, bindings::GFP_KERNEL) == 0);
+}
+
+test_tag!(SELECT_TAG, "alloctag_fault_select");
+
+fn selectors_match_allocinfo_words(test: &Test) {
+    let ct = SELECT_TAG.codetag();
+    let line = ct.lineno();
+    let check = |text: &str, expect: bool| {
+        let matched = selection(text).map(|s| s.matches(ct));
+        kunit_expect!(test, matched == Ok(expect), "'{text}': {matched:?}");
+    };
+    check("func:alloctag_fault_select", true);
+    check("func:alloctag_fault", false);
+    check("lib/alloctag/src/tests/fault.rs", true);
+    check("tests/fault.rs", true);
+    check("ault.rs", false);
+    check("module:alloctag_test", false);
+    check("func:alloctag_fault_select tests/fault.rs", true);
+    check("func:alloctag_fault_select tests/other.rs", false);
+    let at = formatted(format_args!("fault.rs:{line}"));
+    check(core::str::from_utf8(&at).unwrap_or(""), true);
+    let next = formatted(format_args!("fault.rs:{}", line + 1));
+    check(core::str::from_utf8(&next).unwrap_or(""), false);
+    for bad in ["", "  ", "fault.rs:0", "fault.rs:x", "fault.rs:", "func:", "module:", "a b c d e"] {
+        kunit_expect!(test, selection(bad).is_err(), "'{bad}' accepted");
+    }
+    let shown = selection("func:f   x.c:3").map(|s| formatted(format_args!("{s}")));
+    kunit_expect!(test, shown.as_deref().ok() == Some(&b"func:f x.c:3"[..]));
+}
+
+fn config_refuses_bad_values(test: &Test) {
+    let mut c = Config::default();
+    for bad in ["probability=101", "probability=-1", "interval=0", "times=-2", "space=-1",
+        "verbose=3", "pid=-1", "nosuch=1", "times", "times=1x", "interval=99999999999999999999"]
+    {
+        kunit_expect!(test, c.set(bad.as_bytes()).is_err(), "'{bad}' accepted");
+    }
+    kunit_expect!(test, c == Config::default(), "a refused value changed the config");
+    for good in ["probability=0", "interval=7", "times=-1", "times=5", "space=4096", "verbose=2", "pid=1"] {
+        kunit_expect!(test, c.set(good.as_bytes()).is_ok(), "'{good}' refused");
+    }
+    kunit_expect!(
+        test,
+        c == Config { probability: 0, interval: 7, times: 5, space: 4096, verbose: 2, pid: 1 }
+    );
+}
+
+kunit_suite!(
+    fault_suite,
+    "alloctag_fault",
+    [
+        rust_site_fails_with_enomem,
+        times_is_exact,
+        interval_is_exact,
+        probability_100_and_0,
+        nofail_never_fails,
+        pages_and_vmalloc_fail,
+        disarming_restores,
+        selectors_match_allocinfo_words,
+        config_refuses_bad_values,
+    ]
+);
