@@ -303,7 +303,7 @@ fn unmark(marker: &Marker, ranges: &[Range], tag_size: usize, owner: Option<u32>
     let field: Field = marker.field;
     for_each_codetag(ranges, tag_size, |ct| {
         let value = field.get(ct);
-        if value != 0 && owner.is_none_or(|id| (marker.owner)(value) == id) {
+        if value != 0 && owner.map_or(true, |id| (marker.owner)(value) == id) {
             field.set(ct, 0);
             (marker.unmark)(value);
         }
