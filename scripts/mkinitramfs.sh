@@ -38,6 +38,10 @@ printf 'root:x:0:\nnogroup:x:65534:\n' >"$stage/etc/group"
 # Our test modules, wherever the tree built them, and the sources the tests
 # compare /proc/allocinfo's lines with.
 find "$kbuild/lib/alloctag" -name '*.ko' -exec cp {} "$stage/lib/modules/" \; 2>/dev/null || true
+# An in-tree module for the error-path sweeper (tests/guest/inject.sh).
+find "$kbuild/drivers/char/hw_random" -name 'rng-core.ko' -exec cp {} "$stage/lib/modules/" \; 2>/dev/null || true
+install -m 755 "$ALLOCTAG_ROOT/scripts/sweep-error-paths.sh" "$stage/alloctag/sweep-error-paths.sh"
+install -m 755 "$ALLOCTAG_ROOT/scripts/guest/sweep.sh" "$stage/alloctag/sweep.sh" # scripts/sweep.sh
 mkdir -p "$stage/alloctag/src"
 cp "$ALLOCTAG_ROOT"/tests/modules/*.rs "$stage/alloctag/src/"
 

@@ -157,6 +157,7 @@ fn nofail_never_fails(test: &Test) {
 }
 
 test_tag!(PAGES_TAG, "alloctag_fault_pages");
+test_tag!(UNARMED_TAG, "alloctag_fault_unarmed");
 
 fn pages_and_vmalloc_fail(test: &Test) {
     let Some(id) = arm(test, "func:alloctag_fault_pages", Config { verbose: 0, ..Config::default() })
@@ -180,12 +181,12 @@ fn pages_and_vmalloc_fail(test: &Test) {
         }
         bindings::vfree(area);
     }
-    kunit_expect!(test, fault::disarm(id).is_ok());
     // Only the armed site fails: the same allocation at another site succeeds.
-    let page = alloc_pages(0);
+    let page = with_tag(UNARMED_TAG, || alloc_pages(0));
     kunit_expect!(test, !page.is_null());
     // SAFETY: `page` came from the page allocator and is freed once.
     unsafe { bindings::__free_pages(page, 0) };
+    kunit_expect!(test, fault::disarm(id).is_ok());
 }
 
 test_tag!(DISARM_TAG, "alloctag_fault_disarm");

@@ -1,0 +1,132 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=sh
+#
+# Per-call-site fault injection (/sys/kernel/debug/alloctag/fail) and the
+# error-path sweeper. test_inject_* run only in the boot that allows the
+# allocation-failure reports an injected vmalloc failure makes
+# (tests/guest/boots.txt).
+
+FAIL_CTL=/sys/kernel/debug/alloctag/fail
+MODDIR=/lib/modules
+SWEEP=/alloctag/sweep-error-paths.sh
+
+fail_ctl_ready() {
+	[ -e "$FAIL_CTL" ] || mount -t debugfs none /sys/kernel/debug
+	[ -w "$FAIL_CTL" ] || fail "no $FAIL_CTL"
+	echo clear >"$FAIL_CTL"
+	trap 'echo clear >"$FAIL_CTL" 2>/dev/null' EXIT
+}
+
+# Prints the FILE:LINE of the first line of /proc/allocinfo of module $1
+# whose function is $2.
+site_of() {
+	awk -v m="[$1]" -v f="func:$2" '$4 == m && $5 == f { print $3; exit }' "$PROC_ALLOCINFO"
+}
+
+# Prints the value of key $2 in the rule line of rule $1.
+rule_field() {
+	awk -v id="$1" -v k="$2=" '$1 == "rule" && $2 == id {
+		for (i = 3; i <= NF; i++) if (index($i, k) == 1) { print substr($i, length(k) + 1); exit } }' "$FAIL_CTL"
+}
+
+test_inject_bad_commands_change_nothing() {
+	fail_ctl_ready
+	echo "add func:alloctag_never_called_anywhere times=2" >"$FAIL_CTL" || fail "a good add refused"
+	before=$(cat "$FAIL_CTL")
+	for bad in "add" "add func:" "add module:" "add x.c:0" "add x.c:y" "add a b c d e" \
+		"add func:f probability=101" "add func:f interval=0" "add func:f times=-2" \
+		"add func:f verbose=3" "add func:f nosuch=1" "add func:f pid=-1" \
+		"remove" "remove 0" "remove 33" "remove x" "remove 1 2" "clear now" "bogus" \
+		"add func:alloctag_never_called_anywhere"; do
+		if echo "$bad" >"$FAIL_CTL" 2>/dev/null; then
+			fail "'$bad' accepted"
+		fi
+		[ "$(cat "$FAIL_CTL")" = "$before" ] || fail "'$bad' changed the rules"
+	done
+	dmesg | grep -q "fail: 'add func:f probability=101' refused" || fail "no log line for a refused command"
+	echo "remove 5" >"$FAIL_CTL" 2>/dev/null && fail "removing a rule that is not armed succeeded"
+	echo "remove 1" >"$FAIL_CTL" || fail "remove 1 refused"
+	[ -z "$(cat "$FAIL_CTL")" ] || fail "rule 1 still listed"
+}
+
+test_inject_needs_cap_sys_admin() {
+	fail_ctl_ready
+	capdrop sys_admin -- sh -c "echo 'add func:f' >$FAIL_CTL" 2>/dev/null &&
+		fail "root without CAP_SYS_ADMIN armed a rule"
+	[ -z "$(cat "$FAIL_CTL")" ] || fail "a refused write changed the rules"
+	capdrop -k sys_admin dac_override -- sh -c "echo 'add func:f' >$FAIL_CTL" ||
+		fail "CAP_SYS_ADMIN alone could not arm"
+	[ "$(stat -c %a "$FAIL_CTL")" = 600 ] || fail "mode $(stat -c %a "$FAIL_CTL")"
+}
+
+test_inject_selection_applies_at_module_load() {
+	fail_ctl_ready
+	ko=$MODDIR/alloctag_errpath.ko
+	insmod "$ko" || fail "plain load failed"
+	site=$(site_of alloctag_errpath errpath_init)
+	rmmod alloctag_errpath
+	[ -n "$site" ] || fail "no site of alloctag_errpath"
+	# Armed while the module is not loaded: its tags are marked as it loads.
+	echo "add module:alloctag_errpath $site times=1" >"$FAIL_CTL" || fail "arming $site refused"
+	out=$(insmod "$ko" 2>&1) && fail "the load did not fail"
+	echo "$out" | grep -q "Cannot allocate memory" || fail "not ENOMEM: $out"
+	[ "$(rule_field 1 injected)" = 1 ] || fail "injected $(rule_field 1 injected)"
+	grep -q "^site " "$FAIL_CTL" && fail "a site of the unloaded module is still listed"
+	dmesg | grep -q "injected a failure at $site \[alloctag_errpath\]" || fail "no log line"
+	# times=1 is spent: the next load succeeds, and the rule stays armed.
+	insmod "$ko" || fail "the load after the one failure failed"
+	grep -q "^site rule=1 injected=0 $site \[alloctag_errpath\]" "$FAIL_CTL" ||
+		fail "the reloaded module's site is not armed: $(cat "$FAIL_CTL")"
+	rmmod alloctag_errpath
+	echo clear >"$FAIL_CTL"
+	[ -z "$(cat "$FAIL_CTL")" ] || fail "clear left rules"
+}
+
+test_inject_only_the_armed_line_fails() {
+	fail_ctl_ready
+	insmod "$MODDIR/alloctag_errpath.ko" || fail "plain load failed"
+	sites=$(awk '$4 == "[alloctag_errpath]" { print $3 }' "$PROC_ALLOCINFO")
+	rmmod alloctag_errpath
+	# The optional allocation (the last site) fails every time; the module
+	# loads, degraded, and the other sites allocate.
+	last=$(echo "$sites" | sort -t: -k2 -n | tail -n 1)
+	echo "add $last" >"$FAIL_CTL" || fail "arming $last refused"
+	insmod "$MODDIR/alloctag_errpath.ko" || fail "load failed with $last armed"
+	dmesg | grep -q "running without a cache" || fail "the optional allocation did not fail"
+	for s in $sites; do
+		[ "$s" = "$last" ] && continue
+		calls=$(awk -v s="$s" '$3 == s { print $2 }' "$PROC_ALLOCINFO")
+		[ "$calls" = 1 ] || fail "site $s has $calls calls"
+	done
+	rmmod alloctag_errpath
+	[ "$(rule_field 1 injected)" = 1 ] || fail "injected $(rule_field 1 injected)"
+}
+
+test_inject_rust_module_fails_cleanly() {
+	fail_ctl_ready
+	echo "add module:alloctag_rust_sample times=1" >"$FAIL_CTL" || fail "arming refused"
+	out=$(insmod "$MODDIR/alloctag_rust_sample.ko" 2>&1) && fail "the Rust module loaded"
+	echo "$out" | grep -q "Cannot allocate memory" || fail "not ENOMEM: $out"
+	dmesg | grep -q "module alloctag_rust_sample has" && fail "the failed load leaked"
+	[ "$(rule_field 1 injected)" = 1 ] || fail "injected $(rule_field 1 injected)"
+}
+
+test_inject_sweep_passes_correct_modules() {
+	fail_ctl_ready
+	for ko in alloctag_errpath alloctag_rust_sample rng-core; do
+		"$SWEEP" "$MODDIR/$ko.ko" || fail "sweep of $ko failed"
+	done
+}
+
+test_inject_sweep_catches_the_leak() {
+	fail_ctl_ready
+	out=$("$SWEEP" "$MODDIR/alloctag_errpath_leaky.ko")
+	rc=$?
+	echo "$out"
+	[ "$rc" = 1 ] || fail "sweep exit $rc, expected 1"
+	# Exactly the second allocation's row (alloc_pages) is the leak.
+	[ "$(echo "$out" | grep -c 'LEAK$')" = 1 ] || fail "not exactly one leak"
+	echo "$out" | grep -q "LEAK$" && echo "$out" | grep "LEAK$" | grep -q "alloctag_errpath.c:" ||
+		fail "the leak row names no site"
+	echo "$out" | grep -q "load failed cleanly" || fail "no clean row"
+}
