@@ -21,7 +21,12 @@
 #             left out)
 # and prints a table site -> outcome. Exits 1 on any LEAK or REPORT, 2 on a
 # usage or setup error.
+#
+# INSMOD names the loader (default insmod). It must try a load once:
+# busybox insmod retries a failed finit_module() with init_module(), so the
+# test initramfs sets INSMOD=loadmod (tests/guest/tools/loadmod.c).
 set -u
+INSMOD=${INSMOD:-insmod}
 
 CTL=/sys/kernel/debug/alloctag/fail
 REPORTS='(Oops|BUG:|WARNING:|Kernel panic|general protection fault|Call Trace:|INFO: possible|circular locking|inconsistent lock state|KASAN:|UBSAN:|detected stall|blocked for more than)'
@@ -59,7 +64,7 @@ reports() {
 # The module's sites, FILE:LINE, from one plain load (and workload).
 log_since >/dev/null
 # shellcheck disable=SC2086 # the parameters are words
-insmod "$ko" $params || { echo "sweep: $mod does not load even without injection" >&2; exit 2; }
+$INSMOD "$ko" $params || { echo "sweep: $mod does not load even without injection" >&2; exit 2; }
 [ -z "$workload" ] || sh -c "$workload" >/dev/null 2>&1
 sites=$(awk -v m="[$mod]" '$4 == m { print $3 }' /proc/allocinfo | sort -u)
 rmmod "$mod" || { echo "sweep: $mod does not unload even without injection" >&2; exit 2; }
@@ -78,7 +83,7 @@ for site in $sites; do
 		exit 2
 	}
 	# shellcheck disable=SC2086
-	if out=$(insmod "$ko" $params 2>&1); then
+	if out=$($INSMOD "$ko" $params 2>&1); then
 		load=loaded
 		[ -z "$workload" ] || sh -c "$workload" >/dev/null 2>&1
 	else

@@ -5,6 +5,8 @@
 # module of alloctag_sweep=MODULE[:WORKLOAD][,...] ('+' for spaces in the
 # workload). Exits 1 when any sweep failed.
 set -u
+# One finit_module() per load (tests/guest/tools/loadmod.c).
+export INSMOD=loadmod
 mods=
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in

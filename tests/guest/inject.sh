@@ -9,12 +9,15 @@
 FAIL_CTL=/sys/kernel/debug/alloctag/fail
 MODDIR=/lib/modules
 SWEEP=/alloctag/sweep-error-paths.sh
+# One finit_module() per load: busybox insmod retries a failed one.
+export INSMOD=loadmod
 
 fail_ctl_ready() {
 	[ -e "$FAIL_CTL" ] || mount -t debugfs none /sys/kernel/debug
 	[ -w "$FAIL_CTL" ] || fail "no $FAIL_CTL"
 	echo clear >"$FAIL_CTL"
-	trap 'echo clear >"$FAIL_CTL" 2>/dev/null' EXIT
+	# Pass or fail, leave no rule armed and no test module loaded.
+	trap 'echo clear >"$FAIL_CTL" 2>/dev/null; rmmod alloctag_errpath 2>/dev/null || true' EXIT
 }
 
 # Prints the FILE:LINE of the first line of /proc/allocinfo of module $1
@@ -62,19 +65,19 @@ test_inject_needs_cap_sys_admin() {
 test_inject_selection_applies_at_module_load() {
 	fail_ctl_ready
 	ko=$MODDIR/alloctag_errpath.ko
-	insmod "$ko" || fail "plain load failed"
+	loadmod "$ko" || fail "plain load failed"
 	site=$(site_of alloctag_errpath errpath_init)
 	rmmod alloctag_errpath
 	[ -n "$site" ] || fail "no site of alloctag_errpath"
 	# Armed while the module is not loaded: its tags are marked as it loads.
 	echo "add module:alloctag_errpath $site times=1" >"$FAIL_CTL" || fail "arming $site refused"
-	out=$(insmod "$ko" 2>&1) && fail "the load did not fail"
+	out=$(loadmod "$ko" 2>&1) && fail "the load did not fail"
 	echo "$out" | grep -q "Cannot allocate memory" || fail "not ENOMEM: $out"
 	[ "$(rule_field 1 injected)" = 1 ] || fail "injected $(rule_field 1 injected)"
 	grep -q "^site " "$FAIL_CTL" && fail "a site of the unloaded module is still listed"
 	dmesg | grep -q "injected a failure at $site \[alloctag_errpath\]" || fail "no log line"
 	# times=1 is spent: the next load succeeds, and the rule stays armed.
-	insmod "$ko" || fail "the load after the one failure failed"
+	loadmod "$ko" || fail "the load after the one failure failed"
 	grep -q "^site rule=1 injected=0 $site \[alloctag_errpath\]" "$FAIL_CTL" ||
 		fail "the reloaded module's site is not armed: $(cat "$FAIL_CTL")"
 	rmmod alloctag_errpath
@@ -84,19 +87,19 @@ test_inject_selection_applies_at_module_load() {
 
 test_inject_only_the_armed_line_fails() {
 	fail_ctl_ready
-	insmod "$MODDIR/alloctag_errpath.ko" || fail "plain load failed"
+	loadmod "$MODDIR/alloctag_errpath.ko" || fail "plain load failed"
 	sites=$(awk '$4 == "[alloctag_errpath]" { print $3 }' "$PROC_ALLOCINFO")
 	rmmod alloctag_errpath
 	# The optional allocation (the last site) fails every time; the module
 	# loads, degraded, and the other sites allocate.
 	last=$(echo "$sites" | sort -t: -k2 -n | tail -n 1)
 	echo "add $last" >"$FAIL_CTL" || fail "arming $last refused"
-	insmod "$MODDIR/alloctag_errpath.ko" || fail "load failed with $last armed"
+	loadmod "$MODDIR/alloctag_errpath.ko" || fail "load failed with $last armed"
 	dmesg | grep -q "running without a cache" || fail "the optional allocation did not fail"
 	for s in $sites; do
 		[ "$s" = "$last" ] && continue
 		calls=$(awk -v s="$s" '$3 == s { print $2 }' "$PROC_ALLOCINFO")
-		[ "$calls" = 1 ] || fail "site $s has $calls calls"
+		[ "${calls:-0}" -ge 1 ] || fail "site $s has no allocation"
 	done
 	rmmod alloctag_errpath
 	[ "$(rule_field 1 injected)" = 1 ] || fail "injected $(rule_field 1 injected)"
@@ -105,7 +108,7 @@ test_inject_only_the_armed_line_fails() {
 test_inject_rust_module_fails_cleanly() {
 	fail_ctl_ready
 	echo "add module:alloctag_rust_sample times=1" >"$FAIL_CTL" || fail "arming refused"
-	out=$(insmod "$MODDIR/alloctag_rust_sample.ko" 2>&1) && fail "the Rust module loaded"
+	out=$(loadmod "$MODDIR/alloctag_rust_sample.ko" 2>&1) && fail "the Rust module loaded"
 	echo "$out" | grep -q "Cannot allocate memory" || fail "not ENOMEM: $out"
 	dmesg | grep -q "module alloctag_rust_sample has" && fail "the failed load leaked"
 	[ "$(rule_field 1 injected)" = 1 ] || fail "injected $(rule_field 1 injected)"
@@ -120,8 +123,8 @@ test_inject_sweep_passes_correct_modules() {
 
 test_inject_sweep_catches_the_leak() {
 	fail_ctl_ready
-	out=$("$SWEEP" "$MODDIR/alloctag_errpath_leaky.ko")
-	rc=$?
+	rc=0
+	out=$("$SWEEP" "$MODDIR/alloctag_errpath_leaky.ko") || rc=$?
 	echo "$out"
 	[ "$rc" = 1 ] || fail "sweep exit $rc, expected 1"
 	# Exactly the second allocation's row (alloc_pages) is the leak.
