@@ -46,3 +46,27 @@ if [ -e /lib/modules/alloctag_rust_sample.ko ]; then
 	section "lines of rust/helpers/ in /proc/allocinfo"
 	grep -c 'rust/helpers/' /proc/allocinfo || true
 fi
+if [ -e /lib/modules/alloctag_errpath.ko ]; then
+	export INSMOD=loadmod
+	mount -t debugfs none /sys/kernel/debug 2>/dev/null
+	ctl=/sys/kernel/debug/alloctag/fail
+	loadmod /lib/modules/alloctag_errpath.ko
+	site=$(awk '$4 == "[alloctag_errpath]" { print $3 }' /proc/allocinfo | sed -n 2p)
+	rmmod alloctag_errpath
+	section "fault injection: make exactly $site fail, once"
+	echo "add module:alloctag_errpath $site times=1" >$ctl
+	cat $ctl
+	loadmod /lib/modules/alloctag_errpath.ko || echo "(the load failed cleanly, as the module's error path intends)"
+	section "the rule and its injected count"
+	cat $ctl
+	dmesg | grep 'injected a failure' | tail -n 1
+	echo clear >$ctl
+	if [ -x /bin/allocinfo ]; then
+		section "allocinfo fail list"
+		allocinfo fail add module:alloctag_errpath func:errpath_init --probability 50
+		allocinfo fail list
+		allocinfo fail remove --all
+	fi
+	section "scripts/sweep-error-paths.sh on the module with a broken error path"
+	/alloctag/sweep-error-paths.sh /lib/modules/alloctag_errpath_leaky.ko 2>&1 | grep -v '^    '
+fi
