@@ -1,5 +1,6 @@
 //! Command-line arguments.
 
+use crate::fail;
 use allocinfo_format::size::parse_size;
 use allocinfo_output::Format;
 use allocinfo_report::{Filter, GroupBy, Query, SortKey};
@@ -35,6 +36,8 @@ pub enum Cmd {
     Watch(WatchArgs),
     /// Draw live bytes as an SVG treemap: directory, file, call site.
     Treemap(TreemapArgs),
+    /// Make allocations at chosen call sites fail (debugfs, root only).
+    Fail(FailArgs),
 }
 
 #[derive(Args, Debug)]
@@ -298,4 +301,154 @@ pub struct TreemapArgs {
     pub title: Option<String>,
     #[command(flatten)]
     pub filter: FilterArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct FailArgs {
+    /// The kernel's fault-injection control file.
+    #[arg(
+        long,
+        value_name = "PATH",
+        default_value = fail::control::DEFAULT,
+        global = true
+    )]
+    pub control: PathBuf,
+    #[command(subcommand)]
+    pub command: FailCmd,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum FailCmd {
+    /// Arm a rule: allocations at the call sites matching every selector fail.
+    Add(FailAddArgs),
+    /// Remove a rule, or all of them.
+    Remove(FailRemoveArgs),
+    /// List the rules and their armed call sites.
+    List(FailListArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct FailAddArgs {
+    /// Up to 4 selectors in /proc/allocinfo's words, all of which a call site
+    /// must match: FILE:LINE, FILE (a path suffix), func:NAME, module:NAME.
+    #[arg(
+        value_name = "SELECTOR",
+        required = true,
+        num_args = 1..=fail::MAX_SELECTORS,
+        value_parser = fail::selector
+    )]
+    pub selectors: Vec<String>,
+    /// Percent of the allocations to fail, 0 to 100 [kernel default: 100].
+    #[arg(long, value_name = "PERCENT", allow_negative_numbers = true, value_parser = probability_knob)]
+    pub probability: Option<i64>,
+    /// Fail only every N-th allocation, N >= 1 [kernel default: 1].
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = interval_knob)]
+    pub interval: Option<i64>,
+    /// Stop after N failures; -1: no limit [kernel default: -1].
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = times_knob)]
+    pub times: Option<i64>,
+    /// Let this many bytes through before the first failure, e.g. 4096, 64K [kernel default: 0].
+    #[arg(long, value_name = "SIZE", allow_negative_numbers = true, value_parser = space_knob)]
+    pub space: Option<i64>,
+    /// 0: silent, 1: a log line per failure, 2: also a stack dump [kernel default: 1].
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = verbose_knob)]
+    pub verbose: Option<i64>,
+    /// Fail only in this process (thread group); 0: any [kernel default: 0].
+    #[arg(long, value_name = "PID", allow_negative_numbers = true, value_parser = pid_knob)]
+    pub pid: Option<i64>,
+}
+
+impl FailAddArgs {
+    /// The knobs given, as the kernel names them.
+    pub fn knobs(&self) -> Vec<(&'static str, i64)> {
+        [
+            ("probability", self.probability),
+            ("interval", self.interval),
+            ("times", self.times),
+            ("space", self.space),
+            ("verbose", self.verbose),
+            ("pid", self.pid),
+        ]
+        .into_iter()
+        .filter_map(|(name, value)| Some((name, value?)))
+        .collect()
+    }
+}
+
+fn knob(
+    s: &str,
+    name: &str,
+    range: std::ops::RangeInclusive<i64>,
+    expected: &str,
+) -> Result<i64, String> {
+    match s.parse::<i64>() {
+        Ok(v) if range.contains(&v) => Ok(v),
+        _ => Err(format!("invalid {name} {s:?}: expected {expected}")),
+    }
+}
+
+fn probability_knob(s: &str) -> Result<i64, String> {
+    knob(s, "probability", 0..=100, "a percentage from 0 to 100")
+}
+
+fn interval_knob(s: &str) -> Result<i64, String> {
+    knob(s, "interval", 1..=i64::MAX, "an integer of at least 1")
+}
+
+fn times_knob(s: &str) -> Result<i64, String> {
+    knob(
+        s,
+        "times",
+        -1..=i64::MAX,
+        "-1 (no limit) or a number of failures from 0",
+    )
+}
+
+fn space_knob(s: &str) -> Result<i64, String> {
+    parse_size(s)
+        .ok()
+        .filter(|&v| v >= 0)
+        .ok_or_else(|| format!("invalid space {s:?}: expected bytes from 0, e.g. 4096 or 64K"))
+}
+
+fn verbose_knob(s: &str) -> Result<i64, String> {
+    knob(s, "verbose", 0..=2, "0, 1 or 2")
+}
+
+fn pid_knob(s: &str) -> Result<i64, String> {
+    knob(s, "pid", 0..=i32::MAX.into(), "a process id, or 0 for any")
+}
+
+#[derive(Args, Debug)]
+#[group(required = true, multiple = false)]
+pub struct FailRemoveArgs {
+    /// The rule's id, as `fail list` shows it.
+    #[arg(value_name = "ID", value_parser = rule_id_arg)]
+    pub id: Option<u32>,
+    /// Remove every rule.
+    #[arg(long)]
+    pub all: bool,
+}
+
+fn rule_id_arg(s: &str) -> Result<u32, String> {
+    match s.parse::<u32>() {
+        Ok(id) if (1..=fail::MAX_RULES).contains(&id) => Ok(id),
+        _ => Err(format!(
+            "invalid rule id {s:?}: expected 1 to {}",
+            fail::MAX_RULES
+        )),
+    }
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListFormat {
+    Table,
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub struct FailListArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: ListFormat,
 }

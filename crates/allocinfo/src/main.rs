@@ -2,9 +2,11 @@
 //!
 //! A thin command line over the library crates: `allocinfo-format` parses,
 //! `allocinfo-report` filters/groups/diffs, `allocinfo-output` prints and
-//! `allocinfo-treemap` draws.
+//! `allocinfo-treemap` draws; `fail` drives the kernel's per-call-site
+//! allocation fault injection.
 
 mod cli;
+mod fail;
 mod input;
 mod snapshot;
 mod time;
@@ -82,6 +84,7 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Cmd::Watch(a) => watch::run(a),
+        Cmd::Fail(a) => fail::control::run(a),
         Cmd::Treemap(a) => {
             let loaded = input::load(&a.input.file)?;
             let filter = a.filter.filter()?;

@@ -1,0 +1,222 @@
+//! `allocinfo fail` end to end, with plain files standing in for the
+//! kernel's control file (`--control`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_allocinfo");
+
+const LISTING: &str = "\
+rule 1 probability=100 interval=1 times=-1 space=0 verbose=1 pid=0 injected=2 sites=1 unarmed=0 select=module:m func:f
+site rule=1 injected=2 lib/m.c:42 [m] func:f
+rule 2 probability=25 interval=3 times=10 space=0 verbose=0 pid=0 injected=7 sites=1 unarmed=0 select=mm/slub.c
+site rule=2 injected=7 mm/slub.c:2478 func:alloc_slab_page
+rule 4 probability=100 interval=1 times=-1 space=0 verbose=1 pid=0 injected=0 sites=0 unarmed=0 select=func:kernel::alloc::f
+";
+
+/// A control file for one test, holding `text`.
+fn control(name: &str, text: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let path = dir.join(format!("fail-{name}-{}", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn run(control: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(["fail", "--control"])
+        .arg(control)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn ok(control: &Path, args: &[&str]) -> String {
+    let out = run(control, args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stderr.is_empty(),
+        "{args:?}: {stderr}"
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn fails(control: &Path, args: &[&str], code: i32) -> String {
+    let out = run(control, args);
+    assert_eq!(out.status.code(), Some(code), "{args:?}");
+    assert!(out.stdout.is_empty());
+    String::from_utf8(out.stderr).unwrap()
+}
+
+#[test]
+fn add_writes_one_command_line() {
+    let file = control("add", "");
+    let args = [
+        "add",
+        "module:foo",
+        "lib/m.c:042",
+        "--probability",
+        "50",
+        "--interval",
+        "2",
+        "--times",
+        "-1",
+        "--space",
+        "64K",
+        "--verbose",
+        "0",
+        "--pid",
+        "1",
+    ];
+    assert_eq!(
+        ok(&file, &args),
+        "armed: module:foo lib/m.c:42 (rule id not shown by the kernel)\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "add module:foo lib/m.c:42 probability=50 interval=2 times=-1 space=65536 verbose=0 pid=1\n"
+    );
+    let file = control("add-defaults", "");
+    ok(&file, &["add", "func:kernel::alloc::f"]);
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "add func:kernel::alloc::f\n"
+    );
+}
+
+#[test]
+fn add_reports_the_rule_the_kernel_lists() {
+    // The command overwrites the start of the file: padding keeps the
+    // listing after it intact.
+    let file = control("add-listed", &format!("{}\n{LISTING}", "#".repeat(64)));
+    assert_eq!(
+        ok(&file, &["add", "module:m", "func:f"]),
+        "armed rule 1: module:m func:f (1 site)\n"
+    );
+    assert_eq!(
+        ok(&file, &["add", "func:kernel::alloc::f"]),
+        "armed rule 4: func:kernel::alloc::f (no call site matches yet)\n"
+    );
+}
+
+#[test]
+fn list_table_and_json() {
+    let file = control("list", LISTING);
+    assert_eq!(
+        ok(&file, &["list"]),
+        "\
+ID  PROB  INTERVAL  TIMES  INJECTED  SITES  SELECTION
+ 1  100%         1     -1         2      1  module:m func:f
+                                  2           lib/m.c:42 [m] func:f
+ 2   25%         3     10         7      1  mm/slub.c
+                                  7           mm/slub.c:2478 func:alloc_slab_page
+ 4  100%         1     -1         0      0  func:kernel::alloc::f
+"
+    );
+    let json = ok(&file, &["list", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let rules = v.as_array().unwrap();
+    assert_eq!(rules.len(), 3);
+    assert_eq!(rules[0]["id"], 1);
+    assert_eq!(rules[0]["selection"], "module:m func:f");
+    assert_eq!(rules[0]["times"], -1);
+    assert_eq!(
+        rules[0]["sites"],
+        serde_json::json!([{"injected": 2, "file": "lib/m.c", "line": 42,
+                            "module": "m", "function": "f"}])
+    );
+    assert_eq!(rules[1]["probability"], 25);
+    assert_eq!(rules[1]["sites"][0]["module"], serde_json::Value::Null);
+    assert_eq!(rules[2]["function"], serde_json::Value::Null);
+    assert_eq!(rules[2]["sites"], serde_json::json!([]));
+    let empty = control("list-empty", "");
+    assert_eq!(ok(&empty, &["list"]), "no rules armed\n");
+    assert_eq!(ok(&empty, &["list", "--format", "json"]), "[]\n");
+}
+
+#[test]
+fn list_names_a_malformed_line() {
+    let file = control(
+        "list-bad",
+        &format!("{LISTING}site rule=4 injected=x a.c:1 func:g\n"),
+    );
+    let err = fails(&file, &["list"], 1);
+    assert_eq!(
+        err,
+        format!(
+            "allocinfo: error: fail list: {}: line 6: invalid injected=\"x\"\n",
+            file.display()
+        )
+    );
+}
+
+#[test]
+fn remove_one_or_all() {
+    let file = control("remove", "");
+    assert_eq!(ok(&file, &["remove", "32"]), "removed rule 32\n");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "remove 32\n");
+    let file = control("remove-all", "");
+    assert_eq!(ok(&file, &["remove", "--all"]), "removed all rules\n");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "clear\n");
+}
+
+#[test]
+fn bad_values_are_refused_and_nothing_is_written() {
+    let file = control("bad", "");
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["add", "f", "--probability", "101"],
+            "invalid probability \"101\": expected a percentage from 0 to 100",
+        ),
+        (
+            &["add", "f", "--interval", "0"],
+            "invalid interval \"0\": expected an integer of at least 1",
+        ),
+        (
+            &["add", "f", "--times", "-2"],
+            "invalid times \"-2\": expected -1 (no limit)",
+        ),
+        (&["add", "f", "--verbose", "3"], "invalid verbose \"3\""),
+        (&["add", "f", "--space", "-1"], "invalid space \"-1\""),
+        (&["add", "f", "--pid", "-5"], "invalid pid \"-5\""),
+        (
+            &["add", "a=b"],
+            "invalid selector \"a=b\": selectors have no blanks and no '='",
+        ),
+        (&["add", "a b"], "invalid selector \"a b\""),
+        (&["add", "lib/m.c:0"], "invalid selector \"lib/m.c:0\""),
+        (&["add", "a", "b", "c", "d", "e"], "unexpected value 'e'"),
+        (&["add"], "required arguments were not provided"),
+        (&["remove", "0"], "invalid rule id \"0\": expected 1 to 32"),
+        (&["remove", "33"], "invalid rule id \"33\""),
+        (&["remove"], "<ID|--all>"),
+        (&["remove", "1", "--all"], "cannot be used with"),
+        (&["list", "--format", "xml"], "possible values: table, json"),
+    ];
+    for (args, message) in cases {
+        let err = fails(&file, args, 2);
+        assert!(err.contains(message), "{args:?}: {err}");
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "");
+}
+
+#[test]
+fn kernel_refusals_and_missing_files() {
+    // /dev/full fails every write with ENOSPC, as a full rule table does.
+    let err = fails(Path::new("/dev/full"), &["add", "func:f"], 1);
+    assert_eq!(
+        err,
+        "allocinfo: error: fail add: the kernel refused 'add func:f': No space left on device \
+         (all 32 rules are in use; remove one first)\n"
+    );
+    let missing = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fail-no-such-file");
+    let err = fails(&missing, &["remove", "--all"], 1);
+    assert!(
+        err.starts_with(&format!(
+            "allocinfo: error: fail remove: {}: No such file or directory",
+            missing.display()
+        )),
+        "{err}"
+    );
+    assert!(!missing.exists(), "never created");
+}
