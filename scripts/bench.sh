@@ -16,6 +16,12 @@
 # Prints the markdown tables of scripts/bench/report.py, which it also writes
 # to $BUILD_DIR/bench/results.md next to the console logs.
 #
+# With BENCH_FAULT=1 it builds and compares instead (c) and
+#   (d) kernel-bench-fault: (c) with per-call-site fault injection built in
+# (bench-rust.config leaves it out; DEBUG_FS is in all), under -icount only,
+# and prints the fault-injection table: nothing armed, a rule armed
+# elsewhere, and every benchmark site armed with probability 0.
+#
 # Environment: BENCH_ROUNDS (default 7), BENCH_ICOUNT_ROUNDS (default 2),
 # BENCH_PASSES (benchmark passes per TCG boot, default 3),
 # BENCH_ICOUNT (QEMU -icount options, default shift=0,sleep=off),
@@ -29,6 +35,11 @@ ICOUNT_ROUNDS=${BENCH_ICOUNT_ROUNDS:-2}
 PASSES=${BENCH_PASSES:-3}
 ICOUNT=${BENCH_ICOUNT:-shift=0,sleep=off}
 KERNELS=(nop c rust)
+if [ "${BENCH_FAULT:-0}" = 1 ]; then
+	KERNELS=(rust fault)
+	ROUNDS=0
+fi
+export BENCH_KERNELS="${KERNELS[*]}" 
 out=$BUILD_DIR/bench
 initrd=$out/initramfs-bench.cpio.gz
 CMDLINE="console=ttyS0 panic=-1 oops=panic loglevel=5 nokaslr tsc=reliable alloctag_run=bench"
@@ -76,10 +87,13 @@ done
 # The three .config files must differ in the profiling options only, and in
 # what MEM_ALLOC_PROFILING selects (CODE_TAGGING, which selects KALLSYMS;
 # PAGE_EXTENSION; SLAB_OBJ_EXT).
-PROFILING_OPTIONS='^CONFIG_(MEM_ALLOC_PROFILING[A-Z_]*|CODE_TAGGING|PAGE_EXTENSION|SLAB_OBJ_EXT|KALLSYMS|KALLSYMS_ABSOLUTE_PERCPU)='
+PROFILING_OPTIONS='^CONFIG_(MEM_ALLOC_PROFILING[A-Z_]*|CODE_TAGGING|PAGE_EXTENSION|SLAB_OBJ_EXT|KALLSYMS|KALLSYMS_ABSOLUTE_PERCPU|ALLOCTAG_FAULT_INJECTION)='
 options() { grep '^CONFIG_' "$BUILD_DIR/kernel-bench-$1/.config" | grep -Ev "$PROFILING_OPTIONS"; }
-diff <(options nop) <(options c) >&2 || die "(a) and (b) differ in more than the profiling options (above)"
-diff <(options c) <(options rust) >&2 || die "(b) and (c) differ in more than the profiling options (above)"
+for ((i = 1; i < ${#KERNELS[@]}; i++)); do
+	a=${KERNELS[$((i - 1))]} b=${KERNELS[$i]}
+	diff <(options "$a") <(options "$b") >&2 ||
+		die "kernel-bench-$a and kernel-bench-$b differ in more than the profiling options (above)"
+done
 
 mkdir -p "$out"
 rm -f "$out"/boot-*.log
@@ -113,8 +127,8 @@ boot() {
 # that the ratios of one round compare boots made close in time.
 t=$(date +%s)
 for ((r = 1; r <= ROUNDS; r++)); do
-	for ((i = 0; i < 3; i++)); do
-		k=${KERNELS[$(((r - 1 + i) % 3))]}
+	for ((i = 0; i < ${#KERNELS[@]}; i++)); do
+		k=${KERNELS[$(((r - 1 + i) % ${#KERNELS[@]}))]}
 		log "round $r/$ROUNDS: kernel-bench-$k (TCG)"
 		boot "$k" "$out/boot-$k-tcg-r$r.log" "$TCG_CMDLINE"
 	done
@@ -145,7 +159,11 @@ dirty=$(git -C "$ALLOCTAG_ROOT" status --porcelain 2>/dev/null | wc -l)
 	echo "icount_rounds=$ICOUNT_ROUNDS"
 } >"$out/run.env"
 
-python3 "$ALLOCTAG_ROOT/scripts/bench/report.py" "$out" "$BUILD_DIR" >"$out/results.md"
+if [ "${BENCH_FAULT:-0}" = 1 ]; then
+	python3 "$ALLOCTAG_ROOT/scripts/bench/report.py" --fault "$out" "$BUILD_DIR" >"$out/results.md"
+else
+	python3 "$ALLOCTAG_ROOT/scripts/bench/report.py" "$out" "$BUILD_DIR" >"$out/results.md"
+fi
 cat "$out/results.md"
 echo
 echo "Total runtime: $(($(date +%s) - t_start)) s ($(printf '%s; ' "${stage_times[@]}"))"

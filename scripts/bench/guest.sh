@@ -87,6 +87,22 @@ while [ "$pass" -le "$passes" ]; do
 	if [ -r /proc/allocinfo ]; then
 		bench on $pass "$mods/alloctag_bench.ko" mode=allocinfo
 	fi
+	# Per-call-site fault injection (kernel-bench-fault): a rule armed at a
+	# site that never allocates (the allocators test every site's mark), then
+	# every benchmark site armed with probability 0 (each allocation asks its
+	# rule and never fails).
+	ctl=/sys/kernel/debug/alloctag/fail
+	[ -e "$ctl" ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+	if [ -w "$ctl" ]; then
+		echo "add func:alloctag_bench_no_such_function" >"$ctl" || fail=1
+		bench armed-elsewhere $pass "$mods/alloctag_bench.ko" mode=alloc
+		bench armed-elsewhere $pass "$mods/alloctag_bench_rust.ko"
+		echo "add module:alloctag_bench probability=0 verbose=0" >"$ctl" || fail=1
+		echo "add module:alloctag_bench_rust probability=0 verbose=0" >"$ctl" || fail=1
+		bench armed-p0 $pass "$mods/alloctag_bench.ko" mode=alloc
+		bench armed-p0 $pass "$mods/alloctag_bench_rust.ko"
+		echo clear >"$ctl" || fail=1
+	fi
 	pass=$((pass + 1))
 done
 [ -r /proc/allocinfo ] && info "allocinfo_tags=$(($(wc -l </proc/allocinfo) - 2))"

@@ -4,7 +4,8 @@
 # Builds the benchmark initramfs, one for all three benchmark kernels:
 # busybox-static, the project's /init (scripts/guest/init), the guest script
 # (scripts/bench/guest.sh as /alloctag/bench.sh) and the benchmark modules of
-# each kernel under /lib/modules/bench-{nop,c,rust}/. The guest script picks
+# each kernel of BENCH_KERNELS (default nop c rust) under
+# /lib/modules/bench-KERNEL/. The guest script picks
 # the modules of the kernel it runs on.
 #
 # Usage: scripts/bench/mkinitramfs.sh OUTPUT.cpio.gz
@@ -27,7 +28,7 @@ install -m 755 "$ALLOCTAG_ROOT/scripts/bench/guest.sh" "$stage/alloctag/bench.sh
 printf 'root:x:0:0:root:/root:/bin/sh\n' >"$stage/etc/passwd"
 printf 'root:x:0:\n' >"$stage/etc/group"
 
-for k in nop c rust; do
+for k in ${BENCH_KERNELS:-nop c rust}; do
 	dir=$BUILD_DIR/kernel-bench-$k/lib/alloctag/tests/bench
 	mkdir -p "$stage/lib/modules/bench-$k"
 	for m in alloctag_bench alloctag_bench_rust; do

@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """Turns the console logs of scripts/bench.sh into markdown tables.
 
-Usage: scripts/bench/report.py OUT_DIR BUILD_DIR
+Usage: scripts/bench/report.py [--fault] OUT_DIR BUILD_DIR
+
+With --fault (scripts/bench.sh with BENCH_FAULT=1) it prints only the
+fault-injection table: kernel (d) against (c), and (d) with rules armed.
 
 OUT_DIR holds the console logs boot-KERNEL-MODE-rROUND.log (KERNEL: nop, c,
 rust; MODE: tcg, icount) and run.env (what bench.sh ran). BUILD_DIR holds the
@@ -19,8 +22,9 @@ import subprocess
 import sys
 
 KERNELS = ["nop", "c", "rust"]
-LABEL = {"nop": "(a) no profiling", "c": "(b) C core", "rust": "(c) Rust core"}
-SHORT = {"nop": "(a)", "c": "(b)", "rust": "(c)"}
+LABEL = {"nop": "(a) no profiling", "c": "(b) C core", "rust": "(c) Rust core",
+         "fault": "(d) Rust core with fault injection"}
+SHORT = {"nop": "(a)", "c": "(b)", "rust": "(c)", "fault": "(d)"}
 ALLOC_TESTS = [
     "kmalloc-8", "kmalloc-16", "kmalloc-32", "kmalloc-64", "kmalloc-128",
     "kmalloc-256", "kmalloc-512", "kmalloc-1024", "kmalloc-2048", "kmalloc-4096",
@@ -31,7 +35,7 @@ READ_SIZES = ["1048576", "4096", "64"]
 SIZEOF_ALLOC_TAG = 40       # struct alloc_tag: struct codetag (32) + counters pointer
 SIZEOF_COUNTERS = 16        # struct alloc_tag_counters: bytes, calls
 
-LOG_RE = re.compile(r"^boot-(nop|c|rust)-(tcg|icount)-r(\d+)\.log$")
+LOG_RE = re.compile(r"^boot-(nop|c|rust|fault)-(tcg|icount)-r(\d+)\.log$")
 RESULT_RE = re.compile(r"^alloctag-bench-result: kernel=(\S+) phase=(\S+) pass=(\d+) \S+: (.*)$")
 INFO_RE = re.compile(r"^alloctag-bench-info: ([a-zA-Z_]+)=(.*)$")
 
@@ -553,7 +557,51 @@ def differential(boots):
     return "\n".join(out)
 
 
+def fault_table(boots, mode="icount"):
+    """Per allocation test: (d)/(c) with nothing armed, and (d) armed over (d) unarmed."""
+    rows = []
+    for test in ALLOC_TESTS:
+        same_boot = lambda phase: [b.ns(phase, test) / b.ns("on", test)
+                                   for _, b in sorted(boots.get(("fault", mode), {}).items())
+                                   if b.ns(phase, test) and b.ns("on", test)]
+        rows.append([
+            f"`{test}`",
+            spread(values(boots, mode, "rust", "on", test)),
+            spread(ratios(boots, mode, "fault", "rust", "on", test), 4),
+            spread(same_boot("armed-elsewhere"), 4),
+            spread(same_boot("armed-p0"), 4),
+        ])
+    return table(["test", "(c) ns/op", "(d)/(c) nothing armed", "(d) armed elsewhere / unarmed",
+                  "(d) site armed p=0 / unarmed"], rows)
+
+
+def fault_main(out_dir):
+    boots = load(out_dir)
+    p = print
+    p("# alloctag benchmark: per-call-site fault injection")
+    p()
+    try:
+        with open(os.path.join(out_dir, "run.env")) as f:
+            for line in f:
+                if "=" in line:
+                    k, v = line.rstrip("\n").split("=", 1)
+                    p(f"- {k}: `{v}`")
+    except OSError:
+        pass
+    for k in ["rust", "fault"]:
+        p(f"- {LABEL[k]}: {len(boots.get((k, 'icount'), {}))} icount boots")
+    p()
+    p("Instructions per allocation and free under -icount (1 ns per instruction), profiling "
+      "on. (d)/(c) pairs the boots of one round; the armed columns compare phases of the same "
+      "(d) boot.")
+    p()
+    p(fault_table(boots))
+
+
 def main():
+    if sys.argv[1] == "--fault":
+        fault_main(sys.argv[2])
+        return
     out_dir, build_dir = sys.argv[1], sys.argv[2]
     boots = load(out_dir)
     env = {}
