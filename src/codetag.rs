@@ -24,6 +24,6 @@ mod registry;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod select;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
-pub(crate) use select::*;
-#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 pub(crate) use registry::*;
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+pub(crate) use select::*;

@@ -25,7 +25,9 @@ const MAX_SELECTOR_LEN: usize = 256;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     /// The file, or a path suffix of it, and the line when not 0.
-    File { line: u32 },
+    File {
+        line: u32,
+    },
     Function,
     Module,
 }
@@ -48,7 +50,9 @@ fn path_ends_with(path: &[u8], suffix: &[u8]) -> bool {
 impl Selector {
     /// Parses one selector.
     fn parse(word: &[u8]) -> Result<Self> {
-        if word.is_empty() || word.len() > MAX_SELECTOR_LEN || !word.iter().all(u8::is_ascii_graphic)
+        if word.is_empty()
+            || word.len() > MAX_SELECTOR_LEN
+            || !word.iter().all(u8::is_ascii_graphic)
         {
             return Err(EINVAL);
         }

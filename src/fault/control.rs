@@ -189,7 +189,9 @@ unsafe extern "C" fn write(
     match run(&text) {
         Ok(()) => count as isize,
         Err(e) => {
-            let shown = core::str::from_utf8(&text).unwrap_or("(not UTF-8)").trim_end();
+            let shown = core::str::from_utf8(&text)
+                .unwrap_or("(not UTF-8)")
+                .trim_end();
             pr_warn!("fail: '{shown}' refused: {e:?}\n");
             e.to_errno() as isize
         }
@@ -218,8 +220,9 @@ static FOPS: Fops = Fops(bindings::file_operations {
 /// is no control file, and nothing is ever armed.
 pub(crate) fn register() -> Result {
     // SAFETY: The names are static; a null parent is debugfs's root.
-    let dir =
-        unsafe { bindings::debugfs_create_dir(c_str!("alloctag").as_char_ptr(), core::ptr::null_mut()) };
+    let dir = unsafe {
+        bindings::debugfs_create_dir(c_str!("alloctag").as_char_ptr(), core::ptr::null_mut())
+    };
     // SAFETY: `dir` is a dentry or an error pointer, which `debugfs_create_file` accepts;
     // `FOPS` is static.
     unsafe {

@@ -121,7 +121,8 @@ impl Rule {
 
     /// Arms the slot with `config`. Called with the registry locked for writing.
     pub(crate) fn arm(&self, config: &Config) {
-        self.probability.store(config.probability, Ordering::Relaxed);
+        self.probability
+            .store(config.probability, Ordering::Relaxed);
         self.interval.store(config.interval, Ordering::Relaxed);
         self.times.store(config.times, Ordering::Relaxed);
         self.space.store(config.space, Ordering::Relaxed);

@@ -108,7 +108,10 @@ const _: () = assert!(MAX_SITES <= Field::FAULT.max() as usize);
 /// Frees the slots unmarked before the call. Sleeps for a grace period when there are any;
 /// called with the registry locked for writing, so that no slot is unmarked meanwhile.
 pub(crate) fn reap() {
-    if !SITES.iter().any(|s| s.state.load(Ordering::Relaxed) == DYING) {
+    if !SITES
+        .iter()
+        .any(|s| s.state.load(Ordering::Relaxed) == DYING)
+    {
         return;
     }
     // SAFETY: Called in process context; the hooks hold no lock that we hold.

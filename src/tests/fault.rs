@@ -27,7 +27,9 @@ struct VecWriter<'a>(&'a mut KVec<u8>);
 
 impl Write for VecWriter<'_> {
     fn write_str(&mut self, s: &str) -> fmt::Result {
-        self.0.extend_from_slice(s.as_bytes(), GFP_KERNEL).map_err(|_| fmt::Error)
+        self.0
+            .extend_from_slice(s.as_bytes(), GFP_KERNEL)
+            .map_err(|_| fmt::Error)
     }
 }
 
@@ -71,7 +73,14 @@ fn rust_site_fails_with_enomem(test: &Test) {
     let text = formatted(format_args!("{}:{RUST_SITE_LINE}", file!()));
     let text = core::str::from_utf8(&text).unwrap_or("");
     kunit_expect!(test, uses_rust_site().is_ok(), "before arming");
-    let Some(id) = arm(test, text, Config { verbose: 0, ..Config::default() }) else {
+    let Some(id) = arm(
+        test,
+        text,
+        Config {
+            verbose: 0,
+            ..Config::default()
+        },
+    ) else {
         return;
     };
     let result = uses_rust_site();
@@ -99,7 +108,11 @@ fn kmallocs(tag: &'static AllocTag, n: u32, gfp: bindings::gfp_t) -> u64 {
 test_tag!(TIMES_TAG, "alloctag_fault_times");
 
 fn times_is_exact(test: &Test) {
-    let config = Config { times: 3, verbose: 0, ..Config::default() };
+    let config = Config {
+        times: 3,
+        verbose: 0,
+        ..Config::default()
+    };
     let Some(id) = arm(test, "func:alloctag_fault_times", config) else {
         return;
     };
@@ -112,7 +125,11 @@ fn times_is_exact(test: &Test) {
 test_tag!(INTERVAL_TAG, "alloctag_fault_interval");
 
 fn interval_is_exact(test: &Test) {
-    let config = Config { interval: 3, verbose: 0, ..Config::default() };
+    let config = Config {
+        interval: 3,
+        verbose: 0,
+        ..Config::default()
+    };
     let Some(id) = arm(test, "func:alloctag_fault_interval", config) else {
         return;
     };
@@ -125,14 +142,25 @@ test_tag!(PROBABILITY_TAG, "alloctag_fault_probability");
 
 fn probability_100_and_0(test: &Test) {
     let sel = "func:alloctag_fault_probability";
-    let Some(id) = arm(test, sel, Config { verbose: 0, ..Config::default() }) else {
+    let Some(id) = arm(
+        test,
+        sel,
+        Config {
+            verbose: 0,
+            ..Config::default()
+        },
+    ) else {
         return;
     };
     let failed = kmallocs(PROBABILITY_TAG, 20, bindings::GFP_KERNEL);
     kunit_expect!(test, failed == (1 << 20) - 1, "p=100 failed {failed:#b}");
     kunit_expect!(test, fault::disarm(id).is_ok());
 
-    let config = Config { probability: 0, verbose: 0, ..Config::default() };
+    let config = Config {
+        probability: 0,
+        verbose: 0,
+        ..Config::default()
+    };
     let Some(id) = arm(test, sel, config) else {
         return;
     };
@@ -144,8 +172,14 @@ fn probability_100_and_0(test: &Test) {
 test_tag!(NOFAIL_TAG, "alloctag_fault_nofail");
 
 fn nofail_never_fails(test: &Test) {
-    let Some(id) = arm(test, "func:alloctag_fault_nofail", Config { verbose: 0, ..Config::default() })
-    else {
+    let Some(id) = arm(
+        test,
+        "func:alloctag_fault_nofail",
+        Config {
+            verbose: 0,
+            ..Config::default()
+        },
+    ) else {
         return;
     };
     let nofail = kmallocs(NOFAIL_TAG, 4, bindings::GFP_KERNEL | bindings::__GFP_NOFAIL);
@@ -160,8 +194,14 @@ test_tag!(PAGES_TAG, "alloctag_fault_pages");
 test_tag!(UNARMED_TAG, "alloctag_fault_unarmed");
 
 fn pages_and_vmalloc_fail(test: &Test) {
-    let Some(id) = arm(test, "func:alloctag_fault_pages", Config { verbose: 0, ..Config::default() })
-    else {
+    let Some(id) = arm(
+        test,
+        "func:alloctag_fault_pages",
+        Config {
+            verbose: 0,
+            ..Config::default()
+        },
+    ) else {
         return;
     };
     let nowarn = bindings::GFP_KERNEL | bindings::__GFP_NOWARN;
@@ -171,8 +211,9 @@ fn pages_and_vmalloc_fail(test: &Test) {
     });
     kunit_expect!(test, page.is_null(), "the page allocation did not fail");
     // SAFETY: As above.
-    let area: *mut c_void =
-        with_tag(PAGES_TAG, || unsafe { bindings::__vmalloc_noprof(4 * PAGE_SIZE, nowarn) });
+    let area: *mut c_void = with_tag(PAGES_TAG, || unsafe {
+        bindings::__vmalloc_noprof(4 * PAGE_SIZE, nowarn)
+    });
     kunit_expect!(test, area.is_null(), "vmalloc did not fail");
     // SAFETY: Freeing what was allocated, once; both take null.
     unsafe {
@@ -192,17 +233,36 @@ fn pages_and_vmalloc_fail(test: &Test) {
 test_tag!(DISARM_TAG, "alloctag_fault_disarm");
 
 fn disarming_restores(test: &Test) {
-    let Some(id) = arm(test, "func:alloctag_fault_disarm", Config { verbose: 0, ..Config::default() })
-    else {
+    let Some(id) = arm(
+        test,
+        "func:alloctag_fault_disarm",
+        Config {
+            verbose: 0,
+            ..Config::default()
+        },
+    ) else {
         return;
     };
-    kunit_expect!(test, Field::FAULT.get(DISARM_TAG.codetag()) != 0, "not marked");
+    kunit_expect!(
+        test,
+        Field::FAULT.get(DISARM_TAG.codetag()) != 0,
+        "not marked"
+    );
     kunit_expect!(test, kmallocs(DISARM_TAG, 2, bindings::GFP_KERNEL) == 0b11);
-    let again = selection("func:alloctag_fault_disarm").and_then(|s| fault::arm(s, &Config::default()));
-    kunit_expect!(test, again.err() == Some(EEXIST), "the same selection armed twice");
+    let again =
+        selection("func:alloctag_fault_disarm").and_then(|s| fault::arm(s, &Config::default()));
+    kunit_expect!(
+        test,
+        again.err() == Some(EEXIST),
+        "the same selection armed twice"
+    );
     kunit_expect!(test, fault::disarm(id).is_ok());
     kunit_expect!(test, fault::disarm(id) == Err(ENOENT));
-    kunit_expect!(test, Field::FAULT.get(DISARM_TAG.codetag()) == 0, "still marked");
+    kunit_expect!(
+        test,
+        Field::FAULT.get(DISARM_TAG.codetag()) == 0,
+        "still marked"
+    );
     kunit_expect!(test, kmallocs(DISARM_TAG, 2, bindings::GFP_KERNEL) == 0);
 }
 
@@ -227,7 +287,16 @@ fn selectors_match_allocinfo_words(test: &Test) {
     check(core::str::from_utf8(&at).unwrap_or(""), true);
     let next = formatted(format_args!("fault.rs:{}", line + 1));
     check(core::str::from_utf8(&next).unwrap_or(""), false);
-    for bad in ["", "  ", "fault.rs:0", "fault.rs:x", "fault.rs:", "func:", "module:", "a b c d e"] {
+    for bad in [
+        "",
+        "  ",
+        "fault.rs:0",
+        "fault.rs:x",
+        "fault.rs:",
+        "func:",
+        "module:",
+        "a b c d e",
+    ] {
         kunit_expect!(test, selection(bad).is_err(), "'{bad}' accepted");
     }
     let shown = selection("func:f   x.c:3").map(|s| formatted(format_args!("{s}")));
@@ -236,18 +305,47 @@ fn selectors_match_allocinfo_words(test: &Test) {
 
 fn config_refuses_bad_values(test: &Test) {
     let mut c = Config::default();
-    for bad in ["probability=101", "probability=-1", "interval=0", "times=-2", "space=-1",
-        "verbose=3", "pid=-1", "nosuch=1", "times", "times=1x", "interval=99999999999999999999"]
-    {
+    for bad in [
+        "probability=101",
+        "probability=-1",
+        "interval=0",
+        "times=-2",
+        "space=-1",
+        "verbose=3",
+        "pid=-1",
+        "nosuch=1",
+        "times",
+        "times=1x",
+        "interval=99999999999999999999",
+    ] {
         kunit_expect!(test, c.set(bad.as_bytes()).is_err(), "'{bad}' accepted");
     }
-    kunit_expect!(test, c == Config::default(), "a refused value changed the config");
-    for good in ["probability=0", "interval=7", "times=-1", "times=5", "space=4096", "verbose=2", "pid=1"] {
+    kunit_expect!(
+        test,
+        c == Config::default(),
+        "a refused value changed the config"
+    );
+    for good in [
+        "probability=0",
+        "interval=7",
+        "times=-1",
+        "times=5",
+        "space=4096",
+        "verbose=2",
+        "pid=1",
+    ] {
         kunit_expect!(test, c.set(good.as_bytes()).is_ok(), "'{good}' refused");
     }
     kunit_expect!(
         test,
-        c == Config { probability: 0, interval: 7, times: 5, space: 4096, verbose: 2, pid: 1 }
+        c == Config {
+            probability: 0,
+            interval: 7,
+            times: 5,
+            space: 4096,
+            verbose: 2,
+            pid: 1
+        }
     );
 }
 
