@@ -37,7 +37,7 @@ struct ReadState {
 }
 
 /// Appends formatted text to a line, failing when memory runs out.
-struct LineWriter<'a>(&'a mut KVec<u8>);
+pub(crate) struct LineWriter<'a>(pub(crate) &'a mut KVec<u8>);
 
 impl Write for LineWriter<'_> {
     fn write_str(&mut self, s: &str) -> fmt::Result {

@@ -7,6 +7,7 @@
 use super::{alloc_pages, test_tag, with_tag};
 use crate::{
     alloc_tag::AllocTag,
+    allocinfo::LineWriter,
     codetag::{Field, Selection},
     fault::{self, Config},
     kunit::{kunit_expect, kunit_suite, Test},
@@ -22,21 +23,10 @@ use kernel::{
     prelude::*,
 };
 
-/// Appends formatted text to a vector.
-struct VecWriter<'a>(&'a mut KVec<u8>);
-
-impl Write for VecWriter<'_> {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        self.0
-            .extend_from_slice(s.as_bytes(), GFP_KERNEL)
-            .map_err(|_| fmt::Error)
-    }
-}
-
 /// Returns `args` formatted; empty when memory runs out.
 fn formatted(args: fmt::Arguments<'_>) -> KVec<u8> {
     let mut out = KVec::new();
-    let _ = VecWriter(&mut out).write_fmt(args);
+    let _ = LineWriter(&mut out).write_fmt(args);
     out
 }
 
