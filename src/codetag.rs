@@ -22,8 +22,8 @@ pub(crate) use tag::Codetag;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod registry;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
-mod select;
-#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 pub(crate) use registry::*;
-#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+#[cfg(CONFIG_ALLOCTAG_SELECTION)]
+mod select;
+#[cfg(CONFIG_ALLOCTAG_SELECTION)]
 pub(crate) use select::*;

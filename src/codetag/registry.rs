@@ -4,8 +4,9 @@
 //!
 //! C header: [`include/linux/codetag.h`](srctree/include/linux/codetag.h)
 
-use super::{Codetag, Field, Marker, Matched, Selection};
-use crate::rwsem::{ReadGuard, RwSem, WriteGuard};
+#[cfg(CONFIG_ALLOCTAG_SELECTION)]
+use crate::rwsem::WriteGuard;
+use crate::rwsem::{ReadGuard, RwSem};
 use core::{
     ffi::c_void,
     marker::PhantomData,
@@ -13,6 +14,9 @@ use core::{
     sync::atomic::{AtomicU64, AtomicUsize, Ordering},
 };
 use kernel::{alloc::flags::GFP_KERNEL, bindings, c_str, prelude::*, str::CStr};
+
+#[cfg(CONFIG_ALLOCTAG_SELECTION)]
+mod selections;
 
 /// A type of code tag, bound to the linker section that holds its tags.
 ///
@@ -71,16 +75,6 @@ struct TypeEntry {
     ranges: KVec<Range>,
 }
 
-/// A selection in force: its user marks the tags of one type that match it, in vmlinux and in
-/// every module, including modules loaded later.
-struct Selected {
-    /// The index of the tag type.
-    ty: usize,
-    marker: &'static Marker,
-    id: u32,
-    selection: Selection,
-}
-
 /// The registered tag types, their ranges, and the selections in force.
 pub(crate) struct Registry {
     /// Tells this registry's handles from another's; 0 until the first type registers.
@@ -88,7 +82,8 @@ pub(crate) struct Registry {
     types: KVec<TypeEntry>,
     next_module_id: u64,
     /// In the order they were made: an earlier selection keeps the tags it marked.
-    selections: KVec<Selected>,
+    #[cfg(CONFIG_ALLOCTAG_SELECTION)]
+    selections: KVec<selections::Selected>,
 }
 
 /// The last registry id given out.
@@ -179,6 +174,7 @@ pub(crate) fn read() -> ReadGuard<'static, Registry> {
 }
 
 /// Locks the registry for writing; may sleep. Selections change under it.
+#[cfg(CONFIG_ALLOCTAG_SELECTION)]
 pub(crate) fn write() -> WriteGuard<'static, Registry> {
     REGISTRY.write()
 }
@@ -253,75 +249,6 @@ unsafe fn module_name<'a>(module: *mut bindings::module) -> &'a CStr {
     unsafe { CStr::from_char_ptr((*module).name.as_ptr()) }
 }
 
-/// Returns the code tag at index `i` of `range`.
-///
-/// # Safety
-///
-/// `range` must hold tags of `tag_size` bytes that start with a `struct codetag`, and `i` must
-/// be below its length; the tag must live for `'a`.
-unsafe fn codetag_at<'a>(range: &Range, i: usize, tag_size: usize) -> &'a Codetag {
-    // SAFETY: The caller guarantees that a tag, which starts with its code tag, is there.
-    unsafe { &*range.start.add(i * tag_size).cast::<Codetag>() }
-}
-
-/// Runs `f` on the code tag of every tag in `ranges`.
-fn for_each_codetag(ranges: &[Range], tag_size: usize, mut f: impl FnMut(&Codetag)) {
-    for range in ranges {
-        for i in 0..range.len(tag_size) {
-            // SAFETY: By `Range`'s invariant the range holds `len` tags of the type whose
-            // `TagType` contract says they start with a `struct codetag`, alive while listed.
-            f(unsafe { codetag_at(range, i, tag_size) });
-        }
-    }
-}
-
-impl Selected {
-    /// Marks the tags in `ranges` that the selection matches and that its user has not marked.
-    fn apply(&self, ranges: &[Range], tag_size: usize) -> Matched {
-        let mut matched = Matched::default();
-        let field = self.marker.field;
-        for_each_codetag(ranges, tag_size, |ct| {
-            if !self.selection.matches(ct) {
-                return;
-            }
-            matched.tags += 1;
-            if field.get(ct) != 0 {
-                return;
-            }
-            if let Some(value) = (self.marker.mark)(self.id, ct) {
-                field.set(ct, value.get());
-                matched.marked += 1;
-            }
-        });
-        matched
-    }
-}
-
-/// Takes back the marks of `marker` in `ranges`: all of them, or with `owner` those of that
-/// selection.
-fn unmark(marker: &Marker, ranges: &[Range], tag_size: usize, owner: Option<u32>) {
-    let field: Field = marker.field;
-    for_each_codetag(ranges, tag_size, |ct| {
-        let value = field.get(ct);
-        if value != 0 && owner.map_or(true, |id| (marker.owner)(value) == id) {
-            field.set(ct, 0);
-            (marker.unmark)(value);
-        }
-    });
-}
-
-/// Removes and returns the element at `i`, keeping the order of the others.
-fn remove_at<T>(v: &mut KVec<T>, i: usize) -> T {
-    let len = v.len();
-    v.as_mut_slice()[i..].rotate_left(1);
-    // SAFETY: `i < len` (the slice above would have panicked otherwise), so `len - 1` is in
-    // bounds and initialised; `set_len` then gives up ownership of it to `removed`.
-    let removed = unsafe { core::ptr::read(v.as_ptr().add(len - 1)) };
-    // SAFETY: The last element was moved out above.
-    unsafe { v.set_len(len - 1) };
-    removed
-}
-
 impl Registry {
     /// Makes an empty registry; the kernel's is reached through [`read`] and [`Registration`].
     pub(crate) const fn new() -> Self {
@@ -329,6 +256,7 @@ impl Registry {
             id: 0,
             types: KVec::new(),
             next_module_id: 1,
+            #[cfg(CONFIG_ALLOCTAG_SELECTION)]
             selections: KVec::new(),
         }
     }
@@ -384,6 +312,8 @@ impl Registry {
     ///
     /// `module` must point to a module being loaded, which lives until
     /// [`Registry::unload_module`] is called for it.
+    // The type's index is only needed by selections.
+    #[cfg_attr(not(CONFIG_ALLOCTAG_SELECTION), allow(unused_variables))]
     unsafe fn load_module(&mut self, module: *mut bindings::module) {
         let id = self.next_module_id;
         self.next_module_id += 1;
@@ -411,9 +341,8 @@ impl Registry {
             // INVARIANT: The module's memory lives until `unload_module` drops the range.
             if ty.ranges.push(range, GFP_KERNEL).is_ok() {
                 // A selection in force also selects the new module's matching tags.
-                for sel in self.selections.iter().filter(|s| s.ty == index) {
-                    sel.apply(core::slice::from_ref(&range), ty.tag_size);
-                }
+                #[cfg(CONFIG_ALLOCTAG_SELECTION)]
+                selections::module_loaded(&self.selections, index, &range, ty.tag_size);
             } else {
                 pr_warn!(
                     "Failed to list code tags of type {} of the module {}: {:?}\n",
@@ -436,6 +365,8 @@ impl Registry {
     ///
     /// `module` must point to a module that lives across the call; with `lookup`, one the
     /// module loader is unloading.
+    // The type's index is only needed by selections.
+    #[cfg_attr(not(CONFIG_ALLOCTAG_SELECTION), allow(unused_variables))]
     unsafe fn unload_module(&mut self, module: *mut bindings::module, lookup: bool) -> bool {
         let mut unload_ok = true;
         for (index, ty) in self.types.iter_mut().enumerate() {
@@ -458,73 +389,14 @@ impl Registry {
             };
             unload_ok &= (ty.unload)(&ty.ranges[i]);
             // Selections go with the module's tags, whether or not its memory stays.
-            for sel in self.selections.iter().filter(|s| s.ty == index) {
-                unmark(sel.marker, &ty.ranges[i..=i], ty.tag_size, None);
-            }
+            #[cfg(CONFIG_ALLOCTAG_SELECTION)]
+            selections::module_going(&self.selections, index, &ty.ranges[i], ty.tag_size);
             let len = ty.ranges.len();
             ty.ranges.as_mut_slice()[i..].rotate_left(1);
             // SAFETY: `len - 1 < len`, and `Range` is `Copy`: dropping nothing is right.
             unsafe { ty.ranges.set_len(len - 1) };
         }
         unload_ok
-    }
-
-    /// Puts `selection` in force for the tags of type `T`: `marker` marks the tags it matches,
-    /// now and in modules loaded later, until [`Registry::deselect`]. Fails, changing
-    /// nothing, when memory runs out.
-    pub(crate) fn select<T: TagType>(
-        &mut self,
-        handle: Handle<T>,
-        marker: &'static Marker,
-        id: u32,
-        selection: Selection,
-    ) -> Result<Matched> {
-        if handle.registry != self.id || handle.index >= self.types.len() {
-            return Err(EINVAL);
-        }
-        let ty = &self.types[handle.index];
-        let sel = Selected {
-            ty: handle.index,
-            marker,
-            id,
-            selection,
-        };
-        self.selections.reserve(1, GFP_KERNEL)?;
-        let matched = sel.apply(&ty.ranges, ty.tag_size);
-        self.selections.push(sel, GFP_KERNEL)?;
-        Ok(matched)
-    }
-
-    /// Ends the selection `id` of `marker`: its marks are taken back, and the tags it had
-    /// marked go to the user's other selections that match them. Returns whether it was in
-    /// force.
-    pub(crate) fn deselect(&mut self, marker: &'static Marker, id: u32) -> bool {
-        let Some(i) = self
-            .selections
-            .iter()
-            .position(|s| core::ptr::eq(s.marker, marker) && s.id == id)
-        else {
-            return false;
-        };
-        let removed = remove_at(&mut self.selections, i);
-        let Some(ty) = self.types.get(removed.ty) else {
-            return true;
-        };
-        unmark(marker, &ty.ranges, ty.tag_size, Some(id));
-        for sel in self.selections.iter() {
-            if sel.ty == removed.ty && core::ptr::eq(sel.marker, marker) {
-                sel.apply(&ty.ranges, ty.tag_size);
-            }
-        }
-        true
-    }
-
-    /// Returns the selection `id` of `marker`, if in force.
-    pub(crate) fn selection(&self, marker: &'static Marker, id: u32) -> Option<&Selection> {
-        self.selections
-            .iter()
-            .find(|s| core::ptr::eq(s.marker, marker) && s.id == id)
-            .map(|s| &s.selection)
     }
 
     /// Returns the tags of type `T` from `from` on, in vmlinux then in each module in the order

@@ -4,7 +4,9 @@
 //!
 //! C header: [`include/linux/codetag.h`](srctree/include/linux/codetag.h)
 
-use core::{fmt, sync::atomic::AtomicU32};
+use core::fmt;
+#[cfg(CONFIG_ALLOCTAG_SELECTION)]
+use core::sync::atomic::AtomicU32;
 use kernel::{bindings, str::CStr, types::Opaque};
 
 /// A `struct codetag`: where a tagged call site is.
@@ -37,6 +39,7 @@ impl Codetag {
     }
 
     /// Returns the tag's flags, which the users of selections mark ([`super::Field`]).
+    #[cfg(CONFIG_ALLOCTAG_SELECTION)]
     pub(crate) fn flags(&self) -> &AtomicU32 {
         // SAFETY: `flags` is an aligned `unsigned int` that lives as long as the tag. The
         // compiler initialised it; from then on it is only accessed atomically (6.12's C code

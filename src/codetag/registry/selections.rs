@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The selections in force in the registry: each marks the tags of one type that match it, in
+//! vmlinux and in every module, including modules loaded later, and unmarks them when it ends
+//! or their module goes.
+//!
+//! C header: [`include/linux/codetag.h`](srctree/include/linux/codetag.h)
+
+use super::{Handle, Range, Registry, TagType};
+use crate::codetag::{Codetag, Field, Marker, Matched, Selection};
+use kernel::{alloc::flags::GFP_KERNEL, prelude::*};
+
+/// A selection in force: its user marks the tags of one type that match it, in vmlinux and in
+/// every module, including modules loaded later.
+pub(super) struct Selected {
+    /// The index of the tag type.
+    ty: usize,
+    marker: &'static Marker,
+    id: u32,
+    selection: Selection,
+}
+
+/// Returns the code tag at index `i` of `range`.
+///
+/// # Safety
+///
+/// `range` must hold tags of `tag_size` bytes that start with a `struct codetag`, and `i` must
+/// be below its length; the tag must live for `'a`.
+unsafe fn codetag_at<'a>(range: &Range, i: usize, tag_size: usize) -> &'a Codetag {
+    // SAFETY: The caller guarantees that a tag, which starts with its code tag, is there.
+    unsafe { &*range.start.add(i * tag_size).cast::<Codetag>() }
+}
+
+/// Runs `f` on the code tag of every tag in `ranges`.
+fn for_each_codetag(ranges: &[Range], tag_size: usize, mut f: impl FnMut(&Codetag)) {
+    for range in ranges {
+        for i in 0..range.len(tag_size) {
+            // SAFETY: By `Range`'s invariant the range holds `len` tags of the type whose
+            // `TagType` contract says they start with a `struct codetag`, alive while listed.
+            f(unsafe { codetag_at(range, i, tag_size) });
+        }
+    }
+}
+
+impl Selected {
+    /// Marks the tags in `ranges` that the selection matches and that its user has not marked.
+    fn apply(&self, ranges: &[Range], tag_size: usize) -> Matched {
+        let mut matched = Matched::default();
+        let field = self.marker.field;
+        for_each_codetag(ranges, tag_size, |ct| {
+            if !self.selection.matches(ct) {
+                return;
+            }
+            matched.tags += 1;
+            if field.get(ct) != 0 {
+                return;
+            }
+            if let Some(value) = (self.marker.mark)(self.id, ct) {
+                field.set(ct, value.get());
+                matched.marked += 1;
+            }
+        });
+        matched
+    }
+}
+
+/// Takes back the marks of `marker` in `ranges`: all of them, or with `owner` those of that
+/// selection.
+fn unmark(marker: &Marker, ranges: &[Range], tag_size: usize, owner: Option<u32>) {
+    let field: Field = marker.field;
+    for_each_codetag(ranges, tag_size, |ct| {
+        let value = field.get(ct);
+        if value != 0 && owner.map_or(true, |id| (marker.owner)(value) == id) {
+            field.set(ct, 0);
+            (marker.unmark)(value);
+        }
+    });
+}
+
+/// Removes and returns the element at `i`, keeping the order of the others.
+fn remove_at<T>(v: &mut KVec<T>, i: usize) -> T {
+    let len = v.len();
+    v.as_mut_slice()[i..].rotate_left(1);
+    // SAFETY: `i < len` (the slice above would have panicked otherwise), so `len - 1` is in
+    // bounds and initialised; `set_len` then gives up ownership of it to `removed`.
+    let removed = unsafe { core::ptr::read(v.as_ptr().add(len - 1)) };
+    // SAFETY: The last element was moved out above.
+    unsafe { v.set_len(len - 1) };
+    removed
+}
+
+/// Marks the matching tags of a module just listed at `range`, of the type at `index`.
+pub(super) fn module_loaded(selections: &[Selected], index: usize, range: &Range, tag_size: usize) {
+    for sel in selections.iter().filter(|s| s.ty == index) {
+        sel.apply(core::slice::from_ref(range), tag_size);
+    }
+}
+
+/// Takes back every mark on the tags of a module going away, at `range`.
+pub(super) fn module_going(selections: &[Selected], index: usize, range: &Range, tag_size: usize) {
+    for sel in selections.iter().filter(|s| s.ty == index) {
+        unmark(sel.marker, core::slice::from_ref(range), tag_size, None);
+    }
+}
+
+impl Registry {
+    /// Puts `selection` in force for the tags of type `T`: `marker` marks the tags it matches,
+    /// now and in modules loaded later, until [`Registry::deselect`]. Fails, changing
+    /// nothing, when memory runs out.
+    pub(crate) fn select<T: TagType>(
+        &mut self,
+        handle: Handle<T>,
+        marker: &'static Marker,
+        id: u32,
+        selection: Selection,
+    ) -> Result<Matched> {
+        if handle.registry != self.id || handle.index >= self.types.len() {
+            return Err(EINVAL);
+        }
+        let ty = &self.types[handle.index];
+        let sel = Selected {
+            ty: handle.index,
+            marker,
+            id,
+            selection,
+        };
+        self.selections.reserve(1, GFP_KERNEL)?;
+        let matched = sel.apply(&ty.ranges, ty.tag_size);
+        self.selections.push(sel, GFP_KERNEL)?;
+        Ok(matched)
+    }
+
+    /// Ends the selection `id` of `marker`: its marks are taken back, and the tags it had
+    /// marked go to the user's other selections that match them. Returns whether it was in
+    /// force.
+    pub(crate) fn deselect(&mut self, marker: &'static Marker, id: u32) -> bool {
+        let Some(i) = self
+            .selections
+            .iter()
+            .position(|s| core::ptr::eq(s.marker, marker) && s.id == id)
+        else {
+            return false;
+        };
+        let removed = remove_at(&mut self.selections, i);
+        let Some(ty) = self.types.get(removed.ty) else {
+            return true;
+        };
+        unmark(marker, &ty.ranges, ty.tag_size, Some(id));
+        for sel in self.selections.iter() {
+            if sel.ty == removed.ty && core::ptr::eq(sel.marker, marker) {
+                sel.apply(&ty.ranges, ty.tag_size);
+            }
+        }
+        true
+    }
+
+    /// Returns the selection `id` of `marker`, if in force.
+    pub(crate) fn selection(&self, marker: &'static Marker, id: u32) -> Option<&Selection> {
+        self.selections
+            .iter()
+            .find(|s| core::ptr::eq(s.marker, marker) && s.id == id)
+            .map(|s| &s.selection)
+    }
+}
