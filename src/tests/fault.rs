@@ -159,6 +159,53 @@ fn probability_100_and_0(test: &Test) {
     kunit_expect!(test, fault::disarm(id).is_ok());
 }
 
+test_tag!(SPACE_TAG, "alloctag_fault_space");
+
+fn space_lets_bytes_through_first(test: &Test) {
+    // 32-byte objects: 100 bytes of space let three through (100, 68 and 36 exceed 32), and
+    // from the fourth on, with 4 left, every one fails.
+    let config = Config {
+        space: 100,
+        verbose: 0,
+        ..Config::default()
+    };
+    let Some(id) = arm(test, "func:alloctag_fault_space", config) else {
+        return;
+    };
+    let failed = kmallocs(SPACE_TAG, 6, bindings::GFP_KERNEL);
+    kunit_expect!(test, failed == 0b111000, "failed {failed:#b}");
+    kunit_expect!(test, fault::disarm(id).is_ok());
+}
+
+test_tag!(PID_TAG, "alloctag_fault_pid");
+
+fn pid_filter_picks_the_thread_group(test: &Test) {
+    // SAFETY: `current` is valid in process context; its `tgid` does not change.
+    let tgid = unsafe { (*bindings::get_current()).tgid };
+    let other = Config {
+        pid: tgid.wrapping_add(1).max(1),
+        verbose: 0,
+        ..Config::default()
+    };
+    let Some(id) = arm(test, "func:alloctag_fault_pid", other) else {
+        return;
+    };
+    let failed = kmallocs(PID_TAG, 3, bindings::GFP_KERNEL);
+    kunit_expect!(test, failed == 0, "another task's rule failed us: {failed:#b}");
+    kunit_expect!(test, fault::disarm(id).is_ok());
+    let ours = Config {
+        pid: tgid,
+        verbose: 0,
+        ..Config::default()
+    };
+    let Some(id) = arm(test, "func:alloctag_fault_pid", ours) else {
+        return;
+    };
+    let failed = kmallocs(PID_TAG, 3, bindings::GFP_KERNEL);
+    kunit_expect!(test, failed == 0b111, "our rule did not fail us: {failed:#b}");
+    kunit_expect!(test, fault::disarm(id).is_ok());
+}
+
 test_tag!(NOFAIL_TAG, "alloctag_fault_nofail");
 
 fn nofail_never_fails(test: &Test) {
@@ -347,6 +394,8 @@ kunit_suite!(
         times_is_exact,
         interval_is_exact,
         probability_100_and_0,
+        space_lets_bytes_through_first,
+        pid_filter_picks_the_thread_group,
         nofail_never_fails,
         pages_and_vmalloc_fail,
         disarming_restores,

@@ -150,3 +150,30 @@ test_inject_cli_arms_lists_and_removes() {
 	allocinfo fail remove --all || fail "remove --all failed"
 	[ -z "$(cat "$FAIL_CTL")" ] || fail "rules left"
 }
+
+test_inject_rules_change_while_modules_load() {
+	fail_ctl_ready
+	ko=$MODDIR/alloctag_errpath.ko
+	# Loads and unloads race rules that arm, overlap and go; the module's
+	# error path is correct, so whatever fails, nothing may leak, and lockdep
+	# and KASAN watch the marks, the slots and the static key.
+	(
+		i=0
+		while [ $i -lt 30 ]; do
+			loadmod "$ko" 2>/dev/null && rmmod alloctag_errpath
+			i=$((i + 1))
+		done
+	) &
+	loader=$!
+	i=0
+	while [ $i -lt 30 ]; do
+		echo "add module:alloctag_errpath probability=50 verbose=0" >"$FAIL_CTL" || fail "add refused"
+		echo "add func:errpath_init interval=2 verbose=0" >"$FAIL_CTL" || fail "overlapping add refused"
+		echo "remove 1" >"$FAIL_CTL" || fail "remove refused"
+		echo clear >"$FAIL_CTL" || fail "clear refused"
+		i=$((i + 1))
+	done
+	wait $loader
+	dmesg | grep -q "module alloctag_errpath has" && fail "a load leaked"
+	[ -z "$(cat "$FAIL_CTL")" ] || fail "rules left"
+}
