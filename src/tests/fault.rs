@@ -191,7 +191,11 @@ fn pid_filter_picks_the_thread_group(test: &Test) {
         return;
     };
     let failed = kmallocs(PID_TAG, 3, bindings::GFP_KERNEL);
-    kunit_expect!(test, failed == 0, "another task's rule failed us: {failed:#b}");
+    kunit_expect!(
+        test,
+        failed == 0,
+        "another task's rule failed us: {failed:#b}"
+    );
     kunit_expect!(test, fault::disarm(id).is_ok());
     let ours = Config {
         pid: tgid,
@@ -202,7 +206,11 @@ fn pid_filter_picks_the_thread_group(test: &Test) {
         return;
     };
     let failed = kmallocs(PID_TAG, 3, bindings::GFP_KERNEL);
-    kunit_expect!(test, failed == 0b111, "our rule did not fail us: {failed:#b}");
+    kunit_expect!(
+        test,
+        failed == 0b111,
+        "our rule did not fail us: {failed:#b}"
+    );
     kunit_expect!(test, fault::disarm(id).is_ok());
 }
 
