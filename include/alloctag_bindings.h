@@ -30,6 +30,9 @@
 #include <linux/random.h>
 #include <linux/sched/task.h>
 #include <linux/vmalloc.h>
+#include <uapi/linux/alloc_tag.h>
+
+#include "alloctag_accuracy.h"
 
 /* gfp_t constants that the kernel crate does not bind; bindgen drops the prefix. */
 const gfp_t RUST_CONST_HELPER___GFP_NOFAIL = ___GFP_NOFAIL;

@@ -122,6 +122,36 @@ RET=false graft_fail mm/page_alloc.c \
 	'\tif \(should_fail_alloc_page\(gfp_mask, order\)\)\n\t\treturn false;\n' \
 	'gfp_mask, PAGE_SIZE << order'
 
+# Mainline's allocinfo ioctl ABI (include/uapi/linux/alloc_tag.h), which our
+# /proc/allocinfo serves: tools built against the tree find the header.
+ln -sfn "$ALLOCTAG_ROOT/include/uapi/linux/alloc_tag.h" "$tree/include/uapi/linux/alloc_tag.h"
+
+# 6.12's debug check dereferences the empty-tag marker CODETAG_EMPTY (1)
+# when a slab whose extension vector once failed gets a new vector: an oops
+# at address 0x19. Mainline skips empty references there; so do we.
+at_h=$tree/include/linux/alloc_tag.h
+if ! grep -q "$MARK" "$at_h"; then
+	perl -0pi -e 's|\tWARN_ONCE\(ref && ref->ct,\n|\t/* $ENV{MARK}: CODETAG_EMPTY is no tag, as in mainline */\n\tWARN_ONCE(ref && ref->ct && !is_codetag_empty(ref),\n|' "$at_h"
+	[ "$(grep -c "$MARK" "$at_h")" = 1 ] || die "include/linux/alloc_tag.h: graft failed"
+	log "grafted include/linux/alloc_tag.h"
+fi
+
+# Accuracy: when a slab's extension vector cannot be allocated, 6.12 WARNs
+# (a kernel report, and a panic under panic_on_warn) and the object's tag
+# silently misses its bytes. As mainline does, log it once and mark the tag
+# inaccurate (include/alloctag_accuracy.h), which /proc/allocinfo's ioctl
+# reports.
+slub_c=$tree/mm/slub.c
+ACC_MARK=alloctag-graft-accuracy
+if ! grep -q "$ACC_MARK" "$slub_c"; then
+	ACC_MARK=$ACC_MARK perl -0pi -e '
+		s|\tif \(!slab_obj_exts\(slab\) &&\n\t    WARN\(alloc_slab_obj_exts\(slab, s, flags, false\),\n\t\t "%s, %s: Failed to create slab extension vector!\\n",\n\t\t __func__, s->name\)\)\n\t\treturn NULL;\n|\t/* $ENV{ACC_MARK}: counts lost, not a kernel bug: no WARN */\n\tif (!slab_obj_exts(slab) &&\n\t    alloc_slab_obj_exts(slab, s, flags, false)) {\n\t\tpr_warn_once("%s, %s: Failed to create slab extension vector!\\n",\n\t\t\t     __func__, s->name);\n\t\talloctag_set_inaccurate(current->alloc_tag);\n\t\treturn NULL;\n\t}\n| or die "anchor 1";
+		s|(#include "../lib/alloctag/include/alloctag_fail.h"[^\n]*\n)|$1#include "../lib/alloctag/include/alloctag_accuracy.h" /* $ENV{ACC_MARK} */\n| or die "anchor 2";
+	' "$slub_c"
+	[ "$(grep -c "$ACC_MARK" "$slub_c")" = 2 ] || die "mm/slub.c: accuracy graft failed"
+	log "grafted mm/slub.c (accuracy)"
+fi
+
 bh=$tree/rust/bindings/bindings_helper.h
 if ! grep -q "$MARK" "$bh"; then
 	printf '\n/* %s: declarations used by lib/alloctag */\n#include "../../lib/alloctag/include/alloctag_bindings.h"\n' \

@@ -1,92 +1,86 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `/proc/allocinfo`: every allocation tag with its bytes and calls.
+//! `/proc/allocinfo`: every allocation tag with its bytes and calls, as text and through
+//! mainline's ioctls.
 //!
 //! C headers: [`include/linux/proc_fs.h`](srctree/include/linux/proc_fs.h),
-//! [`include/linux/seq_file.h`](srctree/include/linux/seq_file.h)
+//! [`include/linux/seq_file.h`](srctree/include/linux/seq_file.h),
+//! [`include/uapi/linux/alloc_tag.h`](srctree/include/uapi/linux/alloc_tag.h)
 //!
-//! The format is 6.12's, byte for byte: two header lines, then one line per tag,
-//! `%12lli %8llu file:line [module] func:name `. Each open file keeps a [`Cursor`] at the tag
-//! it stands on, so a read that continues where the last one stopped resumes there instead of
-//! walking from the first tag, and no lock is held between reads: the registry is read-locked
-//! only while a line is made.
+//! Reading ([`text`]): each open file keeps a [`ReadPosition`] at the tag it stands on, so a
+//! read that continues where the last one stopped resumes there instead of walking from the
+//! first tag. The registry is read-locked from seq_file's `start` to its `stop`, that is
+//! within one `read()` (seq_file copies to user space after `stop`), and lines are written
+//! straight into seq_file's buffer.
+//!
+//! The ioctls ([`ioctl`], with [`filter`]) have their own position per open file. They and
+//! `read()` on one file are serialized by the seq_file's mutex.
+
+mod filter;
+mod ioctl;
+mod text;
 
 use crate::{
-    alloc_tag::{Counters, ALLOC_TAGS},
-    codetag::{self, Codetag, ReadPosition},
+    alloc_tag::{AllocTag, ALLOC_TAGS},
+    codetag::{self, ReadPosition, Registry},
+    profiling::EarlyParam,
+    rwsem::ReadGuard,
 };
-use core::{
-    ffi::{c_int, c_void},
-    fmt::{self, Write},
-};
-use kernel::{alloc::flags::GFP_KERNEL, bindings, c_str, prelude::*};
+use core::ffi::{c_int, c_uint, c_void};
+use kernel::{alloc::flags::GFP_KERNEL, bindings, c_str, prelude::*, str::CStr};
 
-pub(crate) const HEADER: &str = "allocinfo - version: 1.0\n#     <size>  <calls> <tag info>\n";
-
-/// Writes the line of one tag: `%12lli %8llu `, the tag, a space and a newline, as 6.12 does.
-pub(crate) fn write_line(w: &mut impl Write, counters: Counters, tag: &Codetag) -> fmt::Result {
-    writeln!(w, "{:12} {:8} {} ", counters.bytes, counters.calls, tag)
-}
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+pub(crate) use {filter::*, ioctl::*, text::*};
 
 /// The state of one open `/proc/allocinfo`.
-struct ReadState {
-    /// Where the reader stands.
+struct FileState {
+    /// Where `read()` stands.
     position: ReadPosition,
-    /// The line of the tag it stands on.
-    line: KVec<u8>,
+    /// The registry, locked for reading between seq_file's `start` and `stop`.
+    registry: Option<ReadGuard<'static, Registry>>,
+    /// The tag at `position`, valid while `registry` is held; null past the end.
+    tag: *const AllocTag,
+    /// Where the ioctls stand.
+    ioctl: ioctl::IoctlState,
 }
 
-/// Appends formatted text to a line, failing when memory runs out.
-pub(crate) struct LineWriter<'a>(pub(crate) &'a mut KVec<u8>);
-
-impl Write for LineWriter<'_> {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        self.0
-            .extend_from_slice(s.as_bytes(), GFP_KERNEL)
-            .map_err(|_| fmt::Error)
-    }
-}
-
-impl ReadState {
-    /// Moves to the tag at `pos` and makes its line. Returns `Ok(false)` past the last tag.
-    fn seek(&mut self, pos: i64) -> Result<bool> {
-        let Some(handle) = ALLOC_TAGS.handle() else {
-            return Ok(false);
-        };
-        let registry = codetag::read();
-        let Some(tag) = self.position.seek(&registry, handle, pos) else {
-            return Ok(false);
-        };
-        // SAFETY: Only bytes are in the vector, so dropping none of them is right.
-        unsafe { self.line.set_len(0) };
-        write_line(&mut LineWriter(&mut self.line), tag.read(), tag.codetag())
-            .map_err(|_| ENOMEM)?;
-        Ok(true)
-    }
-}
-
-/// Returns the state of the open file of `m`.
+/// Returns the state of the open file of seq_file `m`.
 ///
 /// # Safety
 ///
-/// `m` must be a seq_file opened by [`open`], not yet released, used by one thread at a time
-/// (the seq_file's mutex).
-unsafe fn state<'a>(m: *mut bindings::seq_file) -> &'a mut ReadState {
-    // SAFETY: `open` set `private` to a `ReadState` that lives until `release`, and the caller
+/// `m` must be a seq_file opened by [`open`], not yet released, with its mutex held by the
+/// caller (seq_file holds it in its callbacks), so that the state is used by one thread.
+unsafe fn state<'a>(m: *mut bindings::seq_file) -> &'a mut FileState {
+    // SAFETY: `open` set `private` to a `FileState` that lives until `release`, and the caller
     // guarantees exclusive use.
-    unsafe { &mut *(*m).private.cast::<ReadState>() }
+    unsafe { &mut *(*m).private.cast::<FileState>() }
 }
 
-/// Turns the result of a seek into what seq_file's `start` and `next` return.
-fn seek_result(state: &mut ReadState, found: Result<bool>) -> *mut c_void {
-    match found {
-        Ok(true) => (state as *mut ReadState).cast(),
-        Ok(false) => core::ptr::null_mut(),
-        Err(e) => e.to_ptr(),
+impl FileState {
+    /// Moves to the tag at `pos`, with the registry locked. Returns whether there is one.
+    fn seek(&mut self, pos: i64) -> bool {
+        self.tag = core::ptr::null();
+        let (Some(handle), Some(registry)) = (ALLOC_TAGS.handle(), self.registry.as_deref())
+        else {
+            return false;
+        };
+        if let Some(tag) = self.position.seek(registry, handle, pos) {
+            self.tag = tag;
+        }
+        !self.tag.is_null()
+    }
+
+    /// Returns what seq_file's `start` and `next` return: the state, or null at the end.
+    fn cookie(&mut self, found: bool) -> *mut c_void {
+        if found {
+            (self as *mut Self).cast()
+        } else {
+            core::ptr::null_mut()
+        }
     }
 }
 
-/// seq_file's `start`.
+/// seq_file's `start`: locks the registry until `stop`, and moves to the tag at `*pos`.
 ///
 /// # Safety
 ///
@@ -94,9 +88,10 @@ fn seek_result(state: &mut ReadState, found: Result<bool>) -> *mut c_void {
 unsafe extern "C" fn start(m: *mut bindings::seq_file, pos: *mut bindings::loff_t) -> *mut c_void {
     // SAFETY: seq_file calls with its mutex held, on a file opened by `open`.
     let state = unsafe { state(m) };
+    state.registry = Some(codetag::read());
     // SAFETY: `pos` is valid.
     let found = state.seek(unsafe { *pos });
-    seek_result(state, found)
+    state.cookie(found)
 }
 
 /// seq_file's `next`.
@@ -117,33 +112,52 @@ unsafe extern "C" fn next(
         *pos
     };
     let found = state.seek(pos);
-    seek_result(state, found)
+    state.cookie(found)
 }
 
-/// seq_file's `stop`: nothing is held between calls.
-///
-/// # Safety
-///
-/// Called by seq_file; it touches nothing.
-unsafe extern "C" fn stop(_m: *mut bindings::seq_file, _v: *mut c_void) {}
-
-/// seq_file's `show`: the header before the first tag, then the tag's line.
+/// seq_file's `stop`: unlocks the registry. seq_file calls it after every `start`.
 ///
 /// # Safety
 ///
 /// As for [`start`].
+unsafe extern "C" fn stop(m: *mut bindings::seq_file, _v: *mut c_void) {
+    // SAFETY: As in `start`.
+    let state = unsafe { state(m) };
+    state.tag = core::ptr::null();
+    state.registry = None;
+}
+
+/// seq_file's `show`: the header before the first tag, then the tag's line, written into the
+/// seq_file's buffer. When they do not fit, the buffer is marked overflowed, and seq_file
+/// calls `start` again for the same position with a larger buffer.
+///
+/// # Safety
+///
+/// As for [`start`], between `start` and `stop`.
 unsafe extern "C" fn show(m: *mut bindings::seq_file, _v: *mut c_void) -> c_int {
     // SAFETY: As in `start`.
     let state = unsafe { state(m) };
-    // On overflow seq_file retries with a larger buffer, calling `show` again for the same
-    // position; the header goes with position 0 each time.
-    // SAFETY: `m` is the seq_file; the data is valid for the given lengths.
-    unsafe {
-        if state.position.pos() == 0 {
-            bindings::seq_write(m, HEADER.as_ptr().cast(), HEADER.len());
-        }
-        bindings::seq_write(m, state.line.as_ptr().cast(), state.line.len());
+    if state.tag.is_null() {
+        return 0;
     }
+    // SAFETY: `tag` was found by `start` or `next` and the registry is locked until `stop`.
+    let tag = unsafe { &*state.tag };
+    // SAFETY: seq_file's buffer is `size` bytes, of which `count` are used, and it is ours
+    // while seq_file calls us with its mutex held.
+    let (free, used, size) = unsafe {
+        let m = &mut *m;
+        let free = core::slice::from_raw_parts_mut(
+            m.buf.add(m.count).cast::<u8>(),
+            m.size.saturating_sub(m.count),
+        );
+        (free, &mut m.count, m.size)
+    };
+    let mut out = text::Out::new(free);
+    let v2 = text::version_2();
+    let written = (state.position.pos() != 0 || out.put(text::header()).is_some())
+        && text::put_line(&mut out, tag.read(), tag.codetag(), v2).is_some();
+    // As `seq_commit()`: the bytes written, or all of them to say the buffer overflowed.
+    *used = if written { *used + out.len() } else { size };
     0
 }
 
@@ -154,16 +168,18 @@ static SEQ_OPS: bindings::seq_operations = bindings::seq_operations {
     show: Some(show),
 };
 
-/// `open` of `/proc/allocinfo`: a seq_file with a fresh [`ReadState`].
+/// `open` of `/proc/allocinfo`: a seq_file with a fresh [`FileState`].
 ///
 /// # Safety
 ///
 /// Called by procfs with a valid inode and file.
 unsafe extern "C" fn open(_inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
     let state = match KBox::new(
-        ReadState {
+        FileState {
             position: ReadPosition::START,
-            line: KVec::new(),
+            registry: None,
+            tag: core::ptr::null(),
+            ioctl: ioctl::IoctlState::new(),
         },
         GFP_KERNEL,
     ) {
@@ -189,13 +205,46 @@ unsafe extern "C" fn open(_inode: *mut bindings::inode, file: *mut bindings::fil
 ///
 /// Called by procfs with a file that [`open`] opened.
 unsafe extern "C" fn release(inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
-    // SAFETY: `open` made `private_data` a seq_file whose `private` is a boxed `ReadState`,
+    // SAFETY: `open` made `private_data` a seq_file whose `private` is a boxed `FileState`,
     // released once, here.
     unsafe {
         let m = (*file).private_data.cast::<bindings::seq_file>();
-        drop(KBox::from_raw((*m).private.cast::<ReadState>()));
+        drop(KBox::from_raw((*m).private.cast::<FileState>()));
         bindings::seq_release(inode, file)
     }
+}
+
+/// `ioctl` of `/proc/allocinfo`.
+///
+/// # Safety
+///
+/// Called by procfs with a file that [`open`] opened.
+unsafe extern "C" fn unlocked_ioctl(file: *mut bindings::file, cmd: c_uint, arg: usize) -> isize {
+    // SAFETY: `open` made `private_data` a seq_file, alive until `release`.
+    let m = unsafe { (*file).private_data.cast::<bindings::seq_file>() };
+    // The seq_file's mutex serializes the ioctls with each other and with `read()` on the
+    // file, as it serializes reads; it is not held by the caller here.
+    // SAFETY: `m` is a live seq_file; its mutex is initialised by `seq_open`.
+    unsafe { bindings::mutex_lock(&raw mut (*m).lock) };
+    // SAFETY: `m` was opened by `open` and its mutex is held.
+    let result = unsafe { state(m) }.ioctl.ioctl(cmd, arg);
+    // SAFETY: Locked above.
+    unsafe { bindings::mutex_unlock(&raw mut (*m).lock) };
+    match result {
+        Ok(()) => 0,
+        Err(e) => e.to_errno() as isize,
+    }
+}
+
+/// `compat_ioctl` of `/proc/allocinfo`: the structs are laid out alike for 32-bit callers.
+///
+/// # Safety
+///
+/// As for [`unlocked_ioctl`].
+#[cfg(CONFIG_COMPAT)]
+unsafe extern "C" fn compat_ioctl(file: *mut bindings::file, cmd: c_uint, arg: usize) -> isize {
+    // SAFETY: As the caller guarantees. A 32-bit user pointer zero-extends (`compat_ptr()`).
+    unsafe { unlocked_ioctl(file, cmd, arg & 0xffff_ffff) }
 }
 
 static PROC_OPS: bindings::proc_ops = bindings::proc_ops {
@@ -203,6 +252,9 @@ static PROC_OPS: bindings::proc_ops = bindings::proc_ops {
     proc_read_iter: Some(bindings::seq_read_iter),
     proc_lseek: Some(bindings::seq_lseek),
     proc_release: Some(release),
+    proc_ioctl: Some(unlocked_ioctl),
+    #[cfg(CONFIG_COMPAT)]
+    proc_compat_ioctl: Some(compat_ioctl),
     // SAFETY: All-zero is a valid `proc_ops`: no flags and no other callbacks.
     ..unsafe { core::mem::zeroed() }
 };
@@ -223,3 +275,23 @@ pub(crate) fn register() -> Result {
     }
     Ok(())
 }
+
+/// Parses `allocinfo.version=`.
+///
+/// # Safety
+///
+/// Called by the kernel's parameter parser with null or a NUL-terminated string.
+unsafe extern "C" fn setup_version(value: *mut u8) -> c_int {
+    if value.is_null() {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: A non-null value is a NUL-terminated string, as the caller guarantees.
+    match text::set_version(unsafe { CStr::from_char_ptr(value) }) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+#[used]
+#[link_section = ".init.setup"]
+static VERSION_PARAMETER: EarlyParam = EarlyParam::new(c_str!("allocinfo.version"), setup_version);

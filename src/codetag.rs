@@ -17,7 +17,7 @@
 //! in force, and takes the marks back when it ends or the module goes.
 
 mod tag;
-pub(crate) use tag::Codetag;
+pub(crate) use tag::{Codetag, CODETAG_FLAG_INACCURATE};
 
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod registry;

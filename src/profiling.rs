@@ -112,10 +112,21 @@ unsafe extern "C" fn setup_boot_parameter(value: *mut u8) -> c_int {
 /// section that the early parameter parser walks. The kernel crate's bindings are made for
 /// modules, which have no such struct.
 #[repr(C)]
-struct EarlyParam {
+pub(crate) struct EarlyParam {
     name: *const u8,
     setup: unsafe extern "C" fn(*mut u8) -> c_int,
     early: c_int,
+}
+
+impl EarlyParam {
+    /// An early parameter `name`, whose value `setup` parses, returning 0 or an error.
+    pub(crate) const fn new(name: &'static CStr, setup: unsafe extern "C" fn(*mut u8) -> c_int) -> Self {
+        Self {
+            name: name.as_char_ptr(),
+            setup,
+            early: 1,
+        }
+    }
 }
 
 // SAFETY: Only the kernel's parameter parser reads it, at boot.
@@ -123,11 +134,8 @@ unsafe impl Sync for EarlyParam {}
 
 #[used]
 #[link_section = ".init.setup"]
-static BOOT_PARAMETER: EarlyParam = EarlyParam {
-    name: c_str!("sysctl.vm.mem_profiling").as_char_ptr(),
-    setup: setup_boot_parameter,
-    early: 1,
-};
+static BOOT_PARAMETER: EarlyParam =
+    EarlyParam::new(c_str!("sysctl.vm.mem_profiling"), setup_boot_parameter);
 
 /// The `vm.mem_profiling` table. Its handler is the kernel's `proc_do_static_key()` on the
 /// profiling key, as in 6.12's C core: the same capability check (`CAP_SYS_ADMIN` to write)

@@ -7,8 +7,8 @@
 //! touches them, so they move by exactly what the case does. They run against either core, C
 //! or Rust; the others test the Rust core's pieces.
 
-use core::ptr;
-use kernel::bindings;
+use core::{fmt, ptr};
+use kernel::{alloc::flags::GFP_KERNEL, bindings, prelude::*};
 
 mod callsite;
 mod counters;
@@ -16,6 +16,8 @@ mod counters;
 mod fault;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod format;
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+mod query;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod registry;
 
@@ -29,4 +31,16 @@ pub(crate) use crate::profiling_key::{enabled as profiling_enabled, set_enabled 
 pub(crate) fn alloc_pages(order: u32) -> *mut bindings::page {
     // SAFETY: Allocating has no precondition; node 0 always exists.
     unsafe { bindings::__alloc_pages_noprof(bindings::GFP_KERNEL, order, 0, ptr::null_mut()) }
+}
+
+/// Appends formatted text to a vector, failing when memory runs out.
+#[cfg_attr(not(CONFIG_ALLOCTAG_FAULT_INJECTION), allow(dead_code))]
+pub(crate) struct LineWriter<'a>(pub(crate) &'a mut KVec<u8>);
+
+impl fmt::Write for LineWriter<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.0
+            .extend_from_slice(s.as_bytes(), GFP_KERNEL)
+            .map_err(|_| fmt::Error)
+    }
 }

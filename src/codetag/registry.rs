@@ -73,6 +73,9 @@ struct TypeEntry {
     unload: fn(&Range) -> bool,
     /// Ordered by id.
     ranges: KVec<Range>,
+    /// Changes whenever a module's range is added or dropped: readers that walk the tags in
+    /// several steps compare it before and after (the allocinfo ioctl's content id).
+    generation: u64,
 }
 
 /// The registered tag types, their ranges, and the selections in force.
@@ -285,6 +288,7 @@ impl Registry {
                 tag_size,
                 unload: |range| T::module_unload(ModuleTags::new(range)),
                 ranges,
+                generation: 0,
             },
             GFP_KERNEL,
         )?;
@@ -340,6 +344,7 @@ impl Registry {
             };
             // INVARIANT: The module's memory lives until `unload_module` drops the range.
             if ty.ranges.push(range, GFP_KERNEL).is_ok() {
+                ty.generation = ty.generation.wrapping_add(1);
                 // A selection in force also selects the new module's matching tags.
                 #[cfg(CONFIG_ALLOCTAG_SELECTION)]
                 selections::module_loaded(&self.selections, index, &range, ty.tag_size);
@@ -395,6 +400,7 @@ impl Registry {
             ty.ranges.as_mut_slice()[i..].rotate_left(1);
             // SAFETY: `len - 1 < len`, and `Range` is `Copy`: dropping nothing is right.
             unsafe { ty.ranges.set_len(len - 1) };
+            ty.generation = ty.generation.wrapping_add(1);
         }
         unload_ok
     }
@@ -409,10 +415,16 @@ impl Registry {
     }
 
     /// Returns the number of tags of type `T`.
-    #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
     pub(crate) fn count<T: TagType>(&self, handle: Handle<T>) -> usize {
         self.entry(handle)
             .map_or(0, |ty| ty.ranges.iter().map(|r| r.len(ty.tag_size)).sum())
+    }
+
+    /// Returns the generation of the tags of type `T`, which changes whenever a module adds or
+    /// drops tags of the type: equal values before and after a walk mean that the walk saw one
+    /// set of modules.
+    pub(crate) fn generation<T: TagType>(&self, handle: Handle<T>) -> u64 {
+        self.entry(handle).map_or(0, |ty| ty.generation)
     }
 }
 
@@ -447,6 +459,7 @@ impl Registry {
             },
             GFP_KERNEL,
         )?;
+        ty.generation = ty.generation.wrapping_add(1);
         Ok(())
     }
 

@@ -4,10 +4,15 @@
 //!
 //! C header: [`include/linux/codetag.h`](srctree/include/linux/codetag.h)
 
-use core::fmt;
-#[cfg(CONFIG_ALLOCTAG_SELECTION)]
-use core::sync::atomic::AtomicU32;
+use core::{
+    fmt,
+    sync::atomic::{AtomicU32, Ordering},
+};
 use kernel::{bindings, str::CStr, types::Opaque};
+
+/// The flag of a tag whose counts are incomplete, mainline's value
+/// (include/alloctag_accuracy.h); bits 0 to 7 of the flags are the kernel's.
+pub(crate) const CODETAG_FLAG_INACCURATE: u32 = 1 << 0;
 
 /// A `struct codetag`: where a tagged call site is.
 #[repr(transparent)]
@@ -38,13 +43,19 @@ impl Codetag {
         (!name.is_null()).then(|| unsafe { CStr::from_char_ptr(name) })
     }
 
-    /// Returns the tag's flags, which the users of selections mark ([`super::Field`]).
-    #[cfg(CONFIG_ALLOCTAG_SELECTION)]
+    /// Returns the tag's flags, which the users of selections mark ([`super::Field`]) and
+    /// the slab allocator marks [`CODETAG_FLAG_INACCURATE`].
     pub(crate) fn flags(&self) -> &AtomicU32 {
         // SAFETY: `flags` is an aligned `unsigned int` that lives as long as the tag. The
-        // compiler initialised it; from then on it is only accessed atomically (6.12's C code
-        // never writes it).
+        // compiler initialised it; from then on it is only accessed atomically (the one C
+        // writer, `alloctag_set_inaccurate()`, uses a compare-and-exchange).
         unsafe { AtomicU32::from_ptr(&raw mut (*self.0.get()).flags) }
+    }
+
+    /// Returns whether the tag's counters are complete: `false` once an allocation at the call
+    /// site went uncounted (its slab had no extension vector for the tag reference).
+    pub(crate) fn accurate(&self) -> bool {
+        self.flags().load(Ordering::Relaxed) & CODETAG_FLAG_INACCURATE == 0
     }
 
     /// Returns the line of the call site.

@@ -4,10 +4,9 @@
 //! `__GFP_NOFAIL` never fails; disarming restores it. Selections: the selector grammar and
 //! what each selector matches.
 
-use super::{alloc_pages, test_tag, with_tag};
+use super::{alloc_pages, test_tag, with_tag, LineWriter};
 use crate::{
     alloc_tag::AllocTag,
-    allocinfo::LineWriter,
     codetag::{Field, Selection},
     fault::{self, Config},
     kunit::{kunit_expect, kunit_suite, Test},

@@ -4,40 +4,36 @@
 
 use crate::{
     alloc_tag::Counters,
-    allocinfo::{write_line, HEADER},
-    codetag::Codetag,
+    allocinfo::{parse_version, put_line, Out, HEADER_V1, HEADER_V2},
+    codetag::{Codetag, CODETAG_FLAG_INACCURATE},
     kunit::{kunit_expect, kunit_suite, Test},
     profiling::BootValue,
 };
-use core::fmt;
+use core::sync::atomic::Ordering;
 use kernel::{bindings, c_str, prelude::*, types::Opaque};
 
-/// A fixed buffer that formatted text goes into.
+/// A line formatted into a fixed buffer.
 struct Buf {
     bytes: [u8; 256],
     len: usize,
 }
 
-impl fmt::Write for Buf {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        let end = self.len + s.len();
-        self.bytes
-            .get_mut(self.len..end)
-            .ok_or(fmt::Error)?
-            .copy_from_slice(s.as_bytes());
-        self.len = end;
-        Ok(())
-    }
-}
-
-/// Formats one line of `tag` with `counters`.
-fn line(counters: Counters, tag: &Codetag) -> Buf {
+/// Formats one line of `tag` with `counters`, in version 2.0 when `v2`.
+fn line_in(counters: Counters, tag: &Codetag, v2: bool) -> Buf {
     let mut buf = Buf {
         bytes: [0; 256],
         len: 0,
     };
-    let _ = write_line(&mut buf, counters, tag);
+    let mut out = Out::new(&mut buf.bytes);
+    if put_line(&mut out, counters, tag, v2).is_some() {
+        buf.len = out.len();
+    }
     buf
+}
+
+/// Formats one line of `tag` with `counters`, in version 1.0.
+fn line(counters: Counters, tag: &Codetag) -> Buf {
+    line_in(counters, tag, false)
 }
 
 fn tag(modname: *const u8) -> Opaque<bindings::codetag> {
@@ -104,8 +100,84 @@ fn wide_and_negative_values_keep_printf_alignment(test: &Test) {
 fn header_is_6_12s(test: &Test) {
     kunit_expect!(
         test,
-        HEADER == "allocinfo - version: 1.0\n#     <size>  <calls> <tag info>\n"
+        HEADER_V1 == b"allocinfo - version: 1.0\n#     <size>  <calls> <tag info>\n"
     );
+    kunit_expect!(
+        test,
+        HEADER_V2 == b"allocinfo - version: 2.0\n#     <size>  <calls> <tag info>\n"
+    );
+}
+
+/// `%12lli` and `%8llu` at the extremes of their types.
+fn extreme_values_print_as_printf(test: &Test) {
+    let want = b"-9223372036854775808 18446744073709551615 mm/percpu.c:3191 func:pcpu_embed_first_chunk \n";
+    let counters = Counters {
+        bytes: i64::MIN,
+        calls: u64::MAX,
+    };
+    expect_line(test, core::ptr::null(), counters, want);
+    let want = b"           0        0 mm/percpu.c:3191 func:pcpu_embed_first_chunk \n";
+    expect_line(test, core::ptr::null(), Counters::default(), want);
+}
+
+/// Version 2.0 adds ` accurate:no` to an inaccurate tag only; 1.0 never does.
+fn version_2_marks_inaccurate_tags(test: &Test) {
+    let raw = tag(c_str!("xfs").as_char_ptr());
+    let counters = Counters { bytes: 64, calls: 1 };
+    let accurate = line_in(counters, view(&raw), true);
+    kunit_expect!(
+        test,
+        &accurate.bytes[..accurate.len]
+            == b"          64        1 mm/percpu.c:3191 [xfs] func:pcpu_embed_first_chunk \n"
+    );
+    view(&raw).flags().fetch_or(CODETAG_FLAG_INACCURATE, Ordering::Relaxed);
+    let v2 = line_in(counters, view(&raw), true);
+    kunit_expect!(
+        test,
+        &v2.bytes[..v2.len]
+            == b"          64        1 mm/percpu.c:3191 [xfs] func:pcpu_embed_first_chunk accurate:no \n",
+        "{:?}",
+        core::str::from_utf8(&v2.bytes[..v2.len])
+    );
+    let v1 = line_in(counters, view(&raw), false);
+    kunit_expect!(
+        test,
+        &v1.bytes[..v1.len]
+            == b"          64        1 mm/percpu.c:3191 [xfs] func:pcpu_embed_first_chunk \n"
+    );
+}
+
+/// A line that does not fit reports it, so that seq_file retries with a larger buffer.
+fn line_that_does_not_fit_fails(test: &Test) {
+    let raw = tag(core::ptr::null());
+    let full = line(Counters::default(), view(&raw));
+    for room in [0, 1, 12, full.len - 1] {
+        let mut bytes = [0u8; 256];
+        let mut out = Out::new(&mut bytes[..room]);
+        let fitted = put_line(&mut out, Counters::default(), view(&raw), false);
+        kunit_expect!(test, fitted.is_none(), "{room} bytes");
+    }
+    let mut bytes = [0u8; 256];
+    let mut out = Out::new(&mut bytes[..full.len]);
+    kunit_expect!(
+        test,
+        put_line(&mut out, Counters::default(), view(&raw), false).is_some()
+    );
+}
+
+/// `allocinfo.version=` takes 1.0 and 2.0 (or 1 and 2) and nothing else.
+fn version_values(test: &Test) {
+    for (value, want) in [
+        (c_str!("1"), false),
+        (c_str!("1.0"), false),
+        (c_str!("2"), true),
+        (c_str!("2.0"), true),
+    ] {
+        kunit_expect!(test, parse_version(value) == Ok(want), "{value:?}");
+    }
+    for bad in [c_str!(""), c_str!("3"), c_str!("2.1"), c_str!("v2"), c_str!(" 2")] {
+        kunit_expect!(test, parse_version(bad) == Err(EINVAL), "{bad:?}");
+    }
 }
 
 /// The boot parameter takes what 6.12's C takes: `never` as a prefix, else `kstrtobool()`.
@@ -153,6 +225,10 @@ kunit_suite!(
         module_line_names_module,
         wide_and_negative_values_keep_printf_alignment,
         header_is_6_12s,
+        extreme_values_print_as_printf,
+        version_2_marks_inaccurate_tags,
+        line_that_does_not_fit_fails,
+        version_values,
         boot_values_match_6_12,
     ]
 );

@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The ioctls of `/proc/allocinfo`: mainline's ABI, byte for byte.
+//!
+//! C header: [`include/uapi/linux/alloc_tag.h`](srctree/include/uapi/linux/alloc_tag.h)
+//!
+//! - `ALLOCINFO_IOC_CONTENT_ID`: a number that changes whenever a module adds or drops tags;
+//!   a reader compares it before and after a walk, and walks again if it changed.
+//! - `ALLOCINFO_IOC_GET_AT`: the `pos`-th tag (from 0) of those matching a filter, in
+//!   `/proc/allocinfo`'s order; the filter is kept for `GET_NEXT`.
+//! - `ALLOCINFO_IOC_GET_NEXT`: the next matching tag; without a `GET_AT` before it, the first.
+//!
+//! Each open file has its own position, apart from `read()`'s. The registry is read-locked
+//! only while tags are looked at, never while user memory is copied. Edge cases are
+//! mainline's (mm/alloc_tag.c): `ENOENT` past the end, after which `GET_NEXT` starts again
+//! from the first match; a `pos` beyond the number of tags changes nothing; a bad filter is
+//! `EINVAL` and a bad pointer `EFAULT`, and neither changes anything; an unknown command is
+//! `ENOTTY`.
+
+use super::filter::{copy_name, Filter};
+use crate::{
+    alloc_tag::{AllocTag, ALLOC_TAGS},
+    codetag::{self, Cursor},
+};
+use core::mem::{offset_of, size_of};
+use kernel::{bindings, prelude::*, uaccess::UserSlice};
+
+/// Makes an ioctl number as the `_IOC()` macro of include/uapi/asm-generic/ioctl.h does.
+const fn ioc(dir: u32, nr: u32, size: usize) -> u32 {
+    (dir << 30) | ((size as u32) << 16) | (0xA6 << 8) | nr
+}
+const IOC_WRITE: u32 = 1;
+const IOC_READ: u32 = 2;
+
+/// `ALLOCINFO_IOC_CONTENT_ID`.
+pub(crate) const IOC_CONTENT_ID: u32 =
+    ioc(IOC_READ, 0, size_of::<bindings::allocinfo_content_id>());
+/// `ALLOCINFO_IOC_GET_AT`.
+pub(crate) const IOC_GET_AT: u32 = ioc(
+    IOC_READ | IOC_WRITE,
+    1,
+    size_of::<bindings::allocinfo_get_at>(),
+);
+/// `ALLOCINFO_IOC_GET_NEXT`.
+pub(crate) const IOC_GET_NEXT: u32 = ioc(IOC_READ, 2, size_of::<bindings::allocinfo_tag_data>());
+
+/// Where the ioctls of one open file stand.
+pub(crate) struct IoctlState {
+    /// Whether a `GET_AT` or `GET_NEXT` placed `at`; `GET_NEXT` starts over when not.
+    positioned: bool,
+    /// The position after the last tag returned.
+    at: Cursor,
+    /// The filter of the last `GET_AT` that got past its checks.
+    filter: Filter,
+}
+
+impl IoctlState {
+    /// The state of a newly opened file.
+    pub(crate) fn new() -> Self {
+        Self {
+            positioned: false,
+            at: Cursor::START,
+            filter: Filter::all(),
+        }
+    }
+
+    /// Runs ioctl `cmd` with the user pointer `arg`.
+    pub(crate) fn ioctl(&mut self, cmd: u32, arg: usize) -> Result {
+        match cmd {
+            IOC_CONTENT_ID => content_id(arg),
+            IOC_GET_AT => self.get_at(arg),
+            IOC_GET_NEXT => self.get_next(arg),
+            // procfs turns it into ENOTTY for user space.
+            _ => Err(ENOIOCTLCMD),
+        }
+    }
+
+    fn get_at(&mut self, arg: usize) -> Result {
+        let mut params = Zeroed::<bindings::allocinfo_get_at>::new();
+        UserSlice::new(arg, size_of::<bindings::allocinfo_get_at>())
+            .reader()
+            .read_slice(params.bytes_mut())?;
+        let filter = Filter::new(&params.get().filter)?;
+        let pos = params.get().pos;
+        {
+            let Some(handle) = ALLOC_TAGS.handle() else {
+                return Err(ENOENT);
+            };
+            let registry = codetag::read();
+            if pos >= registry.count(handle) as u64 {
+                return Err(ENOENT);
+            }
+            self.filter = filter;
+            let mut tags = registry.tags(handle, Cursor::START);
+            let mut skip = pos;
+            let found = loop {
+                let Some(tag) = tags.next() else {
+                    break None;
+                };
+                let mut counters = None;
+                if self.filter.matches(tag, &mut counters) {
+                    if skip == 0 {
+                        break Some((tag, counters));
+                    }
+                    skip -= 1;
+                }
+            };
+            self.at = tags.cursor();
+            let Some((tag, counters)) = found else {
+                return Err(ENOENT);
+            };
+            fill(&mut params.get_mut().data, tag, counters);
+            self.positioned = true;
+        }
+        UserSlice::new(arg, size_of::<bindings::allocinfo_get_at>())
+            .writer()
+            .write_slice(params.bytes())
+    }
+
+    fn get_next(&mut self, arg: usize) -> Result {
+        let mut data = Zeroed::<bindings::allocinfo_tag_data>::new();
+        {
+            let Some(handle) = ALLOC_TAGS.handle() else {
+                return Err(ENOENT);
+            };
+            let registry = codetag::read();
+            if !self.positioned {
+                self.at = Cursor::START;
+                self.positioned = true;
+            }
+            let mut tags = registry.tags(handle, self.at);
+            let found = loop {
+                let Some(tag) = tags.next() else {
+                    break None;
+                };
+                let mut counters = None;
+                if self.filter.matches(tag, &mut counters) {
+                    break Some((tag, counters));
+                }
+            };
+            self.at = tags.cursor();
+            let Some((tag, counters)) = found else {
+                self.positioned = false;
+                return Err(ENOENT);
+            };
+            fill(data.get_mut(), tag, counters);
+        }
+        UserSlice::new(arg, size_of::<bindings::allocinfo_tag_data>())
+            .writer()
+            .write_slice(data.bytes())
+    }
+}
+
+fn content_id(arg: usize) -> Result {
+    let mut params = Zeroed::<bindings::allocinfo_content_id>::new();
+    if let Some(handle) = ALLOC_TAGS.handle() {
+        params.get_mut().id = codetag::read().generation(handle);
+    }
+    UserSlice::new(arg, size_of::<bindings::allocinfo_content_id>())
+        .writer()
+        .write_slice(params.bytes())
+}
+
+/// Fills `data` with `tag`'s names, trimmed, and its counters, summed now unless the filter
+/// already summed them.
+fn fill(
+    data: &mut bindings::allocinfo_tag_data,
+    tag: &AllocTag,
+    counters: Option<crate::alloc_tag::Counters>,
+) {
+    let ct = tag.codetag();
+    copy_name(
+        &mut data.tag.modname,
+        ct.modname().map_or(&b""[..], |m| m.as_bytes()),
+    );
+    copy_name(&mut data.tag.function, ct.function().as_bytes());
+    copy_name(&mut data.tag.filename, ct.filename().as_bytes());
+    data.tag.lineno = ct.lineno().into();
+    let counters = counters.unwrap_or_else(|| tag.read());
+    // As in C, the signed sum goes out as the `__u64` of the ABI.
+    data.counter.bytes = counters.bytes as u64;
+    data.counter.calls = counters.calls;
+    data.counter.accurate = ct.accurate().into();
+}
+
+/// A C struct of the ABI that starts all zero, padding included, and is only changed field by
+/// field, so that its bytes can go to user space without leaking kernel memory.
+///
+/// # Invariants
+///
+/// Every byte of `value` is initialised: it was made zeroed, and fields are only written in
+/// place.
+struct Zeroed<T> {
+    value: T,
+}
+
+/// The ABI structs, which are all integers and byte arrays, so all-zero bytes are valid.
+///
+/// # Safety
+///
+/// All-zero bytes must be a valid value of the type, and any bytes read from user space too.
+unsafe trait Abi: Sized {
+    /// The range of padding bytes at the end of the struct's `accurate` counter, if any, which
+    /// field writes leave alone.
+    const PADDING: core::ops::Range<usize>;
+}
+
+/// The padding after `accurate` in `struct allocinfo_counter`, from the counter's start.
+const COUNTER_PADDING: core::ops::Range<usize> = (offset_of!(bindings::allocinfo_counter, accurate)
+    + 1)..size_of::<bindings::allocinfo_counter>();
+
+// SAFETY: Integers only.
+unsafe impl Abi for bindings::allocinfo_content_id {
+    const PADDING: core::ops::Range<usize> = 0..0;
+}
+// SAFETY: Integers and byte arrays only.
+unsafe impl Abi for bindings::allocinfo_tag_data {
+    const PADDING: core::ops::Range<usize> = (offset_of!(bindings::allocinfo_tag_data, counter)
+        + COUNTER_PADDING.start)
+        ..(offset_of!(bindings::allocinfo_tag_data, counter) + COUNTER_PADDING.end);
+}
+// SAFETY: Integers and byte arrays only.
+unsafe impl Abi for bindings::allocinfo_get_at {
+    const PADDING: core::ops::Range<usize> = (offset_of!(bindings::allocinfo_get_at, data)
+        + bindings::allocinfo_tag_data::PADDING.start)
+        ..(offset_of!(bindings::allocinfo_get_at, data)
+            + bindings::allocinfo_tag_data::PADDING.end);
+}
+
+impl<T: Abi> Zeroed<T> {
+    fn new() -> Self {
+        // INVARIANT: All bytes are zero.
+        Self {
+            // SAFETY: By `Abi`'s contract all-zero bytes are a valid `T`.
+            value: unsafe { core::mem::zeroed() },
+        }
+    }
+
+    fn get(&self) -> &T {
+        &self.value
+    }
+
+    fn get_mut(&mut self) -> &mut T {
+        &mut self.value
+    }
+
+    /// Returns the bytes to fill from user space.
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: `value` is `size_of::<T>()` initialised bytes (the type invariant), and by
+        // `Abi`'s contract any bytes are a valid `T`.
+        unsafe {
+            core::slice::from_raw_parts_mut((&raw mut self.value).cast::<u8>(), size_of::<T>())
+        }
+    }
+
+    /// Returns the bytes to copy to user space, the padding zeroed again.
+    fn bytes(&mut self) -> &[u8] {
+        let bytes = self.bytes_mut();
+        if let Some(padding) = bytes.get_mut(T::PADDING) {
+            padding.fill(0);
+        }
+        bytes
+    }
+}

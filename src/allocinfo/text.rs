@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The text of `/proc/allocinfo`: its header and one line per tag.
+//!
+//! C header: [`include/linux/seq_file.h`](srctree/include/linux/seq_file.h)
+//!
+//! Version 1.0 is 6.12's format, byte for byte: two header lines, then one line per tag,
+//! `%12lli %8llu file:line [module] func:name \n`. Version 2.0 is mainline's: the same, with
+//! ` accurate:no` after the function of a tag whose counts are known to be incomplete. 1.0 is
+//! the default, so that parsers written for 6.12 keep working; `allocinfo.version=2.0` on the
+//! kernel command line opts in to 2.0.
+//!
+//! Lines are made without `core::fmt`: numbers with a small decimal writer, names copied as
+//! whole byte slices. (`core::fmt` through the kernel's `CStr` wrote one character at a time,
+//! which made reading the file twice as slow as the C core's `seq_buf_printf()`.)
+
+use crate::{alloc_tag::Counters, codetag::Codetag};
+use core::sync::atomic::{AtomicBool, Ordering};
+use kernel::{prelude::*, str::CStr};
+
+/// The header of version 1.0 (6.12).
+pub(crate) const HEADER_V1: &[u8] = b"allocinfo - version: 1.0\n#     <size>  <calls> <tag info>\n";
+/// The header of version 2.0 (mainline).
+pub(crate) const HEADER_V2: &[u8] = b"allocinfo - version: 2.0\n#     <size>  <calls> <tag info>\n";
+
+/// Whether the file is in version 2.0; set once, at boot.
+static VERSION_2: AtomicBool = AtomicBool::new(false);
+
+/// Returns whether `/proc/allocinfo` is in version 2.0.
+pub(crate) fn version_2() -> bool {
+    VERSION_2.load(Ordering::Relaxed)
+}
+
+/// Parses the value of `allocinfo.version=`: `1.0` (or `1`) or `2.0` (or `2`).
+pub(crate) fn parse_version(value: &CStr) -> Result<bool> {
+    match value.as_bytes() {
+        b"1" | b"1.0" => Ok(false),
+        b"2" | b"2.0" => Ok(true),
+        _ => Err(EINVAL),
+    }
+}
+
+/// Sets the version from the boot parameter's value; a bad value changes nothing.
+pub(crate) fn set_version(value: &CStr) -> Result {
+    match parse_version(value) {
+        Ok(v2) => {
+            VERSION_2.store(v2, Ordering::Relaxed);
+            Ok(())
+        }
+        Err(e) => {
+            pr_err!(
+                "allocinfo.version: invalid value, expected 1.0 or 2.0; keeping {}\n",
+                if version_2() { "2.0" } else { "1.0" }
+            );
+            Err(e)
+        }
+    }
+}
+
+/// Returns the header of the version in force.
+pub(crate) fn header() -> &'static [u8] {
+    if version_2() {
+        HEADER_V2
+    } else {
+        HEADER_V1
+    }
+}
+
+/// A writer into a byte buffer that fails, writing nothing more, once the buffer is full.
+pub(crate) struct Out<'a> {
+    buf: &'a mut [u8],
+    len: usize,
+}
+
+impl<'a> Out<'a> {
+    /// Writes into `buf` from its start.
+    pub(crate) fn new(buf: &'a mut [u8]) -> Self {
+        Self { buf, len: 0 }
+    }
+
+    /// Returns how many bytes were written.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Appends `bytes`; `None` when they do not fit.
+    pub(crate) fn put(&mut self, bytes: &[u8]) -> Option<()> {
+        let end = self.len.checked_add(bytes.len())?;
+        self.buf.get_mut(self.len..end)?.copy_from_slice(bytes);
+        self.len = end;
+        Some(())
+    }
+
+    /// Appends `value` in decimal, after `-` when `negative`, right-aligned in `width`
+    /// columns with spaces, as `printf("%*llu")` and `printf("%*lli")` do.
+    fn put_number(&mut self, negative: bool, value: u64, width: usize) -> Option<()> {
+        let mut digits = [0u8; 21];
+        let mut at = digits.len();
+        let mut rest = value;
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
+        }
+        if negative {
+            at -= 1;
+            digits[at] = b'-';
+        }
+        let number = &digits[at..];
+        for _ in number.len()..width {
+            self.put(b" ")?;
+        }
+        self.put(number)
+    }
+}
+
+/// Writes the line of `tag` with `counters`, as 6.12 (or, with `accuracy`, mainline's version
+/// 2.0) prints it; `None` when it does not fit in `out`.
+pub(crate) fn put_line(
+    out: &mut Out<'_>,
+    counters: Counters,
+    tag: &Codetag,
+    accuracy: bool,
+) -> Option<()> {
+    out.put_number(counters.bytes < 0, counters.bytes.unsigned_abs(), 12)?;
+    out.put(b" ")?;
+    out.put_number(false, counters.calls, 8)?;
+    out.put(b" ")?;
+    out.put(tag.filename().as_bytes())?;
+    out.put(b":")?;
+    out.put_number(false, tag.lineno().into(), 0)?;
+    out.put(b" ")?;
+    if let Some(module) = tag.modname() {
+        out.put(b"[")?;
+        out.put(module.as_bytes())?;
+        out.put(b"] ")?;
+    }
+    out.put(b"func:")?;
+    out.put(tag.function().as_bytes())?;
+    if accuracy && !tag.accurate() {
+        out.put(b" accurate:no")?;
+    }
+    out.put(b" \n")
+}
