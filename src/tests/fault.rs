@@ -393,6 +393,58 @@ fn config_refuses_bad_values(test: &Test) {
     );
 }
 
+test_tag!(INACCURATE_TAG, "alloctag_accuracy_site");
+
+/// A constructor, which keeps the test's cache from being merged with another: its first
+/// object then comes from a slab of its own.
+extern "C" fn no_merge(_object: *mut c_void) {}
+
+/// When a slab's extension vector cannot be allocated, the object allocated there is not
+/// counted, and its tag is marked inaccurate (mm/slub.c, grafted), as mainline does; the
+/// allocation itself succeeds.
+fn failed_vector_marks_tag_inaccurate(test: &Test) {
+    // SAFETY: All-zero is a valid `kmem_cache_args`: no alignment, no constructor.
+    let mut args: bindings::kmem_cache_args = unsafe { core::mem::zeroed() };
+    args.ctor = Some(no_merge);
+    // SAFETY: The name is static; `args` is valid for the call.
+    let cache = unsafe {
+        bindings::__kmem_cache_create_args(
+            kernel::c_str!("alloctag_accuracy").as_char_ptr(),
+            64,
+            &mut args,
+            0,
+        )
+    };
+    kunit_expect!(test, !cache.is_null(), "no cache");
+    if cache.is_null() {
+        return;
+    }
+    kunit_expect!(test, INACCURATE_TAG.codetag().accurate(), "accurate at first");
+    // SAFETY: `current` is valid in process context; its `tgid` does not change.
+    let tgid = unsafe { (*bindings::get_current()).tgid };
+    let config = Config {
+        times: 1,
+        verbose: 0,
+        pid: tgid,
+        ..Config::default()
+    };
+    if let Some(id) = arm(test, "func:alloc_slab_obj_exts", config) {
+        // SAFETY: `cache` is a live cache.
+        let obj = with_tag(INACCURATE_TAG, || unsafe {
+            bindings::kmem_cache_alloc_noprof(cache, bindings::GFP_KERNEL)
+        });
+        kunit_expect!(test, fault::injected(id) == Some(1), "the vector failed");
+        kunit_expect!(test, fault::disarm(id).is_ok());
+        kunit_expect!(test, !obj.is_null(), "the object is still allocated");
+        kunit_expect!(test, !INACCURATE_TAG.codetag().accurate(), "marked inaccurate");
+        kunit_expect!(test, INACCURATE_TAG.read().calls == 0, "and not counted");
+        // SAFETY: `obj` came from `cache`, or is null.
+        unsafe { bindings::kmem_cache_free(cache, obj) };
+    }
+    // SAFETY: Every object of `cache` was freed.
+    unsafe { bindings::kmem_cache_destroy(cache) };
+}
+
 kunit_suite!(
     fault_suite,
     "alloctag_fault",
@@ -408,5 +460,6 @@ kunit_suite!(
         disarming_restores,
         selectors_match_allocinfo_words,
         config_refuses_bad_values,
+        failed_vector_marks_tag_inaccurate,
     ]
 );
