@@ -6,6 +6,9 @@
  * the core must report and survive. With hold=1 it also hands objects
  * allocated at call sites of its own to alloctag_holder.ko, which frees them
  * after this module is gone: the core must keep those tags counting.
+ * With cache=1 it allocates one object from a slab cache of its own, whose
+ * first slab is new: the accuracy tests make that slab's extension vector
+ * fail and expect the object's tag to be marked inaccurate.
  */
 
 #include <linux/gfp.h>
@@ -22,6 +25,10 @@ MODULE_PARM_DESC(leak, "keep one allocation when unloaded");
 static bool hold;
 module_param(hold, bool, 0444);
 MODULE_PARM_DESC(hold, "hand allocations to alloctag_holder, which frees them later");
+
+static bool cache;
+module_param(cache, bool, 0444);
+MODULE_PARM_DESC(cache, "allocate one object from a new slab cache of its own");
 
 /*
  * Objects handed over per call site with hold=1: the unload warning of each
@@ -43,6 +50,34 @@ static typeof(&alloctag_holder_take) holder_take;
 static void *object;
 static void *area;
 static struct page *pages;
+static struct kmem_cache *own_cache;
+static void *cached;
+
+/* A constructor keeps the cache from being merged with an existing one. */
+static void cache_ctor(void *p)
+{
+}
+
+static int cache_object(void)
+{
+	own_cache = kmem_cache_create("alloctag_test_cache", 128, 0, 0, cache_ctor);
+	if (!own_cache)
+		return -ENOMEM;
+	cached = kmem_cache_alloc(own_cache, GFP_KERNEL);
+	if (!cached) {
+		kmem_cache_destroy(own_cache);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void cache_free(void)
+{
+	if (own_cache) {
+		kmem_cache_free(own_cache, cached);
+		kmem_cache_destroy(own_cache);
+	}
+}
 
 /* One function per call site, so that each has a tag of its own. */
 static int hold_kmalloc(void)
@@ -132,11 +167,23 @@ static int __init alloctag_test_init(void)
 			return ret;
 		}
 	}
+	if (cache) {
+		ret = cache_object();
+		if (ret) {
+			if (hold)
+				symbol_put(alloctag_holder_take);
+			kfree(object);
+			vfree(area);
+			__free_pages(pages, 2);
+			return ret;
+		}
+	}
 	return 0;
 }
 
 static void __exit alloctag_test_exit(void)
 {
+	cache_free();
 	if (!leak)
 		kfree(object);
 	vfree(area);
