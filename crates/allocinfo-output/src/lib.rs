@@ -1,6 +1,7 @@
 //! Prints [`Report`]s. One report, four formats chosen by flag: a table for
 //! people, and JSON, CSV and the Prometheus text format for machines. All
 //! formats take the fields of a row from [`Fields`], so they agree.
+//! [`tags`] prints plain lists of tags (`allocinfo query`).
 //! The schemas are documented in `Documentation/allocinfo-tool.rst`.
 
 use allocinfo_format::{Totals, Version};
@@ -11,6 +12,7 @@ mod csv_out;
 mod json;
 mod prometheus;
 pub mod table;
+pub mod tags;
 
 pub use table::TableOptions;
 

@@ -28,6 +28,8 @@ pub struct Cli {
 pub enum Cmd {
     /// Show the largest call sites (or modules, directories, files, functions).
     Top(TopArgs),
+    /// Print the tags matching exact filters, through the kernel's ioctl where it has one.
+    Query(QueryArgs),
     /// Show growth per call site between two profiles (leak hunting).
     Diff(DiffArgs),
     /// Save a timestamped copy of the profile, in the kernel's format.
@@ -212,11 +214,101 @@ pub struct TopArgs {
     #[command(flatten)]
     pub input: InputArgs,
     #[command(flatten)]
+    pub via: ViaArgs,
+    #[command(flatten)]
     pub filter: FilterArgs,
     #[command(flatten)]
     pub view: ViewArgs,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// How `/proc/allocinfo` is read.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Via {
+    /// The ioctl where the kernel has it (not ENOTTY), otherwise the text.
+    Auto,
+    /// The kernel's ioctl only: fails where the kernel has none.
+    Ioctl,
+    /// The text only.
+    Text,
+}
+
+#[derive(Args, Debug)]
+pub struct ViaArgs {
+    /// Read /proc/allocinfo through the kernel's ioctl, its text, or the ioctl where the kernel has one.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub via: Via,
+    /// Say on standard error which way the profile was read (ioctl or text) and why.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct QueryArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub via: ViaArgs,
+    #[command(flatten)]
+    pub filter: QueryFilterArgs,
+    /// JSON, one document (schema allocinfo-query/1), instead of the kernel's lines.
+    #[arg(long, help_heading = "Output")]
+    pub json: bool,
+}
+
+/// The kernel's filter: exact values, every one given must match. Names
+/// longer than 63 bytes compare by their last 63 bytes, as the kernel's do.
+#[derive(Args, Debug)]
+#[command(next_help_heading = "Filters (exact)")]
+pub struct QueryFilterArgs {
+    /// Only this module; `vmlinux` selects built-in code.
+    #[arg(short = 'm', long = "module", value_name = "NAME")]
+    pub module: Option<String>,
+    /// Only this function, e.g. alloc_slab_page.
+    #[arg(short = 'F', long = "function", value_name = "NAME")]
+    pub function: Option<String>,
+    /// Only this source file, as the tag names it, e.g. mm/slub.c.
+    #[arg(long = "filename", value_name = "NAME")]
+    pub filename: Option<String>,
+    /// Only this source line.
+    #[arg(short = 'l', long = "line", value_name = "N")]
+    pub line: Option<u32>,
+    /// Only tags with at least this many bytes, e.g. 4096, 64K (units are powers of 1024).
+    #[arg(long = "min-size", value_name = "SIZE", value_parser = unsigned_size_arg)]
+    pub min_size: Option<u64>,
+    /// Only tags with at most this many bytes.
+    #[arg(long = "max-size", value_name = "SIZE", value_parser = unsigned_size_arg)]
+    pub max_size: Option<u64>,
+    /// Only tags whose counts the kernel lost (accurate:no).
+    #[arg(long)]
+    pub inaccurate: bool,
+}
+
+fn unsigned_size_arg(s: &str) -> Result<u64, String> {
+    let v = size_arg(s)?;
+    u64::try_from(v).map_err(|_| format!("invalid size {s:?}: expected bytes from 0"))
+}
+
+impl QueryFilterArgs {
+    pub fn filter(&self) -> allocinfo_ioctl::TagFilter {
+        let builtin = |m: &String| {
+            if m == allocinfo_report::BUILTIN_MODULE {
+                String::new()
+            } else {
+                m.clone()
+            }
+        };
+        allocinfo_ioctl::TagFilter {
+            module: self.module.as_ref().map(builtin),
+            function: self.function.clone(),
+            file: self.filename.clone(),
+            line: self.line.map(u64::from),
+            accurate: self.inaccurate.then_some(false),
+            min_size: self.min_size,
+            max_size: self.max_size,
+        }
+    }
 }
 
 #[derive(Args, Debug)]

@@ -3,21 +3,24 @@
 //! A thin command line over the library crates: `allocinfo-format` parses,
 //! `allocinfo-report` filters/groups/diffs, `allocinfo-output` prints and
 //! `allocinfo-treemap` draws; `fail` drives the kernel's per-call-site
-//! allocation fault injection.
+//! allocation fault injection; `allocinfo-ioctl` reads the profile through
+//! the kernel's ioctl (`query`, `top`; see `via`).
 
 mod cli;
 mod fail;
 mod input;
 mod snapshot;
 mod time;
+mod via;
 mod watch;
 
 use allocinfo_output::{Command, Format, Meta, Source};
 use allocinfo_report::SortKey;
 use anyhow::{Context, Result, bail};
-use clap::Parser;
-use cli::{Cli, Cmd};
+use clap::{CommandFactory, Parser};
+use cli::{Cli, Cmd, ViaArgs};
 use std::io::{self, Write};
+use std::path::Path;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -40,11 +43,20 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
+/// `--via ioctl` with a file is a usage error (exit status 2).
+fn check_via(args: &ViaArgs, input: &Path) {
+    if let Err(msg) = via::plan(args.via, input) {
+        Cli::command()
+            .error(clap::error::ErrorKind::ArgumentConflict, msg)
+            .exit();
+    }
+}
+
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Cmd::Top(a) => {
             let format = a.output.format();
-            let loaded = input::load(&a.input.file)?;
+            check_via(&a.via, &a.input.file);
             if a.view.sort.is_some_and(|s| s.is_delta()) {
                 bail!(
                     "--sort {} needs two profiles: use it with diff or watch",
@@ -52,6 +64,11 @@ fn run(cli: Cli) -> Result<()> {
                 );
             }
             let query = a.view.query(&a.filter, format, SortKey::Bytes, false)?;
+            let (loaded, taken) = via::load_profile(&a.input.file, &a.via)?;
+            if a.via.verbose {
+                let n = loaded.profile.tags.len();
+                eprintln!("{}", via::describe("top", &loaded.path, &taken, n, "tag"));
+            }
             let report = query.top(&loaded.profile);
             let meta = Meta {
                 command: Command::Top,
@@ -59,6 +76,32 @@ fn run(cli: Cli) -> Result<()> {
                 old_source: None,
             };
             print(format, &report, &meta, a.view.exact)
+        }
+        Cmd::Query(a) => {
+            check_via(&a.via, &a.input.file);
+            let filter = a.filter.filter();
+            if !filter.is_valid() {
+                Cli::command()
+                    .error(
+                        clap::error::ErrorKind::ValueValidation,
+                        "--min-size is above --max-size (the kernel refuses such a filter)",
+                    )
+                    .exit();
+            }
+            let (tags, taken) = via::query(&a.input.file, &a.via, &filter)?;
+            let path = a.input.file.display().to_string();
+            if a.via.verbose {
+                let line = via::describe("query", &path, &taken, tags.len(), "matching tag");
+                eprintln!("{line}");
+            }
+            let mut out = io::BufWriter::new(io::stdout().lock());
+            if a.json {
+                allocinfo_output::tags::write_json(&mut out, &path, &tags)?;
+            } else {
+                allocinfo_output::tags::write_lines(&mut out, &tags)?;
+            }
+            out.flush()?;
+            Ok(())
         }
         Cmd::Diff(a) => {
             let format = a.output.format();

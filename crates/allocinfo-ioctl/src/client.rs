@@ -1,0 +1,191 @@
+//! Walking the tags that match a filter, consistently: the content id is
+//! read before and after each walk, and the walk is repeated while modules
+//! loaded or unloaded during it.
+
+use crate::abi::{AllocinfoFilter, AllocinfoGetAt, AllocinfoTagData};
+use std::io;
+use std::path::Path;
+
+/// How many walks [`walk`] tries by default before giving up.
+pub const DEFAULT_ATTEMPTS: u32 = 16;
+
+/// The three requests, on one open file (the kernel keeps the filter of
+/// `GET_AT` there for `GET_NEXT`). [`ProcFile`] sends them to the kernel;
+/// tests use fakes.
+pub trait Device {
+    /// `ALLOCINFO_IOC_CONTENT_ID`.
+    fn content_id(&mut self) -> io::Result<u64>;
+    /// `ALLOCINFO_IOC_GET_AT`: fills `req.data`.
+    fn get_at(&mut self, req: &mut AllocinfoGetAt) -> io::Result<()>;
+    /// `ALLOCINFO_IOC_GET_NEXT`.
+    fn get_next(&mut self, data: &mut AllocinfoTagData) -> io::Result<()>;
+}
+
+/// Why a walk failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// `ENOTTY`: the kernel has no such ioctl (Linux 6.12): read the text.
+    #[error("the kernel has no /proc/allocinfo ioctl (ENOTTY)")]
+    Unsupported,
+    /// Opening the file failed.
+    #[error("opening {path}: {error}")]
+    Open { path: String, error: io::Error },
+    /// A request failed otherwise.
+    #[error("{request}: {error}")]
+    Request {
+        request: &'static str,
+        error: io::Error,
+    },
+    /// Modules loaded or unloaded during every walk tried.
+    #[error("the profile changed during each of {0} walks (modules loading or unloading)")]
+    Unstable(u32),
+}
+
+impl Error {
+    fn request(request: &'static str, source: io::Error) -> Error {
+        if source.raw_os_error() == Some(libc::ENOTTY) {
+            Error::Unsupported
+        } else {
+            Error::Request {
+                request,
+                error: source,
+            }
+        }
+    }
+}
+
+/// The answers of a consistent walk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Walk {
+    /// The matching tags, in the kernel's order.
+    pub tags: Vec<AllocinfoTagData>,
+    /// The content id before and after the walk.
+    pub content_id: u64,
+    /// Walks made: 1 unless modules loaded or unloaded during one.
+    pub attempts: u32,
+}
+
+/// Repeats a request interrupted by a signal.
+fn retry(mut f: impl FnMut() -> io::Result<()>) -> io::Result<()> {
+    loop {
+        match f() {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            r => return r,
+        }
+    }
+}
+
+/// `Ok(false)` for `ENOENT`: no more matching tags.
+fn more(r: io::Result<()>, request: &'static str) -> Result<bool, Error> {
+    match r {
+        Ok(()) => Ok(true),
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
+        Err(e) => Err(Error::request(request, e)),
+    }
+}
+
+fn read_id(dev: &mut dyn Device) -> Result<u64, Error> {
+    let mut id = 0;
+    retry(|| dev.content_id().map(|v| id = v))
+        .map_err(|e| Error::request("ALLOCINFO_IOC_CONTENT_ID", e))?;
+    Ok(id)
+}
+
+/// Every tag matching `filter`: `GET_AT` position 0, then `GET_NEXT` until
+/// `ENOENT`, between two reads of the content id; repeated, at most
+/// `attempts` times, while the id changed during the walk.
+pub fn walk(dev: &mut dyn Device, filter: &AllocinfoFilter, attempts: u32) -> Result<Walk, Error> {
+    let attempts = attempts.max(1);
+    for attempt in 1..=attempts {
+        let before = read_id(dev)?;
+        let mut tags = Vec::new();
+        let mut req = AllocinfoGetAt::new(0, *filter);
+        if more(retry(|| dev.get_at(&mut req)), "ALLOCINFO_IOC_GET_AT")? {
+            tags.push(req.data);
+            loop {
+                let mut data = AllocinfoTagData::ZERO;
+                if !more(retry(|| dev.get_next(&mut data)), "ALLOCINFO_IOC_GET_NEXT")? {
+                    break;
+                }
+                tags.push(data);
+            }
+        }
+        if read_id(dev)? == before {
+            return Ok(Walk {
+                tags,
+                content_id: before,
+                attempts: attempt,
+            });
+        }
+    }
+    Err(Error::Unstable(attempts))
+}
+
+/// `/proc/allocinfo` (or another path), open for the ioctls.
+#[derive(Debug)]
+pub struct ProcFile {
+    file: std::fs::File,
+}
+
+impl ProcFile {
+    /// Opens `path` read-only.
+    pub fn open(path: &Path) -> Result<ProcFile, Error> {
+        std::fs::File::open(path)
+            .map(|file| ProcFile { file })
+            .map_err(|error| Error::Open {
+                path: path.display().to_string(),
+                error,
+            })
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl ProcFile {
+    /// ioctl(2) with a pointer to `arg`.
+    fn ioctl<T>(&self, request: crate::abi::Request, arg: &mut T) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
+        // SAFETY: `arg` is a live, exclusively borrowed `#[repr(C)]` value of
+        // the type the request's size encodes (abi.rs builds each request
+        // from its structure), and every bit pattern the kernel writes into
+        // it is valid: its fields are integers and byte arrays.
+        let rc = unsafe { libc::ioctl(self.file.as_raw_fd(), request, arg as *mut T) };
+        if rc < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(())
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Device for ProcFile {
+    fn content_id(&mut self) -> io::Result<u64> {
+        let mut id = crate::abi::AllocinfoContentId::default();
+        self.ioctl(crate::abi::ALLOCINFO_IOC_CONTENT_ID, &mut id)?;
+        Ok(id.id)
+    }
+
+    fn get_at(&mut self, req: &mut AllocinfoGetAt) -> io::Result<()> {
+        self.ioctl(crate::abi::ALLOCINFO_IOC_GET_AT, req)
+    }
+
+    fn get_next(&mut self, data: &mut AllocinfoTagData) -> io::Result<()> {
+        self.ioctl(crate::abi::ALLOCINFO_IOC_GET_NEXT, data)
+    }
+}
+
+/// Elsewhere there is no such kernel: every request fails with `ENOTTY`.
+#[cfg(not(target_os = "linux"))]
+impl Device for ProcFile {
+    fn content_id(&mut self) -> io::Result<u64> {
+        Err(io::Error::from_raw_os_error(libc::ENOTTY))
+    }
+
+    fn get_at(&mut self, _: &mut AllocinfoGetAt) -> io::Result<()> {
+        Err(io::Error::from_raw_os_error(libc::ENOTTY))
+    }
+
+    fn get_next(&mut self, _: &mut AllocinfoTagData) -> io::Result<()> {
+        Err(io::Error::from_raw_os_error(libc::ENOTTY))
+    }
+}
