@@ -58,9 +58,11 @@ done
 
 # The guest tests' own C tools, one per tests/guest/tools/*.c, into /bin.
 # Static, like busybox, so that they do not depend on which libraries the
-# loop above happened to copy.
+# loop above happened to copy. <linux/alloc_tag.h> (the allocinfo ioctls) is
+# ours: the build machine's kernel headers are older than it.
 for src in "$ALLOCTAG_ROOT"/tests/guest/tools/*.c; do
-	gcc -static -O2 -Wall -Werror -o "$stage/bin/$(basename "$src" .c)" "$src" ||
+	gcc -static -O2 -Wall -Werror -I"$ALLOCTAG_ROOT/include/uapi" \
+		-o "$stage/bin/$(basename "$src" .c)" "$src" ||
 		die "building $src failed (needs gcc and libc6-dev)"
 done
 
