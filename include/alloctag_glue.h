@@ -22,6 +22,7 @@ unsigned long alloctag_find_symbol(struct module *mod, const char *name);
 void alloctag_set_fail_key(bool enable);
 bool alloctag_in_nmi(void);
 bool alloctag_in_task(void);
+pid_t alloctag_current_tgid(void);
 void alloctag_rcu_read_lock(void);
 void alloctag_rcu_read_unlock(void);
 

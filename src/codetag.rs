@@ -17,7 +17,9 @@
 //! in force, and takes the marks back when it ends or the module goes.
 
 mod tag;
-pub(crate) use tag::{Codetag, CODETAG_FLAG_INACCURATE};
+pub(crate) use tag::Codetag;
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+pub(crate) use tag::CODETAG_FLAG_INACCURATE;
 
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod registry;

@@ -12,6 +12,7 @@
 #include <linux/preempt.h>
 #include <linux/rcupdate.h>
 #include <linux/rwsem.h>
+#include <linux/sched.h>
 #include <linux/static_key.h>
 
 #include "../include/alloctag_fail.h"
@@ -96,6 +97,17 @@ bool alloctag_in_nmi(void)
 bool alloctag_in_task(void)
 {
 	return in_task();
+}
+
+/*
+ * bindgen lays struct task_struct out differently from C in the test kernel's
+ * configuration (tgid at offset 1196 instead of 1132: some member's alignment
+ * is lost), so Rust must not read task fields past alloc_tag; this one is
+ * read here, where the layout is C's.
+ */
+pid_t alloctag_current_tgid(void)
+{
+	return task_tgid_nr(current);
 }
 
 void alloctag_rcu_read_lock(void)

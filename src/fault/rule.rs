@@ -96,6 +96,8 @@ pub(crate) struct Rule {
 
 extern "C" {
     fn alloctag_in_task() -> bool;
+    /// `task_tgid_nr(current)`, in the C glue: bindgen's `struct task_struct` is not C's.
+    fn alloctag_current_tgid() -> bindings::pid_t;
 }
 
 impl Rule {
@@ -169,8 +171,8 @@ impl Rule {
             if !unsafe { alloctag_in_task() } {
                 return false;
             }
-            // SAFETY: `current` is valid in task context; `tgid` never changes.
-            if unsafe { (*bindings::get_current()).tgid } != pid {
+            // SAFETY: Reading the current task's thread group id has no precondition.
+            if unsafe { alloctag_current_tgid() } != pid {
                 return false;
             }
         }

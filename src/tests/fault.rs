@@ -179,8 +179,16 @@ fn space_lets_bytes_through_first(test: &Test) {
 test_tag!(PID_TAG, "alloctag_fault_pid");
 
 fn pid_filter_picks_the_thread_group(test: &Test) {
-    // SAFETY: `current` is valid in process context; its `tgid` does not change.
-    let tgid = unsafe { (*bindings::get_current()).tgid };
+    // The thread group id as user space knows it, from the kernel's own function rather
+    // than the field that the rule reads.
+    // SAFETY: `current` is valid in process context; a null namespace is the task's own.
+    let tgid = unsafe {
+        bindings::__task_pid_nr_ns(
+            bindings::get_current(),
+            bindings::pid_type_PIDTYPE_TGID,
+            core::ptr::null_mut(),
+        )
+    };
     let other = Config {
         pid: tgid.wrapping_add(1).max(1),
         verbose: 0,
@@ -420,8 +428,14 @@ fn failed_vector_marks_tag_inaccurate(test: &Test) {
         return;
     }
     kunit_expect!(test, INACCURATE_TAG.codetag().accurate(), "accurate at first");
-    // SAFETY: `current` is valid in process context; its `tgid` does not change.
-    let tgid = unsafe { (*bindings::get_current()).tgid };
+    // SAFETY: `current` is valid in process context; a null namespace is the task's own.
+    let tgid = unsafe {
+        bindings::__task_pid_nr_ns(
+            bindings::get_current(),
+            bindings::pid_type_PIDTYPE_TGID,
+            core::ptr::null_mut(),
+        )
+    };
     let config = Config {
         times: 1,
         verbose: 0,

@@ -177,3 +177,23 @@ test_inject_rules_change_while_modules_load() {
 	dmesg | grep -q "module alloctag_errpath has" && fail "a load leaked"
 	[ -z "$(cat "$FAIL_CTL")" ] || fail "rules left"
 }
+
+# pid= takes the thread group id that user space sees (/proc, $$): a rule
+# for one process fails its allocations and no other process's. (A KUnit
+# case compared the rule with a value read the same wrong way it read the
+# task, and could not see that bindgen's struct task_struct put tgid
+# elsewhere than C does.)
+test_inject_pid_is_the_user_space_pid() {
+	fail_ctl_ready
+	ko=$MODDIR/alloctag_errpath.ko
+	# Another process's rule (init's, pid 1) leaves this load alone.
+	echo "add module:alloctag_errpath pid=1 times=1" >"$FAIL_CTL" || fail "arming pid=1 refused"
+	loadmod "$ko" || fail "a rule for pid 1 failed another process's load"
+	rmmod alloctag_errpath
+	[ "$(rule_field 1 injected)" = 0 ] || fail "injected $(rule_field 1 injected) for pid 1"
+	echo clear >"$FAIL_CTL"
+	# The loading process's own pid, taken by exec into loadmod.
+	sh -c "echo \"add module:alloctag_errpath pid=\$\$ times=1\" >$FAIL_CTL && exec loadmod $ko" 2>/dev/null &&
+		fail "a rule for the loading process's pid did not fail its load"
+	[ "$(rule_field 1 injected)" = 1 ] || fail "injected $(rule_field 1 injected) for the loader's pid"
+}

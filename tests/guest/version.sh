@@ -41,8 +41,8 @@ test_boot_version_2_lines_parse() {
 
 # A tag that lost counts shows " accurate:no" in the text and accurate 0 in
 # the ioctl: alloctag_test cache=1 allocates from a new slab, whose
-# extension vector is made to fail (per-call-site fault injection, every
-# vector the loading task asks for: its first slab's among them).
+# extension vector is made to fail (per-call-site fault injection: every
+# vector allocation while the module loads, its first slab's among them).
 test_boot_version_2_inaccurate_tag_marked() {
 	booted_with_version_2
 	ctl=/sys/kernel/debug/alloctag/fail
@@ -50,9 +50,8 @@ test_boot_version_2_inaccurate_tag_marked() {
 	trap 'echo clear >"$ctl" 2>/dev/null; rmmod alloctag_test 2>/dev/null || true' EXIT
 	line=$(grep ' \[alloctag_test\] func:cache_object' "$PROC_ALLOCINFO" || true)
 	[ -z "$line" ] || fail "alloctag_test already loaded: $line"
-	# sh -c's own pid is the one loadmod runs as, after exec.
-	sh -c 'echo "add func:alloc_slab_obj_exts times=1000 verbose=0 pid=$$" >'"$ctl"' &&
-		exec loadmod /lib/modules/alloctag_test.ko cache=1' || fail "loading with cache=1 failed"
+	echo "add func:alloc_slab_obj_exts times=1000 verbose=0" >"$ctl" || fail "arming refused"
+	loadmod /lib/modules/alloctag_test.ko cache=1 || fail "loading with cache=1 failed"
 	injected=$(awk '/^rule / { for (i = 1; i <= NF; i++) if ($i ~ /^injected=/) print substr($i, 10) }' "$ctl")
 	echo clear >"$ctl"
 	[ "${injected:-0}" -ge 1 ] || fail "no vector failure injected ('$injected')"
