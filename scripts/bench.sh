@@ -20,13 +20,23 @@
 #   (d) kernel-bench-fault: (c) with per-call-site fault injection built in
 # (bench-rust.config leaves it out; DEBUG_FS is in all), under -icount only,
 # and prints the fault-injection table: nothing armed, a rule armed
-# elsewhere, and every benchmark site armed with probability 0.
+# elsewhere, and every benchmark site armed with probability 0 (results in
+# $BUILD_DIR/bench-fault).
+#
+# BENCH_KERNELS (default "nop c rust") picks the kernels to build and boot,
+# e.g. "c rust". With BENCH_BIG=1 each is built with
+# scripts/configs/bench-big.config added (a few thousand tags) as
+# kernel-bench-big-KERNEL (fragment bench-big-KERNEL.config), and the results
+# go to $BUILD_DIR/bench-big.
 #
 # Environment: BENCH_ROUNDS (default 7), BENCH_ICOUNT_ROUNDS (default 2),
 # BENCH_PASSES (benchmark passes per TCG boot, default 3),
 # BENCH_ICOUNT (QEMU -icount options, default shift=0,sleep=off),
 # BENCH_SKIP_BUILD=1 (reuse the kernels as built), QEMU_TIMEOUT (per boot,
-# default 600 s).
+# default 600 s), BENCH_TAGS (a module of that many allocation call sites
+# loaded in every boot, tests/bench/alloctag_bench_tags.c; default 0, none),
+# BENCH_QUERY_REPS (repetitions of each user-space
+# /proc/allocinfo query, tests/bench/allocinfo_query.c, default 20).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -34,15 +44,36 @@ ROUNDS=${BENCH_ROUNDS:-7}
 ICOUNT_ROUNDS=${BENCH_ICOUNT_ROUNDS:-2}
 PASSES=${BENCH_PASSES:-3}
 ICOUNT=${BENCH_ICOUNT:-shift=0,sleep=off}
-KERNELS=(nop c rust)
+read -r -a KERNELS <<<"${BENCH_KERNELS:-nop c rust}"
+QUERY=1
+EXTRA_FRAGMENTS=()
+out=$BUILD_DIR/bench
 if [ "${BENCH_FAULT:-0}" = 1 ]; then
 	KERNELS=(rust fault)
 	ROUNDS=0
+	QUERY=0
+	out=$BUILD_DIR/bench-fault
 fi
-export BENCH_KERNELS="${KERNELS[*]}" 
-out=$BUILD_DIR/bench
+for k in "${KERNELS[@]}"; do
+	case $k in nop | c | rust | fault) ;; *) die "BENCH_KERNELS: $k is none of nop c rust fault" ;; esac
+done
+# BENCH_BIG=1: the same kernels with bench-big.config added (a few thousand
+# tags), built as kernel-bench-big-KERNEL, results in $BUILD_DIR/bench-big.
+PREFIX=
+if [ "${BENCH_BIG:-0}" = 1 ]; then
+	PREFIX=big-
+	EXTRA_FRAGMENTS=("$ALLOCTAG_ROOT/scripts/configs/bench-big.config")
+	out=$BUILD_DIR/bench-big
+	KERNELS=("${KERNELS[@]/#/big-}")
+fi
+export BENCH_KERNELS="${KERNELS[*]}"
+# BENCH_TAGS=N: a module of N allocation call sites (tests/bench/
+# alloctag_bench_tags.c) loaded in every boot, for /proc/allocinfo at a few
+# thousand tags; results in $out-tagsN.
+export BENCH_TAGS=${BENCH_TAGS:-0}
+[ "$BENCH_TAGS" = 0 ] || out=$out-tags$BENCH_TAGS
 initrd=$out/initramfs-bench.cpio.gz
-CMDLINE="console=ttyS0 panic=-1 oops=panic loglevel=5 nokaslr tsc=reliable alloctag_run=bench"
+CMDLINE="console=ttyS0 panic=-1 oops=panic loglevel=5 nokaslr tsc=reliable alloctag_run=bench bench_query=$QUERY bench_query_reps=${BENCH_QUERY_REPS:-20}"
 
 # The guest clock. TCG cannot calibrate the TSC and jiffies are 4 ms coarse,
 # so the guest is told the TSC's frequency: under TCG the guest TSC is the
@@ -75,7 +106,7 @@ if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
 		t=$(date +%s)
 		KBUILD_BUILD_USER=alloctag-bench KBUILD_BUILD_HOST=$k \
 			nice -n 19 "$ALLOCTAG_ROOT/scripts/build-kernel.sh" "bench-$k" \
-			"$ALLOCTAG_ROOT/scripts/configs/bench-common.config"
+			"$ALLOCTAG_ROOT/scripts/configs/bench-common.config" "${EXTRA_FRAGMENTS[@]}"
 		stage "build kernel-bench-$k" "$t"
 	done
 fi
@@ -96,7 +127,12 @@ for ((i = 1; i < ${#KERNELS[@]}; i++)); do
 done
 
 mkdir -p "$out"
-rm -f "$out"/boot-*.log
+# Only the logs of the kernels booted now are replaced: a later run of other
+# kernels (BENCH_KERNELS) into the same directory adds to them, and the
+# report pairs the boots of the same round number across the two runs.
+for k in "${KERNELS[@]}"; do
+	rm -f "$out"/boot-"$k"-*.log
+done
 "$ALLOCTAG_ROOT/scripts/bench/mkinitramfs.sh" "$initrd"
 
 # boot KERNEL LOG CMDLINE [QEMU option ...]: one boot, checked as
@@ -146,11 +182,12 @@ stage "$ICOUNT_ROUNDS icount rounds" "$t"
 dirty=$(git -C "$ALLOCTAG_ROOT" status --porcelain 2>/dev/null | wc -l)
 {
 	echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
-	echo "command=scripts/bench.sh (BENCH_ROUNDS=$ROUNDS BENCH_ICOUNT_ROUNDS=$ICOUNT_ROUNDS BENCH_PASSES=$PASSES)"
+	echo "command=scripts/bench.sh (BENCH_ROUNDS=$ROUNDS BENCH_ICOUNT_ROUNDS=$ICOUNT_ROUNDS BENCH_PASSES=$PASSES BENCH_KERNELS=\"${KERNELS[*]#big-}\" BENCH_BIG=${BENCH_BIG:-0} BENCH_FAULT=${BENCH_FAULT:-0} BENCH_TAGS=$BENCH_TAGS BENCH_QUERY_REPS=${BENCH_QUERY_REPS:-20})"
 	echo "commit=$(git -C "$ALLOCTAG_ROOT" rev-parse --short HEAD 2>/dev/null) ($dirty files changed)"
 	echo "host=$(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
 	echo "qemu=$(qemu-system-x86_64 --version | head -1), -accel tcg,thread=single -cpu max -smp 2 -m 2G"
-	echo "kernel=Linux $(make -s -C "$SRC_TREE" kernelversion), tinyconfig + bench-common.config"
+	echo "kernel=Linux $(make -s -C "$SRC_TREE" kernelversion), tinyconfig + bench-common.config${PREFIX:+ + bench-big.config}"
+	echo "kernels=${KERNELS[*]}"
 	echo "cmdline=$TCG_CMDLINE"
 	echo "icount_cmdline=$ICOUNT_CMDLINE"
 	echo "rounds=$ROUNDS"
@@ -162,7 +199,7 @@ dirty=$(git -C "$ALLOCTAG_ROOT" status --porcelain 2>/dev/null | wc -l)
 if [ "${BENCH_FAULT:-0}" = 1 ]; then
 	python3 "$ALLOCTAG_ROOT/scripts/bench/report.py" --fault "$out" "$BUILD_DIR" >"$out/results.md"
 else
-	python3 "$ALLOCTAG_ROOT/scripts/bench/report.py" "$out" "$BUILD_DIR" >"$out/results.md"
+	BENCH_PREFIX=$PREFIX python3 "$ALLOCTAG_ROOT/scripts/bench/report.py" "$out" "$BUILD_DIR" >"$out/results.md"
 fi
 cat "$out/results.md"
 echo

@@ -16,15 +16,21 @@
 
 info() { echo "alloctag-bench-info: $*"; }
 
-kernel=$(sed -n 's/^Linux version [^ ]* (alloctag-bench@\([a-z]*\)).*/\1/p' /proc/version)
+kernel=$(sed -n 's/^Linux version [^ ]* (alloctag-bench@\([a-z-]*\)).*/\1/p' /proc/version)
 if [ -z "$kernel" ]; then
 	echo "alloctag-bench: not a benchmark kernel: $(cat /proc/version)"
 	exit 1
 fi
 mods=/lib/modules/bench-$kernel
 passes=1
+query=1
+query_reps=20
 for arg in $(cat /proc/cmdline); do
-	case "$arg" in bench_passes=*) passes=${arg#bench_passes=} ;; esac
+	case "$arg" in
+	bench_passes=*) passes=${arg#bench_passes=} ;;
+	bench_query=*) query=${arg#bench_query=} ;;
+	bench_query_reps=*) query_reps=${arg#bench_query_reps=} ;;
+	esac
 done
 
 # First, before this script runs anything else: the tags and counters that
@@ -46,6 +52,15 @@ grep -E '^(MemTotal|MemFree|Percpu|Slab|SUnreclaim|KernelStack|PageTables):' /pr
 dmesg | grep -E 'Memory: |page_ext|clocksource: Switched|tsc: ' | sed 's/^\[[^]]*\] *//' |
 	while read -r line; do info "dmesg=$line"; done
 dmesg -c >/dev/null
+
+# BENCH_TAGS=N (scripts/bench.sh): N more tags, for the /proc/allocinfo
+# benchmarks, after the dump above (the differential check compares boots).
+for m in "$mods"/alloctag_bench_tags_*.ko; do
+	[ -f "$m" ] || continue
+	insmod "$m" || { echo "alloctag-bench: insmod $m failed"; exit 1; }
+	dmesg -c | sed -n 's/^\[[^]]*\] *//; s/^alloctag-bench-tags: /tags_module_/p' |
+		while read -r line; do info "$line"; done
+done
 
 # Pin this shell, and so every insmod, to CPU 0.
 taskset -p 1 $$ >/dev/null || { echo "alloctag-bench: taskset failed"; exit 1; }
@@ -86,6 +101,23 @@ while [ "$pass" -le "$passes" ]; do
 	profiling 1
 	if [ -r /proc/allocinfo ]; then
 		bench on $pass "$mods/alloctag_bench.ko" mode=allocinfo
+	fi
+	# From user space (/alloctag/allocinfo_query, tests/bench/): whole-file
+	# reads as "dd bs=" does them, and one source file's tags and the tags
+	# of at least 1 MiB selected from the text (in C, and by grep and awk
+	# processes) and through the ioctls (none in the C core: "unsupported").
+	if [ "$query" = 1 ] && [ -r /proc/allocinfo ]; then
+		for q in "read 1048576" "read 4096" "read 64" \
+			"text-file mm/slub.c" "ioctl-file mm/slub.c" "exec-file mm/slub.c" \
+			"text-min 1048576" "ioctl-min 1048576" "exec-min 1048576"; do
+			# shellcheck disable=SC2086 # q is a mode and its argument
+			if out=$(/alloctag/allocinfo_query $q "$query_reps"); then
+				echo "alloctag-bench-result: kernel=$kernel phase=on pass=$pass $out"
+			else
+				echo "alloctag-bench: allocinfo_query $q failed"
+				fail=1
+			fi
+		done
 	fi
 	# Per-call-site fault injection (kernel-bench-fault): a rule armed at a
 	# site that never allocates (the allocators test every site's mark), then
