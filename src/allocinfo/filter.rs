@@ -43,12 +43,16 @@ pub(crate) fn copy_name(dest: &mut [u8; STR_SIZE], name: &[u8]) {
     }
 }
 
-/// Returns whether `name`, trimmed, equals the NUL-terminated `field` (at most its
-/// `STR_SIZE` bytes): `strncmp(allocinfo_str(name), field, STR_SIZE) == 0`.
-fn name_matches(name: &[u8], field: &[u8; STR_SIZE]) -> bool {
-    let len = field.iter().position(|&c| c == 0).unwrap_or(STR_SIZE);
+/// Returns the length of the NUL-terminated `field`, at most `STR_SIZE`.
+fn field_len(field: &[u8; STR_SIZE]) -> usize {
+    field.iter().position(|&c| c == 0).unwrap_or(STR_SIZE)
+}
+
+/// Returns whether `name`, trimmed, equals `field[..len]`, the filter string without its NUL:
+/// `strncmp(allocinfo_str(name), field, STR_SIZE) == 0`.
+fn name_matches(name: &[u8], field: &[u8; STR_SIZE], len: usize) -> bool {
     let name = trimmed(name);
-    name.len() == len && name.iter().zip(field.iter()).all(|(a, b)| a == b)
+    name.len() == len && field.get(..len) == Some(name)
 }
 
 /// A filter of the ioctl, checked.
@@ -58,6 +62,8 @@ fn name_matches(name: &[u8], field: &[u8; STR_SIZE]) -> bool {
 /// `raw.mask` has no unknown bit, and `min_size <= max_size` when both are used.
 pub(crate) struct Filter {
     raw: bindings::allocinfo_filter,
+    /// The lengths of the module, function and file strings, measured once.
+    lens: [usize; 3],
 }
 
 impl Filter {
@@ -67,6 +73,7 @@ impl Filter {
         Self {
             // SAFETY: All-zero is a valid `allocinfo_filter`: integers and byte arrays.
             raw: unsafe { core::mem::zeroed() },
+            lens: [0; 3],
         }
     }
 
@@ -77,8 +84,16 @@ impl Filter {
         if raw.mask & !MASKS != 0 || raw.mask & both == both && raw.min_size > raw.max_size {
             return Err(EINVAL);
         }
+        let f = &raw.fields;
         // INVARIANT: Checked above.
-        Ok(Self { raw: *raw })
+        Ok(Self {
+            raw: *raw,
+            lens: [
+                field_len(&f.modname),
+                field_len(&f.function),
+                field_len(&f.filename),
+            ],
+        })
     }
 
     /// Returns whether the tag matches the filter. `counters` holds the tag's counters once
@@ -91,20 +106,35 @@ impl Filter {
         let ct: &Codetag = tag.codetag();
         if mask & MASK_MODNAME != 0 {
             let matched = match ct.modname() {
-                Some(module) => name_matches(module.as_bytes(), &f.fields.modname),
+                Some(module) => name_matches(module.as_bytes(), &f.fields.modname, self.lens[0]),
                 None => f.fields.modname[0] == 0,
             };
             if !matched {
                 return false;
             }
         }
-        if mask & MASK_FUNCTION != 0 && !name_matches(ct.function().as_bytes(), &f.fields.function)
-        {
-            return false;
+        // A filter string shorter than a trimmed name can only equal an untrimmed one: it is
+        // compared in place, without measuring the tag's name first.
+        const SHORT: usize = STR_SIZE - 1;
+        if mask & MASK_FUNCTION != 0 {
+            let (field, len) = (&f.fields.function, self.lens[1]);
+            let matched = match field.get(..len) {
+                Some(text) if len < SHORT => ct.function_is(text),
+                _ => name_matches(ct.function().as_bytes(), field, len),
+            };
+            if !matched {
+                return false;
+            }
         }
-        if mask & MASK_FILENAME != 0 && !name_matches(ct.filename().as_bytes(), &f.fields.filename)
-        {
-            return false;
+        if mask & MASK_FILENAME != 0 {
+            let (field, len) = (&f.fields.filename, self.lens[2]);
+            let matched = match field.get(..len) {
+                Some(text) if len < SHORT => ct.filename_is(text),
+                _ => name_matches(ct.filename().as_bytes(), field, len),
+            };
+            if !matched {
+                return false;
+            }
         }
         if mask & MASK_LINENO != 0 && u64::from(ct.lineno()) != f.fields.lineno {
             return false;

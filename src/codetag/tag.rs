@@ -58,10 +58,41 @@ impl Codetag {
         self.flags().load(Ordering::Relaxed) & CODETAG_FLAG_INACCURATE == 0
     }
 
+    /// Returns whether the file is exactly `text`, reading only as far as it takes to tell: a
+    /// query's filter, which most tags fail on their first bytes, needs no `strlen()`.
+    pub(crate) fn filename_is(&self, text: &[u8]) -> bool {
+        // SAFETY: `filename` is a static NUL-terminated string.
+        unsafe { static_str_is(self.raw().filename, text) }
+    }
+
+    /// Returns whether the function is exactly `text`, as [`Codetag::filename_is`].
+    pub(crate) fn function_is(&self, text: &[u8]) -> bool {
+        // SAFETY: `function` is a static NUL-terminated string.
+        unsafe { static_str_is(self.raw().function, text) }
+    }
+
     /// Returns the line of the call site.
     pub(crate) fn lineno(&self) -> u32 {
         self.raw().lineno
     }
+}
+
+/// Returns whether the NUL-terminated string `s` is `text`, comparing byte by byte and
+/// stopping at the first difference or at the NUL.
+///
+/// # Safety
+///
+/// `s` must point to a NUL-terminated string.
+unsafe fn static_str_is(s: *const u8, text: &[u8]) -> bool {
+    for (i, &c) in text.iter().enumerate() {
+        // SAFETY: Every byte before this one was equal to a non-NUL byte of `text`, so the
+        // string goes on at least to here, NUL included.
+        if c == 0 || unsafe { *s.add(i) } != c {
+            return false;
+        }
+    }
+    // SAFETY: As above: `text.len()` is within the string, at worst its NUL.
+    unsafe { *s.add(text.len()) == 0 }
 }
 
 /// Formats the tag as `/proc/allocinfo` shows it: `file:line [module] func:name`.
