@@ -287,11 +287,11 @@ impl<'a> Parser<'a> {
                         if self.eat(b'L') {
                             self.base62()?;
                         }
-                        out.put(if c == b'R' { b"&" } else { b"&mut " });
+                        out.put(if c == b'R' { &b"&"[..] } else { &b"&mut "[..] });
                         self.ty(out)
                     }
                     b'P' | b'O' => {
-                        out.put(if c == b'P' { b"*const " } else { b"*mut " });
+                        out.put(if c == b'P' { &b"*const "[..] } else { &b"*mut "[..] });
                         self.ty(out)
                     }
                     b'F' => {
@@ -353,7 +353,7 @@ impl<'a> Parser<'a> {
 
 /// Returns the name of a basic type's letter.
 fn basic(c: u8) -> Option<&'static [u8]> {
-    Some(match c {
+    let name: &'static [u8] = match c {
         b'a' => b"i8",
         b'b' => b"bool",
         b'c' => b"char",
@@ -376,7 +376,8 @@ fn basic(c: u8) -> Option<&'static [u8]> {
         b'z' => b"!",
         b'p' => b"_",
         _ => return None,
-    })
+    };
+    Some(name)
 }
 
 /// Writes the demangled path of the v0 symbol `symbol` into `out`, NUL-terminated, spaces made

@@ -80,8 +80,9 @@ const KEPT: u8 = 2;
 extern "C" {
     fn alloctag_dynamic_lock() -> usize;
     fn alloctag_dynamic_unlock(flags: usize);
-    fn alloctag_module_of(addr: *const c_void, name: *mut c_char, len: usize)
-        -> *mut bindings::module;
+    /// Returns a `struct module *`, seen only by its address: the struct is not FFI-safe by
+    /// value on every configuration.
+    fn alloctag_module_of(addr: *const c_void, name: *mut c_char, len: usize) -> *mut c_void;
     fn alloctag_stack(entries: *mut usize, n: u32) -> u32;
     fn alloctag_symbol(addr: usize, buf: *mut c_char) -> *const c_char;
 }
@@ -319,13 +320,14 @@ impl<const N: usize, const M: usize> Pool<N, M> {
         copy_file(&mut names.file, location.file());
         names.module[0] = 0;
         // SAFETY: `location` lives forever; the name buffer has `MODULE_LEN` bytes.
-        let module = unsafe {
+        let module: *mut bindings::module = unsafe {
             alloctag_module_of(
                 ptr::from_ref(location).cast(),
                 names.module.as_mut_ptr().cast(),
                 MODULE_LEN,
             )
-        };
+        }
+        .cast();
         find_function(&mut names.function);
         let tag = &self.tags[i];
         // SAFETY: The slot is free: no reader looks at its tag. `counters.add(i)` is the `i`th of

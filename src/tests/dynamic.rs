@@ -194,13 +194,13 @@ fn concurrent_make_one_tag(test: &Test) {
         "{} tags made for {RACE_SITES} locations",
         RACE_POOL.used() - used
     );
-    for site in 0..RACE_SITES {
-        let first = RACE.found[0][site].load(Ordering::Relaxed);
+    for (site, first) in RACE.found[0].iter().enumerate() {
+        let first = first.load(Ordering::Relaxed);
         kunit_expect!(test, !first.is_null(), "site {site}: no tag");
-        for t in 1..RACE_THREADS {
+        for (t, found) in RACE.found.iter().enumerate().skip(1) {
             kunit_expect!(
                 test,
-                RACE.found[t][site].load(Ordering::Relaxed) == first,
+                found[site].load(Ordering::Relaxed) == first,
                 "site {site}: thread {t} found another tag"
             );
         }
