@@ -224,6 +224,12 @@ impl<const N: usize, const M: usize> Pool<N, M> {
         }
     }
 
+    /// Returns whether `tag` is one of this pool's.
+    #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+    pub(crate) fn owns(&self, tag: &AllocTag) -> bool {
+        self.tags.as_ptr_range().contains(&ptr::from_ref(tag))
+    }
+
     /// Returns the number of tags in use.
     pub(crate) fn used(&self) -> usize {
         self.used.load(Ordering::Relaxed)

@@ -25,14 +25,16 @@ use kernel::{
     alloc_hooks, alloc_tag as callsite, bindings, c_str,
 };
 
-/// Finds the listed tag of this file's line `line` among the dynamic tags (after every module).
+/// Finds the dynamic tag of this file's line `line` (an `alloc_hooks!` there has a static one).
 fn find_dynamic(line: u32) -> Option<&'static AllocTag> {
     let registry = codetag::read();
     let tag = registry
         .tags(ALLOC_TAGS.handle()?, codetag::Cursor::START)
         .find(|t| {
             let ct = t.codetag();
-            ct.lineno() == line && ct.filename().as_bytes().ends_with(b"src/tests/dynamic.rs")
+            pool().owns(t)
+                && ct.lineno() == line
+                && ct.filename().as_bytes().ends_with(b"src/tests/dynamic.rs")
         })?;
     // SAFETY: The pool is static, and a vmlinux tag of it is never freed.
     Some(unsafe { &*(tag as *const AllocTag) })
