@@ -119,6 +119,7 @@ void alloctag_dynamic_unlock(unsigned long flags)
  */
 struct module *alloctag_module_of(const void *addr, char *name, size_t len)
 {
+#ifdef CONFIG_MODULES
 	struct module *mod;
 
 	preempt_disable();
@@ -127,6 +128,9 @@ struct module *alloctag_module_of(const void *addr, char *name, size_t len)
 		strscpy(name, mod->name, len);
 	preempt_enable();
 	return mod;
+#else
+	return NULL;
+#endif
 }
 
 /* The return addresses of the current stack, innermost first; 0 without STACKTRACE. */
