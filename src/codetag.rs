@@ -18,7 +18,7 @@
 
 mod tag;
 pub(crate) use tag::Codetag;
-#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+#[cfg(all(CONFIG_ALLOCTAG_KUNIT_TEST, CONFIG_MEM_ALLOC_PROFILING_RUST))]
 pub(crate) use tag::CODETAG_FLAG_INACCURATE;
 
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]

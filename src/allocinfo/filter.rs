@@ -55,6 +55,21 @@ fn name_matches(name: &[u8], field: &[u8; STR_SIZE], len: usize) -> bool {
     name.len() == len && field.get(..len) == Some(name)
 }
 
+/// Returns whether a tag's name matches the filter string `field[..len]`. A string shorter
+/// than a trimmed name can only equal an untrimmed name: `is` compares it in place, without
+/// measuring the name first; otherwise the name, from `name`, is trimmed and compared.
+fn text_matches<'a>(
+    field: &[u8; STR_SIZE],
+    len: usize,
+    is: impl FnOnce(&[u8]) -> bool,
+    name: impl FnOnce() -> &'a [u8],
+) -> bool {
+    match field.get(..len) {
+        Some(text) if len < STR_SIZE - 1 => is(text),
+        _ => name_matches(name(), field, len),
+    }
+}
+
 /// A filter of the ioctl, checked.
 ///
 /// # Invariants
@@ -113,28 +128,19 @@ impl Filter {
                 return false;
             }
         }
-        // A filter string shorter than a trimmed name can only equal an untrimmed one: it is
-        // compared in place, without measuring the tag's name first.
-        const SHORT: usize = STR_SIZE - 1;
-        if mask & MASK_FUNCTION != 0 {
-            let (field, len) = (&f.fields.function, self.lens[1]);
-            let matched = match field.get(..len) {
-                Some(text) if len < SHORT => ct.function_is(text),
-                _ => name_matches(ct.function().as_bytes(), field, len),
-            };
-            if !matched {
-                return false;
-            }
+        if mask & MASK_FUNCTION != 0
+            && !text_matches(&f.fields.function, self.lens[1], |t| ct.function_is(t), || {
+                ct.function().as_bytes()
+            })
+        {
+            return false;
         }
-        if mask & MASK_FILENAME != 0 {
-            let (field, len) = (&f.fields.filename, self.lens[2]);
-            let matched = match field.get(..len) {
-                Some(text) if len < SHORT => ct.filename_is(text),
-                _ => name_matches(ct.filename().as_bytes(), field, len),
-            };
-            if !matched {
-                return false;
-            }
+        if mask & MASK_FILENAME != 0
+            && !text_matches(&f.fields.filename, self.lens[2], |t| ct.filename_is(t), || {
+                ct.filename().as_bytes()
+            })
+        {
+            return false;
         }
         if mask & MASK_LINENO != 0 && u64::from(ct.lineno()) != f.fields.lineno {
             return false;

@@ -4,12 +4,12 @@
 //!
 //! C header: [`include/linux/codetag.h`](srctree/include/linux/codetag.h)
 
-use core::{
-    fmt,
-    sync::atomic::{AtomicU32, Ordering},
-};
+use core::fmt;
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{bindings, str::CStr, types::Opaque};
 
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 /// The flag of a tag whose counts are incomplete, mainline's value
 /// (include/alloctag_accuracy.h); bits 0 to 7 of the flags are the kernel's.
 pub(crate) const CODETAG_FLAG_INACCURATE: u32 = 1 << 0;
@@ -43,6 +43,16 @@ impl Codetag {
         (!name.is_null()).then(|| unsafe { CStr::from_char_ptr(name) })
     }
 
+    /// Returns the line of the call site.
+    pub(crate) fn lineno(&self) -> u32 {
+        self.raw().lineno
+    }
+}
+
+/// What the Rust core asks of a tag beyond its names: its flags, and comparisons that read no
+/// more of a name than they need.
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+impl Codetag {
     /// Returns the tag's flags, which the users of selections mark ([`super::Field`]) and
     /// the slab allocator marks [`CODETAG_FLAG_INACCURATE`].
     pub(crate) fn flags(&self) -> &AtomicU32 {
@@ -70,13 +80,9 @@ impl Codetag {
         // SAFETY: `function` is a static NUL-terminated string.
         unsafe { static_str_is(self.raw().function, text) }
     }
-
-    /// Returns the line of the call site.
-    pub(crate) fn lineno(&self) -> u32 {
-        self.raw().lineno
-    }
 }
 
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 /// Returns whether the NUL-terminated string `s` is `text`, comparing byte by byte and
 /// stopping at the first difference or at the NUL.
 ///

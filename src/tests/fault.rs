@@ -178,17 +178,21 @@ fn space_lets_bytes_through_first(test: &Test) {
 
 test_tag!(PID_TAG, "alloctag_fault_pid");
 
-fn pid_filter_picks_the_thread_group(test: &Test) {
-    // The thread group id as user space knows it, from the kernel's own function rather
-    // than the field that the rule reads.
+/// The current thread group id as user space knows it, from the kernel's own function rather
+/// than the field that the rule reads.
+fn current_tgid() -> bindings::pid_t {
     // SAFETY: `current` is valid in process context; a null namespace is the task's own.
-    let tgid = unsafe {
+    unsafe {
         bindings::__task_pid_nr_ns(
             bindings::get_current(),
             bindings::pid_type_PIDTYPE_TGID,
             core::ptr::null_mut(),
         )
-    };
+    }
+}
+
+fn pid_filter_picks_the_thread_group(test: &Test) {
+    let tgid = current_tgid();
     let other = Config {
         pid: tgid.wrapping_add(1).max(1),
         verbose: 0,
@@ -428,14 +432,7 @@ fn failed_vector_marks_tag_inaccurate(test: &Test) {
         return;
     }
     kunit_expect!(test, INACCURATE_TAG.codetag().accurate(), "accurate at first");
-    // SAFETY: `current` is valid in process context; a null namespace is the task's own.
-    let tgid = unsafe {
-        bindings::__task_pid_nr_ns(
-            bindings::get_current(),
-            bindings::pid_type_PIDTYPE_TGID,
-            core::ptr::null_mut(),
-        )
-    };
+    let tgid = current_tgid();
     let config = Config {
         times: 1,
         verbose: 0,
