@@ -139,16 +139,47 @@ impl ProcFile {
     }
 }
 
+/// A structure of the ABI and the one request that takes it: a request's
+/// number encodes its argument's size, so each structure goes with exactly
+/// its own request.
+///
+/// # Safety
+///
+/// `REQUEST` must be the request whose argument is `Self`, and every bit
+/// pattern the kernel may write must be a valid `Self`.
+#[cfg(target_os = "linux")]
+unsafe trait IoctlArg {
+    const REQUEST: crate::abi::Request;
+}
+
+// SAFETY: CONTENT_ID's argument is `struct allocinfo_content_id`, an integer.
+#[cfg(target_os = "linux")]
+unsafe impl IoctlArg for crate::abi::AllocinfoContentId {
+    const REQUEST: crate::abi::Request = crate::abi::ALLOCINFO_IOC_CONTENT_ID;
+}
+
+// SAFETY: GET_AT's argument is `struct allocinfo_get_at`: integers and byte arrays.
+#[cfg(target_os = "linux")]
+unsafe impl IoctlArg for AllocinfoGetAt {
+    const REQUEST: crate::abi::Request = crate::abi::ALLOCINFO_IOC_GET_AT;
+}
+
+// SAFETY: GET_NEXT's argument is `struct allocinfo_tag_data`: integers and byte arrays.
+#[cfg(target_os = "linux")]
+unsafe impl IoctlArg for AllocinfoTagData {
+    const REQUEST: crate::abi::Request = crate::abi::ALLOCINFO_IOC_GET_NEXT;
+}
+
 #[cfg(target_os = "linux")]
 impl ProcFile {
-    /// ioctl(2) with a pointer to `arg`.
-    fn ioctl<T>(&self, request: crate::abi::Request, arg: &mut T) -> io::Result<()> {
+    /// ioctl(2) of `T`'s request with a pointer to `arg`.
+    fn ioctl<T: IoctlArg>(&self, arg: &mut T) -> io::Result<()> {
         use std::os::fd::AsRawFd;
-        // SAFETY: `arg` is a live, exclusively borrowed `#[repr(C)]` value of
-        // the type the request's size encodes (abi.rs builds each request
-        // from its structure), and every bit pattern the kernel writes into
-        // it is valid: its fields are integers and byte arrays.
-        let rc = unsafe { libc::ioctl(self.file.as_raw_fd(), request, arg as *mut T) };
+        // SAFETY: `arg` is a live, exclusively borrowed value of the structure
+        // that `T::REQUEST` takes (`IoctlArg`'s contract), so the kernel
+        // reads and writes only its bytes, and whatever it writes is a valid
+        // `T`.
+        let rc = unsafe { libc::ioctl(self.file.as_raw_fd(), T::REQUEST, arg as *mut T) };
         if rc < 0 {
             Err(io::Error::last_os_error())
         } else {
@@ -161,16 +192,16 @@ impl ProcFile {
 impl Device for ProcFile {
     fn content_id(&mut self) -> io::Result<u64> {
         let mut id = crate::abi::AllocinfoContentId::default();
-        self.ioctl(crate::abi::ALLOCINFO_IOC_CONTENT_ID, &mut id)?;
+        self.ioctl(&mut id)?;
         Ok(id.id)
     }
 
     fn get_at(&mut self, req: &mut AllocinfoGetAt) -> io::Result<()> {
-        self.ioctl(crate::abi::ALLOCINFO_IOC_GET_AT, req)
+        self.ioctl(req)
     }
 
     fn get_next(&mut self, data: &mut AllocinfoTagData) -> io::Result<()> {
-        self.ioctl(crate::abi::ALLOCINFO_IOC_GET_NEXT, data)
+        self.ioctl(data)
     }
 }
 
