@@ -60,8 +60,7 @@ impl FileState {
     /// Moves to the tag at `pos`, with the registry locked. Returns whether there is one.
     fn seek(&mut self, pos: i64) -> bool {
         self.tag = core::ptr::null();
-        let (Some(handle), Some(registry)) = (ALLOC_TAGS.handle(), self.registry.as_deref())
-        else {
+        let (Some(handle), Some(registry)) = (ALLOC_TAGS.handle(), self.registry.as_deref()) else {
             return false;
         };
         if let Some(tag) = self.position.seek(registry, handle, pos) {

@@ -120,7 +120,10 @@ pub(crate) struct EarlyParam {
 
 impl EarlyParam {
     /// An early parameter `name`, whose value `setup` parses, returning 0 or an error.
-    pub(crate) const fn new(name: &'static CStr, setup: unsafe extern "C" fn(*mut u8) -> c_int) -> Self {
+    pub(crate) const fn new(
+        name: &'static CStr,
+        setup: unsafe extern "C" fn(*mut u8) -> c_int,
+    ) -> Self {
         Self {
             name: name.as_char_ptr(),
             setup,

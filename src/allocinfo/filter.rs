@@ -129,16 +129,22 @@ impl Filter {
             }
         }
         if mask & MASK_FUNCTION != 0
-            && !text_matches(&f.fields.function, self.lens[1], |t| ct.function_is(t), || {
-                ct.function().as_bytes()
-            })
+            && !text_matches(
+                &f.fields.function,
+                self.lens[1],
+                |t| ct.function_is(t),
+                || ct.function().as_bytes(),
+            )
         {
             return false;
         }
         if mask & MASK_FILENAME != 0
-            && !text_matches(&f.fields.filename, self.lens[2], |t| ct.filename_is(t), || {
-                ct.filename().as_bytes()
-            })
+            && !text_matches(
+                &f.fields.filename,
+                self.lens[2],
+                |t| ct.filename_is(t),
+                || ct.filename().as_bytes(),
+            )
         {
             return false;
         }

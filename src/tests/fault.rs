@@ -431,7 +431,11 @@ fn failed_vector_marks_tag_inaccurate(test: &Test) {
     if cache.is_null() {
         return;
     }
-    kunit_expect!(test, INACCURATE_TAG.codetag().accurate(), "accurate at first");
+    kunit_expect!(
+        test,
+        INACCURATE_TAG.codetag().accurate(),
+        "accurate at first"
+    );
     let tgid = current_tgid();
     let config = Config {
         times: 1,
@@ -447,7 +451,11 @@ fn failed_vector_marks_tag_inaccurate(test: &Test) {
         kunit_expect!(test, fault::injected(id) == Some(1), "the vector failed");
         kunit_expect!(test, fault::disarm(id).is_ok());
         kunit_expect!(test, !obj.is_null(), "the object is still allocated");
-        kunit_expect!(test, !INACCURATE_TAG.codetag().accurate(), "marked inaccurate");
+        kunit_expect!(
+            test,
+            !INACCURATE_TAG.codetag().accurate(),
+            "marked inaccurate"
+        );
         kunit_expect!(test, INACCURATE_TAG.read().calls == 0, "and not counted");
         // SAFETY: `obj` came from `cache`, or is null.
         unsafe { bindings::kmem_cache_free(cache, obj) };

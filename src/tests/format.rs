@@ -123,14 +123,19 @@ fn extreme_values_print_as_printf(test: &Test) {
 /// Version 2.0 adds ` accurate:no` to an inaccurate tag only; 1.0 never does.
 fn version_2_marks_inaccurate_tags(test: &Test) {
     let raw = tag(c_str!("xfs").as_char_ptr());
-    let counters = Counters { bytes: 64, calls: 1 };
+    let counters = Counters {
+        bytes: 64,
+        calls: 1,
+    };
     let accurate = line_in(counters, view(&raw), true);
     kunit_expect!(
         test,
         &accurate.bytes[..accurate.len]
             == b"          64        1 mm/percpu.c:3191 [xfs] func:pcpu_embed_first_chunk \n"
     );
-    view(&raw).flags().fetch_or(CODETAG_FLAG_INACCURATE, Ordering::Relaxed);
+    view(&raw)
+        .flags()
+        .fetch_or(CODETAG_FLAG_INACCURATE, Ordering::Relaxed);
     let v2 = line_in(counters, view(&raw), true);
     kunit_expect!(
         test,
@@ -175,7 +180,13 @@ fn version_values(test: &Test) {
     ] {
         kunit_expect!(test, parse_version(value) == Ok(want), "{value:?}");
     }
-    for bad in [c_str!(""), c_str!("3"), c_str!("2.1"), c_str!("v2"), c_str!(" 2")] {
+    for bad in [
+        c_str!(""),
+        c_str!("3"),
+        c_str!("2.1"),
+        c_str!("v2"),
+        c_str!(" 2"),
+    ] {
         kunit_expect!(test, parse_version(bad) == Err(EINVAL), "{bad:?}");
     }
 }

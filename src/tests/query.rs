@@ -6,9 +6,9 @@
 use crate::{
     alloc_tag::{AllocTag, AllocTags, Counters},
     allocinfo::{
-        copy_name, trimmed, Filter, IOC_CONTENT_ID, IOC_GET_AT, IOC_GET_NEXT, MASKS,
-        MASK_FILENAME, MASK_FUNCTION, MASK_INACCURATE, MASK_LINENO, MASK_MAX_SIZE,
-        MASK_MIN_SIZE, MASK_MODNAME, STR_SIZE,
+        copy_name, trimmed, Filter, IOC_CONTENT_ID, IOC_GET_AT, IOC_GET_NEXT, MASKS, MASK_FILENAME,
+        MASK_FUNCTION, MASK_INACCURATE, MASK_LINENO, MASK_MAX_SIZE, MASK_MIN_SIZE, MASK_MODNAME,
+        STR_SIZE,
     },
     codetag::{Registry, CODETAG_FLAG_INACCURATE},
     kunit::{kunit_expect, kunit_suite, Test},
@@ -28,7 +28,10 @@ fn abi_matches_mainline(test: &Test) {
     kunit_expect!(test, size_of::<bindings::allocinfo_counter>() == 24);
     kunit_expect!(test, size_of::<bindings::allocinfo_tag_data>() == 224);
     kunit_expect!(test, size_of::<bindings::allocinfo_filter>() == 232);
-    kunit_expect!(test, offset_of!(bindings::allocinfo_filter, inaccurate) == 224);
+    kunit_expect!(
+        test,
+        offset_of!(bindings::allocinfo_filter, inaccurate) == 224
+    );
     kunit_expect!(test, offset_of!(bindings::allocinfo_get_at, data) == 240);
     kunit_expect!(test, STR_SIZE == bindings::ALLOCINFO_STR_SIZE as usize);
     kunit_expect!(test, MASKS == 0x7f);
@@ -42,11 +45,18 @@ fn names_are_trimmed_from_the_front(test: &Test) {
     name[37] = b'y';
     kunit_expect!(test, trimmed(&name) == &name[37..], "63 last bytes");
     kunit_expect!(test, trimmed(&name[..63]) == &name[..63], "63 bytes kept");
-    kunit_expect!(test, trimmed(&name[..64]) == &name[1..64], "64 bytes lose one");
+    kunit_expect!(
+        test,
+        trimmed(&name[..64]) == &name[1..64],
+        "64 bytes lose one"
+    );
     kunit_expect!(test, trimmed(b"") == b"");
     let mut dest = [0x55; STR_SIZE];
     copy_name(&mut dest, b"mm/slub.c");
-    kunit_expect!(test, dest[..9].iter().zip(b"mm/slub.c").all(|(&a, &b)| a == b));
+    kunit_expect!(
+        test,
+        dest[..9].iter().zip(b"mm/slub.c").all(|(&a, &b)| a == b)
+    );
     kunit_expect!(test, dest[9..].iter().all(|&c| c == 0), "padded with NULs");
     copy_name(&mut dest, &name);
     kunit_expect!(test, dest[0] == b'y' && dest[62] == b'z');
@@ -115,7 +125,10 @@ fn set_name(field: &mut [u8; STR_SIZE], text: &[u8]) {
 /// Returns which of the two tags match `f`: (built-in, module).
 fn which(f: &Filter) -> (bool, bool) {
     let mut counters = None;
-    (f.matches(&BUILT_IN, &mut counters), f.matches(&IN_MODULE, &mut None))
+    (
+        f.matches(&BUILT_IN, &mut counters),
+        f.matches(&IN_MODULE, &mut None),
+    )
 }
 
 fn bad_filters_are_refused(test: &Test) {
@@ -146,9 +159,13 @@ fn filters_match_as_mainline(test: &Test) {
     let f = filter(MASK_MODNAME, |r| set_name(&mut r.fields.modname, b"xf"));
     kunit_expect!(test, which(&f) == (false, false), "no prefix match");
     // Function and file: exact, on the trimmed name.
-    let f = filter(MASK_FUNCTION, |r| set_name(&mut r.fields.function, b"dup_mm"));
+    let f = filter(MASK_FUNCTION, |r| {
+        set_name(&mut r.fields.function, b"dup_mm")
+    });
     kunit_expect!(test, which(&f) == (true, false), "function");
-    let f = filter(MASK_FUNCTION, |r| set_name(&mut r.fields.function, b"dup_m"));
+    let f = filter(MASK_FUNCTION, |r| {
+        set_name(&mut r.fields.function, b"dup_m")
+    });
     kunit_expect!(test, which(&f) == (false, false), "function prefix");
     let long = LONG_FUNCTION.as_bytes();
     let f = filter(MASK_FUNCTION, |r| {
@@ -163,13 +180,19 @@ fn filters_match_as_mainline(test: &Test) {
         set_name(&mut r.fields.filename, b"fs/xfs/xfs_icache.c")
     });
     kunit_expect!(test, which(&f) == (false, true), "file");
-    let f = filter(MASK_FILENAME, |r| set_name(&mut r.fields.filename, b"xfs_icache.c"));
+    let f = filter(MASK_FILENAME, |r| {
+        set_name(&mut r.fields.filename, b"xfs_icache.c")
+    });
     kunit_expect!(test, which(&f) == (false, false), "file suffix");
     // Line, and all tests together.
     let f = filter(MASK_LINENO, |r| r.fields.lineno = 42);
     kunit_expect!(test, which(&f) == (true, true), "line");
     let f = filter(MASK_LINENO, |r| r.fields.lineno = 42 + (1 << 32));
-    kunit_expect!(test, which(&f) == (false, false), "line compared on 64 bits");
+    kunit_expect!(
+        test,
+        which(&f) == (false, false),
+        "line compared on 64 bits"
+    );
     let f = filter(MASK_LINENO | MASK_MODNAME | MASK_FILENAME, |r| {
         r.fields.lineno = 42;
         set_name(&mut r.fields.modname, b"xfs");
@@ -200,7 +223,9 @@ fn accuracy_and_size_filters(test: &Test) {
     );
     let one = filter(MASK_MIN_SIZE, |r| r.min_size = 1);
     kunit_expect!(test, which(&one) == (false, false));
-    let names_only = filter(MASK_FUNCTION, |r| set_name(&mut r.fields.function, b"dup_mm"));
+    let names_only = filter(MASK_FUNCTION, |r| {
+        set_name(&mut r.fields.function, b"dup_mm")
+    });
     let mut counters = None;
     kunit_expect!(test, names_only.matches(&BUILT_IN, &mut counters));
     kunit_expect!(test, counters.is_none(), "no size filter, no sum");
@@ -227,11 +252,19 @@ fn generation_follows_modules(test: &Test) {
     kunit_expect!(test, added.is_ok());
     let loaded = registry.generation(handle);
     kunit_expect!(test, loaded != before, "load changes it");
-    kunit_expect!(test, registry.generation(handle) == loaded, "reading does not");
+    kunit_expect!(
+        test,
+        registry.generation(handle) == loaded,
+        "reading does not"
+    );
     // SAFETY: `module` was added above.
     unsafe { registry.remove_test_module(module) };
     let unloaded = registry.generation(handle);
-    kunit_expect!(test, unloaded != loaded && unloaded != before, "unload changes it");
+    kunit_expect!(
+        test,
+        unloaded != loaded && unloaded != before,
+        "unload changes it"
+    );
 }
 
 kunit_suite!(
