@@ -26,6 +26,23 @@ pid_t alloctag_current_tgid(void);
 void alloctag_rcu_read_lock(void);
 void alloctag_rcu_read_unlock(void);
 
+/* In C (src/glue.c), for Rust's dynamic tags (src/alloc_tag/dynamic.rs). */
+unsigned long alloctag_dynamic_lock(void);
+void alloctag_dynamic_unlock(unsigned long flags);
+void alloctag_dynamic_select_later(void);
+struct module *alloctag_module_of(const void *addr, char *name, size_t len);
+unsigned int alloctag_stack(unsigned long *entries, unsigned int n);
+const char *alloctag_symbol(unsigned long addr, char *buf);
+
+/* In C (src/glue.c), for the kernel crate; bindgen sees alloctag_bindings.h's. */
+struct alloc_tag *alloctag_rust_caller_tag(const void *location);
+
+/* In Rust (src/alloc_tag/dynamic.rs), for C. */
+struct alloc_tag *alloctag_dynamic_tag(const void *location);
+void alloctag_dynamic_select_work(void);
+void alloctag_dynamic_stats(unsigned long *used, unsigned long *capacity,
+			    unsigned long *overflows);
+
 /* In Rust (src/profiling.rs), for C. */
 bool alloctag_page_ext_needed(void);
 

@@ -12,7 +12,8 @@
 #  - kernel/module/main.c keeps a module's per-CPU area with its tags;
 #  - mm/slub.c and mm/page_alloc.c ask per-call-site fault injection;
 #  - rust/kernel/ gets alloc_tag.rs (the alloc_hooks! call-site API) and
-#    rust/helpers/ allocate under the Rust caller's tag.
+#    rust/helpers/ allocate under the Rust caller's tag;
+#  - rust/kernel/'s allocating APIs get #[track_caller] (track_caller.patch).
 # Every edit is guarded by a marker so that re-running changes nothing.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -70,6 +71,27 @@ if ! grep -q "$MARK" "$lib_rs"; then
 		-e "s|^pub mod alloc;$|&\npub mod alloc_tag; // $MARK|" "$lib_rs"
 	[ "$(grep -c "$MARK" "$lib_rs")" = 2 ] || die "rust/kernel/lib.rs: graft failed"
 	log "grafted rust/kernel/lib.rs"
+fi
+
+# Every allocation through the kernel crate's plain APIs (KBox::new, KVec::push,
+# Arc::new, CString::try_from_fmt, ...) is charged to the line of the code
+# that called the API: src/kernel/track_caller.patch puts #[track_caller] on
+# the allocating entry points and on every function between them and the
+# allocator, where charge_caller() (src/kernel/alloc_tag.rs) finds the
+# caller's dynamic tag by Location::caller(). Each edited line carries the
+# marker; the patch applies once, to all its files or none.
+tc_patch=$ALLOCTAG_ROOT/src/kernel/track_caller.patch
+tc_files=$(sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$tc_patch")
+tc_marked=0 tc_total=0
+for f in $tc_files; do
+	tc_total=$((tc_total + 1))
+	grep -q "$MARK" "$tree/$f" && tc_marked=$((tc_marked + 1))
+done
+if [ "$tc_marked" = 0 ]; then
+	patch -d "$tree" -p1 --forward --silent <"$tc_patch" || die "track_caller.patch does not apply"
+	log "grafted track_caller.patch ($tc_total files)"
+elif [ "$tc_marked" != "$tc_total" ]; then
+	die "track_caller.patch: only $tc_marked of $tc_total files carry $MARK"
 fi
 
 # The Rust helpers allocate with the _noprof variants under the caller's tag.

@@ -4,6 +4,11 @@
 //!
 //! C header: [`include/linux/alloc_tag.h`](srctree/include/linux/alloc_tag.h)
 
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+pub(crate) mod demangle;
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+pub(crate) mod dynamic;
+
 use crate::percpu;
 use core::ptr;
 use kernel::{bindings, types::Opaque};

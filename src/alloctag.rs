@@ -56,6 +56,8 @@ struct AllocTagCore;
 impl kernel::Module for AllocTagCore {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         alloc_tag::ALLOC_TAGS.register()?;
+        // SAFETY: The pool holds allocation tags.
+        unsafe { alloc_tag::ALLOC_TAGS.add_dynamic(alloc_tag::dynamic::pool()) }?;
         profiling::register_sysctl()?;
         allocinfo::register()?;
         #[cfg(CONFIG_ALLOCTAG_FAULT_INJECTION)]

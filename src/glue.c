@@ -5,6 +5,7 @@
  */
 
 #include <linux/alloc_tag.h>
+#include <linux/debugfs.h>
 #include <linux/kallsyms.h>
 #include <linux/module.h>
 #include <linux/page_ext.h>
@@ -13,7 +14,12 @@
 #include <linux/rcupdate.h>
 #include <linux/rwsem.h>
 #include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/spinlock.h>
+#include <linux/stacktrace.h>
+#include <linux/string.h>
 #include <linux/static_key.h>
+#include <linux/workqueue.h>
 
 #include "../include/alloctag_fail.h"
 #include "../include/alloctag_glue.h"
@@ -70,6 +76,129 @@ unsigned long alloctag_find_symbol(struct module *mod, const char *name)
 	preempt_enable();
 	return addr;
 }
+
+/*
+ * Rust call sites without alloc_hooks!: the kernel crate's allocators
+ * (rust/kernel/alloc_tag.rs charge_caller()) ask for the dynamic tag of their
+ * caller's location. None when profiling is off, in interrupt context (the
+ * helpers charge the fallback tag there: current->alloc_tag is the
+ * interrupted task's) or when a tag is already current (an explicit
+ * alloc_hooks!, or C's alloc_hooks() around a callback into Rust): that tag
+ * wins. in_task() and current are macros. Modules call it from the kernel
+ * crate's generic code instantiated in them.
+ */
+struct alloc_tag *alloctag_rust_caller_tag(const void *location)
+{
+	if (!mem_alloc_profiling_enabled() || !in_task() || current->alloc_tag)
+		return NULL;
+	return alloctag_dynamic_tag(location);
+}
+EXPORT_SYMBOL_GPL(alloctag_rust_caller_tag);
+
+/*
+ * Serializes the making and dropping of dynamic tags (lookups take no lock).
+ * A raw spinlock with interrupts off: tags are made from any task context,
+ * atomic ones included, and making one never sleeps.
+ */
+static DEFINE_RAW_SPINLOCK(alloctag_dynamic_lock_);
+
+unsigned long alloctag_dynamic_lock(void)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&alloctag_dynamic_lock_, flags);
+	return flags;
+}
+
+void alloctag_dynamic_unlock(unsigned long flags)
+{
+	raw_spin_unlock_irqrestore(&alloctag_dynamic_lock_, flags);
+}
+
+#ifdef CONFIG_ALLOCTAG_SELECTION
+/*
+ * Has the selections in force mark dynamic tags made while the registry was
+ * locked: a tag is made in any task context, which cannot wait for the lock.
+ * DECLARE_WORK() initialises the static work item, which schedule_work()
+ * queues from any context without allocating.
+ */
+static void alloctag_dynamic_select_fn(struct work_struct *work)
+{
+	alloctag_dynamic_select_work();
+}
+
+static DECLARE_WORK(alloctag_dynamic_select, alloctag_dynamic_select_fn);
+
+void alloctag_dynamic_select_later(void)
+{
+	schedule_work(&alloctag_dynamic_select);
+}
+#endif
+
+/*
+ * The module whose memory holds addr, with its name copied into name; NULL
+ * for vmlinux. The module list is RCU-sched protected.
+ */
+struct module *alloctag_module_of(const void *addr, char *name, size_t len)
+{
+#ifdef CONFIG_MODULES
+	struct module *mod;
+
+	preempt_disable();
+	mod = __module_address((unsigned long)addr);
+	if (mod)
+		strscpy(name, mod->name, len);
+	preempt_enable();
+	return mod;
+#else
+	return NULL;
+#endif
+}
+
+/* The return addresses of the current stack, innermost first; 0 without STACKTRACE. */
+unsigned int alloctag_stack(unsigned long *entries, unsigned int n)
+{
+#ifdef CONFIG_STACKTRACE
+	return stack_trace_save(entries, n, 0);
+#else
+	return 0;
+#endif
+}
+
+/* The symbol around addr, in buf (KSYM_NAME_LEN bytes); NULL if none. */
+const char *alloctag_symbol(unsigned long addr, char *buf)
+{
+	unsigned long size, offset;
+
+	return kallsyms_lookup(addr, &size, &offset, NULL, buf);
+}
+
+#ifdef CONFIG_DEBUG_FS
+/* /sys/kernel/debug/alloctag/dynamic_tags: the use of the dynamic tags' pool. */
+static int dynamic_tags_show(struct seq_file *m, void *v)
+{
+	unsigned long used, capacity, overflows;
+
+	alloctag_dynamic_stats(&used, &capacity, &overflows);
+	seq_printf(m, "used %lu\ncapacity %lu\noverflows %lu\n", used, capacity,
+		   overflows);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(dynamic_tags);
+
+static int __init alloctag_dynamic_debugfs(void)
+{
+	struct dentry *dir = debugfs_lookup("alloctag", NULL);
+
+	if (IS_ERR_OR_NULL(dir))
+		dir = debugfs_create_dir("alloctag", NULL);
+	else
+		dput(dir);
+	debugfs_create_file("dynamic_tags", 0444, dir, NULL, &dynamic_tags_fops);
+	return 0;
+}
+late_initcall(alloctag_dynamic_debugfs);
+#endif
 
 #ifdef CONFIG_ALLOCTAG_FAULT_INJECTION
 /*

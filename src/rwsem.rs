@@ -70,6 +70,20 @@ impl<T> RwSem<T> {
         })
     }
 
+    /// Takes the lock for writing if that needs no wait; never sleeps.
+    #[cfg(CONFIG_ALLOCTAG_SELECTION)]
+    pub(crate) fn try_write(&self) -> Option<WriteGuard<'_, T>> {
+        // SAFETY: By the type invariant `sem` is initialized.
+        if unsafe { bindings::down_write_trylock(self.sem) } == 0 {
+            return None;
+        }
+        // INVARIANT: The lock is held for writing.
+        Some(WriteGuard {
+            lock: self,
+            _not_send: PhantomData,
+        })
+    }
+
     /// Takes the lock for writing; may sleep.
     pub(crate) fn write(&self) -> WriteGuard<'_, T> {
         // SAFETY: By the type invariant `sem` is initialized.

@@ -12,6 +12,8 @@ use kernel::{alloc::flags::GFP_KERNEL, bindings, prelude::*};
 
 mod callsite;
 mod counters;
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+mod dynamic;
 #[cfg(CONFIG_ALLOCTAG_FAULT_INJECTION)]
 mod fault;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]

@@ -57,6 +57,12 @@ if [ -e /lib/modules/alloctag_rust_sample.ko ]; then
 	insmod /lib/modules/alloctag_rust_sample.ko
 	grep '\[alloctag_rust_sample\]' /proc/allocinfo
 	rmmod alloctag_rust_sample
+	if [ -e /lib/modules/alloctag_rust_plain.ko ]; then
+		section "insmod alloctag_rust_plain.ko: plain KBox::new, KVec, push, Arc::new, CString, no macro"
+		insmod /lib/modules/alloctag_rust_plain.ko
+		grep '\[alloctag_rust_plain\]' /proc/allocinfo
+		rmmod alloctag_rust_plain
+	fi
 	section "Rust allocations made with no tag: the fallback tags"
 	grep 'func:rust_untagged_' /proc/allocinfo
 	section "lines of rust/helpers/ in /proc/allocinfo"

@@ -65,6 +65,38 @@ impl Range {
     }
 }
 
+/// Tags of one type made at run time, in a pool of `capacity` tags at `start`, not all in use:
+/// the registry lists the ones in use after every module's tags.
+///
+/// # Safety
+///
+/// `start` must be an array of `capacity` tags of the type the pool is added for, each of which
+/// is initialised and lives while [`DynamicTags::is_listed`] says it is listed; a tag stops
+/// being listed only under the registry's write lock ([`DynamicTags::module_unload`]).
+pub(crate) unsafe trait DynamicTags: Sync {
+    /// Returns the address of the first tag of the pool.
+    fn start(&self) -> *const u8;
+    /// Returns the number of tags in the pool.
+    fn capacity(&self) -> usize;
+    /// Returns whether the tag at `index` is in use.
+    fn is_listed(&self, index: usize) -> bool;
+    /// Returns the number of tags in use.
+    fn count(&self) -> usize;
+    /// Returns the module of the tag at `index`, null for vmlinux or once its module went.
+    fn module(&self, index: usize) -> *mut bindings::module;
+    /// Returns whether the tag at `index` was made since the last call for it, and clears that:
+    /// the selections in force have not marked it yet ([`made_dynamic`]).
+    fn take_unselected(&self, index: usize) -> bool;
+    /// Returns a number that changes when a tag is made or dropped.
+    fn generation(&self) -> u64;
+    /// Drops the tags of `module`, which is going away; called with the registry locked for
+    /// writing.
+    fn module_unload(&self, module: *mut bindings::module);
+}
+
+/// The module id of the dynamic tags in a [`Cursor`]: after every module's.
+const DYNAMIC_ID: u64 = u64::MAX - 1;
+
 /// A registered tag type.
 struct TypeEntry {
     section: &'static CStr,
@@ -76,6 +108,8 @@ struct TypeEntry {
     /// Changes whenever a module's range is added or dropped: readers that walk the tags in
     /// several steps compare it before and after (the allocinfo ioctl's content id).
     generation: u64,
+    /// Tags made at run time, listed after the modules' ranges.
+    dynamic: Option<&'static dyn DynamicTags>,
 }
 
 /// The registered tag types, their ranges, and the selections in force.
@@ -160,6 +194,23 @@ impl<T: TagType> Registration<T> {
         Ok(())
     }
 
+    /// Lists `tags`, made at run time, after the sections' tags of `T`.
+    ///
+    /// # Safety
+    ///
+    /// `tags` must hold tags of `T`'s type.
+    pub(crate) unsafe fn add_dynamic(&self, tags: &'static dyn DynamicTags) -> Result {
+        let handle = self.handle().ok_or(EINVAL)?;
+        let mut registry = REGISTRY.write();
+        if handle.registry != registry.id {
+            return Err(EINVAL);
+        }
+        let ty = registry.types.get_mut(handle.index).ok_or(EINVAL)?;
+        ty.dynamic = Some(tags);
+        ty.generation = ty.generation.wrapping_add(1);
+        Ok(())
+    }
+
     /// Returns the handle, once registered.
     pub(crate) fn handle(&self) -> Option<Handle<T>> {
         let index = self.index.load(Ordering::Acquire);
@@ -180,6 +231,24 @@ pub(crate) fn read() -> ReadGuard<'static, Registry> {
 #[cfg(CONFIG_ALLOCTAG_SELECTION)]
 pub(crate) fn write() -> WriteGuard<'static, Registry> {
     REGISTRY.write()
+}
+
+/// Has the selections in force mark the dynamic tags made since the last call, as they mark a
+/// module's tags when it loads. Called after a dynamic tag is made, in any task context: never
+/// sleeps. Returns `false` when the registry was locked, and so nothing was done.
+#[cfg(CONFIG_ALLOCTAG_SELECTION)]
+pub(crate) fn made_dynamic() -> bool {
+    let Some(registry) = REGISTRY.try_write() else {
+        return false;
+    };
+    registry.made_dynamic();
+    true
+}
+
+/// As [`made_dynamic`], but waits for the lock; may sleep.
+#[cfg(CONFIG_ALLOCTAG_SELECTION)]
+pub(crate) fn made_dynamic_wait() {
+    REGISTRY.write().made_dynamic();
 }
 
 /// Locks the registry for reading if that needs no wait, as atomic context requires.
@@ -289,6 +358,7 @@ impl Registry {
                 unload: |range| T::module_unload(ModuleTags::new(range)),
                 ranges,
                 generation: 0,
+                dynamic: None,
             },
             GFP_KERNEL,
         )?;
@@ -402,29 +472,57 @@ impl Registry {
             unsafe { ty.ranges.set_len(len - 1) };
             ty.generation = ty.generation.wrapping_add(1);
         }
+        for (index, ty) in self.types.iter().enumerate() {
+            if let Some(dynamic) = ty.dynamic {
+                #[cfg(CONFIG_ALLOCTAG_SELECTION)]
+                selections::dynamic_module_going(
+                    &self.selections,
+                    index,
+                    dynamic,
+                    module,
+                    ty.tag_size,
+                );
+                dynamic.module_unload(module);
+            }
+        }
         unload_ok
+    }
+
+    /// Marks the dynamic tags made since the last call with the selections in force.
+    #[cfg(CONFIG_ALLOCTAG_SELECTION)]
+    fn made_dynamic(&self) {
+        for (index, ty) in self.types.iter().enumerate() {
+            if let Some(dynamic) = ty.dynamic {
+                selections::dynamic_made(&self.selections, index, dynamic, ty.tag_size);
+            }
+        }
     }
 
     /// Returns the tags of type `T` from `from` on, in vmlinux then in each module in the order
     /// of loading.
     pub(crate) fn tags<T: TagType>(&self, handle: Handle<T>, from: Cursor) -> Tags<'_, T> {
-        let ranges = self
+        let (ranges, dynamic) = self
             .entry(handle)
-            .map_or(&[][..], |ty| ty.ranges.as_slice());
-        Tags::new(ranges, from)
+            .map_or((&[][..], None), |ty| (ty.ranges.as_slice(), ty.dynamic));
+        Tags::new(ranges, dynamic, from)
     }
 
     /// Returns the number of tags of type `T`.
     pub(crate) fn count<T: TagType>(&self, handle: Handle<T>) -> usize {
-        self.entry(handle)
-            .map_or(0, |ty| ty.ranges.iter().map(|r| r.len(ty.tag_size)).sum())
+        self.entry(handle).map_or(0, |ty| {
+            ty.ranges.iter().map(|r| r.len(ty.tag_size)).sum::<usize>()
+                + ty.dynamic.map_or(0, |d| d.count())
+        })
     }
 
     /// Returns the generation of the tags of type `T`, which changes whenever a module adds or
     /// drops tags of the type: equal values before and after a walk mean that the walk saw one
     /// set of modules.
     pub(crate) fn generation<T: TagType>(&self, handle: Handle<T>) -> u64 {
-        self.entry(handle).map_or(0, |ty| ty.generation)
+        self.entry(handle).map_or(0, |ty| {
+            ty.generation
+                .wrapping_add(ty.dynamic.map_or(0, |d| d.generation()))
+        })
     }
 }
 
@@ -553,22 +651,28 @@ impl ReadPosition {
 /// An iterator over the tags of one type.
 pub(crate) struct Tags<'a, T: TagType> {
     ranges: &'a [Range],
-    /// The range of the next tag; `ranges.len()` at the end.
+    /// Listed after the ranges.
+    dynamic: Option<&'a dyn DynamicTags>,
+    /// The range of the next tag; `ranges.len()` in the dynamic tags and at the end.
     range: usize,
-    /// The index of the next tag in its range.
+    /// The index of the next tag in its range, or in the dynamic tags' pool.
     index: usize,
     _type: PhantomData<T>,
 }
 
 impl<'a, T: TagType> Tags<'a, T> {
-    fn new(ranges: &'a [Range], from: Cursor) -> Self {
+    fn new(ranges: &'a [Range], dynamic: Option<&'a dyn DynamicTags>, from: Cursor) -> Self {
         let range = ranges.partition_point(|r| r.id < from.module_id);
         let index = match ranges.get(range) {
             Some(r) if r.id == from.module_id => from.index,
+            // Past the ranges: in the dynamic tags, or at the end.
+            None if from.module_id == DYNAMIC_ID => from.index,
+            None if from.module_id > DYNAMIC_ID => usize::MAX,
             _ => 0,
         };
         Self {
             ranges,
+            dynamic,
             range,
             index,
             _type: PhantomData,
@@ -577,12 +681,16 @@ impl<'a, T: TagType> Tags<'a, T> {
 
     /// Returns the position of the tag that `next()` returns next.
     pub(crate) fn cursor(&self) -> Cursor {
-        match self.ranges.get(self.range) {
-            Some(r) => Cursor {
+        match (self.ranges.get(self.range), self.dynamic) {
+            (Some(r), _) => Cursor {
                 module_id: r.id,
                 index: self.index,
             },
-            None => Cursor {
+            (None, Some(d)) if self.index < d.capacity() => Cursor {
+                module_id: DYNAMIC_ID,
+                index: self.index,
+            },
+            _ => Cursor {
                 module_id: u64::MAX,
                 index: 0,
             },
@@ -608,6 +716,20 @@ impl<'a, T: TagType> Iterator for Tags<'a, T> {
             }
             self.range += 1;
             self.index = 0;
+        }
+        let dynamic = self.dynamic?;
+        while self.index < dynamic.capacity() {
+            let i = self.index;
+            self.index += 1;
+            if dynamic.is_listed(i) {
+                let tag = dynamic
+                    .start()
+                    .wrapping_add(i.wrapping_mul(size))
+                    .cast::<T::Tag>();
+                // SAFETY: By `DynamicTags`' contract the pool holds tags of `T`, and a listed
+                // one stays while the registry, borrowed for `'a`, is not locked for writing.
+                return Some(unsafe { &*tag });
+            }
         }
         None
     }
@@ -638,6 +760,7 @@ impl<'a, T: TagType> ModuleTags<'a, T> {
     pub(crate) fn tags(&self) -> Tags<'a, T> {
         Tags::new(
             core::slice::from_ref(self.range),
+            None,
             Cursor {
                 module_id: self.range.id,
                 index: 0,

@@ -89,15 +89,64 @@ impl CallSiteTag {
 #[cfg(CONFIG_MEM_ALLOC_PROFILING)]
 #[inline]
 pub fn with_tag<R>(tag: &'static CallSiteTag, f: impl FnOnce() -> R) -> R {
+    // SAFETY: `tag` is static.
+    unsafe { with_raw_tag(tag.as_raw(), f) }
+}
+
+/// Runs `f`, an allocation that the kernel crate makes for its caller, charged to the line of
+/// the code that called the allocating API, when `allocates` (a free charges nothing).
+///
+/// The allocating APIs of this crate (`KBox::new`, `KVec::push`, `Arc::new`,
+/// `CString::try_from_fmt`, ...) and every function between them and the allocators are
+/// `#[track_caller]` (scripts/graft.sh applies `track_caller.patch`), so that
+/// [`Location::caller`] here is the first caller outside that chain: the line of the code that
+/// called the API. The allocation profiling core keeps a dynamic tag for each such location,
+/// made on first use, and makes it current around `f`, as [`with_tag`] does; the helpers then
+/// charge it. An explicit [`alloc_hooks!`] (or a C caller's `alloc_hooks()`) that already made
+/// a tag current wins, and so do the fallback tags in interrupt context or when no tag can be
+/// made (see `lib/alloctag/src/alloc_tag/dynamic.rs`).
+///
+/// Why `#[track_caller]` and not a macro at each API: the call sites need no change, and the
+/// location is a constant that the compiler passes as a hidden argument, so finding the tag
+/// again is one lookup keyed by its address.
+///
+/// [`Location::caller`]: core::panic::Location::caller
+#[inline]
+#[track_caller]
+pub fn charge_caller<R>(allocates: bool, f: impl FnOnce() -> R) -> R {
+    #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+    if allocates {
+        let location: *const core::panic::Location<'static> = core::panic::Location::caller();
+        // SAFETY: `location` is a `Location` that lives forever, the only thing the function
+        // asks; it reads no other state of ours.
+        let tag = unsafe { bindings::alloctag_rust_caller_tag(location.cast()) };
+        if !tag.is_null() {
+            // SAFETY: A non-null result is a tag of the core's pool, which stays while the
+            // caller, whose location it is, runs.
+            return unsafe { with_raw_tag(tag, f) };
+        }
+    }
+    let _ = allocates;
+    f()
+}
+
+/// Runs `f` with `tag` as the current task's allocation tag, as [`with_tag`] does.
+///
+/// # Safety
+///
+/// `tag` must point to a `struct alloc_tag` that lives at least until `f` returns.
+#[cfg(CONFIG_MEM_ALLOC_PROFILING)]
+#[inline]
+unsafe fn with_raw_tag<R>(tag: *mut bindings::alloc_tag, f: impl FnOnce() -> R) -> R {
     // SAFETY: `current` is valid in every context, and stays the same task until `f` returns.
     let slot = unsafe { core::ptr::addr_of_mut!((*bindings::get_current()).alloc_tag) };
     // SAFETY: Only this task changes its `alloc_tag` outside interrupts, and interrupts restore
     // what they change before they return.
-    let previous = unsafe { slot.replace(tag.as_raw()) };
+    let previous = unsafe { slot.replace(tag) };
     let result = f();
     // SAFETY: As above.
     let found = unsafe { slot.replace(previous) };
-    if cfg!(CONFIG_MEM_ALLOC_PROFILING_DEBUG) && found != tag.as_raw() {
+    if cfg!(CONFIG_MEM_ALLOC_PROFILING_DEBUG) && found != tag {
         tag_changed();
     }
     result

@@ -117,11 +117,17 @@ fn untagged_allocation_charges_fallback(test: &Test) {
     let held = fallback.read();
     let outer = with_tag(OUTER_C_TAG, || KBox::new([0u8; 300], GFP_KERNEL));
     let after_outer = fallback.read();
-    kunit_expect!(
-        test,
-        held.calls == base.calls + 1 && held.bytes >= base.bytes + 300,
-        "{base:?} -> {held:?}"
-    );
+    if cfg!(CONFIG_MEM_ALLOC_PROFILING_RUST) {
+        // The Rust core gives the plain `KBox::new` above a dynamic tag of its own line
+        // (tests/dynamic.rs); the fallback takes what no tag can be made for.
+        kunit_expect!(test, held == base, "{base:?} -> {held:?}");
+    } else {
+        kunit_expect!(
+            test,
+            held.calls == base.calls + 1 && held.bytes >= base.bytes + 300,
+            "{base:?} -> {held:?}"
+        );
+    }
     kunit_expect!(test, after_outer == held, "{held:?} -> {after_outer:?}");
     kunit_expect!(test, OUTER_C_TAG.read().calls == 1);
     drop((obj, outer));

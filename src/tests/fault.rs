@@ -4,10 +4,10 @@
 //! `__GFP_NOFAIL` never fails; disarming restores it. Selections: the selector grammar and
 //! what each selector matches.
 
-use super::{alloc_pages, test_tag, with_tag, LineWriter};
+use super::{alloc_pages, dynamic::find_dynamic_in, test_tag, with_tag, LineWriter};
 use crate::{
     alloc_tag::AllocTag,
-    codetag::{Field, Selection},
+    codetag::{self, Field, Selection},
     fault::{self, Config},
     kunit::{kunit_expect, kunit_suite, Test},
 };
@@ -77,6 +77,67 @@ fn rust_site_fails_with_enomem(test: &Test) {
     kunit_expect!(test, fault::injected(id) == Some(1));
     kunit_expect!(test, fault::disarm(id).is_ok());
     kunit_expect!(test, uses_rust_site().is_ok(), "after disarming");
+}
+
+/// Plain-API Rust call sites: each has no tag until its first allocation makes a dynamic one.
+const PLAIN_SITE_LINE: u32 = line!() + 3;
+#[inline(never)]
+fn plain_site() -> Result<usize> {
+    let obj = KBox::new([0u8; 48], GFP_KERNEL)?;
+    Ok(obj.len())
+}
+const BUSY_SITE_LINE: u32 = line!() + 3;
+#[inline(never)]
+fn busy_site() -> Result<usize> {
+    let obj = KBox::new([0u8; 40], GFP_KERNEL)?;
+    Ok(obj.len())
+}
+
+/// Arms this file's line `line` to fail every time, quietly.
+fn arm_line(test: &Test, line: u32) -> Option<u32> {
+    let text = formatted(format_args!("{}:{line}", file!()));
+    let config = Config {
+        verbose: 0,
+        ..Config::default()
+    };
+    arm(test, core::str::from_utf8(&text).unwrap_or(""), config)
+}
+
+/// A selection in force marks a dynamic tag as it is made, so that the site's very first
+/// allocation fails, as a module's tags are marked when it loads.
+fn plain_site_armed_from_first_use(test: &Test) {
+    kunit_expect!(test, find_dynamic_in(b"tests/fault.rs", PLAIN_SITE_LINE).is_none());
+    let Some(id) = arm_line(test, PLAIN_SITE_LINE) else {
+        return;
+    };
+    let result = plain_site();
+    kunit_expect!(test, result == Err(ENOMEM), "first use: {result:?}");
+    kunit_expect!(test, fault::injected(id) == Some(1));
+    kunit_expect!(test, fault::disarm(id).is_ok());
+    kunit_expect!(test, plain_site().is_ok(), "after disarming");
+    // Armed again, the tag that now exists is marked like a static one.
+    let Some(id) = arm_line(test, PLAIN_SITE_LINE) else {
+        return;
+    };
+    kunit_expect!(test, plain_site() == Err(ENOMEM), "armed again");
+    kunit_expect!(test, fault::disarm(id).is_ok());
+}
+
+/// A dynamic tag made while the registry is locked is marked once it is free again.
+fn plain_site_made_while_registry_busy(test: &Test) {
+    let Some(id) = arm_line(test, BUSY_SITE_LINE) else {
+        return;
+    };
+    {
+        let _busy = codetag::write();
+        // Made now, the tag cannot be marked: the allocation goes through.
+        kunit_expect!(test, busy_site().is_ok(), "made while the registry was locked");
+    }
+    codetag::made_dynamic_wait();
+    let result = busy_site();
+    kunit_expect!(test, result == Err(ENOMEM), "after the registry was free: {result:?}");
+    kunit_expect!(test, fault::injected(id) == Some(1));
+    kunit_expect!(test, fault::disarm(id).is_ok());
 }
 
 /// Makes `n` slab allocations at `tag`, freeing each; returns which failed, as a bit mask.
@@ -469,6 +530,8 @@ kunit_suite!(
     "alloctag_fault",
     [
         rust_site_fails_with_enomem,
+        plain_site_armed_from_first_use,
+        plain_site_made_while_registry_busy,
         times_is_exact,
         interval_is_exact,
         probability_100_and_0,

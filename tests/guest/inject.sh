@@ -116,7 +116,7 @@ test_inject_rust_module_fails_cleanly() {
 
 test_inject_sweep_passes_correct_modules() {
 	fail_ctl_ready
-	for ko in alloctag_errpath alloctag_rust_sample rng-core; do
+	for ko in alloctag_errpath alloctag_rust_sample alloctag_rust_plain rng-core; do
 		"$SWEEP" "$MODDIR/$ko.ko" || fail "sweep of $ko failed"
 	done
 }

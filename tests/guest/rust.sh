@@ -64,3 +64,69 @@ test_rust_unload_with_live_allocation_warns() {
 		{ dmesg | tail -5; return 1; }
 	cat /proc/allocinfo >/dev/null
 }
+
+# Dynamic tags: a module that allocates with the kernel crate's plain APIs
+# only (no alloc_hooks!) still shows each allocation at its own .rs line.
+RUST_PLAIN=/lib/modules/alloctag_rust_plain.ko
+RUST_PLAIN_SRC=/alloctag/src/alloctag_rust_plain.rs
+
+# Prints the bytes held by the Rust fallback tags, one line per tag.
+rust_fallback_bytes() {
+	grep 'func:rust_untagged_' /proc/allocinfo | awk '{ print $NF, $1, $2 }'
+}
+
+test_rust_plain_sites_listed_by_rs_line() {
+	echo "fallback tags (func bytes calls) before loading the Rust test modules:"
+	rust_fallback_bytes
+	insmod "$RUST_PLAIN"
+	grep '\[alloctag_rust_plain\]' /proc/allocinfo >/tmp/rust-plain
+	echo "fallback tags with alloctag_rust_plain loaded:"
+	rust_fallback_bytes
+	rmmod alloctag_rust_plain
+	cat /tmp/rust-plain
+	grep 'tests/modules/alloctag_rust_plain.rs' /tmp/rust-plain >/tmp/rust-plain-own
+	# Five allocations (KBox::new, KVec::with_capacity, push, Arc::new,
+	# CString::try_from_fmt), each at its own line holding one allocation.
+	[ "$(wc -l </tmp/rust-plain-own)" = 5 ] || { echo "not 5 lines"; return 1; }
+	[ "$(awk '$1 > 0 && $2 == 1' /tmp/rust-plain-own | wc -l)" = 5 ] || { echo "not 5 live"; return 1; }
+	[ "$(awk '{ print $3 }' /tmp/rust-plain-own | sort -u | wc -l)" = 5 ] || { echo "lines repeat"; return 1; }
+	while read -r bytes calls site module func; do
+		line=${site##*:}
+		[ "$module" = '[alloctag_rust_plain]' ] || { echo "module $module"; return 1; }
+		[ "$func" = 'func:alloctag_rust_plain::RustPlain::allocate' ] || { echo "func $func"; return 1; }
+		sed -n "${line}p" "$RUST_PLAIN_SRC" | grep -Eq '(KBox::new|with_capacity|push|Arc::new|try_from_fmt)\(' ||
+			{ echo "line $line is: $(sed -n "${line}p" "$RUST_PLAIN_SRC")"; return 1; }
+	done </tmp/rust-plain-own
+	# The kernel crate's own allocation for the module, at its own line.
+	grep -Eq ' rust/kernel/workqueue.rs:[0-9]+ \[alloctag_rust_plain\] func:' /tmp/rust-plain ||
+		{ echo "no rust/kernel/workqueue.rs line"; return 1; }
+	# Unloaded with every allocation freed: the counters read zero, so the
+	# tags went with the module, and no warning.
+	[ "$(grep -c '\[alloctag_rust_plain\]' /proc/allocinfo)" = 0 ] || { echo "tags left"; return 1; }
+	if dmesg | grep 'alloctag_rust_plain.*at module unload'; then
+		return 1
+	fi
+	# Reloading makes the tags again.
+	insmod "$RUST_PLAIN"
+	[ "$(grep -c 'tests/modules/alloctag_rust_plain.rs:[0-9]* \[alloctag_rust_plain\]' /proc/allocinfo)" = 5 ]
+	rmmod alloctag_rust_plain
+	echo "fallback tags after the Rust test modules ran:"
+	insmod "$RUST_SAMPLE"
+	rust_fallback_bytes
+	rmmod alloctag_rust_sample
+}
+
+test_rust_kernel_crate_lines_listed() {
+	insmod "$RUST_PLAIN"
+	grep -E ' rust/kernel/[^ ]+\.rs:[0-9]+ ' /proc/allocinfo | grep -v 'func:rust_untagged_' >/tmp/rust-kernel
+	rmmod alloctag_rust_plain
+	cat /tmp/rust-kernel
+	[ -s /tmp/rust-kernel ]
+	# Every dynamic tag's function parses as func:NAME.
+	awk '/\.rs:[0-9]+ / && !/ func:[^ ]+ *$/ { print; bad = 1 } END { exit bad }' /proc/allocinfo
+	[ -d /sys/kernel/debug/alloctag ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
+	if [ -r /sys/kernel/debug/alloctag/dynamic_tags ]; then
+		cat /sys/kernel/debug/alloctag/dynamic_tags
+		grep -q '^overflows 0$' /sys/kernel/debug/alloctag/dynamic_tags
+	fi
+}

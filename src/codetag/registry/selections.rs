@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The selections in force in the registry: each marks the tags of one type that match it, in
-//! vmlinux and in every module, including modules loaded later, and unmarks them when it ends
-//! or their module goes.
+//! vmlinux, in every module and among the dynamic tags, including modules loaded and dynamic
+//! tags made later, and unmarks them when it ends or their module goes.
 //!
 //! C header: [`include/linux/codetag.h`](srctree/include/linux/codetag.h)
 
-use super::{Handle, Range, Registry, TagType};
+use super::{DynamicTags, Handle, Range, Registry, TagType};
 use crate::codetag::{Codetag, Field, Marker, Matched, Selection};
-use kernel::{alloc::flags::GFP_KERNEL, prelude::*};
+use kernel::{alloc::flags::GFP_KERNEL, bindings, prelude::*};
 
 /// A selection in force: its user marks the tags of one type that match it, in vmlinux and in
 /// every module, including modules loaded later.
@@ -20,34 +20,58 @@ pub(super) struct Selected {
     selection: Selection,
 }
 
-/// Returns the code tag at index `i` of `range`.
-///
-/// # Safety
-///
-/// `range` must hold tags of `tag_size` bytes that start with a `struct codetag`, and `i` must
-/// be below its length; the tag must live for `'a`.
-unsafe fn codetag_at<'a>(range: &Range, i: usize, tag_size: usize) -> &'a Codetag {
-    // SAFETY: The caller guarantees that a tag, which starts with its code tag, is there.
-    unsafe { &*range.start.add(i * tag_size).cast::<Codetag>() }
+/// The tags a selection is applied to or taken back from.
+#[derive(Clone, Copy)]
+enum Scope<'a> {
+    /// The tags of `ranges` and every dynamic tag in use.
+    All(&'a [Range], Option<&'a dyn DynamicTags>),
+    /// The tags of one module's range.
+    Range(&'a Range),
+    /// The dynamic tags of one module.
+    DynamicOf(&'a dyn DynamicTags, *mut bindings::module),
+    /// One dynamic tag, by its index.
+    Dynamic(&'a dyn DynamicTags, usize),
 }
 
-/// Runs `f` on the code tag of every tag in `ranges`.
-fn for_each_codetag(ranges: &[Range], tag_size: usize, mut f: impl FnMut(&Codetag)) {
+/// Runs `f` on the code tag of every tag of `scope`, of `tag_size` bytes.
+fn for_each_codetag(scope: Scope<'_>, tag_size: usize, mut f: impl FnMut(&Codetag)) {
+    let (ranges, dynamic) = match scope {
+        Scope::All(ranges, dynamic) => (ranges, dynamic),
+        Scope::Range(range) => (core::slice::from_ref(range), None),
+        Scope::DynamicOf(..) | Scope::Dynamic(..) => (&[][..], None),
+    };
     for range in ranges {
         for i in 0..range.len(tag_size) {
             // SAFETY: By `Range`'s invariant the range holds `len` tags of the type whose
             // `TagType` contract says they start with a `struct codetag`, alive while listed.
-            f(unsafe { codetag_at(range, i, tag_size) });
+            f(unsafe { &*range.start.add(i * tag_size).cast::<Codetag>() });
+        }
+    }
+    let (pool, indices) = match (scope, dynamic) {
+        (Scope::All(..), Some(pool)) | (Scope::DynamicOf(pool, _), _) => (pool, 0..pool.capacity()),
+        (Scope::Dynamic(pool, i), _) => (pool, i..i.saturating_add(1).min(pool.capacity())),
+        _ => return,
+    };
+    for i in indices {
+        let listed = match scope {
+            Scope::DynamicOf(_, module) => pool.is_listed(i) && pool.module(i) == module,
+            _ => pool.is_listed(i),
+        };
+        if listed {
+            // SAFETY: By `DynamicTags`' contract the pool holds tags of the type, listed ones
+            // initialised and alive while listed; the caller holds the registry locked for
+            // writing, so none stops being listed meanwhile.
+            f(unsafe { &*pool.start().add(i * tag_size).cast::<Codetag>() });
         }
     }
 }
 
 impl Selected {
-    /// Marks the tags in `ranges` that the selection matches and that its user has not marked.
-    fn apply(&self, ranges: &[Range], tag_size: usize) -> Matched {
+    /// Marks the tags of `scope` that the selection matches and that its user has not marked.
+    fn apply(&self, scope: Scope<'_>, tag_size: usize) -> Matched {
         let mut matched = Matched::default();
         let field = self.marker.field;
-        for_each_codetag(ranges, tag_size, |ct| {
+        for_each_codetag(scope, tag_size, |ct| {
             if !self.selection.matches(ct) {
                 return;
             }
@@ -64,11 +88,11 @@ impl Selected {
     }
 }
 
-/// Takes back the marks of `marker` in `ranges`: all of them, or with `owner` those of that
-/// selection.
-fn unmark(marker: &Marker, ranges: &[Range], tag_size: usize, owner: Option<u32>) {
+/// Takes back the marks of `marker` on the tags of `scope`: all of them, or with `owner` those
+/// of that selection.
+fn unmark(marker: &Marker, scope: Scope<'_>, tag_size: usize, owner: Option<u32>) {
     let field: Field = marker.field;
-    for_each_codetag(ranges, tag_size, |ct| {
+    for_each_codetag(scope, tag_size, |ct| {
         let value = field.get(ct);
         if value != 0 && owner.map_or(true, |id| (marker.owner)(value) == id) {
             field.set(ct, 0);
@@ -92,14 +116,47 @@ fn remove_at<T>(v: &mut KVec<T>, i: usize) -> T {
 /// Marks the matching tags of a module just listed at `range`, of the type at `index`.
 pub(super) fn module_loaded(selections: &[Selected], index: usize, range: &Range, tag_size: usize) {
     for sel in selections.iter().filter(|s| s.ty == index) {
-        sel.apply(core::slice::from_ref(range), tag_size);
+        sel.apply(Scope::Range(range), tag_size);
     }
 }
 
 /// Takes back every mark on the tags of a module going away, at `range`.
 pub(super) fn module_going(selections: &[Selected], index: usize, range: &Range, tag_size: usize) {
     for sel in selections.iter().filter(|s| s.ty == index) {
-        unmark(sel.marker, core::slice::from_ref(range), tag_size, None);
+        unmark(sel.marker, Scope::Range(range), tag_size, None);
+    }
+}
+
+/// Takes back every mark on the dynamic tags of a module going away, before the pool drops
+/// or keeps them: a kept tag is no longer found, so no selection should hold it.
+pub(super) fn dynamic_module_going(
+    selections: &[Selected],
+    index: usize,
+    pool: &dyn DynamicTags,
+    module: *mut bindings::module,
+    tag_size: usize,
+) {
+    for sel in selections.iter().filter(|s| s.ty == index) {
+        unmark(sel.marker, Scope::DynamicOf(pool, module), tag_size, None);
+    }
+}
+
+/// Marks each dynamic tag made since the last call with the selections in force of the type at
+/// `index`, as a module's tags are marked when it loads.
+pub(super) fn dynamic_made(
+    selections: &[Selected],
+    index: usize,
+    pool: &dyn DynamicTags,
+    tag_size: usize,
+) {
+    for i in 0..pool.capacity() {
+        // Taken one tag at a time: a tag made meanwhile keeps its flag for the next call.
+        if !pool.take_unselected(i) {
+            continue;
+        }
+        for sel in selections.iter().filter(|s| s.ty == index) {
+            sel.apply(Scope::Dynamic(pool, i), tag_size);
+        }
     }
 }
 
@@ -125,7 +182,7 @@ impl Registry {
             selection,
         };
         self.selections.reserve(1, GFP_KERNEL)?;
-        let matched = sel.apply(&ty.ranges, ty.tag_size);
+        let matched = sel.apply(Scope::All(&ty.ranges, ty.dynamic), ty.tag_size);
         self.selections.push(sel, GFP_KERNEL)?;
         Ok(matched)
     }
@@ -145,10 +202,11 @@ impl Registry {
         let Some(ty) = self.types.get(removed.ty) else {
             return true;
         };
-        unmark(marker, &ty.ranges, ty.tag_size, Some(id));
+        let scope = Scope::All(&ty.ranges, ty.dynamic);
+        unmark(marker, scope, ty.tag_size, Some(id));
         for sel in self.selections.iter() {
             if sel.ty == removed.ty && core::ptr::eq(sel.marker, marker) {
-                sel.apply(&ty.ranges, ty.tag_size);
+                sel.apply(scope, ty.tag_size);
             }
         }
         true
