@@ -126,23 +126,27 @@ if ! grep -q "$MARK" "$main_c"; then
 	log "grafted kernel/module/main.c"
 fi
 
-# Per-call-site fault injection: the slab and page allocators ask
-# alloctag_fail() (include/alloctag_fail.h, a static key then Rust) right
-# after failslab and fail_page_alloc, where the call site's tag is current.
+# Per-call-site fault injection: the slab and page allocators ask it
+# (include/alloctag_fail.h: a static key, then Rust) in the hooks where they
+# ask failslab and fail_page_alloc, where the call site's tag is current.
+# The slab hook goes first in slab_pre_alloc_hook() and is given only s and
+# the flags, which are in registers: had it come after the masking of the
+# flags, the compiler would load gfp_allowed_mask and s->object_size before
+# the patched-out jump, on every allocation.
 graft_fail() {
-	local file=$tree/$1 anchor=$2 check=$3
+	local file=$tree/$1 anchor=$2 call=$3
 	grep -q "$MARK" "$file" && return 0
-	perl -0pi -e "s|$anchor|\$&\t/* \$ENV{MARK}: fail the call site if armed */\n\tif (alloctag_fail($check))\n\t\treturn \$ENV{RET};\n|" "$file"
+	perl -0pi -e "s|$anchor|\$&\t/* \$ENV{MARK}: fail the call site if armed */\n\tif ($call)\n\t\treturn \$ENV{RET};\n|" "$file"
 	sed -i "0,/^#include \"/s||#include \"../lib/alloctag/include/alloctag_fail.h\" /* $MARK */\n&|" "$file"
 	[ "$(grep -c "$MARK" "$file")" = 2 ] || die "$1: graft failed"
 	log "grafted $1"
 }
 RET=NULL graft_fail mm/slub.c \
-	'\tif \(unlikely\(should_failslab\(s, flags\)\)\)\n\t\treturn NULL;\n' \
-	'flags, s->object_size'
+	'struct kmem_cache \*slab_pre_alloc_hook\(struct kmem_cache \*s, gfp_t flags\)\n\{\n' \
+	'alloctag_fail_slab(s, flags)'
 RET=false graft_fail mm/page_alloc.c \
 	'\tif \(should_fail_alloc_page\(gfp_mask, order\)\)\n\t\treturn false;\n' \
-	'gfp_mask, PAGE_SIZE << order'
+	'alloctag_fail(gfp_mask, PAGE_SIZE << order)'
 
 # Mainline's allocinfo ioctl ABI (include/uapi/linux/alloc_tag.h), which our
 # /proc/allocinfo serves: tools built against the tree find the header.

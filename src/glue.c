@@ -15,6 +15,7 @@
 #include <linux/rwsem.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
+#include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/stacktrace.h>
 #include <linux/string.h>
@@ -207,6 +208,23 @@ late_initcall(alloctag_dynamic_debugfs);
  * are macros.
  */
 DEFINE_STATIC_KEY_FALSE(alloctag_fail_key);
+
+/*
+ * The hooks' call into Rust behind the key. __preserve_most is an attribute
+ * that only C can give: this function saves the registers that the Rust
+ * function may clobber, so the allocators' fast paths need not.
+ */
+bool __preserve_most alloctag_fail_slowpath(gfp_t gfp, size_t size)
+{
+	return alloctag_should_fail(gfp, size);
+}
+
+/* The slab allocator's, which asks before it masks the flags. */
+bool __preserve_most alloctag_fail_slab_slowpath(struct kmem_cache *s,
+						 gfp_t gfp)
+{
+	return alloctag_should_fail(gfp & gfp_allowed_mask, kmem_cache_size(s));
+}
 
 /* Flips the key; may sleep. */
 void alloctag_set_fail_key(bool enable)

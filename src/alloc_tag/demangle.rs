@@ -291,7 +291,11 @@ impl<'a> Parser<'a> {
                         self.ty(out)
                     }
                     b'P' | b'O' => {
-                        out.put(if c == b'P' { &b"*const "[..] } else { &b"*mut "[..] });
+                        out.put(if c == b'P' {
+                            &b"*const "[..]
+                        } else {
+                            &b"*mut "[..]
+                        });
                         self.ty(out)
                     }
                     b'F' => {

@@ -200,7 +200,9 @@ impl Drop for LockGuard {
 /// Returns the first table entry to probe for `key`.
 fn hash(key: usize) -> usize {
     // Fibonacci hashing of the address, whose low bits vary little.
-    (key as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(32) as usize
+    (key as u64)
+        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        .rotate_left(32) as usize
 }
 
 impl<const N: usize, const M: usize> Pool<N, M> {
@@ -268,8 +270,7 @@ impl<const N: usize, const M: usize> Pool<N, M> {
             let slot = self.slots.get(i)?;
             // The slot's key is checked in the slot: the entry may have been reused for
             // another key since it was read, but a slot's key and tag change together.
-            if slot.key.load(Ordering::Acquire) == key
-                && slot.state.load(Ordering::Acquire) == LIVE
+            if slot.key.load(Ordering::Acquire) == key && slot.state.load(Ordering::Acquire) == LIVE
             {
                 return Some(&self.tags[i]);
             }
@@ -386,9 +387,8 @@ impl<const N: usize, const M: usize> Pool<N, M> {
         let mut changed = false;
         for (i, slot) in self.slots.iter().enumerate() {
             let state = slot.state.load(Ordering::Relaxed);
-            let going = state == LIVE
-                && !module.is_null()
-                && slot.module.load(Ordering::Relaxed) == module;
+            let going =
+                state == LIVE && !module.is_null() && slot.module.load(Ordering::Relaxed) == module;
             if !going && state != KEPT {
                 continue;
             }

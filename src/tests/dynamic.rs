@@ -75,7 +75,11 @@ fn plain_kbox_charged_to_its_line(test: &Test) {
         let b = KBox::new(1u64, GFP_KERNEL);
         kunit_expect!(test, b.is_ok());
     }
-    kunit_expect!(test, pool().used() == used + 2, "one tag for the loop's line");
+    kunit_expect!(
+        test,
+        pool().used() == used + 2,
+        "one tag for the loop's line"
+    );
     kunit_expect!(
         test,
         find_dynamic(vec_line).map(|t| t.read().calls) == Some(1)
@@ -145,7 +149,10 @@ unsafe extern "C" fn race_thread(data: *mut c_void) -> c_int {
         }
         // SAFETY: The test stored static locations before the start.
         let tag = RACE_POOL.tag(unsafe { &*location });
-        RACE.found[t][site].store(tag.map_or(ptr::null_mut(), AllocTag::as_raw), Ordering::Relaxed);
+        RACE.found[t][site].store(
+            tag.map_or(ptr::null_mut(), AllocTag::as_raw),
+            Ordering::Relaxed,
+        );
     }
     RACE.done.fetch_add(1, Ordering::Release);
     0
@@ -242,10 +249,23 @@ fn fallback_when_no_tag(test: &Test) {
         }
         drop(obj);
     }
-    kunit_expect!(test, find_dynamic(line).map(|t| t.read()) == Some(Counters::default()));
+    kunit_expect!(
+        test,
+        find_dynamic(line).map(|t| t.read()) == Some(Counters::default())
+    );
     // The test pool: every free slot taken, then one more location.
     let mut made = 0;
-    for location in [here(), here(), here(), here(), here(), here(), here(), here(), here()] {
+    for location in [
+        here(),
+        here(),
+        here(),
+        here(),
+        here(),
+        here(),
+        here(),
+        here(),
+        here(),
+    ] {
         made += usize::from(RACE_POOL.tag(location).is_some());
     }
     kunit_expect!(test, RACE_POOL.used() == 8, "{} used", RACE_POOL.used());

@@ -106,7 +106,10 @@ fn arm_line(test: &Test, line: u32) -> Option<u32> {
 /// A selection in force marks a dynamic tag as it is made, so that the site's very first
 /// allocation fails, as a module's tags are marked when it loads.
 fn plain_site_armed_from_first_use(test: &Test) {
-    kunit_expect!(test, find_dynamic_in(b"tests/fault.rs", PLAIN_SITE_LINE).is_none());
+    kunit_expect!(
+        test,
+        find_dynamic_in(b"tests/fault.rs", PLAIN_SITE_LINE).is_none()
+    );
     let Some(id) = arm_line(test, PLAIN_SITE_LINE) else {
         return;
     };
@@ -131,11 +134,19 @@ fn plain_site_made_while_registry_busy(test: &Test) {
     {
         let _busy = codetag::write();
         // Made now, the tag cannot be marked: the allocation goes through.
-        kunit_expect!(test, busy_site().is_ok(), "made while the registry was locked");
+        kunit_expect!(
+            test,
+            busy_site().is_ok(),
+            "made while the registry was locked"
+        );
     }
     codetag::made_dynamic_wait();
     let result = busy_site();
-    kunit_expect!(test, result == Err(ENOMEM), "after the registry was free: {result:?}");
+    kunit_expect!(
+        test,
+        result == Err(ENOMEM),
+        "after the registry was free: {result:?}"
+    );
     kunit_expect!(test, fault::injected(id) == Some(1));
     kunit_expect!(test, fault::disarm(id).is_ok());
 }
