@@ -29,7 +29,7 @@ ALLOC_TESTS = [
     "kmalloc-8", "kmalloc-16", "kmalloc-32", "kmalloc-64", "kmalloc-128",
     "kmalloc-256", "kmalloc-512", "kmalloc-1024", "kmalloc-2048", "kmalloc-4096",
     "kmem_cache-128", "pages-order0", "pages-order3", "vmalloc-16k",
-    "c-krealloc-64", "rust-untagged-64", "rust-alloc_hooks-64",
+    "c-krealloc-64", "rust-plain-64", "rust-alloc_hooks-64",
 ]
 READ_SIZES = ["1048576", "4096", "64"]
 SIZEOF_ALLOC_TAG = 40       # struct alloc_tag: struct codetag (32) + counters pointer
@@ -193,7 +193,7 @@ def callsite_table(boots):
                 if k == "nop" and phase == "off":
                     continue
                 row = [mode, phase if k != "nop" else "-", SHORT[k]]
-                for test in ["rust-alloc_hooks-64", "rust-untagged-64"]:
+                for test in ["rust-alloc_hooks-64", "rust-plain-64"]:
                     rs = []
                     for r, b in sorted(boots[(k, mode)].items()):
                         x, y = b.ns(phase, test), b.ns(phase, "c-krealloc-64")
@@ -202,7 +202,7 @@ def callsite_table(boots):
                     row.append(spread(rs))
                 rows.append(row)
     return table(["clock", "profiling", "kernel", "Rust `alloc_hooks!` / C call site",
-                  "Rust untagged / C call site"], rows)
+                  "Rust plain API / C call site"], rows)
 
 
 def allocinfo_table(boots, mode):
@@ -665,6 +665,34 @@ def fault_table(boots, mode="icount"):
                   "(d) armed elsewhere / unarmed", "(d) site armed p=0 / unarmed"], rows)
 
 
+def rust_sites_table(boots, kernels, mode="icount"):
+    """Per kernel: a plain-API Rust call site (dynamic tag) against alloc_hooks! (static tag)
+    and a C call site, in the same boot; and the first use of a new line."""
+    rows = []
+    for k in kernels:
+        bb = [b for _, b in sorted(boots.get((k, mode), {}).items())]
+        if not bb:
+            continue
+        per = lambda num, den: [b.ns("on", num) / b.ns("on", den) for b in bb
+                                if b.ns("on", num) and b.ns("on", den)]
+        plain_hooks = per("rust-plain-64", "rust-alloc_hooks-64")
+        rows.append([
+            SHORT[k],
+            spread([b.ns("on", "rust-plain-64") for b in bb], 1),
+            spread([b.ns("on", "rust-alloc_hooks-64") for b in bb], 1),
+            spread([b.ns("on", "c-krealloc-64") for b in bb], 1),
+            spread(plain_hooks, 4),
+            ("-" if not plain_hooks else "yes" if statistics.median(plain_hooks) <= 1.1
+             else "**no**"),
+            spread(per("rust-plain-64", "c-krealloc-64"), 4),
+            spread([b.ns("on", "rust-first-use-64") for b in bb], 0),
+            spread([b.ns("on", "rust-first-use-64", "alloc_ns") for b in bb], 0),
+        ])
+    return table(["kernel", "plain ns/op", "`alloc_hooks!` ns/op", "C ns/op",
+                  "plain / `alloc_hooks!`", "≤ 1.1", "plain / C", "first use ns/op",
+                  "first use: allocation ns"], rows)
+
+
 def fault_main(out_dir):
     boots = load(out_dir)
     p = print
@@ -686,6 +714,15 @@ def fault_main(out_dir):
       "(d) boot.")
     p()
     p(fault_table(boots))
+    p()
+    p("## Rust call sites, profiling on")
+    p()
+    p("A 64-byte `KBox` through the plain API (`rust-plain-64`, charged to its line through a "
+      "dynamic tag) against `alloc_hooks!` (`rust-alloc_hooks-64`, a static tag) and a C call "
+      "site (`c-krealloc-64`), in the same boot; the first use is the first allocation and free "
+      "at each of 16 new lines, which makes each line's tag.")
+    p()
+    p(rust_sites_table(boots, ["rust", "fault"]))
 
 
 def main():
@@ -753,6 +790,8 @@ def main():
       "call site (`krealloc(NULL, 64)`, row `c-krealloc-64`), in the same boot.")
     p()
     p(callsite_table(boots))
+    p()
+    p(rust_sites_table(boots, KERNELS))
     p()
     p("## Reading /proc/allocinfo, profiling enabled")
     p()

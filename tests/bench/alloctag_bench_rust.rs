@@ -2,14 +2,20 @@
 
 //! alloctag benchmark, Rust part (scripts/bench.sh, Documentation/benchmarks.rst).
 //!
-//! Times a Rust allocation call site with a tag of its own, `alloc_hooks!(KBox::new_uninit())`,
-//! against the same allocation with no tag, `KBox::new_uninit()`, which the kernel crate's
-//! helper charges to its fallback tag; the C module's `c-krealloc-64` row is the same
-//! allocation (`krealloc(NULL, 64)`) from a C call site. The loop is the C module's: batches
-//! of 64 objects allocated, then dropped, the clock read around each batch, in the loading task
-//! (which the guest script pins to CPU 0). Prints one line per test:
+//! Times a Rust allocation call site with a static tag of its own,
+//! `alloc_hooks!(KBox::new_uninit())` (`rust-alloc_hooks-64`), against the same allocation
+//! through the plain API, `KBox::new_uninit()` (`rust-plain-64`), which the kernel crate charges
+//! to its line through a dynamic tag, found by a lookup once made; the C module's
+//! `c-krealloc-64` row is the same allocation (`krealloc(NULL, 64)`) from a C call site. The
+//! loop is the C module's: batches of 64 objects allocated, then dropped, the clock read around
+//! each batch, in the loading task (which the guest script pins to CPU 0). Prints one line per
+//! test:
 //!
 //! `alloctag_bench_rust: test=T ops=N ns_per_op=X.YYY alloc_ns=A.AAA free_ns=F.FFF`
+//!
+//! `rust-first-use-64` is the first allocation (and its free) at each of [`FIRST_USE`]'s lines,
+//! which makes the line's dynamic tag (the module's dynamic tags go at unload, so every load
+//! makes them again).
 //!
 //! It then times making one `/proc/allocinfo` line two ways, to account for what the Rust
 //! core's reads cost: `fmt-line` formats it as `src/allocinfo.rs` does (`writeln!` with
@@ -53,10 +59,66 @@ fn alloc_tagged() -> Result<Object, AllocError> {
     alloc_hooks!(KBox::<[u8; 64]>::new_uninit(GFP_KERNEL))
 }
 
-/// A Rust call site without a tag: charged to the fallback tag of `krealloc`.
+/// A Rust call site through the plain API: charged to this line, a dynamic tag.
 #[inline(never)]
-fn alloc_untagged() -> Result<Object, AllocError> {
+fn alloc_plain() -> Result<Object, AllocError> {
     KBox::<[u8; 64]>::new_uninit(GFP_KERNEL)
+}
+
+/// Defines a function that allocates through the plain API at the line of the macro's call:
+/// each call of the macro is a call site of its own.
+macro_rules! plain_site {
+    ($name:ident) => {
+        #[inline(never)]
+        fn $name() -> Result<Object, AllocError> {
+            KBox::<[u8; 64]>::new_uninit(GFP_KERNEL)
+        }
+    };
+}
+plain_site!(first0);
+plain_site!(first1);
+plain_site!(first2);
+plain_site!(first3);
+plain_site!(first4);
+plain_site!(first5);
+plain_site!(first6);
+plain_site!(first7);
+plain_site!(first8);
+plain_site!(first9);
+plain_site!(first10);
+plain_site!(first11);
+plain_site!(first12);
+plain_site!(first13);
+plain_site!(first14);
+plain_site!(first15);
+
+/// Call sites, each used once per load: the first use makes its tag.
+const FIRST_USE: [fn() -> Result<Object, AllocError>; 16] = [
+    first0, first1, first2, first3, first4, first5, first6, first7, first8, first9, first10,
+    first11, first12, first13, first14, first15,
+];
+
+/// Times the first allocation and free at each of [`FIRST_USE`]'s call sites.
+fn run_first_use() -> Result {
+    let (mut alloc_ns, mut free_ns) = (0i64, 0i64);
+    for alloc in FIRST_USE {
+        let t0 = now();
+        let obj = alloc();
+        let t1 = now();
+        drop(obj);
+        let t2 = now();
+        alloc_ns += t1 - t0;
+        free_ns += t2 - t1;
+    }
+    let ops = FIRST_USE.len();
+    pr_info!(
+        "test=rust-first-use-64 ops={} ns_per_op={} alloc_ns={} free_ns={}\n",
+        ops,
+        PerOp(alloc_ns + free_ns, ops),
+        PerOp(alloc_ns, ops),
+        PerOp(free_ns, ops)
+    );
+    Ok(())
 }
 
 fn now() -> i64 {
@@ -225,8 +287,9 @@ struct RustBench;
 
 impl kernel::Module for RustBench {
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        run_first_use()?;
         run("rust-alloc_hooks-64", alloc_tagged)?;
-        run("rust-untagged-64", alloc_untagged)?;
+        run("rust-plain-64", alloc_plain)?;
         run_lines()?;
         pr_info!("mode=rust finished\n");
         Ok(RustBench)
