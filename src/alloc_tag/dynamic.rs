@@ -105,6 +105,7 @@ struct Slot {
     /// The module the call site is in, null for vmlinux; compared at module unload only.
     module: AtomicPtr<bindings::module>,
     /// Set when the tag is made, cleared when the selections in force have marked it.
+    #[cfg(CONFIG_ALLOCTAG_SELECTION)]
     unselected: AtomicBool,
     /// Written under the pool's lock while the slot is [`FREE`], read while it is not.
     names: UnsafeCell<Names>,
@@ -116,6 +117,7 @@ impl Slot {
             state: AtomicU8::new(FREE),
             key: AtomicUsize::new(0),
             module: AtomicPtr::new(ptr::null_mut()),
+            #[cfg(CONFIG_ALLOCTAG_SELECTION)]
             unselected: AtomicBool::new(false),
             names: UnsafeCell::new(Names {
                 file: [0; FILE_LEN],
@@ -370,6 +372,7 @@ impl<const N: usize, const M: usize> Pool<N, M> {
         };
         slot.module.store(module, Ordering::Relaxed);
         slot.key.store(key, Ordering::Relaxed);
+        #[cfg(CONFIG_ALLOCTAG_SELECTION)]
         slot.unselected.store(true, Ordering::Relaxed);
         slot.state.store(LIVE, Ordering::Release);
         self.table[entry].store(i as u32 + 1, Ordering::Release);
@@ -466,12 +469,14 @@ unsafe impl<const N: usize, const M: usize> DynamicTags for Pool<N, M> {
         self.used()
     }
 
+    #[cfg(CONFIG_ALLOCTAG_SELECTION)]
     fn module(&self, index: usize) -> *mut bindings::module {
         self.slots
             .get(index)
             .map_or(ptr::null_mut(), |s| s.module.load(Ordering::Relaxed))
     }
 
+    #[cfg(CONFIG_ALLOCTAG_SELECTION)]
     fn take_unselected(&self, index: usize) -> bool {
         self.slots
             .get(index)

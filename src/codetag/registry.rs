@@ -83,9 +83,11 @@ pub(crate) unsafe trait DynamicTags: Sync {
     /// Returns the number of tags in use.
     fn count(&self) -> usize;
     /// Returns the module of the tag at `index`, null for vmlinux or once its module went.
+    #[cfg(CONFIG_ALLOCTAG_SELECTION)]
     fn module(&self, index: usize) -> *mut bindings::module;
     /// Returns whether the tag at `index` was made since the last call for it, and clears that:
     /// the selections in force have not marked it yet ([`made_dynamic`]).
+    #[cfg(CONFIG_ALLOCTAG_SELECTION)]
     fn take_unselected(&self, index: usize) -> bool;
     /// Returns a number that changes when a tag is made or dropped.
     fn generation(&self) -> u64;
