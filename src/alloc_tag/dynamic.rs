@@ -58,7 +58,7 @@ const FUNCTION_LEN: usize = 96;
 /// Room for the module name with its NUL, as `struct module`'s.
 const MODULE_LEN: usize = 56;
 /// Return addresses looked at to find the function.
-const STACK_DEPTH: usize = 24;
+const STACK_DEPTH: usize = 40;
 /// `KSYM_NAME_LEN`.
 const KSYM_NAME_LEN: usize = 512;
 /// The function's name where kallsyms does not find it (no `CONFIG_STACKTRACE` or
@@ -349,7 +349,7 @@ impl<const N: usize, const M: usize> Pool<N, M> {
             )
         }
         .cast();
-        find_function(&mut names.function);
+        find_function(&mut names.function, module);
         let tag = &self.tags[i];
         // SAFETY: The slot is free: no reader looks at its tag. `counters.add(i)` is the `i`th of
         // the pool's `N` per-CPU counters; the names are NUL-terminated and stay until the slot
@@ -531,13 +531,25 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 
 /// Writes the name of the function that called the allocating API into `out`, NUL-terminated,
 /// or [`UNKNOWN_FUNCTION`]. Under the pools' lock (it uses [`SYMBOL`]).
-fn find_function(out: &mut [u8; FUNCTION_LEN]) {
+///
+/// The function is the first frame that is a Rust function (a v0 symbol: a `Location` is only
+/// ever in Rust code) of `module`, the call site's module (null for vmlinux), and not on the
+/// allocation path. The checks matter where the unwinder guesses (`CONFIG_UNWINDER_GUESS`
+/// reports every text address left on the stack, stale ones of earlier calls included).
+fn find_function(out: &mut [u8; FUNCTION_LEN], module: *mut bindings::module) {
     let mut entries = [0usize; STACK_DEPTH];
     // SAFETY: `entries` has room for `STACK_DEPTH` addresses.
     let n = unsafe { alloctag_stack(entries.as_mut_ptr(), STACK_DEPTH as u32) } as usize;
     // SAFETY: Under the pools' lock, which guards `SYMBOL`.
     let buf = unsafe { &mut *SYMBOL.0.get() };
     for &addr in &entries[..n.min(STACK_DEPTH)] {
+        let mut no_name = [0u8; 1];
+        // SAFETY: `no_name` has room for the 1 byte given.
+        let frame_module =
+            unsafe { alloctag_module_of(addr as *const c_void, no_name.as_mut_ptr().cast(), 1) };
+        if frame_module.cast() != module {
+            continue;
+        }
         // SAFETY: `buf` has `KSYM_NAME_LEN` bytes.
         let name = unsafe { alloctag_symbol(addr, buf.as_mut_ptr().cast()) };
         if name.is_null() {
@@ -545,7 +557,7 @@ fn find_function(out: &mut [u8; FUNCTION_LEN]) {
         }
         let len = buf.iter().position(|&c| c == 0).unwrap_or(0);
         let symbol = &buf[..len];
-        if symbol.is_empty() || PATH_SYMBOLS.iter().any(|p| contains(symbol, p)) {
+        if !symbol.starts_with(b"_R") || PATH_SYMBOLS.iter().any(|p| contains(symbol, p)) {
             continue;
         }
         if !super::demangle::demangle(symbol, out) {

@@ -231,7 +231,10 @@ fn push_number(v: &mut KVec<u8>, n: i64, width: usize) -> Result<(), AllocError>
         digits[i] = b'-';
     }
     let len = digits.len() - i;
-    v.extend_from_slice(&SPACES[..width.saturating_sub(len).min(SPACES.len())], GFP_KERNEL)?;
+    v.extend_from_slice(
+        &SPACES[..width.saturating_sub(len).min(SPACES.len())],
+        GFP_KERNEL,
+    )?;
     v.extend_from_slice(&digits[i..], GFP_KERNEL)
 }
 
@@ -278,7 +281,12 @@ fn run_lines() -> Result {
             core::hint::black_box(&a);
         }
         let ns = now() - t0;
-        pr_info!("test={} ops={} ns_per_op={}\n", name, LINES, PerOp(ns, LINES));
+        pr_info!(
+            "test={} ops={} ns_per_op={}\n",
+            name,
+            LINES,
+            PerOp(ns, LINES)
+        );
     }
     Ok(())
 }
