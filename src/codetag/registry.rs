@@ -240,6 +240,14 @@ pub(crate) fn write() -> WriteGuard<'static, Registry> {
 /// sleeps. Returns `false` when the registry was locked, and so nothing was done.
 #[cfg(CONFIG_ALLOCTAG_SELECTION)]
 pub(crate) fn made_dynamic() -> bool {
+    // Pairs with the fence in `Registry::select`: either the selection sees the new tag listed,
+    // or this sees the selection counted.
+    core::sync::atomic::fence(Ordering::SeqCst);
+    if !selections::any_in_force() {
+        // A tag made with none in force needs no mark; its flag stays set, and a later call
+        // applies the selections in force again, which marks nothing twice.
+        return true;
+    }
     let Some(registry) = REGISTRY.try_write() else {
         return false;
     };

@@ -8,6 +8,7 @@
 
 use super::{DynamicTags, Handle, Range, Registry, TagType};
 use crate::codetag::{Codetag, Field, Marker, Matched, Selection};
+use core::sync::atomic::{fence, AtomicUsize, Ordering};
 use kernel::{alloc::flags::GFP_KERNEL, bindings, prelude::*};
 
 /// A selection in force: its user marks the tags of one type that match it, in vmlinux and in
@@ -18,6 +19,15 @@ pub(super) struct Selected {
     marker: &'static Marker,
     id: u32,
     selection: Selection,
+}
+
+/// The number of selections in force, of every user: a dynamic tag made while there are none
+/// needs no lock to be marked.
+static IN_FORCE: AtomicUsize = AtomicUsize::new(0);
+
+/// Returns whether any selection is in force.
+pub(super) fn any_in_force() -> bool {
+    IN_FORCE.load(Ordering::SeqCst) != 0
 }
 
 /// The tags a selection is applied to or taken back from.
@@ -182,7 +192,12 @@ impl Registry {
             selection,
         };
         self.selections.reserve(1, GFP_KERNEL)?;
+        // Counted before the walk, with a fence that pairs with `made_dynamic()`'s: a dynamic
+        // tag made meanwhile is either listed for the walk or sees the count and marks itself.
+        IN_FORCE.fetch_add(1, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
         let matched = sel.apply(Scope::All(&ty.ranges, ty.dynamic), ty.tag_size);
+        // Cannot fail: room was reserved above.
         self.selections.push(sel, GFP_KERNEL)?;
         Ok(matched)
     }
@@ -199,6 +214,7 @@ impl Registry {
             return false;
         };
         let removed = remove_at(&mut self.selections, i);
+        IN_FORCE.fetch_sub(1, Ordering::SeqCst);
         let Some(ty) = self.types.get(removed.ty) else {
             return true;
         };
