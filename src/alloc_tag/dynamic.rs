@@ -57,8 +57,10 @@ const FILE_LEN: usize = 96;
 const FUNCTION_LEN: usize = 96;
 /// Room for the module name with its NUL, as `struct module`'s.
 const MODULE_LEN: usize = 56;
-/// Return addresses looked at to find the function.
-const STACK_DEPTH: usize = 40;
+/// Return addresses looked at to find the function: a guessing unwinder
+/// (`CONFIG_UNWINDER_GUESS`) also reports the stale text addresses left on the stack, many more
+/// than the frames.
+const STACK_DEPTH: usize = 256;
 /// `KSYM_NAME_LEN`.
 const KSYM_NAME_LEN: usize = 512;
 /// The function's name where kallsyms does not find it (no `CONFIG_STACKTRACE` or
@@ -176,11 +178,18 @@ pub(crate) fn pool() -> &'static Pool<POOL_TAGS, TABLE_ENTRIES> {
     &POOL
 }
 
-/// A buffer for kallsyms, used under the lock of the pools.
-struct SymbolBuffer(UnsafeCell<[u8; KSYM_NAME_LEN]>);
+/// The buffers of [`find_function`], used under the lock of the pools: static, since a stack
+/// trace deep enough for guessing unwinders would take too much of the allocating task's stack.
+struct Buffers {
+    symbol: UnsafeCell<[u8; KSYM_NAME_LEN]>,
+    entries: UnsafeCell<[usize; STACK_DEPTH]>,
+}
 // SAFETY: Only used under the pools' lock (`alloctag_dynamic_lock()`), which is global.
-unsafe impl Sync for SymbolBuffer {}
-static SYMBOL: SymbolBuffer = SymbolBuffer(UnsafeCell::new([0; KSYM_NAME_LEN]));
+unsafe impl Sync for Buffers {}
+static BUFFERS: Buffers = Buffers {
+    symbol: UnsafeCell::new([0; KSYM_NAME_LEN]),
+    entries: UnsafeCell::new([0; STACK_DEPTH]),
+};
 
 /// The pools' lock, a raw spinlock with interrupts off; unlocked on drop.
 struct LockGuard(usize);
@@ -530,18 +539,17 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 }
 
 /// Writes the name of the function that called the allocating API into `out`, NUL-terminated,
-/// or [`UNKNOWN_FUNCTION`]. Under the pools' lock (it uses [`SYMBOL`]).
+/// or [`UNKNOWN_FUNCTION`]. Under the pools' lock (it uses [`BUFFERS`]).
 ///
 /// The function is the first frame that is a Rust function (a v0 symbol: a `Location` is only
 /// ever in Rust code) of `module`, the call site's module (null for vmlinux), and not on the
 /// allocation path. The checks matter where the unwinder guesses (`CONFIG_UNWINDER_GUESS`
 /// reports every text address left on the stack, stale ones of earlier calls included).
 fn find_function(out: &mut [u8; FUNCTION_LEN], module: *mut bindings::module) {
-    let mut entries = [0usize; STACK_DEPTH];
+    // SAFETY: Under the pools' lock, which guards `BUFFERS`.
+    let (entries, buf) = unsafe { (&mut *BUFFERS.entries.get(), &mut *BUFFERS.symbol.get()) };
     // SAFETY: `entries` has room for `STACK_DEPTH` addresses.
     let n = unsafe { alloctag_stack(entries.as_mut_ptr(), STACK_DEPTH as u32) } as usize;
-    // SAFETY: Under the pools' lock, which guards `SYMBOL`.
-    let buf = unsafe { &mut *SYMBOL.0.get() };
     for &addr in &entries[..n.min(STACK_DEPTH)] {
         let mut no_name = [0u8; 1];
         // SAFETY: `no_name` has room for the 1 byte given.
