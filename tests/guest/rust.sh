@@ -70,18 +70,24 @@ test_rust_unload_with_live_allocation_warns() {
 RUST_PLAIN=/lib/modules/alloctag_rust_plain.ko
 RUST_PLAIN_SRC=/alloctag/src/alloctag_rust_plain.rs
 
-# Prints the bytes held by the Rust fallback tags, one line per tag.
+# Prints the bytes held by the Rust fallback tags, one line per tag, also to
+# the console log (alloctag-fallback: WHEN: func bytes calls), which keeps
+# them when the test passes.
 rust_fallback_bytes() {
-	grep 'func:rust_untagged_' /proc/allocinfo | awk '{ print $NF, $1, $2 }'
+	grep 'func:rust_untagged_' /proc/allocinfo | awk '{ print $NF, $1, $2 }' |
+		while read -r line; do
+			echo "$line"
+			echo "alloctag-fallback: $1: $line" >/dev/kmsg
+		done
 }
 
 test_rust_plain_sites_listed_by_rs_line() {
 	echo "fallback tags (func bytes calls) before loading the Rust test modules:"
-	rust_fallback_bytes
+	rust_fallback_bytes after-boot
 	insmod "$RUST_PLAIN"
 	grep '\[alloctag_rust_plain\]' /proc/allocinfo >/tmp/rust-plain
 	echo "fallback tags with alloctag_rust_plain loaded:"
-	rust_fallback_bytes
+	rust_fallback_bytes plain-loaded
 	rmmod alloctag_rust_plain
 	cat /tmp/rust-plain
 	grep 'tests/modules/alloctag_rust_plain.rs' /tmp/rust-plain >/tmp/rust-plain-own
@@ -112,7 +118,7 @@ test_rust_plain_sites_listed_by_rs_line() {
 	rmmod alloctag_rust_plain
 	echo "fallback tags after the Rust test modules ran:"
 	insmod "$RUST_SAMPLE"
-	rust_fallback_bytes
+	rust_fallback_bytes sample-loaded
 	rmmod alloctag_rust_sample
 }
 
