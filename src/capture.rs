@@ -156,3 +156,31 @@ pub(crate) fn stats() -> (usize, usize, u64, u64) {
     let (used, size) = state.table.as_ref().map_or((0, 0), |t| t.usage());
     (used, size, state.dropped, state.busy)
 }
+
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+pub(crate) use {
+    control::run,
+    pool::{Kind, Record},
+    report::{write as write_report, View},
+};
+
+/// Returns the records of `tag`, oldest first; for the tests.
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+pub(crate) fn records_of(tag: &crate::codetag::Codetag) -> Result<kernel::alloc::KVVec<Record>> {
+    let _registry = codetag::read();
+    let all = report::snapshot()?;
+    let mut mine = kernel::alloc::KVVec::new();
+    for r in all.iter().filter(|r| core::ptr::eq(r.tag, tag)) {
+        mine.push(*r, GFP_KERNEL)?;
+    }
+    mine.sort_unstable_by_key(|r| r.time_ns);
+    Ok(mine)
+}
+
+/// Returns the objects and bytes that `tag`'s counters hold beyond its records; for the tests.
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+pub(crate) fn untracked_of(tag: &crate::codetag::Codetag) -> Result<(u64, i64)> {
+    let _registry = codetag::read();
+    let all = report::snapshot()?;
+    Ok(report::untracked(tag, &all))
+}

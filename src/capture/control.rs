@@ -74,7 +74,7 @@ fn parse(text: &[u8]) -> Result<Command> {
 }
 
 /// Runs one command.
-fn run(text: &[u8]) -> Result {
+pub(crate) fn run(text: &[u8]) -> Result {
     match parse(text)? {
         Command::Add(selection) => {
             let (id, matched) = super::add(selection)?;
@@ -170,7 +170,10 @@ macro_rules! seq_file {
         /// # Safety
         ///
         /// Called by debugfs with a valid inode and file.
-        unsafe extern "C" fn $open(_inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
+        unsafe extern "C" fn $open(
+            _inode: *mut bindings::inode,
+            file: *mut bindings::file,
+        ) -> c_int {
             // SAFETY: `file` is being opened; the `show` is valid.
             unsafe { bindings::single_open(file, Some($show), core::ptr::null_mut()) }
         }

@@ -18,7 +18,9 @@ use kernel::bindings;
 ///
 /// `info` must be valid; its tag must be a live tag (the one just charged).
 #[no_mangle]
-pub(crate) unsafe extern "C" fn alloctag_capture_insert(info: *const bindings::alloctag_capture_info) {
+pub(crate) unsafe extern "C" fn alloctag_capture_insert(
+    info: *const bindings::alloctag_capture_info,
+) {
     // SAFETY: The caller passes a valid `info`.
     let info = unsafe { &*info };
     let record = Record::from_info(info);
@@ -89,7 +91,11 @@ pub(crate) extern "C" fn alloctag_capture_resize(r: *const c_void, bytes: usize,
 
 /// Moves the record at `from` to `to`, whose pages start at `pfn` (migration).
 #[no_mangle]
-pub(crate) extern "C" fn alloctag_capture_rekey(from: *const c_void, to: *const c_void, pfn: usize) {
+pub(crate) extern "C" fn alloctag_capture_rekey(
+    from: *const c_void,
+    to: *const c_void,
+    pfn: usize,
+) {
     let mut state = pool::lock();
     let Some(table) = state.table.as_mut() else {
         return;

@@ -154,7 +154,13 @@ impl Table {
         let mut records = KVVec::with_capacity(limit, GFP_KERNEL)?;
         for i in 0..limit {
             let next = if i + 1 < limit { i as u32 + 1 } else { NONE };
-            records.push(Record { next, ..Record::EMPTY }, GFP_KERNEL)?;
+            records.push(
+                Record {
+                    next,
+                    ..Record::EMPTY
+                },
+                GFP_KERNEL,
+            )?;
         }
         let buckets = KVVec::from_elem(NONE, nbuckets, GFP_KERNEL)?;
         // INVARIANT: `nbuckets` is a power of two; every record is on the free list.
@@ -250,12 +256,20 @@ impl Table {
 
     /// Runs `f` on every record.
     pub(crate) fn for_each(&self, mut f: impl FnMut(&Record)) {
-        self.records.iter().filter(|r| r.key != 0).for_each(|r| f(r));
+        self.records
+            .iter()
+            .filter(|r| r.key != 0)
+            .for_each(|r| f(r));
     }
 
     /// Frees the records of `tag` among those from index `from` on, at most `budget` of them
     /// looked at; returns where to go on, or `None` when done.
-    pub(crate) fn purge(&mut self, tag: *const Codetag, from: usize, budget: usize) -> Option<usize> {
+    pub(crate) fn purge(
+        &mut self,
+        tag: *const Codetag,
+        from: usize,
+        budget: usize,
+    ) -> Option<usize> {
         let end = from.saturating_add(budget).min(self.records.len());
         for i in from..end {
             let r = self.records[i];
@@ -348,9 +362,6 @@ pub(crate) fn purge(tag: *const Codetag) {
     let mut from = Some(0);
     while let Some(start) = from {
         let mut state = lock();
-        from = state
-            .table
-            .as_mut()
-            .and_then(|t| t.purge(tag, start, 1024));
+        from = state.table.as_mut().and_then(|t| t.purge(tag, start, 1024));
     }
 }

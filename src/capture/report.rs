@@ -15,7 +15,10 @@ use super::{
     pool::{self, Kind, Record},
     sites,
 };
-use crate::{alloc_tag::AllocTag, codetag::{self, Codetag}};
+use crate::{
+    alloc_tag::AllocTag,
+    codetag::{self, Codetag},
+};
 use core::fmt::{self, Write};
 use kernel::{
     alloc::{
@@ -168,7 +171,12 @@ impl Group {
 /// The most distinct processes listed on a stack's line.
 const MAX_PIDS: usize = 8;
 
-fn write_stack_group(w: &mut impl Write, group: &[Record], now: u64, buf: &mut [u8]) -> fmt::Result {
+fn write_stack_group(
+    w: &mut impl Write,
+    group: &[Record],
+    now: u64,
+    buf: &mut [u8],
+) -> fmt::Result {
     let Some(first) = group.first() else {
         return Ok(());
     };
