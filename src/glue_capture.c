@@ -9,6 +9,7 @@
 #include <linux/alloc_tag.h>
 #include <linux/jump_label.h>
 #include <linux/mm.h>
+#include <linux/module.h>
 #include <linux/percpu.h>
 #include <linux/pgalloc_tag.h>
 #include <linux/preempt.h>
@@ -26,7 +27,9 @@
 /* The frames kept per allocation. */
 #define CAPTURE_DEPTH 16
 
+/* Exported, as the slow paths are: the hooks are inline in kernel headers. */
 DEFINE_STATIC_KEY_FALSE(alloctag_capture_key);
+EXPORT_SYMBOL_GPL(alloctag_capture_key);
 
 /* Flips the key; may sleep. */
 void alloctag_set_capture_key(bool enable)
@@ -140,6 +143,7 @@ void __preserve_most alloctag_capture_slab_slowpath(union codetag_ref *ref,
 {
 	capture(ref, (unsigned long)object, bytes, gfp, ALLOCTAG_CAPTURE_SLAB, 0);
 }
+EXPORT_SYMBOL_GPL(alloctag_capture_slab_slowpath);
 
 void __preserve_most alloctag_capture_pages_slowpath(struct page *page,
 						     unsigned int order,
@@ -157,12 +161,14 @@ void __preserve_most alloctag_capture_pages_slowpath(struct page *page,
 		ALLOCTAG_CAPTURE_PAGES, order);
 	put_page_tag_ref(ref);
 }
+EXPORT_SYMBOL_GPL(alloctag_capture_pages_slowpath);
 
 void __preserve_most alloctag_capture_free_slowpath(union codetag_ref *ref)
 {
 	if (!in_nmi())
 		alloctag_capture_remove(ref);
 }
+EXPORT_SYMBOL_GPL(alloctag_capture_free_slowpath);
 
 /* Each piece of a split folio gets a copy of the head's record. */
 void __preserve_most alloctag_capture_split_slowpath(struct folio *folio,
@@ -191,6 +197,7 @@ void __preserve_most alloctag_capture_split_slowpath(struct folio *folio,
 	alloctag_capture_resize(head, PAGE_SIZE << new_order, new_order);
 	put_page_tag_ref(head);
 }
+EXPORT_SYMBOL_GPL(alloctag_capture_split_slowpath);
 
 /* Migration: old's record now describes new, whose reference is to. */
 void __preserve_most alloctag_capture_copy_slowpath(union codetag_ref *to,
@@ -207,3 +214,4 @@ void __preserve_most alloctag_capture_copy_slowpath(union codetag_ref *to,
 	alloctag_capture_rekey(from, to, folio_pfn(new));
 	put_page_tag_ref(from);
 }
+EXPORT_SYMBOL_GPL(alloctag_capture_copy_slowpath);

@@ -11,9 +11,9 @@
  * fail and expect the object's tag to be marked inaccurate.
  *
  * /sys/kernel/debug/alloctag_test/hold allocates in its writer's context: a
- * write of N frees what it held and allocates N objects at hold_object()'s
- * call site, kept until the next write or unload. The capture tests find
- * them under the writer's pid and comm.
+ * write of N allocates N more objects at hold_object()'s call site (64 held
+ * at most), kept until a write of 0 or unload. The capture tests and the
+ * demo find them under each writer's pid and comm.
  */
 
 #include <linux/debugfs.h>
@@ -180,18 +180,22 @@ static ssize_t hold_write(struct file *file, const char __user *buf,
 
 	if (ret)
 		return ret;
-	if (n > HOLD_MAX)
-		return -EINVAL;
 	mutex_lock(&held_lock);
-	free_held();
-	while (nheld < n) {
-		void *p = hold_object();
+	if (!n) {
+		free_held();
+	} else if (n > HOLD_MAX - nheld) {
+		ret = -EINVAL;
+	} else {
+		while (n--) {
+			void *p = hold_object();
 
-		if (!p)
-			break;
-		held[nheld++] = p;
+			if (!p) {
+				ret = -ENOMEM;
+				break;
+			}
+			held[nheld++] = p;
+		}
 	}
-	ret = nheld == n ? 0 : -ENOMEM;
 	mutex_unlock(&held_lock);
 	return ret ?: len;
 }
