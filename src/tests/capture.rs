@@ -20,7 +20,7 @@ use core::{
 };
 use kernel::{
     alloc::{flags::GFP_KERNEL, KBox, KVVec, KVec},
-    bindings, new_spinlock,
+    alloc_hooks, bindings, new_spinlock,
     page::PAGE_SIZE,
     prelude::*,
 };
@@ -552,6 +552,68 @@ fn deselecting_frees_every_record(test: &Test) {
     }
 }
 
+/// A Rust call site with `alloc_hooks!`, and one through the plain API (a dynamic tag, made
+/// at its first allocation), each selected by its `.rs` line before it allocates.
+const RUST_SITE_LINE: u32 = line!() + 3;
+#[inline(never)]
+fn rust_site() -> Result<KBox<[u8; 64]>> {
+    let obj = alloc_hooks!(KBox::new([0u8; 64], GFP_KERNEL))?;
+    Ok(obj)
+}
+const PLAIN_SITE_LINE: u32 = line!() + 3;
+#[inline(never)]
+fn plain_site() -> Result<KBox<[u8; 56]>> {
+    let obj = KBox::new([0u8; 56], GFP_KERNEL)?;
+    Ok(obj)
+}
+
+fn rust_sites_selected_by_line(test: &Test) {
+    for (line, plain) in [(RUST_SITE_LINE, false), (PLAIN_SITE_LINE, true)] {
+        let mut text = KVec::new();
+        let _ = core::fmt::Write::write_fmt(
+            &mut LineWriter(&mut text),
+            format_args!("{}:{line}", file!()),
+        );
+        let Some(id) = select(test, core::str::from_utf8(&text).unwrap_or("")) else {
+            return;
+        };
+        let obj = if plain {
+            plain_site().map(|b| KBox::into_raw(b) as usize)
+        } else {
+            rust_site().map(|b| KBox::into_raw(b) as usize)
+        };
+        kunit_expect!(test, obj.is_ok());
+        let (used, ..) = capture::stats();
+        kunit_expect!(test, used == 1, "line {line}: {used} records");
+        let live = report(View::Objects);
+        kunit_expect!(
+            test,
+            contains(&live, &text),
+            "line {line} not in the report"
+        );
+        if let Ok(obj) = obj {
+            let mut addr = KVec::new();
+            let _ = core::fmt::Write::write_fmt(
+                &mut LineWriter(&mut addr),
+                format_args!("addr={obj:#x} "),
+            );
+            kunit_expect!(
+                test,
+                contains(&live, &addr),
+                "line {line}: object not recorded"
+            );
+            // SAFETY: `obj` came from `KBox::into_raw` of the size freed here.
+            unsafe { bindings::kfree(obj as *const c_void) };
+        }
+        kunit_expect!(
+            test,
+            capture::stats().0 == 0,
+            "line {line}: record left after the free"
+        );
+        kunit_expect!(test, capture::remove(id).is_ok());
+    }
+}
+
 fn bad_commands_change_nothing(test: &Test) {
     for bad in [
         "",
@@ -602,6 +664,7 @@ kunit_suite!(
         bounded_with_exact_drops,
         spinlock_and_hardirq_recorded,
         deselecting_frees_every_record,
+        rust_sites_selected_by_line,
         bad_commands_change_nothing,
     ]
 );
