@@ -140,7 +140,8 @@ struct Group {
     bytes: usize,
     age_min: u64,
     age_max: u64,
-    age_sum: u128,
+    /// Saturates; the kernel has no 128-bit division (`__udivti3`).
+    age_sum: u64,
 }
 
 impl Group {
@@ -158,13 +159,13 @@ impl Group {
             g.bytes = g.bytes.saturating_add(r.bytes);
             g.age_min = g.age_min.min(age);
             g.age_max = g.age_max.max(age);
-            g.age_sum += u128::from(age);
+            g.age_sum = g.age_sum.saturating_add(age);
         }
         g
     }
 
     fn age_avg(&self) -> u64 {
-        (self.age_sum / self.count.max(1) as u128) as u64
+        self.age_sum / self.count.max(1) as u64
     }
 }
 
