@@ -13,6 +13,7 @@
 #include <linux/cpumask.h>
 #include <linux/gfp.h>
 #include <linux/init.h>
+#include <linux/kallsyms.h>
 #include <linux/irq_work.h>
 #include <linux/jump_label.h>
 #include <linux/kstrtox.h>
@@ -31,10 +32,12 @@
 #include <linux/kthread.h>
 #include <linux/random.h>
 #include <linux/sched/task.h>
+#include <linux/stackdepot.h>
 #include <linux/vmalloc.h>
 #include <uapi/linux/alloc_tag.h>
 
 #include "alloctag_accuracy.h"
+#include "alloctag_capture_info.h"
 
 /*
  * The dynamic tag of the Rust call site at location (a

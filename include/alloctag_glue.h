@@ -43,6 +43,25 @@ void alloctag_dynamic_select_work(void);
 void alloctag_dynamic_stats(unsigned long *used, unsigned long *capacity,
 			    unsigned long *overflows);
 
+/* In C (src/glue_capture.c), for Rust's capture (src/capture/). */
+void alloctag_set_capture_key(bool enable);
+unsigned long alloctag_capture_lock(void);
+void alloctag_capture_unlock(unsigned long flags);
+u64 alloctag_capture_now(void);
+int alloctag_capture_init(void);
+
+/* In Rust (src/capture/hook.rs), for the slow paths in src/glue_capture.c. */
+struct alloctag_capture_info;
+void alloctag_capture_insert(const struct alloctag_capture_info *info);
+void alloctag_capture_busy_count(void);
+void alloctag_capture_remove(const void *ref);
+void alloctag_capture_split_piece(const void *head, const void *piece,
+				  unsigned long pfn, unsigned long bytes,
+				  u8 order);
+void alloctag_capture_resize(const void *ref, unsigned long bytes, u8 order);
+void alloctag_capture_rekey(const void *from, const void *to,
+			    unsigned long pfn);
+
 /* In Rust (src/profiling.rs), for C. */
 bool alloctag_page_ext_needed(void);
 

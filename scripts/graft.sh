@@ -178,6 +178,47 @@ if ! grep -q "$ACC_MARK" "$slub_c"; then
 	log "grafted mm/slub.c (accuracy)"
 fi
 
+# Capture of live objects at selected call sites (include/alloctag_capture.h,
+# src/capture/): each hook sits where the tag reference of an object is set,
+# cleared or moved, behind a static key that is off while nothing is
+# selected. alloc_tag_sub() is the one place every free of a tagged slab
+# object or page passes; the allocation hooks are where the object, its size
+# and the flags are known; split and copy are where a page's reference moves.
+CAP_MARK=alloctag-graft-capture
+export CAP_MARK
+if ! grep -q "$CAP_MARK" "$at_h"; then
+	perl -0pi -e '
+		s|(#endif /\* CONFIG_MEM_ALLOC_PROFILING_DEBUG \*/\n)|$1\n/* $ENV{CAP_MARK}: the capture hooks, which need struct alloc_tag and is_codetag_empty() */\n#include "../../lib/alloctag/include/alloctag_capture.h"\n| or die "anchor 1";
+		s|(\ttag = ct_to_alloc_tag\(ref->ct\);\n)|\t/* $ENV{CAP_MARK}: the object goes; so does its record */\n\talloctag_capture_free(ref);\n$1| or die "anchor 2";
+	' "$at_h"
+	[ "$(grep -c "$CAP_MARK" "$at_h")" = 2 ] || die "include/linux/alloc_tag.h: capture graft failed"
+	log "grafted include/linux/alloc_tag.h (capture)"
+fi
+if ! grep -q "$CAP_MARK" "$slub_c"; then
+	perl -0pi -e '
+		s|\t\tif \(likely\(obj_exts\)\)\n(\t\t\talloc_tag_add\(&obj_exts->ref, current->alloc_tag, s->size\);\n)|\t\tif (likely(obj_exts)) {\n$1\t\t\t/* $ENV{CAP_MARK}: record the object if its site is selected */\n\t\t\talloctag_capture_slab(&obj_exts->ref, object, s->size, flags);\n\t\t}\n| or die "anchor";
+	' "$slub_c"
+	[ "$(grep -c "$CAP_MARK" "$slub_c")" = 1 ] || die "mm/slub.c: capture graft failed"
+	log "grafted mm/slub.c (capture)"
+fi
+pa_c=$tree/mm/page_alloc.c
+if ! grep -q "$CAP_MARK" "$pa_c"; then
+	perl -0pi -e '
+		s|(\tpgalloc_tag_add\(page, current, 1 << order\);\n)|$1#ifdef CONFIG_MEM_ALLOC_PROFILING /* $ENV{CAP_MARK}: record the pages if their site is selected */\n\talloctag_capture_pages(page, current->alloc_tag, order, gfp_flags);\n#endif\n| or die "anchor";
+	' "$pa_c"
+	[ "$(grep -c "$CAP_MARK" "$pa_c")" = 1 ] || die "mm/page_alloc.c: capture graft failed"
+	log "grafted mm/page_alloc.c (capture)"
+fi
+mm_h=$tree/include/linux/mm.h
+if ! grep -q "$CAP_MARK" "$mm_h"; then
+	perl -0pi -e '
+		s|(\t\t\talloc_tag_ref_set\(ref, tag\);\n\t\t\tput_page_tag_ref\(ref\);\n\t\t\}\n\t\}\n)|$1\t/* $ENV{CAP_MARK}: each piece gets its own record */\n\talloctag_capture_split(folio, &tag->ct, old_order, new_order);\n| or die "anchor 1";
+		s|(\talloc_tag_sub\(ref, folio_nr_pages\(new\)\);\n)|$1\t/* $ENV{CAP_MARK}: the record moves with the charge */\n\talloctag_capture_copy(ref, &tag->ct, new, old);\n| or die "anchor 2";
+	' "$mm_h"
+	[ "$(grep -c "$CAP_MARK" "$mm_h")" = 2 ] || die "include/linux/mm.h: capture graft failed"
+	log "grafted include/linux/mm.h (capture)"
+fi
+
 bh=$tree/rust/bindings/bindings_helper.h
 if ! grep -q "$MARK" "$bh"; then
 	printf '\n/* %s: declarations used by lib/alloctag */\n#include "../../lib/alloctag/include/alloctag_bindings.h"\n' \

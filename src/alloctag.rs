@@ -9,7 +9,8 @@
 //! code-tag library ([`codetag`]); allocation tags, its first user ([`alloc_tag`]); the user
 //! interfaces: `/proc/allocinfo` ([`allocinfo`]), the sysctl and the boot parameter
 //! ([`profiling`]). Per-call-site fault injection ([`fault`]) uses the library's selections
-//! and has its control file in debugfs. The allocator hooks stay in C (include/linux/alloc_tag.h, mm/).
+//! and has its control file in debugfs; so does capture ([`capture`]), the second level: the
+//! live objects of chosen call sites, with process, stack and age. The allocator hooks stay in C (include/linux/alloc_tag.h, mm/).
 //!
 //! Without `CONFIG_MEM_ALLOC_PROFILING_RUST` only the tag type and the KUnit tests are built,
 //! and they test the kernel's C core.
@@ -21,9 +22,11 @@ mod kunit;
 mod percpu;
 mod profiling_key;
 
+#[cfg(CONFIG_ALLOCTAG_CAPTURE)]
+mod capture;
 #[cfg(CONFIG_ALLOCTAG_FAULT_INJECTION)]
 mod fault;
-#[cfg(CONFIG_ALLOCTAG_FAULT_INJECTION)]
+#[cfg(any(CONFIG_ALLOCTAG_FAULT_INJECTION, CONFIG_ALLOCTAG_CAPTURE))]
 mod seq;
 
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
@@ -62,6 +65,8 @@ impl kernel::Module for AllocTagCore {
         allocinfo::register()?;
         #[cfg(CONFIG_ALLOCTAG_FAULT_INJECTION)]
         fault::register()?;
+        #[cfg(CONFIG_ALLOCTAG_CAPTURE)]
+        capture::register()?;
         Ok(Self)
     }
 }

@@ -11,6 +11,8 @@ use core::{fmt, ptr};
 use kernel::{alloc::flags::GFP_KERNEL, bindings, prelude::*};
 
 mod callsite;
+#[cfg(CONFIG_ALLOCTAG_CAPTURE)]
+mod capture;
 mod counters;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod dynamic;
@@ -36,7 +38,10 @@ pub(crate) fn alloc_pages(order: u32) -> *mut bindings::page {
 }
 
 /// Appends formatted text to a vector, failing when memory runs out.
-#[cfg_attr(not(CONFIG_ALLOCTAG_FAULT_INJECTION), allow(dead_code))]
+#[cfg_attr(
+    not(any(CONFIG_ALLOCTAG_FAULT_INJECTION, CONFIG_ALLOCTAG_CAPTURE)),
+    allow(dead_code)
+)]
 pub(crate) struct LineWriter<'a>(pub(crate) &'a mut KVec<u8>);
 
 impl fmt::Write for LineWriter<'_> {

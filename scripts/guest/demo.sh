@@ -92,3 +92,34 @@ if [ -e /lib/modules/alloctag_errpath.ko ]; then
 	section "scripts/sweep-error-paths.sh on the module with a broken error path"
 	/alloctag/sweep-error-paths.sh /lib/modules/alloctag_errpath_leaky.ko 2>&1 | grep -v '^    '
 fi
+cap=/sys/kernel/debug/alloctag/capture
+hold=/sys/kernel/debug/alloctag_test/hold
+if [ -e /lib/modules/alloctag_test.ko ]; then
+	mount -t debugfs none /sys/kernel/debug 2>/dev/null
+fi
+if [ -w "$cap" ] && [ -e /lib/modules/alloctag_test.ko ]; then
+	section "capture: select the test module's hold_object() before the module loads"
+	echo "add module:alloctag_test func:hold_object" >$cap
+	cat $cap
+	insmod /lib/modules/alloctag_test.ko
+	section "two processes make the kernel allocate there: capwriter (3 objects), sh (2)"
+	capwriter $hold 3
+	sh -c "echo 2 >$hold"
+	cat $cap
+	section "live objects, oldest first: head -n 8 /sys/kernel/debug/alloctag/live"
+	head -n 8 /sys/kernel/debug/alloctag/live
+	section "grouped by stack: cat live_stacks"
+	cat /sys/kernel/debug/alloctag/live_stacks
+	section "grouped by process: cat live_processes"
+	cat /sys/kernel/debug/alloctag/live_processes
+	if [ -x /bin/allocinfo ]; then
+		section "allocinfo live --by process; allocinfo live --by stack"
+		allocinfo live --by process
+		allocinfo live --by stack
+	fi
+	section "freed: echo 0 > hold; then rmmod and clear"
+	echo 0 >$hold
+	cat $cap
+	rmmod alloctag_test
+	echo clear >$cap
+fi

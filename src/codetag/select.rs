@@ -168,12 +168,21 @@ pub(crate) struct Field {
 
 impl Field {
     /// Fault injection's field: a site slot number plus one.
+    #[cfg_attr(not(CONFIG_ALLOCTAG_FAULT_INJECTION), allow(dead_code))]
     pub(crate) const FAULT: Self = Self {
         shift: 8,
         width: 12,
     };
 
-    fn mask(self) -> u32 {
+    /// Capture's field: a site slot number plus one. `ALLOCTAG_CAPTURE_MASK` in
+    /// include/alloctag_capture.h is its mask, which the allocator hooks test inline.
+    #[cfg_attr(not(CONFIG_ALLOCTAG_CAPTURE), allow(dead_code))]
+    pub(crate) const CAPTURE: Self = Self {
+        shift: 20,
+        width: 12,
+    };
+
+    pub(crate) const fn mask(self) -> u32 {
         ((1u32 << self.width) - 1) << self.shift
     }
 

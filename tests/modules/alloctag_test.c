@@ -9,10 +9,18 @@
  * With cache=1 it allocates one object from a slab cache of its own, whose
  * first slab is new: the accuracy tests make that slab's extension vector
  * fail and expect the object's tag to be marked inaccurate.
+ *
+ * /sys/kernel/debug/alloctag_test/hold allocates in its writer's context: a
+ * write of N allocates N more objects at hold_object()'s call site (64 held
+ * at most), kept until a write of 0 or unload. The capture tests and the
+ * demo find them under each writer's pid and comm.
  */
 
+#include <linux/debugfs.h>
 #include <linux/gfp.h>
+#include <linux/kstrtox.h>
 #include <linux/module.h>
+#include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
@@ -144,6 +152,59 @@ static int hand_over(void)
 	return ret;
 }
 
+#define HOLD_MAX 64
+#define HOLD_SIZE 200
+
+static void *held[HOLD_MAX];
+static unsigned int nheld;
+static DEFINE_MUTEX(held_lock);
+static struct dentry *hold_dir;
+
+static void free_held(void)
+{
+	while (nheld)
+		kfree(held[--nheld]);
+}
+
+/* One call site, in a function of its own: the capture tests select it. */
+static noinline void *hold_object(void)
+{
+	return kmalloc(HOLD_SIZE, GFP_KERNEL);
+}
+
+static ssize_t hold_write(struct file *file, const char __user *buf,
+			  size_t len, loff_t *ppos)
+{
+	unsigned int n;
+	int ret = kstrtouint_from_user(buf, len, 0, &n);
+
+	if (ret)
+		return ret;
+	mutex_lock(&held_lock);
+	if (!n) {
+		free_held();
+	} else if (n > HOLD_MAX - nheld) {
+		ret = -EINVAL;
+	} else {
+		while (n--) {
+			void *p = hold_object();
+
+			if (!p) {
+				ret = -ENOMEM;
+				break;
+			}
+			held[nheld++] = p;
+		}
+	}
+	mutex_unlock(&held_lock);
+	return ret ?: len;
+}
+
+static const struct file_operations hold_fops = {
+	.owner = THIS_MODULE,
+	.write = hold_write,
+};
+
 static int __init alloctag_test_init(void)
 {
 	int ret;
@@ -178,11 +239,15 @@ static int __init alloctag_test_init(void)
 			return ret;
 		}
 	}
+	hold_dir = debugfs_create_dir("alloctag_test", NULL);
+	debugfs_create_file("hold", 0200, hold_dir, NULL, &hold_fops);
 	return 0;
 }
 
 static void __exit alloctag_test_exit(void)
 {
+	debugfs_remove_recursive(hold_dir);
+	free_held();
 	cache_free();
 	if (!leak)
 		kfree(object);

@@ -1,6 +1,6 @@
 //! Command-line arguments.
 
-use crate::fail;
+use crate::{capture, fail};
 use allocinfo_format::size::parse_size;
 use allocinfo_output::Format;
 use allocinfo_report::{Filter, GroupBy, Query, SortKey};
@@ -40,6 +40,10 @@ pub enum Cmd {
     Treemap(TreemapArgs),
     /// Make allocations at chosen call sites fail (debugfs, root only).
     Fail(FailArgs),
+    /// Choose the call sites whose live objects the kernel records (debugfs, root only).
+    Capture(CaptureArgs),
+    /// Show the live objects of the captured call sites: age, bytes, process, stack.
+    Live(LiveArgs),
 }
 
 #[derive(Args, Debug)]
@@ -543,4 +547,79 @@ pub struct FailListArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: ListFormat,
+}
+
+#[derive(Args, Debug)]
+pub struct CaptureArgs {
+    /// The kernel's capture directory in debugfs.
+    #[arg(long, value_name = "DIR", default_value = capture::control::DEFAULT_DIR, global = true)]
+    pub dir: PathBuf,
+    #[command(subcommand)]
+    pub command: CaptureCmd,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum CaptureCmd {
+    /// Record the live objects of the call sites matching every selector.
+    Add(CaptureAddArgs),
+    /// End a selection (its records go), or all of them.
+    Remove(CaptureRemoveArgs),
+    /// Set the most records kept; only while nothing is selected.
+    Limit(CaptureLimitArgs),
+    /// List the pool, the selections and their call sites.
+    List,
+}
+
+#[derive(Args, Debug)]
+pub struct CaptureAddArgs {
+    /// Up to 4 selectors in /proc/allocinfo's words, all of which a call site
+    /// must match: FILE:LINE, FILE (a path suffix), func:NAME, module:NAME.
+    #[arg(
+        value_name = "SELECTOR",
+        required = true,
+        num_args = 1..=fail::MAX_SELECTORS,
+        value_parser = fail::selector
+    )]
+    pub selectors: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+#[group(required = true, multiple = false)]
+pub struct CaptureRemoveArgs {
+    /// The selection's id, as `capture list` shows it.
+    #[arg(value_name = "ID", value_parser = clap::value_parser!(u32).range(1..=32))]
+    pub id: Option<u32>,
+    /// End every selection.
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct CaptureLimitArgs {
+    /// Records, 1 to 1048576.
+    #[arg(value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
+    pub records: u64,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LiveBy {
+    Object,
+    Stack,
+    Process,
+}
+
+#[derive(Args, Debug)]
+pub struct LiveArgs {
+    /// The kernel's capture directory in debugfs.
+    #[arg(long, value_name = "DIR", default_value = capture::control::DEFAULT_DIR)]
+    pub dir: PathBuf,
+    /// One row per object (oldest first), per allocation stack, or per process.
+    #[arg(long, value_enum, default_value = "object")]
+    pub by: LiveBy,
+    /// Only objects at least this old, e.g. 30s, 5m, 2h.
+    #[arg(long, value_name = "DURATION", value_parser = capture::duration_ns)]
+    pub older_than: Option<u64>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }

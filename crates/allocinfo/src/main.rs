@@ -3,9 +3,11 @@
 //! A thin command line over the library crates: `allocinfo-format` parses,
 //! `allocinfo-report` filters/groups/diffs, `allocinfo-output` prints and
 //! `allocinfo-treemap` draws; `fail` drives the kernel's per-call-site
-//! allocation fault injection; `allocinfo-ioctl` reads the profile through
+//! allocation fault injection; `capture` and `live` choose the call sites
+//! whose live objects the kernel records and show them; `allocinfo-ioctl` reads the profile through
 //! the kernel's ioctl (`query`, `top`; see `via`).
 
+mod capture;
 mod cli;
 mod fail;
 mod input;
@@ -128,6 +130,8 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::Watch(a) => watch::run(a),
         Cmd::Fail(a) => fail::control::run(a),
+        Cmd::Capture(a) => capture::control::run(a),
+        Cmd::Live(a) => capture::control::live(a),
         Cmd::Treemap(a) => {
             let loaded = input::load(&a.input.file)?;
             let filter = a.filter.filter()?;

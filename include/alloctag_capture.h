@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Capture of the live objects of selected call sites (lib/alloctag/src/capture/),
+ * asked by the allocation-tag hooks that scripts/graft.sh edits:
+ *  - alloc_tag_sub() (include/linux/alloc_tag.h), which every free of a
+ *    tagged slab object or page goes through: the record goes;
+ *  - the slab allocation hook (mm/slub.c) and post_alloc_hook()
+ *    (mm/page_alloc.c): a record is made;
+ *  - pgalloc_tag_split() and pgalloc_tag_copy() (include/linux/mm.h): the
+ *    record follows the pages.
+ * Only include/linux/alloc_tag.h includes this header, after its struct
+ * alloc_tag and is_codetag_empty(), which the hooks use.
+ *
+ * The static key is on only while a capture selection is in force. Behind it,
+ * only a tag whose capture field (bits 20 to 31 of its flags, Field::CAPTURE
+ * in src/codetag/select.rs) is set goes on to the out-of-line slow path, so an
+ * unselected site pays one predictable branch.
+ */
+#ifndef _ALLOCTAG_CAPTURE_H
+#define _ALLOCTAG_CAPTURE_H
+
+#include <linux/codetag.h>
+#include <linux/compiler.h>
+#include <linux/jump_label.h>
+#include <linux/types.h>
+
+struct alloc_tag;
+struct folio;
+struct page;
+
+#ifdef CONFIG_ALLOCTAG_CAPTURE
+
+/* Field::CAPTURE of src/codetag/select.rs. */
+#define ALLOCTAG_CAPTURE_MASK	0xfff00000U
+
+DECLARE_STATIC_KEY_FALSE(alloctag_capture_key);
+
+/*
+ * The slow paths (src/glue_capture.c) save every register they use. bindgen
+ * cannot express that calling convention, and Rust never calls them: it sees
+ * plain declarations (rust/Makefile defines __BINDGEN__).
+ */
+#ifdef __BINDGEN__
+#define __alloctag_capture_slowpath
+#else
+#define __alloctag_capture_slowpath __preserve_most
+#endif
+
+void __alloctag_capture_slowpath alloctag_capture_slab_slowpath(union codetag_ref *ref,
+						    const void *object,
+						    size_t bytes, gfp_t gfp);
+void __alloctag_capture_slowpath alloctag_capture_pages_slowpath(struct page *page,
+						     unsigned int order,
+						     gfp_t gfp);
+void __alloctag_capture_slowpath alloctag_capture_free_slowpath(union codetag_ref *ref);
+void __alloctag_capture_slowpath alloctag_capture_split_slowpath(struct folio *folio,
+						     int old_order,
+						     int new_order);
+void __alloctag_capture_slowpath alloctag_capture_copy_slowpath(union codetag_ref *to,
+						    struct folio *new,
+						    struct folio *old);
+
+static __always_inline bool alloctag_capture_marked(const struct codetag *ct)
+{
+	return READ_ONCE(ct->flags) & ALLOCTAG_CAPTURE_MASK;
+}
+
+/* A slab object was charged to ref's tag (NULL or a tag here, never empty). */
+static __always_inline void alloctag_capture_slab(union codetag_ref *ref,
+						  const void *object,
+						  size_t bytes, gfp_t gfp)
+{
+	if (static_branch_unlikely(&alloctag_capture_key) && ref->ct &&
+	    alloctag_capture_marked(ref->ct))
+		alloctag_capture_slab_slowpath(ref, object, bytes, gfp);
+}
+
+/* Pages were charged to tag, the current task's (may be NULL). */
+static __always_inline void alloctag_capture_pages(struct page *page,
+						   const struct alloc_tag *tag,
+						   unsigned int order,
+						   gfp_t gfp)
+{
+	if (static_branch_unlikely(&alloctag_capture_key) && tag &&
+	    alloctag_capture_marked(&tag->ct))
+		alloctag_capture_pages_slowpath(page, order, gfp);
+}
+
+/* ref (holding a tag, not empty) is being cleared: its object is freed. */
+static __always_inline void alloctag_capture_free(union codetag_ref *ref)
+{
+	if (static_branch_unlikely(&alloctag_capture_key) &&
+	    alloctag_capture_marked(ref->ct))
+		alloctag_capture_free_slowpath(ref);
+}
+
+/* A folio charged to tag was split from old_order into new_order pieces. */
+static __always_inline void alloctag_capture_split(struct folio *folio,
+						   const struct codetag *tag,
+						   int old_order,
+						   int new_order)
+{
+	if (static_branch_unlikely(&alloctag_capture_key) &&
+	    alloctag_capture_marked(tag))
+		alloctag_capture_split_slowpath(folio, old_order, new_order);
+}
+
+/* Migration moves old's charge to tag to new, whose ref is to. */
+static __always_inline void alloctag_capture_copy(union codetag_ref *to,
+						  const struct codetag *tag,
+						  struct folio *new,
+						  struct folio *old)
+{
+	if (static_branch_unlikely(&alloctag_capture_key) &&
+	    alloctag_capture_marked(tag))
+		alloctag_capture_copy_slowpath(to, new, old);
+}
+
+#else /* CONFIG_ALLOCTAG_CAPTURE */
+
+static inline void alloctag_capture_slab(union codetag_ref *ref,
+					 const void *object, size_t bytes,
+					 gfp_t gfp) {}
+static inline void alloctag_capture_pages(struct page *page,
+					  const struct alloc_tag *tag,
+					  unsigned int order, gfp_t gfp) {}
+static inline void alloctag_capture_free(union codetag_ref *ref) {}
+static inline void alloctag_capture_split(struct folio *folio,
+					  const struct codetag *tag,
+					  int old_order, int new_order) {}
+static inline void alloctag_capture_copy(union codetag_ref *to,
+					 const struct codetag *tag,
+					 struct folio *new, struct folio *old) {}
+
+#endif /* CONFIG_ALLOCTAG_CAPTURE */
+
+#endif /* _ALLOCTAG_CAPTURE_H */

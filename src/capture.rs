@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Capture, the second level: the live objects of chosen call sites, with the process, CPU,
+//! time, flags and stack of their allocation.
+//!
+//! C header: [`include/alloctag_capture.h`](srctree/lib/alloctag/include/alloctag_capture.h)
+//!
+//! Root chooses call sites with the code-tag library's selections ([`crate::codetag::Selection`])
+//! through `/sys/kernel/debug/alloctag/capture`. While a selection is in force a static key
+//! turns the hooks on (include/alloctag_capture.h, grafted into the allocation-tag hooks), and
+//! each object allocated at a marked site gets a record in a pool of bounded size, keyed by the
+//! object's tag reference, until the object is freed ([`hook`], [`pool`]). The pool is
+//! allocated when the first selection is made and freed, with every record, when the last one
+//! ends; deselecting a site, or its module going, frees its records. The reports
+//! ([`report`]) list the records oldest first, by stack and by process, and what the sites'
+//! counters hold beyond them: objects allocated before capture started.
+
+mod control;
+mod hook;
+mod pool;
+mod report;
+mod sites;
+
+pub(crate) use control::register;
+
+use crate::{
+    alloc_tag::ALLOC_TAGS,
+    codetag::{self, Matched, Registry, Selection},
+};
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use kernel::prelude::*;
+
+/// The most capture selections in force at once.
+pub(crate) const MAX_SELECTIONS: usize = 32;
+
+/// The records a pool holds unless root sets another limit.
+const DEFAULT_LIMIT: usize = 4096;
+
+/// Which selection ids are in force; changed with the registry locked for writing.
+static IN_USE: [AtomicBool; MAX_SELECTIONS] = [const { AtomicBool::new(false) }; MAX_SELECTIONS];
+
+/// The size of the next pool.
+static LIMIT: AtomicUsize = AtomicUsize::new(DEFAULT_LIMIT);
+
+extern "C" {
+    fn alloctag_set_capture_key(enable: bool);
+    fn alloctag_capture_init() -> core::ffi::c_int;
+}
+
+/// Returns the ids of the selections in force.
+fn ids(_registry: &Registry) -> impl Iterator<Item = u32> {
+    (1..=MAX_SELECTIONS as u32).filter(|&id| IN_USE[id as usize - 1].load(Ordering::Relaxed))
+}
+
+/// Turns capture on: a pool of the current limit, then the hooks.
+fn start() -> Result {
+    let table = pool::Table::new(LIMIT.load(Ordering::Relaxed))?;
+    // SAFETY: Process context.
+    kernel::error::to_result(unsafe { alloctag_capture_init() })?;
+    drop(pool::swap(Some(table)));
+    // SAFETY: Process context; the key only gates the hooks.
+    unsafe { alloctag_set_capture_key(true) };
+    Ok(())
+}
+
+/// Turns capture off: the hooks, then the pool with every record, freed outside the lock.
+fn stop() {
+    // SAFETY: Process context.
+    unsafe { alloctag_set_capture_key(false) };
+    drop(pool::swap(None));
+}
+
+/// Puts `selection` in force and returns its id and what it matched. Starts capture with the
+/// first selection. Refuses a selection already in force (`EEXIST`) and a full table
+/// (`ENOSPC`), changing nothing.
+pub(crate) fn add(selection: Selection) -> Result<(u32, Matched)> {
+    let handle = ALLOC_TAGS.handle().ok_or(ENODEV)?;
+    let mut registry = codetag::write();
+    if ids(&registry).any(|id| {
+        registry
+            .selection(&sites::MARKER, id)
+            .is_some_and(|s| s.same_as(&selection))
+    }) {
+        return Err(EEXIST);
+    }
+    let index = IN_USE
+        .iter()
+        .position(|u| !u.load(Ordering::Relaxed))
+        .ok_or(ENOSPC)?;
+    let id = index as u32 + 1;
+    let first = ids(&registry).next().is_none();
+    if first {
+        start()?;
+    }
+    sites::reset_unmarked(id);
+    match registry.select(handle, &sites::MARKER, id, selection) {
+        Ok(matched) => {
+            IN_USE[index].store(true, Ordering::Relaxed);
+            Ok((id, matched))
+        }
+        Err(e) => {
+            if first {
+                stop();
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Ends selection `id`: its sites' records are freed, and with the last selection the pool.
+/// `ENOENT` if no such selection is in force.
+pub(crate) fn remove(id: u32) -> Result {
+    let mut registry = codetag::write();
+    let index = (id as usize).checked_sub(1).ok_or(ENOENT)?;
+    if !IN_USE.get(index).ok_or(ENOENT)?.load(Ordering::Relaxed) {
+        return Err(ENOENT);
+    }
+    registry.deselect(&sites::MARKER, id);
+    IN_USE[index].store(false, Ordering::Relaxed);
+    if ids(&registry).next().is_none() {
+        stop();
+    }
+    Ok(())
+}
+
+/// Ends every selection and frees every record.
+pub(crate) fn clear() {
+    for id in 1..=MAX_SELECTIONS as u32 {
+        let _ = remove(id);
+    }
+}
+
+/// Sets the size of the pool, in records. The pool is made when capture starts, so the limit
+/// changes only while nothing is selected (`EBUSY`); 1 to [`pool::MAX_LIMIT`] (`EINVAL`).
+pub(crate) fn set_limit(limit: usize) -> Result {
+    let registry = codetag::write();
+    if limit == 0 || limit > pool::MAX_LIMIT {
+        return Err(EINVAL);
+    }
+    if ids(&registry).next().is_some() {
+        return Err(EBUSY);
+    }
+    LIMIT.store(limit, Ordering::Relaxed);
+    Ok(())
+}
+
+/// Returns the pool's size for the next start.
+pub(crate) fn limit() -> usize {
+    LIMIT.load(Ordering::Relaxed)
+}
+
+/// Returns the records in use, the pool's size (0 while off), the records dropped because the
+/// pool was full, and the allocations capture made itself, not recorded.
+pub(crate) fn stats() -> (usize, usize, u64, u64) {
+    let state = pool::lock();
+    let (used, size) = state.table.as_ref().map_or((0, 0), |t| t.usage());
+    (used, size, state.dropped, state.busy)
+}
+
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+pub(crate) use {
+    control::run,
+    pool::{Kind, Record},
+    report::{write as write_report, View},
+};
+
+/// Returns the records of `tag`, oldest first; for the tests.
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+pub(crate) fn records_of(tag: &crate::codetag::Codetag) -> Result<kernel::alloc::KVVec<Record>> {
+    let _registry = codetag::read();
+    let all = report::snapshot()?;
+    let mut mine = kernel::alloc::KVVec::new();
+    for r in all.iter().filter(|r| core::ptr::eq(r.tag, tag)) {
+        mine.push(*r, GFP_KERNEL)?;
+    }
+    mine.sort_unstable_by_key(|r| r.time_ns);
+    Ok(mine)
+}
+
+/// Returns the objects and bytes that `tag`'s counters hold beyond its records; for the tests.
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+pub(crate) fn untracked_of(tag: &crate::codetag::Codetag) -> Result<(u64, i64)> {
+    let _registry = codetag::read();
+    let all = report::snapshot()?;
+    Ok(report::untracked(tag, &all))
+}

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What the allocator hooks' slow paths (src/glue_capture.c) do to the records: make one, free
+//! one, split one, move one. Each takes the pool's lock briefly and never allocates: they run
+//! in every context the allocators run in, interrupts and spinlocked sections included.
+//!
+//! C header: [`include/alloctag_capture.h`](srctree/lib/alloctag/include/alloctag_capture.h)
+
+use super::pool::{self, Record};
+use crate::codetag::Field;
+use core::ffi::c_void;
+use kernel::bindings;
+
+/// Records the allocation described by `info`, unless its site was deselected meanwhile or the
+/// pool is full (counted as dropped).
+///
+/// # Safety
+///
+/// `info` must be valid; its tag must be a live tag (the one just charged).
+#[no_mangle]
+pub(crate) unsafe extern "C" fn alloctag_capture_insert(
+    info: *const bindings::alloctag_capture_info,
+) {
+    // SAFETY: The caller passes a valid `info`.
+    let info = unsafe { &*info };
+    let record = Record::from_info(info);
+    // SAFETY: The caller guarantees the tag is live; `Codetag` wraps `struct codetag`.
+    let tag = unsafe { &*record.tag };
+    let mut state = pool::lock();
+    // Tested again under the lock: a deselection clears the mark, then frees the tag's records
+    // under this lock, so a record made after that would outlive the selection.
+    if Field::CAPTURE.get(tag) == 0 {
+        return;
+    }
+    let Some(table) = state.table.as_mut() else {
+        return;
+    };
+    if !table.insert(record) {
+        state.dropped += 1;
+    }
+}
+
+/// Counts an allocation that capture itself made while recording another.
+#[no_mangle]
+pub(crate) extern "C" fn alloctag_capture_busy_count() {
+    pool::lock().busy += 1;
+}
+
+/// Frees the record of the object whose reference `r` is being cleared, if any.
+#[no_mangle]
+pub(crate) extern "C" fn alloctag_capture_remove(r: *const c_void) {
+    if let Some(table) = pool::lock().table.as_mut() {
+        table.remove(r as usize);
+    }
+}
+
+/// Gives the piece of a split folio at `piece` (first page `pfn`, `bytes` long) a copy of the
+/// head's record, or counts it dropped when the pool is full.
+#[no_mangle]
+pub(crate) extern "C" fn alloctag_capture_split_piece(
+    head: *const c_void,
+    piece: *const c_void,
+    pfn: usize,
+    bytes: usize,
+    order: u8,
+) {
+    let mut state = pool::lock();
+    let Some(table) = state.table.as_mut() else {
+        return;
+    };
+    let Some(record) = table.get_mut(head as usize).map(|r| *r) else {
+        return;
+    };
+    if !table.insert(record.pages_at(piece as usize, pfn, bytes, order)) {
+        state.dropped += 1;
+    }
+}
+
+/// Shrinks the record at `r` to what is left of it after a split.
+#[no_mangle]
+pub(crate) extern "C" fn alloctag_capture_resize(r: *const c_void, bytes: usize, order: u8) {
+    if let Some(record) = pool::lock()
+        .table
+        .as_mut()
+        .and_then(|t| t.get_mut(r as usize))
+    {
+        record.bytes = bytes;
+        record.order = order;
+    }
+}
+
+/// Moves the record at `from` to `to`, whose pages start at `pfn` (migration).
+#[no_mangle]
+pub(crate) extern "C" fn alloctag_capture_rekey(
+    from: *const c_void,
+    to: *const c_void,
+    pfn: usize,
+) {
+    let mut state = pool::lock();
+    let Some(table) = state.table.as_mut() else {
+        return;
+    };
+    if let Some(record) = table.remove(from as usize) {
+        // Cannot fail: a record was just freed.
+        table.insert(record.pages_at(to as usize, pfn, record.bytes, record.order));
+    }
+}

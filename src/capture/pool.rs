@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The record pool: a fixed number of records, allocated when capture starts, found by the
+//! object's tag reference through a hash table.
+//!
+//! C header: [`include/alloctag_capture_info.h`](srctree/lib/alloctag/include/alloctag_capture_info.h)
+//!
+//! The hooks run in every context the allocators run in, so the pool never allocates once made:
+//! a record beyond the limit is counted as dropped. Everything is under one raw spinlock with
+//! interrupts off (src/glue_capture.c), held only to find, link or unlink records: nothing
+//! allocates, frees or sleeps under it.
+
+use crate::codetag::Codetag;
+use core::cell::UnsafeCell;
+use kernel::{
+    alloc::{flags::GFP_KERNEL, KVVec},
+    bindings,
+    prelude::*,
+};
+
+extern "C" {
+    fn alloctag_capture_lock() -> usize;
+    fn alloctag_capture_unlock(flags: usize);
+}
+
+/// No record: the end of a chain.
+const NONE: u32 = u32::MAX;
+
+/// The most records a pool may hold.
+pub(crate) const MAX_LIMIT: usize = 1 << 20;
+
+/// What was allocated.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A slab object: `object` is its address.
+    Slab,
+    /// `2^order` pages: `object` is the first page's pfn.
+    Pages,
+}
+
+/// One live object of a selected call site.
+#[derive(Clone, Copy)]
+pub(crate) struct Record {
+    /// The object's tag reference (`union codetag_ref *`), unique while the object lives; 0 in
+    /// a free record.
+    key: usize,
+    /// The next record of the hash chain or of the free list.
+    next: u32,
+    pub(crate) object: usize,
+    /// Valid while the record is in the pool: a tag's records go when it is unmarked, before
+    /// its module's memory can go.
+    pub(crate) tag: *const Codetag,
+    pub(crate) bytes: usize,
+    pub(crate) time_ns: u64,
+    pub(crate) pid: i32,
+    pub(crate) tgid: i32,
+    pub(crate) comm: [u8; 16],
+    pub(crate) cpu: u32,
+    pub(crate) gfp: u32,
+    /// A stack depot handle; 0 for none.
+    pub(crate) stack: u32,
+    pub(crate) kind: Kind,
+    pub(crate) order: u8,
+    /// 0: task; 1: softirq; 2: hardirq.
+    pub(crate) context: u8,
+}
+
+impl Record {
+    const EMPTY: Self = Self {
+        key: 0,
+        next: NONE,
+        object: 0,
+        tag: core::ptr::null(),
+        bytes: 0,
+        time_ns: 0,
+        pid: 0,
+        tgid: 0,
+        comm: [0; 16],
+        cpu: 0,
+        gfp: 0,
+        stack: 0,
+        kind: Kind::Slab,
+        order: 0,
+        context: 0,
+    };
+
+    /// Makes a record from what the hook gathered.
+    pub(crate) fn from_info(info: &bindings::alloctag_capture_info) -> Self {
+        Self {
+            key: info.ref_ as usize,
+            next: NONE,
+            object: info.object as usize,
+            tag: info.tag.cast(),
+            bytes: info.bytes as usize,
+            time_ns: info.time_ns,
+            pid: info.pid,
+            tgid: info.tgid,
+            comm: info.comm.map(|c| c as u8),
+            cpu: info.cpu,
+            gfp: info.gfp,
+            stack: info.stack,
+            kind: if u32::from(info.kind) == bindings::ALLOCTAG_CAPTURE_PAGES {
+                Kind::Pages
+            } else {
+                Kind::Slab
+            },
+            order: info.order,
+            context: info.context,
+        }
+    }
+
+    /// Returns the record for the pages at reference `key`, first page `pfn`, `bytes` long, of
+    /// `order`, allocated as this one was: a piece of a split, or the target of a migration.
+    pub(crate) fn pages_at(self, key: usize, pfn: usize, bytes: usize, order: u8) -> Self {
+        Self {
+            key,
+            next: NONE,
+            object: pfn,
+            bytes,
+            order,
+            kind: Kind::Pages,
+            ..self
+        }
+    }
+
+    /// The allocating task's name, up to its NUL.
+    pub(crate) fn comm(&self) -> &str {
+        let len = self.comm.iter().position(|&c| c == 0).unwrap_or(16);
+        core::str::from_utf8(&self.comm[..len]).unwrap_or("?")
+    }
+}
+
+/// The records and the hash table over them.
+///
+/// # Invariants
+///
+/// `buckets.len()` is a power of two, `1 << (usize::BITS - shift)`; every record is either on
+/// the free list (key 0) or on the chain of its key's bucket, once.
+pub(crate) struct Table {
+    records: KVVec<Record>,
+    buckets: KVVec<u32>,
+    shift: u32,
+    free: u32,
+    used: usize,
+}
+
+impl Table {
+    /// Makes a table of `limit` free records, in process context.
+    pub(crate) fn new(limit: usize) -> Result<Self> {
+        if limit == 0 || limit > MAX_LIMIT {
+            return Err(EINVAL);
+        }
+        let nbuckets = limit.next_power_of_two();
+        let mut records = KVVec::with_capacity(limit, GFP_KERNEL)?;
+        for i in 0..limit {
+            let next = if i + 1 < limit { i as u32 + 1 } else { NONE };
+            records.push(
+                Record {
+                    next,
+                    ..Record::EMPTY
+                },
+                GFP_KERNEL,
+            )?;
+        }
+        let buckets = KVVec::from_elem(NONE, nbuckets, GFP_KERNEL)?;
+        // INVARIANT: `nbuckets` is a power of two; every record is on the free list.
+        Ok(Self {
+            records,
+            buckets,
+            shift: usize::BITS - nbuckets.trailing_zeros(),
+            free: 0,
+            used: 0,
+        })
+    }
+
+    fn bucket(&self, key: usize) -> usize {
+        // Fibonacci hashing; references are 8-byte aligned, so the low bits carry nothing.
+        if self.shift >= usize::BITS {
+            return 0;
+        }
+        (key >> 3).wrapping_mul(0x9E37_79B9_7F4A_7C15_u64 as usize) >> self.shift
+    }
+
+    /// Returns the index of the record of `key`.
+    fn find(&self, key: usize) -> Option<usize> {
+        let mut i = self.buckets[self.bucket(key)];
+        while i != NONE {
+            let r = &self.records[i as usize];
+            if r.key == key {
+                return Some(i as usize);
+            }
+            i = r.next;
+        }
+        None
+    }
+
+    /// Unlinks and frees the record of `key`; returns it.
+    pub(crate) fn remove(&mut self, key: usize) -> Option<Record> {
+        let b = self.bucket(key);
+        let mut prev = NONE;
+        let mut i = self.buckets[b];
+        while i != NONE {
+            let r = self.records[i as usize];
+            if r.key == key {
+                if prev == NONE {
+                    self.buckets[b] = r.next;
+                } else {
+                    self.records[prev as usize].next = r.next;
+                }
+                self.records[i as usize] = Record {
+                    next: self.free,
+                    ..Record::EMPTY
+                };
+                self.free = i;
+                self.used -= 1;
+                return Some(r);
+            }
+            prev = i;
+            i = r.next;
+        }
+        None
+    }
+
+    /// Adds `record`, replacing a record of the same key: the reference now belongs to this
+    /// object, so the older one missed its free (made in NMI, or raced with a deselection).
+    /// Returns false when the pool is full.
+    pub(crate) fn insert(&mut self, record: Record) -> bool {
+        if record.key == 0 {
+            return false;
+        }
+        if let Some(i) = self.find(record.key) {
+            let next = self.records[i].next;
+            self.records[i] = Record { next, ..record };
+            return true;
+        }
+        if self.free == NONE {
+            return false;
+        }
+        let i = self.free;
+        self.free = self.records[i as usize].next;
+        let b = self.bucket(record.key);
+        self.records[i as usize] = Record {
+            next: self.buckets[b],
+            ..record
+        };
+        self.buckets[b] = i;
+        self.used += 1;
+        true
+    }
+
+    /// Returns the record of `key`.
+    pub(crate) fn get_mut(&mut self, key: usize) -> Option<&mut Record> {
+        let i = self.find(key)?;
+        Some(&mut self.records[i])
+    }
+
+    /// Runs `f` on every record.
+    pub(crate) fn for_each(&self, mut f: impl FnMut(&Record)) {
+        self.records
+            .iter()
+            .filter(|r| r.key != 0)
+            .for_each(|r| f(r));
+    }
+
+    /// Frees the records of `tag` among those from index `from` on, at most `budget` of them
+    /// looked at; returns where to go on, or `None` when done.
+    pub(crate) fn purge(
+        &mut self,
+        tag: *const Codetag,
+        from: usize,
+        budget: usize,
+    ) -> Option<usize> {
+        let end = from.saturating_add(budget).min(self.records.len());
+        for i in from..end {
+            let r = self.records[i];
+            if r.key != 0 && core::ptr::eq(r.tag, tag) {
+                self.remove(r.key);
+            }
+        }
+        (end < self.records.len()).then_some(end)
+    }
+
+    /// Returns the records in use and the limit.
+    pub(crate) fn usage(&self) -> (usize, usize) {
+        (self.used, self.records.len())
+    }
+}
+
+/// What the lock protects.
+pub(crate) struct State {
+    /// The pool, while capture is on.
+    pub(crate) table: Option<Table>,
+    /// Records not made since capture started: the pool was full.
+    pub(crate) dropped: u64,
+    /// Allocations not recorded because they came from capture itself (the stack depot).
+    pub(crate) busy: u64,
+}
+
+struct Locked(UnsafeCell<State>);
+
+// SAFETY: The state is only reached through `Guard`, which holds the lock.
+unsafe impl Sync for Locked {}
+
+static STATE: Locked = Locked(UnsafeCell::new(State {
+    table: None,
+    dropped: 0,
+    busy: 0,
+}));
+
+/// The pool's lock, held.
+///
+/// # Invariants
+///
+/// The raw spinlock of src/glue_capture.c is held, with interrupts off, and `flags` is what
+/// its lock returned, until drop.
+pub(crate) struct Guard {
+    flags: usize,
+}
+
+/// Takes the lock. Any context but NMI; never while holding a `Guard` (it does not nest).
+pub(crate) fn lock() -> Guard {
+    // SAFETY: The lock is a leaf: nothing under it takes it again.
+    let flags = unsafe { alloctag_capture_lock() };
+    // INVARIANT: The lock is held now.
+    Guard { flags }
+}
+
+impl core::ops::Deref for Guard {
+    type Target = State;
+    fn deref(&self) -> &State {
+        // SAFETY: By the type invariant the lock is held, so no other reference exists.
+        unsafe { &*STATE.0.get() }
+    }
+}
+
+impl core::ops::DerefMut for Guard {
+    fn deref_mut(&mut self) -> &mut State {
+        // SAFETY: By the type invariant the lock is held, and `&mut self` is unique.
+        unsafe { &mut *STATE.0.get() }
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant the lock is held with these flags.
+        unsafe { alloctag_capture_unlock(self.flags) };
+    }
+}
+
+/// Puts `table` in place, with the counts reset; returns the table it replaces, to be freed
+/// outside the lock.
+pub(crate) fn swap(table: Option<Table>) -> Option<Table> {
+    let mut state = lock();
+    state.dropped = 0;
+    state.busy = 0;
+    core::mem::replace(&mut state.table, table)
+}
+
+/// Frees every record of `tag`, a bounded number looked at per lock hold, so that interrupts
+/// are never off for long. Process context.
+pub(crate) fn purge(tag: *const Codetag) {
+    let mut from = Some(0);
+    while let Some(start) = from {
+        let mut state = lock();
+        from = state.table.as_mut().and_then(|t| t.purge(tag, start, 1024));
+    }
+}

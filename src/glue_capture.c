@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * C glue of capture (src/capture.rs): the static key and the hooks' slow
+ * paths, whose __preserve_most only C can give, and what only C macros
+ * express: current, the CPU, the context, per-CPU data, the raw spinlock and
+ * the page_ext lookups. What becomes of a record is decided in Rust.
+ */
+
+#include <linux/alloc_tag.h>
+#include <linux/jump_label.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/percpu.h>
+#include <linux/pgalloc_tag.h>
+#include <linux/preempt.h>
+#include <linux/sched.h>
+#include <linux/spinlock.h>
+#include <linux/stackdepot.h>
+#include <linux/stacktrace.h>
+#include <linux/string.h>
+#include <linux/timekeeping.h>
+
+#include "../include/alloctag_capture.h"
+#include "../include/alloctag_capture_info.h"
+#include "../include/alloctag_glue.h"
+
+/* The frames kept per allocation. */
+#define CAPTURE_DEPTH 16
+
+/* Exported, as the slow paths are: the hooks are inline in kernel headers. */
+DEFINE_STATIC_KEY_FALSE(alloctag_capture_key);
+EXPORT_SYMBOL_GPL(alloctag_capture_key);
+
+/* Flips the key; may sleep. */
+void alloctag_set_capture_key(bool enable)
+{
+	if (enable)
+		static_branch_enable(&alloctag_capture_key);
+	else
+		static_branch_disable(&alloctag_capture_key);
+}
+
+/*
+ * The record pool's lock. Raw, with interrupts off: the hooks run in every
+ * context, hard interrupts and raw-spinlocked sections included. It is a
+ * leaf: nothing allocates or frees under it.
+ */
+static DEFINE_RAW_SPINLOCK(alloctag_capture_lock_);
+
+unsigned long alloctag_capture_lock(void)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&alloctag_capture_lock_, flags);
+	return flags;
+}
+
+void alloctag_capture_unlock(unsigned long flags)
+{
+	raw_spin_unlock_irqrestore(&alloctag_capture_lock_, flags);
+}
+
+u64 alloctag_capture_now(void)
+{
+	return ktime_get_mono_fast_ns();
+}
+
+int alloctag_capture_init(void)
+{
+	return stack_depot_init();
+}
+
+/*
+ * Set while this CPU records an allocation, per context level (task,
+ * softirq, hardirq): the stack depot may allocate pages, and an allocation
+ * made for capture is never captured, as page_owner's in_page_owner does. An
+ * interrupt that allocates at a selected site meanwhile is still captured:
+ * its level has its own flag.
+ */
+static DEFINE_PER_CPU(u8, alloctag_capture_busy[4]);
+
+static bool capture_enter(void)
+{
+	u8 *busy;
+
+	preempt_disable();
+	busy = this_cpu_ptr(&alloctag_capture_busy[interrupt_context_level()]);
+	if (*busy) {
+		preempt_enable();
+		return false;
+	}
+	*busy = 1;
+	return true;
+}
+
+static void capture_exit(void)
+{
+	*this_cpu_ptr(&alloctag_capture_busy[interrupt_context_level()]) = 0;
+	preempt_enable();
+}
+
+/* Gathers what is known of the allocation at ref and hands it to Rust. */
+static void capture(union codetag_ref *ref, unsigned long object,
+		    unsigned long bytes, gfp_t gfp, u8 kind, u8 order)
+{
+	unsigned long entries[CAPTURE_DEPTH];
+	struct alloctag_capture_info info;
+	unsigned int n;
+
+	/* The raw lock cannot be taken in NMI; allocators do not run there. */
+	if (in_nmi() || !ref->ct || is_codetag_empty(ref))
+		return;
+	if (!capture_enter()) {
+		alloctag_capture_busy_count();
+		return;
+	}
+	info.ref = ref;
+	info.tag = ref->ct;
+	info.object = object;
+	info.bytes = bytes;
+	info.time_ns = ktime_get_mono_fast_ns();
+	info.pid = task_pid_nr(current);
+	info.tgid = task_tgid_nr(current);
+	memcpy(info.comm, current->comm, sizeof(info.comm));
+	info.comm[sizeof(info.comm) - 1] = 0;
+	info.cpu = raw_smp_processor_id();
+	info.gfp = (__force u32)gfp;
+	info.kind = kind;
+	info.order = order;
+	info.context = in_task() ? 0 : in_hardirq() ? 2 : 1;
+	/* Skips this function; the hook's caller is the next frame. */
+	n = stack_trace_save(entries, CAPTURE_DEPTH, 1);
+	/* As page_owner does from the same hooks: never sleeps, never warns. */
+	info.stack = stack_depot_save_flags(entries, n, GFP_NOWAIT | __GFP_NOWARN,
+					    STACK_DEPOT_FLAG_CAN_ALLOC);
+	alloctag_capture_insert(&info);
+	capture_exit();
+}
+
+void __preserve_most alloctag_capture_slab_slowpath(union codetag_ref *ref,
+						    const void *object,
+						    size_t bytes, gfp_t gfp)
+{
+	capture(ref, (unsigned long)object, bytes, gfp, ALLOCTAG_CAPTURE_SLAB, 0);
+}
+EXPORT_SYMBOL_GPL(alloctag_capture_slab_slowpath);
+
+void __preserve_most alloctag_capture_pages_slowpath(struct page *page,
+						     unsigned int order,
+						     gfp_t gfp)
+{
+	union codetag_ref *ref;
+
+	/* get_page_tag_ref() only works while profiling is on. */
+	if (!mem_alloc_profiling_enabled())
+		return;
+	ref = get_page_tag_ref(page);
+	if (!ref)
+		return;
+	capture(ref, page_to_pfn(page), PAGE_SIZE << order, gfp,
+		ALLOCTAG_CAPTURE_PAGES, order);
+	put_page_tag_ref(ref);
+}
+EXPORT_SYMBOL_GPL(alloctag_capture_pages_slowpath);
+
+void __preserve_most alloctag_capture_free_slowpath(union codetag_ref *ref)
+{
+	if (!in_nmi())
+		alloctag_capture_remove(ref);
+}
+EXPORT_SYMBOL_GPL(alloctag_capture_free_slowpath);
+
+/* Each piece of a split folio gets a copy of the head's record. */
+void __preserve_most alloctag_capture_split_slowpath(struct folio *folio,
+						     int old_order,
+						     int new_order)
+{
+	unsigned int nr = 1U << new_order;
+	union codetag_ref *head, *ref;
+	unsigned int i;
+
+	if (in_nmi())
+		return;
+	head = get_page_tag_ref(&folio->page);
+	if (!head)
+		return;
+	for (i = nr; i < (1U << old_order); i += nr) {
+		struct page *page = folio_page(folio, i);
+
+		ref = get_page_tag_ref(page);
+		if (!ref)
+			continue;
+		alloctag_capture_split_piece(head, ref, page_to_pfn(page),
+					     PAGE_SIZE << new_order, new_order);
+		put_page_tag_ref(ref);
+	}
+	alloctag_capture_resize(head, PAGE_SIZE << new_order, new_order);
+	put_page_tag_ref(head);
+}
+EXPORT_SYMBOL_GPL(alloctag_capture_split_slowpath);
+
+/* Migration: old's record now describes new, whose reference is to. */
+void __preserve_most alloctag_capture_copy_slowpath(union codetag_ref *to,
+						    struct folio *new,
+						    struct folio *old)
+{
+	union codetag_ref *from;
+
+	if (in_nmi())
+		return;
+	from = get_page_tag_ref(&old->page);
+	if (!from)
+		return;
+	alloctag_capture_rekey(from, to, folio_pfn(new));
+	put_page_tag_ref(from);
+}
+EXPORT_SYMBOL_GPL(alloctag_capture_copy_slowpath);

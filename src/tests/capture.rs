@@ -1,0 +1,670 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Capture: each object allocated at a selected site gets a record with the allocating task,
+//! bytes and stack, which goes when the object is freed, on each allocator path; the records
+//! of a site account for its counters exactly; the pool is bounded and counts what it drops;
+//! allocations under a spinlock and in hard interrupts are recorded; ending the selection frees
+//! every record; bad commands change nothing.
+
+use super::{alloc_pages, test_tag, with_tag, LineWriter};
+use crate::{
+    alloc_tag::AllocTag,
+    capture::{self, Kind, Record, View},
+    codetag::Selection,
+    kunit::{kunit_expect, kunit_suite, Test},
+};
+use core::{
+    ffi::c_void,
+    ptr,
+    sync::atomic::{AtomicBool, AtomicPtr, Ordering},
+};
+use kernel::{
+    alloc::{flags::GFP_KERNEL, KBox, KVVec, KVec},
+    alloc_hooks, bindings, new_spinlock,
+    page::PAGE_SIZE,
+    prelude::*,
+};
+
+/// Selects `text` for capture; reports a failure.
+fn select(test: &Test, text: &str) -> Option<u32> {
+    let selected = Selection::parse(text.as_bytes().split(|&c| c == b' ')).and_then(capture::add);
+    kunit_expect!(
+        test,
+        selected.is_ok(),
+        "selecting '{text}': {:?}",
+        selected.err()
+    );
+    selected.ok().map(|(id, _)| id)
+}
+
+/// The records of `tag`, oldest first; empty if they cannot be read.
+fn records(tag: &AllocTag) -> KVVec<Record> {
+    capture::records_of(tag.codetag()).unwrap_or_else(|_| KVVec::new())
+}
+
+/// The current task's pid and thread group id, from the kernel's own function.
+fn current_ids() -> (i32, i32) {
+    // SAFETY: `current` is valid in process context; a null namespace is the task's own.
+    unsafe {
+        let task = bindings::get_current();
+        (
+            bindings::__task_pid_nr_ns(task, bindings::pid_type_PIDTYPE_PID, ptr::null_mut()),
+            bindings::__task_pid_nr_ns(task, bindings::pid_type_PIDTYPE_TGID, ptr::null_mut()),
+        )
+    }
+}
+
+/// Returns whether a frame of stack depot handle `stack` is in a function whose name holds
+/// `needle`.
+fn stack_has(stack: u32, needle: &[u8]) -> bool {
+    if stack == 0 {
+        return false;
+    }
+    let mut entries: *mut usize = ptr::null_mut();
+    // SAFETY: `stack` came from the depot, whose stacks stay.
+    let n = unsafe { bindings::stack_depot_fetch(stack, (&raw mut entries).cast()) };
+    let mut buf = [0u8; 1024];
+    (0..n as usize).any(|i| {
+        // SAFETY: The depot returned `n` entries; `buf` is longer than `KSYM_SYMBOL_LEN`.
+        let len = unsafe { bindings::sprint_symbol(buf.as_mut_ptr().cast(), *entries.add(i) as _) };
+        let name = &buf[..(len.max(0) as usize).min(buf.len())];
+        name.windows(needle.len()).any(|w| w == needle)
+    })
+}
+
+/// Returns the report `view` as text.
+fn report(view: View) -> KVec<u8> {
+    let mut out = KVec::new();
+    let _ = capture::write_report(&mut LineWriter(&mut out), view);
+    out
+}
+
+fn contains(text: &[u8], needle: &[u8]) -> bool {
+    text.windows(needle.len()).any(|w| w == needle)
+}
+
+/// The records of `tag` hold exactly what its counters hold.
+fn expect_all_tracked(test: &Test, tag: &AllocTag) {
+    let untracked = capture::untracked_of(tag.codetag());
+    kunit_expect!(test, untracked == Ok((0, 0)), "untracked: {untracked:?}");
+}
+
+test_tag!(SLAB_TAG, "alloctag_capture_slab");
+
+/// Allocates at [`SLAB_TAG`] from a function of its own, to find in the stack.
+#[inline(never)]
+fn capture_slab_site(size: usize) -> *mut c_void {
+    // SAFETY: Allocating has no precondition.
+    with_tag(SLAB_TAG, || unsafe {
+        bindings::__kmalloc_noprof(size, bindings::GFP_KERNEL)
+    })
+}
+
+fn kmalloc_recorded_until_kfree(test: &Test) {
+    let Some(id) = select(test, "func:alloctag_capture_slab") else {
+        return;
+    };
+    let obj = capture_slab_site(100);
+    let found = records(SLAB_TAG);
+    kunit_expect!(test, found.len() == 1, "{} records", found.len());
+    if let Some(r) = found.first() {
+        let (pid, tgid) = current_ids();
+        kunit_expect!(
+            test,
+            r.kind == Kind::Slab && r.object == obj as usize,
+            "object"
+        );
+        kunit_expect!(
+            test,
+            r.bytes as i64 == SLAB_TAG.read().bytes,
+            "bytes {}",
+            r.bytes
+        );
+        kunit_expect!(test, r.bytes >= 100, "bytes {}", r.bytes);
+        kunit_expect!(
+            test,
+            r.pid == pid && r.tgid == tgid,
+            "pid {} tgid {}",
+            r.pid,
+            r.tgid
+        );
+        kunit_expect!(test, r.comm() == "kunit_try_catch", "comm {}", r.comm());
+        kunit_expect!(test, r.context == 0, "context {}", r.context);
+        kunit_expect!(test, r.gfp == bindings::GFP_KERNEL, "gfp {:#x}", r.gfp);
+        kunit_expect!(test, stack_has(r.stack, b"capture_slab_site"), "stack");
+    }
+    expect_all_tracked(test, SLAB_TAG);
+    let text = report(View::Objects);
+    kunit_expect!(
+        test,
+        contains(&text, b"comm=kunit_try_catch"),
+        "objects report"
+    );
+    kunit_expect!(
+        test,
+        contains(&text, b"capture_slab_site"),
+        "objects report's stack"
+    );
+    let text = report(View::Stacks);
+    kunit_expect!(test, contains(&text, b"stack count=1 "), "stacks report");
+    let text = report(View::Processes);
+    let (_, tgid) = current_ids();
+    let mut line = KVec::new();
+    let _ = core::fmt::Write::write_fmt(
+        &mut LineWriter(&mut line),
+        format_args!("process tgid={tgid} comm=kunit_try_catch objects=1 "),
+    );
+    kunit_expect!(test, contains(&text, &line), "processes report");
+    // SAFETY: `obj` came from kmalloc and is freed once.
+    unsafe { bindings::kfree(obj) };
+    kunit_expect!(test, records(SLAB_TAG).is_empty(), "kfree left a record");
+    kunit_expect!(test, capture::remove(id).is_ok());
+}
+
+test_tag!(REALLOC_TAG, "alloctag_capture_krealloc");
+
+fn krealloc_in_place_and_moved(test: &Test) {
+    let Some(id) = select(test, "func:alloctag_capture_krealloc") else {
+        return;
+    };
+    // SAFETY: Allocating has no precondition.
+    let obj = with_tag(REALLOC_TAG, || unsafe {
+        bindings::__kmalloc_noprof(64, bindings::GFP_KERNEL)
+    });
+    // SAFETY: `obj` came from kmalloc; shrinking keeps it where it is.
+    let same = with_tag(REALLOC_TAG, || unsafe {
+        bindings::krealloc_noprof(obj, 40, bindings::GFP_KERNEL)
+    });
+    kunit_expect!(test, same == obj, "shrinking moved the object");
+    let found = records(REALLOC_TAG);
+    kunit_expect!(
+        test,
+        found.len() == 1 && found[0].object == obj as usize,
+        "in place"
+    );
+    // SAFETY: `same` came from krealloc; growing past the cache moves it.
+    let moved = with_tag(REALLOC_TAG, || unsafe {
+        bindings::krealloc_noprof(same, 3000, bindings::GFP_KERNEL)
+    });
+    kunit_expect!(test, !moved.is_null() && moved != same, "not moved");
+    let found = records(REALLOC_TAG);
+    kunit_expect!(
+        test,
+        found.len() == 1,
+        "{} records after the move",
+        found.len()
+    );
+    kunit_expect!(
+        test,
+        found.first().map(|r| r.object) == Some(moved as usize),
+        "moved"
+    );
+    expect_all_tracked(test, REALLOC_TAG);
+    // SAFETY: `moved` came from krealloc and is freed once.
+    unsafe { bindings::kfree(moved) };
+    kunit_expect!(test, records(REALLOC_TAG).is_empty());
+    kunit_expect!(test, capture::remove(id).is_ok());
+}
+
+/// A constructor, which keeps the test's cache from being merged with another.
+extern "C" fn no_merge(_object: *mut c_void) {}
+
+test_tag!(CACHE_TAG, "alloctag_capture_cache");
+
+fn cache_free_and_bulk_free(test: &Test) {
+    // SAFETY: All-zero is a valid `kmem_cache_args`.
+    let mut args: bindings::kmem_cache_args = unsafe { core::mem::zeroed() };
+    args.ctor = Some(no_merge);
+    // SAFETY: The name is static; `args` is valid for the call.
+    let cache = unsafe {
+        bindings::__kmem_cache_create_args(
+            kernel::c_str!("alloctag_capture").as_char_ptr(),
+            72,
+            &mut args,
+            0,
+        )
+    };
+    kunit_expect!(test, !cache.is_null(), "no cache");
+    if cache.is_null() {
+        return;
+    }
+    if let Some(id) = select(test, "func:alloctag_capture_cache") {
+        // SAFETY: `cache` is live.
+        let obj = with_tag(CACHE_TAG, || unsafe {
+            bindings::kmem_cache_alloc_noprof(cache, bindings::GFP_KERNEL)
+        });
+        let found = records(CACHE_TAG);
+        kunit_expect!(test, found.len() == 1 && found[0].object == obj as usize);
+        // SAFETY: `obj` came from `cache`.
+        unsafe { bindings::kmem_cache_free(cache, obj) };
+        kunit_expect!(
+            test,
+            records(CACHE_TAG).is_empty(),
+            "kmem_cache_free left a record"
+        );
+
+        let mut objs = [ptr::null_mut::<c_void>(); 4];
+        // SAFETY: `objs` has room for 4 objects.
+        let n = with_tag(CACHE_TAG, || unsafe {
+            bindings::kmem_cache_alloc_bulk_noprof(
+                cache,
+                bindings::GFP_KERNEL,
+                4,
+                objs.as_mut_ptr(),
+            )
+        });
+        kunit_expect!(test, n == 4, "bulk allocated {n}");
+        let found = records(CACHE_TAG);
+        kunit_expect!(test, found.len() == 4, "{} records", found.len());
+        kunit_expect!(
+            test,
+            objs.iter()
+                .all(|o| found.iter().any(|r| r.object == *o as usize)),
+            "a bulk object without its record"
+        );
+        expect_all_tracked(test, CACHE_TAG);
+        // SAFETY: The objects came from `cache`, `n` of them.
+        unsafe { bindings::kmem_cache_free_bulk(cache, n as usize, objs.as_mut_ptr()) };
+        kunit_expect!(
+            test,
+            records(CACHE_TAG).is_empty(),
+            "bulk free left records"
+        );
+        kunit_expect!(test, capture::remove(id).is_ok());
+    }
+    // SAFETY: Every object of `cache` was freed.
+    unsafe { bindings::kmem_cache_destroy(cache) };
+}
+
+test_tag!(PAGES_TAG, "alloctag_capture_pages");
+
+fn pages_split_and_vmalloc(test: &Test) {
+    let Some(id) = select(test, "func:alloctag_capture_pages") else {
+        return;
+    };
+    let page = with_tag(PAGES_TAG, || alloc_pages(2));
+    kunit_expect!(test, !page.is_null());
+    let found = records(PAGES_TAG);
+    kunit_expect!(test, found.len() == 1, "{} records", found.len());
+    if let Some(r) = found.first() {
+        kunit_expect!(
+            test,
+            r.kind == Kind::Pages && r.order == 2 && r.bytes == 4 * PAGE_SIZE
+        );
+    }
+    expect_all_tracked(test, PAGES_TAG);
+    // SAFETY: `page` came from the page allocator, order 2.
+    unsafe { bindings::__free_pages(page, 2) };
+    kunit_expect!(
+        test,
+        records(PAGES_TAG).is_empty(),
+        "__free_pages left a record"
+    );
+
+    // A split gives each page its own record; each goes with its page.
+    let page = with_tag(PAGES_TAG, || alloc_pages(2));
+    if !page.is_null() {
+        // SAFETY: `page` is a non-compound order-2 allocation.
+        unsafe { bindings::split_page(page, 2) };
+        let found = records(PAGES_TAG);
+        kunit_expect!(
+            test,
+            found.len() == 4,
+            "{} records after the split",
+            found.len()
+        );
+        kunit_expect!(
+            test,
+            found.iter().all(|r| r.bytes == PAGE_SIZE && r.order == 0)
+        );
+        expect_all_tracked(test, PAGES_TAG);
+        for i in 0..4 {
+            // SAFETY: After the split each of the 4 pages is an order-0 allocation.
+            unsafe { bindings::__free_pages(page.add(i), 0) };
+            kunit_expect!(test, records(PAGES_TAG).len() == 3 - i, "page {i} freed");
+        }
+    }
+
+    // SAFETY: Allocating has no precondition.
+    let area = with_tag(PAGES_TAG, || unsafe {
+        bindings::__vmalloc_noprof(3 * PAGE_SIZE, bindings::GFP_KERNEL)
+    });
+    kunit_expect!(test, !area.is_null());
+    let pages = records(PAGES_TAG)
+        .iter()
+        .filter(|r| r.kind == Kind::Pages)
+        .count();
+    kunit_expect!(
+        test,
+        pages == 3,
+        "{pages} page records for a 3-page vmalloc"
+    );
+    expect_all_tracked(test, PAGES_TAG);
+    // SAFETY: `area` came from vmalloc.
+    unsafe { bindings::vfree(area) };
+    let pages = records(PAGES_TAG)
+        .iter()
+        .filter(|r| r.kind == Kind::Pages)
+        .count();
+    kunit_expect!(test, pages == 0, "vfree left {pages} page records");
+    // What vfree does not free at once (its lazily freed area descriptor) is still counted.
+    expect_all_tracked(test, PAGES_TAG);
+    kunit_expect!(test, capture::remove(id).is_ok());
+}
+
+test_tag!(LIMIT_TAG, "alloctag_capture_limit");
+
+fn bounded_with_exact_drops(test: &Test) {
+    kunit_expect!(test, capture::set_limit(4).is_ok());
+    let Some(id) = select(test, "func:alloctag_capture_limit") else {
+        let _ = capture::set_limit(4096);
+        return;
+    };
+    kunit_expect!(
+        test,
+        capture::set_limit(8) == Err(EBUSY),
+        "limit changed while on"
+    );
+    let mut objs = [ptr::null_mut::<c_void>(); 6];
+    for o in objs.iter_mut() {
+        // SAFETY: Allocating has no precondition.
+        *o = with_tag(LIMIT_TAG, || unsafe {
+            bindings::__kmalloc_noprof(16, bindings::GFP_KERNEL)
+        });
+    }
+    let (used, size, dropped, _) = capture::stats();
+    kunit_expect!(
+        test,
+        (used, size, dropped) == (4, 4, 2),
+        "used {used} size {size} dropped {dropped}"
+    );
+    kunit_expect!(
+        test,
+        capture::untracked_of(LIMIT_TAG.codetag()).map(|u| u.0) == Ok(2)
+    );
+    for o in objs {
+        // SAFETY: Each came from kmalloc, freed once.
+        unsafe { bindings::kfree(o) };
+    }
+    kunit_expect!(
+        test,
+        capture::stats().0 == 0,
+        "records left after the frees"
+    );
+    kunit_expect!(test, capture::remove(id).is_ok());
+    kunit_expect!(
+        test,
+        capture::stats().1 == 0,
+        "the pool stays after the last selection"
+    );
+    kunit_expect!(test, capture::set_limit(4096).is_ok());
+}
+
+test_tag!(ATOMIC_TAG, "alloctag_capture_atomic");
+test_tag!(IRQ_TAG, "alloctag_capture_irq");
+
+/// The interrupt work of [`spinlock_and_hardirq_recorded`].
+static mut IRQ_WORK: bindings::irq_work = {
+    // SAFETY: All zeroes is `IRQ_WORK_INIT()`'s value but for the function.
+    let mut work: bindings::irq_work = unsafe { core::mem::zeroed() };
+    work.func = Some(irq_allocate);
+    work
+};
+static IRQ_OBJECT: AtomicPtr<c_void> = AtomicPtr::new(ptr::null_mut());
+static IRQ_RAN: AtomicBool = AtomicBool::new(false);
+
+/// Allocates at [`IRQ_TAG`] in hard interrupt context, as `alloc_hooks()` would there.
+///
+/// # Safety
+///
+/// Called by the irq_work core with [`IRQ_WORK`].
+unsafe extern "C" fn irq_allocate(_work: *mut bindings::irq_work) {
+    // SAFETY: `current` is valid in interrupt context; the tag is restored before returning.
+    let obj = with_tag(IRQ_TAG, || unsafe {
+        bindings::__kmalloc_noprof(24, bindings::GFP_ATOMIC)
+    });
+    IRQ_OBJECT.store(obj, Ordering::Relaxed);
+    IRQ_RAN.store(true, Ordering::Release);
+}
+
+fn spinlock_and_hardirq_recorded(test: &Test) {
+    let Some(a) = select(test, "func:alloctag_capture_atomic") else {
+        return;
+    };
+    if select(test, "func:alloctag_capture_irq").is_none() {
+        let _ = capture::remove(a);
+        return;
+    }
+    let Ok(lock) = KBox::pin_init(new_spinlock!(()), GFP_KERNEL) else {
+        kunit_expect!(test, false, "no memory for the lock");
+        capture::clear();
+        return;
+    };
+    let objs = {
+        let _guard = lock.lock();
+        [bindings::GFP_ATOMIC, bindings::GFP_NOWAIT].map(|gfp| {
+            // SAFETY: Allocating without sleeping has no precondition.
+            with_tag(ATOMIC_TAG, || unsafe {
+                bindings::__kmalloc_noprof(48, gfp)
+            })
+        })
+    };
+    let found = records(ATOMIC_TAG);
+    kunit_expect!(
+        test,
+        found.len() == 2,
+        "{} records under a spinlock",
+        found.len()
+    );
+    let gfps = [found.first().map(|r| r.gfp), found.get(1).map(|r| r.gfp)];
+    kunit_expect!(
+        test,
+        gfps == [Some(bindings::GFP_ATOMIC), Some(bindings::GFP_NOWAIT)],
+        "gfp {gfps:?}"
+    );
+    // SAFETY: Allocating has no precondition.
+    let nofail = with_tag(ATOMIC_TAG, || unsafe {
+        bindings::__kmalloc_noprof(48, bindings::GFP_KERNEL | bindings::__GFP_NOFAIL)
+    });
+    kunit_expect!(
+        test,
+        records(ATOMIC_TAG).len() == 3,
+        "__GFP_NOFAIL not recorded"
+    );
+    expect_all_tracked(test, ATOMIC_TAG);
+    for o in Iterator::chain(objs.into_iter(), [nofail]) {
+        // SAFETY: Each came from kmalloc, freed once.
+        unsafe { bindings::kfree(o) };
+    }
+    kunit_expect!(test, records(ATOMIC_TAG).is_empty());
+
+    IRQ_RAN.store(false, Ordering::Relaxed);
+    // SAFETY: `IRQ_WORK` is initialised and only queued here.
+    unsafe { bindings::irq_work_queue(&raw mut IRQ_WORK) };
+    // SAFETY: Waits until the work has run.
+    unsafe { bindings::irq_work_sync(&raw mut IRQ_WORK) };
+    let obj = IRQ_OBJECT.swap(ptr::null_mut(), Ordering::Relaxed);
+    kunit_expect!(
+        test,
+        IRQ_RAN.load(Ordering::Acquire),
+        "the interrupt work did not run"
+    );
+    let found = records(IRQ_TAG);
+    kunit_expect!(
+        test,
+        found.len() == 1,
+        "{} records from the interrupt",
+        found.len()
+    );
+    if let Some(r) = found.first() {
+        kunit_expect!(
+            test,
+            r.object == obj as usize && r.context != 0,
+            "context {}",
+            r.context
+        );
+        kunit_expect!(test, r.gfp == bindings::GFP_ATOMIC, "gfp {:#x}", r.gfp);
+    }
+    // SAFETY: `obj` came from kmalloc, or is null.
+    unsafe { bindings::kfree(obj) };
+    kunit_expect!(test, records(IRQ_TAG).is_empty());
+    capture::clear();
+}
+
+test_tag!(OFF_TAG, "alloctag_capture_off");
+
+fn deselecting_frees_every_record(test: &Test) {
+    // Allocated before the site is selected: the untracked remainder.
+    // SAFETY: Allocating has no precondition.
+    let early = [(); 2].map(|_| {
+        with_tag(OFF_TAG, || unsafe {
+            bindings::__kmalloc_noprof(16, bindings::GFP_KERNEL)
+        })
+    });
+    let Some(id) = select(test, "func:alloctag_capture_off") else {
+        return;
+    };
+    // SAFETY: As above.
+    let late = [(); 3].map(|_| {
+        with_tag(OFF_TAG, || unsafe {
+            bindings::__kmalloc_noprof(16, bindings::GFP_KERNEL)
+        })
+    });
+    kunit_expect!(test, records(OFF_TAG).len() == 3);
+    let untracked = capture::untracked_of(OFF_TAG.codetag());
+    let per = OFF_TAG.read().bytes / 5;
+    kunit_expect!(
+        test,
+        untracked == Ok((2, 2 * per)),
+        "untracked {untracked:?}"
+    );
+    kunit_expect!(test, capture::remove(id).is_ok());
+    kunit_expect!(test, capture::remove(id) == Err(ENOENT));
+    kunit_expect!(
+        test,
+        capture::stats() == (0, 0, 0, 0),
+        "a record outlived capture"
+    );
+    kunit_expect!(test, records(OFF_TAG).is_empty());
+    for o in Iterator::chain(early.into_iter(), late) {
+        // SAFETY: Each came from kmalloc, freed once.
+        unsafe { bindings::kfree(o) };
+    }
+}
+
+/// A Rust call site with `alloc_hooks!`, and one through the plain API (a dynamic tag, made
+/// at its first allocation), each selected by its `.rs` line before it allocates.
+const RUST_SITE_LINE: u32 = line!() + 3;
+#[inline(never)]
+fn rust_site() -> Result<KBox<[u8; 64]>> {
+    let obj = alloc_hooks!(KBox::new([0u8; 64], GFP_KERNEL))?;
+    Ok(obj)
+}
+const PLAIN_SITE_LINE: u32 = line!() + 3;
+#[inline(never)]
+fn plain_site() -> Result<KBox<[u8; 56]>> {
+    let obj = KBox::new([0u8; 56], GFP_KERNEL)?;
+    Ok(obj)
+}
+
+fn rust_sites_selected_by_line(test: &Test) {
+    for (line, plain) in [(RUST_SITE_LINE, false), (PLAIN_SITE_LINE, true)] {
+        let mut text = KVec::new();
+        let _ = core::fmt::Write::write_fmt(
+            &mut LineWriter(&mut text),
+            format_args!("{}:{line}", file!()),
+        );
+        let Some(id) = select(test, core::str::from_utf8(&text).unwrap_or("")) else {
+            return;
+        };
+        let obj = if plain {
+            plain_site().map(|b| KBox::into_raw(b) as usize)
+        } else {
+            rust_site().map(|b| KBox::into_raw(b) as usize)
+        };
+        kunit_expect!(test, obj.is_ok());
+        let (used, ..) = capture::stats();
+        kunit_expect!(test, used == 1, "line {line}: {used} records");
+        let live = report(View::Objects);
+        kunit_expect!(
+            test,
+            contains(&live, &text),
+            "line {line} not in the report"
+        );
+        if let Ok(obj) = obj {
+            let mut addr = KVec::new();
+            let _ = core::fmt::Write::write_fmt(
+                &mut LineWriter(&mut addr),
+                format_args!("addr={obj:#x} "),
+            );
+            kunit_expect!(
+                test,
+                contains(&live, &addr),
+                "line {line}: object not recorded"
+            );
+            // SAFETY: `obj` came from `KBox::into_raw` of the size freed here.
+            unsafe { bindings::kfree(obj as *const c_void) };
+        }
+        kunit_expect!(
+            test,
+            capture::stats().0 == 0,
+            "line {line}: record left after the free"
+        );
+        kunit_expect!(test, capture::remove(id).is_ok());
+    }
+}
+
+fn bad_commands_change_nothing(test: &Test) {
+    for bad in [
+        "",
+        "add",
+        "add a:0",
+        "add a b c d e",
+        "remove",
+        "remove x",
+        "remove 1 2",
+        "limit",
+        "limit 0",
+        "limit -1",
+        "limit 99999999",
+        "clear now",
+        "frob",
+    ] {
+        let r = capture::run(bad.as_bytes());
+        kunit_expect!(test, r == Err(EINVAL), "'{bad}': {r:?}");
+    }
+    kunit_expect!(test, capture::run(b"remove 7") == Err(ENOENT));
+    kunit_expect!(
+        test,
+        capture::stats().1 == 0,
+        "a refused command started capture"
+    );
+    kunit_expect!(
+        test,
+        capture::limit() == 4096,
+        "a refused command changed the limit"
+    );
+    kunit_expect!(test, capture::run(b"add func:alloctag_capture_off").is_ok());
+    kunit_expect!(
+        test,
+        capture::run(b"add func:alloctag_capture_off") == Err(EEXIST)
+    );
+    kunit_expect!(test, capture::run(b"clear").is_ok());
+    kunit_expect!(test, capture::stats().1 == 0);
+}
+
+kunit_suite!(
+    capture_suite,
+    "alloctag_capture",
+    [
+        kmalloc_recorded_until_kfree,
+        krealloc_in_place_and_moved,
+        cache_free_and_bulk_free,
+        pages_split_and_vmalloc,
+        bounded_with_exact_drops,
+        spinlock_and_hardirq_recorded,
+        deselecting_frees_every_record,
+        rust_sites_selected_by_line,
+        bad_commands_change_nothing,
+    ]
+);

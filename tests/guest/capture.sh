@@ -1,0 +1,119 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=sh
+#
+# Capture of live objects at selected call sites
+# (/sys/kernel/debug/alloctag/capture and its reports live, live_stacks,
+# live_processes), on the test module's hold file: a write of N from user
+# space allocates N objects at hold_object() in the writer's context
+# (tests/modules/alloctag_test.c, tests/guest/tools/capwriter.c).
+
+CAP_DIR=/sys/kernel/debug/alloctag
+CAP_CTL=$CAP_DIR/capture
+HOLD=/sys/kernel/debug/alloctag_test/hold
+CAP_MODDIR=/lib/modules
+
+capture_ready() {
+	[ -e "$CAP_CTL" ] || mount -t debugfs none /sys/kernel/debug
+	[ -w "$CAP_CTL" ] || fail "no $CAP_CTL"
+	echo clear >"$CAP_CTL"
+	rmmod alloctag_test 2>/dev/null || true
+	# Pass or fail, leave nothing selected and the test module unloaded.
+	trap 'echo clear >"$CAP_CTL" 2>/dev/null; rmmod alloctag_test 2>/dev/null || true' EXIT
+}
+
+# Prints the number of object lines of the live report of the hold site
+# written by process $1 with the comm capwriter.
+held_objects_of() {
+	grep "^object " "$CAP_DIR/live" | grep " tgid=$1 comm=capwriter " |
+		grep -c "\[alloctag_test\] func:hold_object$" || true
+}
+
+test_capture_module_site_by_process_and_stack() {
+	capture_ready
+	# Selected before the module loads: its tags are marked as it loads.
+	echo "add module:alloctag_test func:hold_object" >"$CAP_CTL" || fail "add refused"
+	grep -q "^selection 1 sites=0 unmarked=0 select=module:alloctag_test func:hold_object$" "$CAP_CTL" ||
+		fail "selection not listed: $(cat "$CAP_CTL")"
+	insmod "$CAP_MODDIR/alloctag_test.ko" || fail "insmod failed"
+	grep -q "^site selection=1 live=0 " "$CAP_CTL" || fail "site not marked at load: $(cat "$CAP_CTL")"
+	pid=$(capwriter "$HOLD" 3) || fail "capwriter failed"
+	[ "$(held_objects_of "$pid")" = 3 ] || fail "objects of $pid: $(cat "$CAP_DIR/live")"
+	# Each object's stack has the call site's function, as %pS prints it.
+	grep -A16 "^object .* tgid=$pid comm=capwriter " "$CAP_DIR/live" |
+		grep -q "^  hold_object+0x[0-9a-f]*/0x[0-9a-f]* \[alloctag_test\]$" ||
+		fail "no hold_object frame: $(cat "$CAP_DIR/live")"
+	grep -q "^process tgid=$pid comm=capwriter objects=3 bytes=" "$CAP_DIR/live_processes" ||
+		fail "by process: $(cat "$CAP_DIR/live_processes")"
+	grep -q "^stack count=3 .* pids=$pid:capwriter site=.*func:hold_object$" "$CAP_DIR/live_stacks" ||
+		fail "by stack: $(cat "$CAP_DIR/live_stacks")"
+	grep -q "^site selection=1 live=3 .* untracked=0 untracked_bytes=0 " "$CAP_CTL" ||
+		fail "counters and records differ: $(cat "$CAP_CTL")"
+	# Freeing clears.
+	capwriter "$HOLD" 0 >/dev/null || fail "freeing failed"
+	[ "$(held_objects_of "$pid")" = 0 ] || fail "freed objects still listed"
+	grep -q "^site selection=1 live=0 " "$CAP_CTL" || fail "records left: $(cat "$CAP_CTL")"
+}
+
+test_capture_cli_shows_process_and_stack() {
+	[ -x /bin/allocinfo ] || fail "no /bin/allocinfo"
+	capture_ready
+	allocinfo capture add module:alloctag_test func:hold_object || fail "allocinfo capture add failed"
+	allocinfo capture list | grep -q "module:alloctag_test func:hold_object" ||
+		fail "not listed: $(allocinfo capture list)"
+	insmod "$CAP_MODDIR/alloctag_test.ko" || fail "insmod failed"
+	pid=$(capwriter "$HOLD" 2) || fail "capwriter failed"
+	out=$(allocinfo live --by process) || fail "allocinfo live --by process failed"
+	echo "$out" | grep -q "^ *$pid  *capwriter  *2 " || fail "by process: $out"
+	out=$(allocinfo live --by stack) || fail "allocinfo live --by stack failed"
+	echo "$out" | grep -q "hold_object+0x" || fail "by stack: $out"
+	out=$(allocinfo live --json) || fail "allocinfo live --json failed"
+	echo "$out" | grep -q "\"comm\": *\"capwriter\"" || fail "json: $out"
+	out=$(allocinfo live --older-than 1h) || fail "--older-than failed"
+	echo "$out" | grep -q capwriter && fail "--older-than 1h listed new objects: $out"
+	allocinfo capture remove 1 || fail "allocinfo capture remove failed"
+	[ -z "$(grep "^object " "$CAP_DIR/live")" ] || fail "records outlived the selection"
+}
+
+test_capture_unload_of_selected_module_is_clean() {
+	capture_ready
+	echo "add module:alloctag_test" >"$CAP_CTL" || fail "add refused"
+	# leak=1 keeps one allocation past unload: its tag stays, its record goes.
+	insmod "$CAP_MODDIR/alloctag_test.ko" leak=1 || fail "insmod failed"
+	capwriter "$HOLD" 4 >/dev/null || fail "capwriter failed"
+	grep -q "func:alloctag_test_init$" "$CAP_DIR/live" || fail "init's objects not captured"
+	rmmod alloctag_test || fail "rmmod failed"
+	grep -q "alloctag_test" "$CAP_DIR/live" && fail "records of the unloaded module: $(cat "$CAP_DIR/live")"
+	grep -q "^site " "$CAP_CTL" && fail "sites of the unloaded module listed"
+	grep -q "^selection 1 sites=0 " "$CAP_CTL" || fail "the selection did not survive: $(cat "$CAP_CTL")"
+	# Loaded again, the selection marks the new tags.
+	insmod "$CAP_MODDIR/alloctag_test.ko" || fail "second insmod failed"
+	grep -q "func:alloctag_test_init$" "$CAP_DIR/live" || fail "not captured after reload"
+	rmmod alloctag_test
+	echo clear >"$CAP_CTL"
+	grep -q "^capture limit=[0-9]* size=0 used=0 " "$CAP_CTL" || fail "pool left: $(cat "$CAP_CTL")"
+}
+
+test_capture_bad_commands_change_nothing() {
+	capture_ready
+	echo "add func:alloctag_never_called_anywhere" >"$CAP_CTL" || fail "a good add refused"
+	before=$(cat "$CAP_CTL")
+	for bad in "add" "add func:" "add x.c:0" "add a b c d e" "remove" "remove x" \
+		"remove 1 2" "remove 9" "limit" "limit 0" "limit x" "limit 5" "clear now" "bogus" \
+		"add func:alloctag_never_called_anywhere"; do
+		if echo "$bad" >"$CAP_CTL" 2>/dev/null; then
+			fail "'$bad' accepted"
+		fi
+		[ "$(cat "$CAP_CTL")" = "$before" ] || fail "'$bad' changed the state"
+	done
+	dmesg | grep -q "capture: 'limit 0' refused" || fail "no log line for a refused command"
+	dmesg | grep -q "capture: 'limit 5' refused: EBUSY" || fail "no EBUSY for a limit while on"
+	capdrop sys_admin -- sh -c "echo clear >$CAP_CTL" 2>/dev/null &&
+		fail "root without CAP_SYS_ADMIN changed capture"
+	[ "$(cat "$CAP_CTL")" = "$before" ] || fail "a refused write changed the state"
+	[ "$(stat -c %a "$CAP_CTL")" = 600 ] || fail "mode $(stat -c %a "$CAP_CTL")"
+	[ "$(stat -c %a "$CAP_DIR/live")" = 400 ] || fail "live mode $(stat -c %a "$CAP_DIR/live")"
+	echo clear >"$CAP_CTL"
+	echo "limit 16" >"$CAP_CTL" || fail "limit refused while off"
+	grep -q "^capture limit=16 size=0 " "$CAP_CTL" || fail "limit not shown"
+	echo "limit 4096" >"$CAP_CTL"
+}
