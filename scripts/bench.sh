@@ -23,6 +23,12 @@
 # elsewhere, and every benchmark site armed with probability 0 (results in
 # $BUILD_DIR/bench-fault).
 #
+# With BENCH_CAPTURE=1 it compares (c) and
+#   (e) kernel-bench-capture: (c) with capture of live objects built in,
+# under -icount only: nothing selected, a site selected that never
+# allocates, and every benchmark site selected (each allocation recorded and
+# its record freed); results in $BUILD_DIR/bench-capture.
+#
 # BENCH_KERNELS (default "nop c rust") picks the kernels to build and boot,
 # e.g. "c rust". With BENCH_BIG=1 each is built with
 # scripts/configs/bench-big.config added (a few thousand tags) as
@@ -53,9 +59,14 @@ if [ "${BENCH_FAULT:-0}" = 1 ]; then
 	ROUNDS=0
 	QUERY=0
 	out=$BUILD_DIR/bench-fault
+elif [ "${BENCH_CAPTURE:-0}" = 1 ]; then
+	KERNELS=(rust capture)
+	ROUNDS=0
+	QUERY=0
+	out=$BUILD_DIR/bench-capture
 fi
 for k in "${KERNELS[@]}"; do
-	case $k in nop | c | rust | fault) ;; *) die "BENCH_KERNELS: $k is none of nop c rust fault" ;; esac
+	case $k in nop | c | rust | fault | capture) ;; *) die "BENCH_KERNELS: $k is none of nop c rust fault capture" ;; esac
 done
 # BENCH_BIG=1: the same kernels with bench-big.config added (a few thousand
 # tags), built as kernel-bench-big-KERNEL, results in $BUILD_DIR/bench-big.
@@ -118,7 +129,7 @@ done
 # The three .config files must differ in the profiling options only, and in
 # what MEM_ALLOC_PROFILING selects (CODE_TAGGING, which selects KALLSYMS;
 # PAGE_EXTENSION; SLAB_OBJ_EXT; and the Rust core's STACKTRACE).
-PROFILING_OPTIONS='^CONFIG_(MEM_ALLOC_PROFILING[A-Z_]*|CODE_TAGGING|PAGE_EXTENSION|SLAB_OBJ_EXT|KALLSYMS|KALLSYMS_ABSOLUTE_PERCPU|ALLOCTAG_FAULT_INJECTION|ALLOCTAG_SELECTION|STACKTRACE)='
+PROFILING_OPTIONS='^CONFIG_(MEM_ALLOC_PROFILING[A-Z_]*|CODE_TAGGING|PAGE_EXTENSION|SLAB_OBJ_EXT|KALLSYMS|KALLSYMS_ABSOLUTE_PERCPU|ALLOCTAG_FAULT_INJECTION|ALLOCTAG_SELECTION|ALLOCTAG_CAPTURE|STACKTRACE)='
 options() { grep '^CONFIG_' "$BUILD_DIR/kernel-bench-$1/.config" | grep -Ev "$PROFILING_OPTIONS"; }
 for ((i = 1; i < ${#KERNELS[@]}; i++)); do
 	a=${KERNELS[$((i - 1))]} b=${KERNELS[$i]}
@@ -182,7 +193,7 @@ stage "$ICOUNT_ROUNDS icount rounds" "$t"
 dirty=$(git -C "$ALLOCTAG_ROOT" status --porcelain 2>/dev/null | wc -l)
 {
 	echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
-	echo "command=scripts/bench.sh (BENCH_ROUNDS=$ROUNDS BENCH_ICOUNT_ROUNDS=$ICOUNT_ROUNDS BENCH_PASSES=$PASSES BENCH_KERNELS=\"${KERNELS[*]#big-}\" BENCH_BIG=${BENCH_BIG:-0} BENCH_FAULT=${BENCH_FAULT:-0} BENCH_TAGS=$BENCH_TAGS BENCH_QUERY_REPS=${BENCH_QUERY_REPS:-20})"
+	echo "command=scripts/bench.sh (BENCH_ROUNDS=$ROUNDS BENCH_ICOUNT_ROUNDS=$ICOUNT_ROUNDS BENCH_PASSES=$PASSES BENCH_KERNELS=\"${KERNELS[*]#big-}\" BENCH_BIG=${BENCH_BIG:-0} BENCH_FAULT=${BENCH_FAULT:-0} BENCH_CAPTURE=${BENCH_CAPTURE:-0} BENCH_TAGS=$BENCH_TAGS BENCH_QUERY_REPS=${BENCH_QUERY_REPS:-20})"
 	echo "commit=$(git -C "$ALLOCTAG_ROOT" rev-parse --short HEAD 2>/dev/null) ($dirty files changed)"
 	echo "host=$(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
 	echo "qemu=$(qemu-system-x86_64 --version | head -1), -accel tcg,thread=single -cpu max -smp 2 -m 2G"
@@ -198,6 +209,8 @@ dirty=$(git -C "$ALLOCTAG_ROOT" status --porcelain 2>/dev/null | wc -l)
 
 if [ "${BENCH_FAULT:-0}" = 1 ]; then
 	python3 "$ALLOCTAG_ROOT/scripts/bench/report.py" --fault "$out" "$BUILD_DIR" >"$out/results.md"
+elif [ "${BENCH_CAPTURE:-0}" = 1 ]; then
+	python3 "$ALLOCTAG_ROOT/scripts/bench/report.py" --capture "$out" "$BUILD_DIR" >"$out/results.md"
 else
 	BENCH_PREFIX=$PREFIX python3 "$ALLOCTAG_ROOT/scripts/bench/report.py" "$out" "$BUILD_DIR" >"$out/results.md"
 fi

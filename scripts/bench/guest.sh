@@ -135,6 +135,23 @@ while [ "$pass" -le "$passes" ]; do
 		bench armed-p0 $pass "$mods/alloctag_bench_rust.ko"
 		echo clear >"$ctl" || fail=1
 	fi
+	# Capture of live objects (kernel-bench-capture): a selection of a site
+	# that never allocates (the key is on, every allocation tests its tag's
+	# mark), then every benchmark site selected (each allocation is recorded
+	# with its stack, each free drops the record).
+	cap=/sys/kernel/debug/alloctag/capture
+	[ -e "$cap" ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+	if [ -w "$cap" ]; then
+		echo "add func:alloctag_bench_no_such_function" >"$cap" || fail=1
+		bench selected-elsewhere $pass "$mods/alloctag_bench.ko" mode=alloc
+		bench selected-elsewhere $pass "$mods/alloctag_bench_rust.ko"
+		echo "add module:alloctag_bench" >"$cap" || fail=1
+		echo "add module:alloctag_bench_rust" >"$cap" || fail=1
+		bench selected $pass "$mods/alloctag_bench.ko" mode=alloc
+		bench selected $pass "$mods/alloctag_bench_rust.ko"
+		info "capture_status=$(head -1 "$cap")"
+		echo clear >"$cap" || fail=1
+	fi
 	pass=$((pass + 1))
 done
 [ -r /proc/allocinfo ] && info "allocinfo_tags=$(($(wc -l </proc/allocinfo) - 2))"

@@ -23,8 +23,9 @@ import sys
 
 KERNELS = ["nop", "c", "rust"]
 LABEL = {"nop": "(a) no profiling", "c": "(b) C core", "rust": "(c) Rust core",
-         "fault": "(d) Rust core with fault injection"}
-SHORT = {"nop": "(a)", "c": "(b)", "rust": "(c)", "fault": "(d)"}
+         "fault": "(d) Rust core with fault injection",
+         "capture": "(e) Rust core with capture"}
+SHORT = {"nop": "(a)", "c": "(b)", "rust": "(c)", "fault": "(d)", "capture": "(e)"}
 ALLOC_TESTS = [
     "kmalloc-8", "kmalloc-16", "kmalloc-32", "kmalloc-64", "kmalloc-128",
     "kmalloc-256", "kmalloc-512", "kmalloc-1024", "kmalloc-2048", "kmalloc-4096",
@@ -38,7 +39,7 @@ SIZEOF_COUNTERS = 16        # struct alloc_tag_counters: bytes, calls
 # BENCH_PREFIX=big- (scripts/bench.sh with BENCH_BIG=1): the kernels are
 # kernel-bench-big-KERNEL, their logs boot-big-KERNEL-MODE-rROUND.log.
 PREFIX = os.environ.get("BENCH_PREFIX", "")
-LOG_RE = re.compile(r"^boot-(?:big-)?(nop|c|rust|fault)-(tcg|icount)-r(\d+)\.log$")
+LOG_RE = re.compile(r"^boot-(?:big-)?(nop|c|rust|fault|capture)-(tcg|icount)-r(\d+)\.log$")
 RESULT_RE = re.compile(r"^alloctag-bench-result: kernel=(\S+) phase=(\S+) pass=(\d+) \S+: (.*)$")
 INFO_RE = re.compile(r"^alloctag-bench-info: ([a-zA-Z_]+)=(.*)$")
 
@@ -644,25 +645,68 @@ def differential(boots):
     return "\n".join(out)
 
 
-def fault_table(boots, mode="icount"):
-    """Per allocation test: (d)/(c) with nothing armed, and (d) armed over (d) unarmed."""
+def feature_table(boots, kernel, idle_title, phases, mode="icount"):
+    """Per allocation test: kernel/(c) with the feature idle, and each of `phases` (phase,
+    column title) over the idle phase of the same boot of `kernel`."""
+    k = SHORT[kernel]
     rows = []
     for test in ALLOC_TESTS:
         same_boot = lambda phase: [b.ns(phase, test) / b.ns("on", test)
-                                   for _, b in sorted(boots.get(("fault", mode), {}).items())
+                                   for _, b in sorted(boots.get((kernel, mode), {}).items())
                                    if b.ns(phase, test) and b.ns("on", test)]
-        unarmed = ratios(boots, mode, "fault", "rust", "on", test)
+        idle = ratios(boots, mode, kernel, "rust", "on", test)
         rows.append([
             f"`{test}`",
             spread(values(boots, mode, "rust", "on", test)),
-            spread(values(boots, mode, "fault", "on", test)),
-            spread(unarmed, 4),
-            ("-" if not unarmed else "yes" if statistics.median(unarmed) <= 1.005 else "**no**"),
-            spread(same_boot("armed-elsewhere"), 4),
-            spread(same_boot("armed-p0"), 4),
-        ])
-    return table(["test", "(c) ns/op", "(d) ns/op", "(d)/(c) nothing armed", "≤ 1.005",
-                  "(d) armed elsewhere / unarmed", "(d) site armed p=0 / unarmed"], rows)
+            spread(values(boots, mode, kernel, "on", test)),
+            spread(idle, 4),
+            ("-" if not idle else "yes" if statistics.median(idle) <= 1.005 else "**no**"),
+        ] + [spread(same_boot(phase), 4) for phase, _ in phases])
+    return table(["test", "(c) ns/op", f"{k} ns/op", f"{k}/(c) {idle_title}", "≤ 1.005"]
+                 + [title for _, title in phases], rows)
+
+
+def fault_table(boots, mode="icount"):
+    """Per allocation test: (d)/(c) with nothing armed, and (d) armed over (d) unarmed."""
+    return feature_table(boots, "fault", "nothing armed", [("armed-elsewhere", "(d) armed elsewhere / unarmed"),
+                                          ("armed-p0", "(d) site armed p=0 / unarmed")], mode)
+
+
+def capture_table(boots, mode="icount"):
+    """Per allocation test: (e)/(c) with nothing selected, and (e) selected over unselected."""
+    return feature_table(boots, "capture", "nothing selected",
+                         [("selected-elsewhere", "(e) selected elsewhere / none"),
+                          ("selected", "(e) site selected / none")], mode)
+
+
+def capture_main(out_dir):
+    boots = load(out_dir)
+    p = print
+    p("# alloctag benchmark: capture of live objects")
+    p()
+    try:
+        with open(os.path.join(out_dir, "run.env")) as f:
+            for line in f:
+                if "=" in line:
+                    k, v = line.rstrip("\n").split("=", 1)
+                    p(f"- {k}: `{v}`")
+    except OSError:
+        pass
+    for k in ["rust", "capture"]:
+        p(f"- {LABEL[k]}: {len(boots.get((k, 'icount'), {}))} icount boots")
+    status = next((b.info["capture_status"][0]
+                   for _, b in sorted(boots.get(("capture", "icount"), {}).items())
+                   if b.info.get("capture_status")), None)
+    if status:
+        p(f"- capture status after the selected phase: `{status}`")
+    p()
+    p("Instructions per allocation and free under -icount (1 ns per instruction), profiling "
+      "on. (e)/(c) pairs the boots of one round with nothing selected; the "
+      "selected columns compare phases of the same (e) boot: a selection of a site that never "
+      "allocates (the static key on), and every benchmark site selected (each allocation "
+      "recorded with its stack, each free dropping the record).")
+    p()
+    p(capture_table(boots))
 
 
 def rust_sites_table(boots, kernels, mode="icount"):
@@ -728,6 +772,9 @@ def fault_main(out_dir):
 def main():
     if sys.argv[1] == "--fault":
         fault_main(sys.argv[2])
+        return
+    if sys.argv[1] == "--capture":
+        capture_main(sys.argv[2])
         return
     out_dir, build_dir = sys.argv[1], sys.argv[2]
     boots = load(out_dir)
