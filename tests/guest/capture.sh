@@ -117,3 +117,40 @@ test_capture_bad_commands_change_nothing() {
 	grep -q "^capture limit=16 size=0 " "$CAP_CTL" || fail "limit not shown"
 	echo "limit 4096" >"$CAP_CTL"
 }
+
+# Selections come and go, the pool with them, while another process
+# allocates and frees at the selected site, a third reads the reports, and
+# the module is unloaded and loaded again: no kernel report (run-qemu.sh
+# fails the boot on one), and at the end nothing is left.
+test_capture_races_selection_changes_with_frees() {
+	capture_ready
+	insmod "$CAP_MODDIR/alloctag_test.ko" || fail "insmod failed"
+	(
+		for _ in $(seq 1 60); do
+			capwriter "$HOLD" 5 >/dev/null 2>&1
+			capwriter "$HOLD" 0 >/dev/null 2>&1
+		done
+	) &
+	writer=$!
+	(
+		for _ in $(seq 1 60); do
+			cat "$CAP_DIR/live" "$CAP_DIR/live_stacks" "$CAP_DIR/live_processes" "$CAP_CTL" >/dev/null
+		done
+	) &
+	reader=$!
+	for i in $(seq 1 40); do
+		echo "add module:alloctag_test func:hold_object" >"$CAP_CTL" || fail "add $i refused"
+		if [ $((i % 4)) = 0 ]; then
+			echo "add module:alloctag_test" >"$CAP_CTL" || fail "second add $i refused"
+		fi
+		if [ $((i % 10)) = 0 ]; then
+			# Busy while the writer has the hold file open: then it stays.
+			rmmod alloctag_test 2>/dev/null || true
+			insmod "$CAP_MODDIR/alloctag_test.ko" 2>/dev/null || true
+		fi
+		echo clear >"$CAP_CTL" || fail "clear $i refused"
+	done
+	wait "$writer" "$reader"
+	grep -q "^capture limit=[0-9]* size=0 used=0 " "$CAP_CTL" || fail "state left: $(cat "$CAP_CTL")"
+	[ -z "$(grep "^object " "$CAP_DIR/live")" ] || fail "records left"
+}
