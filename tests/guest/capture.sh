@@ -71,7 +71,7 @@ test_capture_cli_shows_process_and_stack() {
 	out=$(allocinfo live --older-than 1h) || fail "--older-than failed"
 	echo "$out" | grep -q capwriter && fail "--older-than 1h listed new objects: $out"
 	allocinfo capture remove 1 || fail "allocinfo capture remove failed"
-	[ -z "$(grep "^object " "$CAP_DIR/live")" ] || fail "records outlived the selection"
+	if grep -q "^object " "$CAP_DIR/live"; then fail "records outlived the selection"; fi
 }
 
 test_capture_unload_of_selected_module_is_clean() {
@@ -152,5 +152,5 @@ test_capture_races_selection_changes_with_frees() {
 	done
 	wait "$writer" "$reader"
 	grep -q "^capture limit=[0-9]* size=0 used=0 " "$CAP_CTL" || fail "state left: $(cat "$CAP_CTL")"
-	[ -z "$(grep "^object " "$CAP_DIR/live")" ] || fail "records left"
+	if grep -q "^object " "$CAP_DIR/live"; then fail "records left"; fi
 }
