@@ -99,8 +99,11 @@ static void capture_exit(void)
 	preempt_enable();
 }
 
-/* Gathers what is known of the allocation at ref and hands it to Rust. */
-static void capture(union codetag_ref *ref, unsigned long object,
+/*
+ * Gathers what is known of the allocation at ref and hands it to Rust. Never
+ * inlined, so that the frames to skip are always this one and a slow path's.
+ */
+static noinline void capture(union codetag_ref *ref, unsigned long object,
 		    unsigned long bytes, gfp_t gfp, u8 kind, u8 order)
 {
 	unsigned long entries[CAPTURE_DEPTH];
@@ -128,8 +131,8 @@ static void capture(union codetag_ref *ref, unsigned long object,
 	info.kind = kind;
 	info.order = order;
 	info.context = in_task() ? 0 : in_hardirq() ? 2 : 1;
-	/* Skips this function; the hook's caller is the next frame. */
-	n = stack_trace_save(entries, CAPTURE_DEPTH, 1);
+	/* Skips this function and the slow path: the allocator comes first. */
+	n = stack_trace_save(entries, CAPTURE_DEPTH, 2);
 	/* As page_owner does from the same hooks: never sleeps, never warns. */
 	info.stack = stack_depot_save_flags(entries, n, GFP_NOWAIT | __GFP_NOWARN,
 					    STACK_DEPOT_FLAG_CAN_ALLOC);

@@ -206,6 +206,31 @@ fn krealloc_in_place_and_moved(test: &Test) {
     kunit_expect!(test, capture::remove(id).is_ok());
 }
 
+test_tag!(RCU_TAG, "alloctag_capture_kfree_rcu");
+
+/// kfree_rcu() frees after a grace period, from RCU's batching: the record goes then.
+fn kfree_rcu_frees_after_grace_period(test: &Test) {
+    let Some(id) = select(test, "func:alloctag_capture_kfree_rcu") else {
+        return;
+    };
+    // SAFETY: Allocating has no precondition.
+    let obj = with_tag(RCU_TAG, || unsafe {
+        bindings::__kmalloc_noprof(64, bindings::GFP_KERNEL)
+    });
+    kunit_expect!(test, !obj.is_null());
+    if !obj.is_null() {
+        kunit_expect!(test, records(RCU_TAG).len() == 1);
+        // SAFETY: `obj` came from kmalloc, is 64 bytes, room for its `rcu_head` at the start, as
+        // `kfree_rcu(obj, head)` passes it; it is not used again.
+        unsafe { bindings::kvfree_call_rcu(obj.cast(), obj) };
+        // SAFETY: Process context; waits for every kfree_rcu() queued so far.
+        unsafe { bindings::kvfree_rcu_barrier() };
+        kunit_expect!(test, records(RCU_TAG).is_empty(), "kfree_rcu left a record");
+        expect_all_tracked(test, RCU_TAG);
+    }
+    kunit_expect!(test, capture::remove(id).is_ok());
+}
+
 /// A constructor, which keeps the test's cache from being merged with another.
 extern "C" fn no_merge(_object: *mut c_void) {}
 
@@ -659,6 +684,7 @@ kunit_suite!(
     [
         kmalloc_recorded_until_kfree,
         krealloc_in_place_and_moved,
+        kfree_rcu_frees_after_grace_period,
         cache_free_and_bulk_free,
         pages_split_and_vmalloc,
         bounded_with_exact_drops,
