@@ -679,19 +679,24 @@ def capture_table(boots, mode="icount"):
                           ("selected", "(e) site selected / none")], mode)
 
 
-def capture_main(out_dir):
-    boots = load(out_dir)
-    p = print
-    p("# alloctag benchmark: capture of live objects")
-    p()
+def print_run_env(out_dir):
+    """Prints run.env's settings as a list."""
     try:
         with open(os.path.join(out_dir, "run.env")) as f:
             for line in f:
                 if "=" in line:
                     k, v = line.rstrip("\n").split("=", 1)
-                    p(f"- {k}: `{v}`")
+                    print(f"- {k}: `{v}`")
     except OSError:
         pass
+
+
+def capture_main(out_dir):
+    boots = load(out_dir)
+    p = print
+    p("# alloctag benchmark: capture of live objects")
+    p()
+    print_run_env(out_dir)
     for k in ["rust", "capture"]:
         p(f"- {LABEL[k]}: {len(boots.get((k, 'icount'), {}))} icount boots")
     status = next((b.info["capture_status"][0]
@@ -742,14 +747,7 @@ def fault_main(out_dir):
     p = print
     p("# alloctag benchmark: per-call-site fault injection")
     p()
-    try:
-        with open(os.path.join(out_dir, "run.env")) as f:
-            for line in f:
-                if "=" in line:
-                    k, v = line.rstrip("\n").split("=", 1)
-                    p(f"- {k}: `{v}`")
-    except OSError:
-        pass
+    print_run_env(out_dir)
     for k in ["rust", "fault"]:
         p(f"- {LABEL[k]}: {len(boots.get((k, 'icount'), {}))} icount boots")
     p()
