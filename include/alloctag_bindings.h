@@ -30,6 +30,8 @@
 #include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/kthread.h>
+#include <linux/migrate.h>
+#include <linux/pagemap.h>
 #include <linux/random.h>
 #include <linux/sched/task.h>
 #include <linux/stackdepot.h>

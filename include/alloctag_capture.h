@@ -5,7 +5,7 @@
  *  - alloc_tag_sub() (include/linux/alloc_tag.h), which every free of a
  *    tagged slab object or page goes through: the record goes;
  *  - the slab allocation hook (mm/slub.c) and post_alloc_hook()
- *    (mm/page_alloc.c): a record is made;
+ *    (mm/page_alloc.c, before the pages' tag is set): a record is made;
  *  - pgalloc_tag_split() and pgalloc_tag_copy() (include/linux/mm.h): the
  *    record follows the pages.
  * Only include/linux/alloc_tag.h includes this header, after its struct
@@ -26,6 +26,7 @@
 
 struct alloc_tag;
 struct folio;
+struct kmem_cache;
 struct page;
 
 #ifdef CONFIG_ALLOCTAG_CAPTURE
@@ -48,8 +49,10 @@ DECLARE_STATIC_KEY_FALSE(alloctag_capture_key);
 
 void __alloctag_capture_slowpath alloctag_capture_slab_slowpath(union codetag_ref *ref,
 						    const void *object,
-						    size_t bytes, gfp_t gfp);
+						    struct kmem_cache *s,
+						    gfp_t gfp);
 void __alloctag_capture_slowpath alloctag_capture_pages_slowpath(struct page *page,
+						     const struct alloc_tag *tag,
 						     unsigned int order,
 						     gfp_t gfp);
 void __alloctag_capture_slowpath alloctag_capture_free_slowpath(union codetag_ref *ref);
@@ -65,25 +68,39 @@ static __always_inline bool alloctag_capture_marked(const struct codetag *ct)
 	return READ_ONCE(ct->flags) & ALLOCTAG_CAPTURE_MASK;
 }
 
-/* A slab object was charged to ref's tag (NULL or a tag here, never empty). */
+/*
+ * A slab object of s was charged to ref's tag (NULL or a tag here, never
+ * empty). The slow path reads the charged size from s: a value loaded here
+ * would be loaded before the patched-out jump.
+ */
 static __always_inline void alloctag_capture_slab(union codetag_ref *ref,
 						  const void *object,
-						  size_t bytes, gfp_t gfp)
+						  struct kmem_cache *s,
+						  gfp_t gfp)
 {
 	if (static_branch_unlikely(&alloctag_capture_key) && ref->ct &&
 	    alloctag_capture_marked(ref->ct))
-		alloctag_capture_slab_slowpath(ref, object, bytes, gfp);
+		alloctag_capture_slab_slowpath(ref, object, s, gfp);
 }
 
-/* Pages were charged to tag, the current task's (may be NULL). */
+/*
+ * Pages are about to be charged to *tagp, the current task's tag (may be
+ * NULL): called before pgalloc_tag_add(), where page, order and gfp are live
+ * anyway; after it they would be kept across its calls. READ_ONCE() keeps
+ * the compiler from loading the tag before the patched-out jump.
+ */
 static __always_inline void alloctag_capture_pages(struct page *page,
-						   const struct alloc_tag *tag,
+						   struct alloc_tag * const *tagp,
 						   unsigned int order,
 						   gfp_t gfp)
 {
-	if (static_branch_unlikely(&alloctag_capture_key) && tag &&
-	    alloctag_capture_marked(&tag->ct))
-		alloctag_capture_pages_slowpath(page, order, gfp);
+	const struct alloc_tag *tag;
+
+	if (static_branch_unlikely(&alloctag_capture_key)) {
+		tag = READ_ONCE(*tagp);
+		if (tag && alloctag_capture_marked(&tag->ct))
+			alloctag_capture_pages_slowpath(page, tag, order, gfp);
+	}
 }
 
 /* ref (holding a tag, not empty) is being cleared: its object is freed. */
@@ -119,10 +136,10 @@ static __always_inline void alloctag_capture_copy(union codetag_ref *to,
 #else /* CONFIG_ALLOCTAG_CAPTURE */
 
 static inline void alloctag_capture_slab(union codetag_ref *ref,
-					 const void *object, size_t bytes,
-					 gfp_t gfp) {}
+					 const void *object,
+					 struct kmem_cache *s, gfp_t gfp) {}
 static inline void alloctag_capture_pages(struct page *page,
-					  const struct alloc_tag *tag,
+					  struct alloc_tag * const *tagp,
 					  unsigned int order, gfp_t gfp) {}
 static inline void alloctag_capture_free(union codetag_ref *ref) {}
 static inline void alloctag_capture_split(struct folio *folio,

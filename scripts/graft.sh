@@ -196,15 +196,16 @@ if ! grep -q "$CAP_MARK" "$at_h"; then
 fi
 if ! grep -q "$CAP_MARK" "$slub_c"; then
 	perl -0pi -e '
-		s|\t\tif \(likely\(obj_exts\)\)\n(\t\t\talloc_tag_add\(&obj_exts->ref, current->alloc_tag, s->size\);\n)|\t\tif (likely(obj_exts)) {\n$1\t\t\t/* $ENV{CAP_MARK}: record the object if its site is selected */\n\t\t\talloctag_capture_slab(&obj_exts->ref, object, s->size, flags);\n\t\t}\n| or die "anchor";
+		s|\t\tif \(likely\(obj_exts\)\)\n(\t\t\talloc_tag_add\(&obj_exts->ref, current->alloc_tag, s->size\);\n)|\t\tif (likely(obj_exts)) {\n$1\t\t\t/* $ENV{CAP_MARK}: record the object if its site is selected */\n\t\t\talloctag_capture_slab(&obj_exts->ref, object, s, flags);\n\t\t}\n| or die "anchor 1";
+		s|static inline void\n(alloc_tagging_slab_free_hook\(struct kmem_cache \*s, struct slab \*slab, void \*\*p,\n\t\t\t     int objects\)\n\{\n\tstruct slabobj_ext \*obj_exts;)|/* $ENV{CAP_MARK}: the free hook in alloc_tag_sub() made clang call this out of line from kfree() */\nstatic __fastpath_inline void\n$1| or die "anchor 2";
 	' "$slub_c"
-	[ "$(grep -c "$CAP_MARK" "$slub_c")" = 1 ] || die "mm/slub.c: capture graft failed"
+	[ "$(grep -c "$CAP_MARK" "$slub_c")" = 2 ] || die "mm/slub.c: capture graft failed"
 	log "grafted mm/slub.c (capture)"
 fi
 pa_c=$tree/mm/page_alloc.c
 if ! grep -q "$CAP_MARK" "$pa_c"; then
 	perl -0pi -e '
-		s|(\tpgalloc_tag_add\(page, current, 1 << order\);\n)|$1#ifdef CONFIG_MEM_ALLOC_PROFILING /* $ENV{CAP_MARK}: record the pages if their site is selected */\n\talloctag_capture_pages(page, current->alloc_tag, order, gfp_flags);\n#endif\n| or die "anchor";
+		s|(\tset_page_owner\(page, order, gfp_flags\);\n\tpage_table_check_alloc\(page, order\);\n\tpgalloc_tag_add\(page, current, 1 << order\);\n)|#ifdef CONFIG_MEM_ALLOC_PROFILING /* $ENV{CAP_MARK}: record the pages if their site is selected; here, where page, order and gfp are live anyway */\n\talloctag_capture_pages(page, &current->alloc_tag, order, gfp_flags);\n#endif\n$1| or die "anchor";
 	' "$pa_c"
 	[ "$(grep -c "$CAP_MARK" "$pa_c")" = 1 ] || die "mm/page_alloc.c: capture graft failed"
 	log "grafted mm/page_alloc.c (capture)"
@@ -217,6 +218,21 @@ if ! grep -q "$CAP_MARK" "$mm_h"; then
 	' "$mm_h"
 	[ "$(grep -c "$CAP_MARK" "$mm_h")" = 2 ] || die "include/linux/mm.h: capture graft failed"
 	log "grafted include/linux/mm.h (capture)"
+fi
+# 6.12's pgalloc_tag_copy() (migration) takes back the target folio's own
+# charge with folio_nr_pages() as the byte count, so each migrated page left
+# PAGE_SIZE - 1 bytes charged for good to the target's allocation site
+# (compaction_alloc, alloc_migration_target...). Mainline later replaced the
+# function with pgalloc_tag_swap(); here the one argument is corrected. The
+# KUnit case migration_moves_the_record checks the target site's counters.
+FIX_MARK=alloctag-graft-fix
+export FIX_MARK
+if ! grep -q "$FIX_MARK" "$mm_h"; then
+	perl -0pi -e '
+		s|\talloc_tag_sub\(ref, folio_nr_pages\(new\)\);\n|\t/* $ENV{FIX_MARK}: bytes, not pages (mainline now swaps the tags) */\n\talloc_tag_sub(ref, folio_size(new));\n| or die "anchor";
+	' "$mm_h"
+	[ "$(grep -c "$FIX_MARK" "$mm_h")" = 1 ] || die "include/linux/mm.h: migration bytes fix failed"
+	log "grafted include/linux/mm.h (migration bytes)"
 fi
 
 bh=$tree/rust/bindings/bindings_helper.h

@@ -20,6 +20,7 @@ mod hook;
 mod pool;
 mod report;
 mod sites;
+pub(crate) mod sort;
 
 pub(crate) use control::register;
 
@@ -173,7 +174,7 @@ pub(crate) fn records_of(tag: &crate::codetag::Codetag) -> Result<kernel::alloc:
     for r in all.iter().filter(|r| core::ptr::eq(r.tag, tag)) {
         mine.push(*r, GFP_KERNEL)?;
     }
-    mine.sort_unstable_by_key(|r| r.time_ns);
+    sort::sort_by_key(&mut mine, |r| r.time_ns);
     Ok(mine)
 }
 

@@ -20,6 +20,9 @@
 #include <linux/string.h>
 #include <linux/timekeeping.h>
 
+/* struct kmem_cache, for the charged size (Kbuild adds mm/). */
+#include "slab.h"
+
 #include "../include/alloctag_capture.h"
 #include "../include/alloctag_capture_info.h"
 #include "../include/alloctag_glue.h"
@@ -103,22 +106,23 @@ static void capture_exit(void)
  * Gathers what is known of the allocation at ref and hands it to Rust. Never
  * inlined, so that the frames to skip are always this one and a slow path's.
  */
-static noinline void capture(union codetag_ref *ref, unsigned long object,
-		    unsigned long bytes, gfp_t gfp, u8 kind, u8 order)
+static noinline void capture(union codetag_ref *ref, struct codetag *ct,
+			     unsigned long object, unsigned long bytes,
+			     gfp_t gfp, u8 kind, u8 order)
 {
 	unsigned long entries[CAPTURE_DEPTH];
 	struct alloctag_capture_info info;
 	unsigned int n;
 
 	/* The raw lock cannot be taken in NMI; allocators do not run there. */
-	if (in_nmi() || !ref->ct || is_codetag_empty(ref))
+	if (in_nmi())
 		return;
 	if (!capture_enter()) {
 		alloctag_capture_busy_count();
 		return;
 	}
 	info.ref = ref;
-	info.tag = ref->ct;
+	info.tag = ct;
 	info.object = object;
 	info.bytes = bytes;
 	info.time_ns = ktime_get_mono_fast_ns();
@@ -142,26 +146,33 @@ static noinline void capture(union codetag_ref *ref, unsigned long object,
 
 void __preserve_most alloctag_capture_slab_slowpath(union codetag_ref *ref,
 						    const void *object,
-						    size_t bytes, gfp_t gfp)
+						    struct kmem_cache *s,
+						    gfp_t gfp)
 {
-	capture(ref, (unsigned long)object, bytes, gfp, ALLOCTAG_CAPTURE_SLAB, 0);
+	/* What alloc_tag_add() charged: the slot, metadata included. */
+	capture(ref, ref->ct, (unsigned long)object, s->size, gfp,
+		ALLOCTAG_CAPTURE_SLAB, 0);
 }
 EXPORT_SYMBOL_GPL(alloctag_capture_slab_slowpath);
 
 void __preserve_most alloctag_capture_pages_slowpath(struct page *page,
+						     const struct alloc_tag *tag,
 						     unsigned int order,
 						     gfp_t gfp)
 {
 	union codetag_ref *ref;
 
-	/* get_page_tag_ref() only works while profiling is on. */
+	/*
+	 * get_page_tag_ref() only works while profiling is on, and without it
+	 * pgalloc_tag_add() sets no reference that a free would clear.
+	 */
 	if (!mem_alloc_profiling_enabled())
 		return;
 	ref = get_page_tag_ref(page);
 	if (!ref)
 		return;
-	capture(ref, page_to_pfn(page), PAGE_SIZE << order, gfp,
-		ALLOCTAG_CAPTURE_PAGES, order);
+	capture(ref, (struct codetag *)&tag->ct, page_to_pfn(page),
+		PAGE_SIZE << order, gfp, ALLOCTAG_CAPTURE_PAGES, order);
 	put_page_tag_ref(ref);
 }
 EXPORT_SYMBOL_GPL(alloctag_capture_pages_slowpath);

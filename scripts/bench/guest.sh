@@ -150,6 +150,9 @@ while [ "$pass" -le "$passes" ]; do
 		bench selected $pass "$mods/alloctag_bench.ko" mode=alloc
 		bench selected $pass "$mods/alloctag_bench_rust.ko"
 		info "capture_status=$(head -1 "$cap")"
+		# What the pool takes: the bytes of the core's allocation sites in
+		# src/capture/pool.rs (dynamic tags), with the pool allocated.
+		info "capture_pool_bytes=$(grep -F capture/pool.rs /proc/allocinfo | awk '{ s += $1 } END { print s + 0 }')"
 		echo clear >"$cap" || fail=1
 	fi
 	pass=$((pass + 1))

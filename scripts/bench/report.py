@@ -704,6 +704,14 @@ def capture_main(out_dir):
                    if b.info.get("capture_status")), None)
     if status:
         p(f"- capture status after the selected phase: `{status}`")
+    pool = next((b.info["capture_pool_bytes"][0]
+                 for _, b in sorted(boots.get(("capture", "icount"), {}).items())
+                 if b.info.get("capture_pool_bytes")), None)
+    limit = re.search(r"limit=(\d+)", status or "")
+    if pool and limit and int(pool) > 0:
+        p(f"- the record pool, from /proc/allocinfo's src/capture/pool.rs lines while "
+          f"capture is on: {pool} bytes for {limit.group(1)} records, "
+          f"{int(pool) / int(limit.group(1)):.1f} bytes per record")
     p()
     p("Instructions per allocation and free under -icount (1 ns per instruction), profiling "
       "on. (e)/(c) pairs the boots of one round with nothing selected; the "

@@ -123,3 +123,20 @@ if [ -w "$cap" ] && [ -e /lib/modules/alloctag_test.ko ]; then
 	rmmod alloctag_test
 	echo clear >$cap
 fi
+if [ -w "$cap" ] && command -v memhold >/dev/null; then
+	section "capture a site of the kernel's own: pipe buffer pages (func:pipe_write)"
+	echo "add func:pipe_write" >$cap
+	memhold pipe 8 >/tmp/memhold.out &
+	holder=$!
+	sleep 1
+	grep pipe_write /proc/allocinfo
+	section "who holds them: the process that wrote 8 pages into a pipe it never reads"
+	if [ -x /bin/allocinfo ]; then
+		allocinfo live --by process
+	else
+		cat /sys/kernel/debug/alloctag/live_processes
+	fi
+	kill $holder
+	wait $holder 2>/dev/null || true
+	echo clear >$cap
+fi

@@ -22,16 +22,11 @@
 use super::{report, report::View, sites};
 use crate::{
     codetag::{self, Selection, MAX_SELECTORS},
+    debugfs::{self, single_open, Fops},
     seq::SeqWriter,
 };
-use core::{
-    ffi::{c_int, c_void},
-    fmt::Write,
-};
-use kernel::{bindings, c_str, prelude::*, str::CStr, uaccess::UserSlice};
-
-/// The longest command accepted.
-const MAX_COMMAND: usize = 1024;
+use core::fmt::Write;
+use kernel::{bindings, c_str, prelude::*};
 
 /// A parsed command.
 enum Command {
@@ -138,155 +133,45 @@ fn show(w: &mut impl Write) -> core::fmt::Result {
     Ok(())
 }
 
-/// Writes the text of the file named `name` into `m`.
-///
-/// # Safety
-///
-/// `m` must be a seq_file in its `show` callback.
-unsafe fn show_named(m: *mut bindings::seq_file, view: Option<View>) -> c_int {
-    // SAFETY: The caller passes a seq_file in `show`.
-    let mut w = unsafe { SeqWriter::new(m) };
-    let _ = match view {
-        None => show(&mut w),
-        Some(view) => report::write(&mut w, view),
-    };
-    0
-}
-
-macro_rules! seq_file {
-    ($open:ident, $show:ident, $view:expr) => {
-        /// seq_file's `show`.
-        ///
-        /// # Safety
-        ///
-        /// Called by seq_file with a valid seq_file.
-        unsafe extern "C" fn $show(m: *mut bindings::seq_file, _v: *mut c_void) -> c_int {
-            // SAFETY: seq_file calls `show` with a valid `m`.
-            unsafe { show_named(m, $view) }
-        }
-
-        /// `open` of the file.
-        ///
-        /// # Safety
-        ///
-        /// Called by debugfs with a valid inode and file.
-        unsafe extern "C" fn $open(
-            _inode: *mut bindings::inode,
-            file: *mut bindings::file,
-        ) -> c_int {
-            // SAFETY: `file` is being opened; the `show` is valid.
-            unsafe { bindings::single_open(file, Some($show), core::ptr::null_mut()) }
-        }
-    };
-}
-
-seq_file!(open_control, show_control, None);
-seq_file!(open_objects, show_objects, Some(View::Objects));
-seq_file!(open_stacks, show_stacks, Some(View::Stacks));
-seq_file!(open_processes, show_processes, Some(View::Processes));
+single_open!(open_control, show);
+single_open!(open_objects, |w: &mut SeqWriter| report::write(
+    w,
+    View::Objects
+));
+single_open!(open_stacks, |w: &mut SeqWriter| report::write(
+    w,
+    View::Stacks
+));
+single_open!(open_processes, |w: &mut SeqWriter| report::write(
+    w,
+    View::Processes
+));
 
 /// `write` of the control file: one command.
 ///
 /// # Safety
 ///
-/// Called by the VFS with a valid file and a user buffer of `count` bytes.
+/// Called by the VFS with a file and a user buffer of `count` bytes.
 unsafe extern "C" fn write(
     _file: *mut bindings::file,
     buf: *const kernel::ffi::c_char,
     count: usize,
     _ppos: *mut bindings::loff_t,
 ) -> isize {
-    // SAFETY: Checking a capability of `current` has no precondition.
-    if !unsafe { bindings::capable(bindings::CAP_SYS_ADMIN as c_int) } {
-        return EPERM.to_errno() as isize;
-    }
-    if count > MAX_COMMAND {
-        pr_warn!("capture: command longer than {MAX_COMMAND} bytes refused\n");
-        return EINVAL.to_errno() as isize;
-    }
-    let mut text = KVec::new();
-    if let Err(e) = UserSlice::new(buf as usize, count).read_all(&mut text, GFP_KERNEL) {
-        return e.to_errno() as isize;
-    }
-    match run(&text) {
-        Ok(()) => count as isize,
-        Err(e) => {
-            let shown = core::str::from_utf8(&text)
-                .unwrap_or("(not UTF-8)")
-                .trim_end();
-            pr_warn!("capture: '{shown}' refused: {e:?}\n");
-            e.to_errno() as isize
-        }
-    }
+    debugfs::write_command("capture", buf, count, run)
 }
 
-/// A file's operations: a `file_operations` holds a module pointer, so is not `Sync` by itself.
-#[repr(transparent)]
-struct Fops(bindings::file_operations);
-
-// SAFETY: The operations are never written, and their module pointer is null.
-unsafe impl Sync for Fops {}
-
-/// Operations of a seq_file opened by `open`, written by `write` if any.
-const fn fops(
-    open: unsafe extern "C" fn(*mut bindings::inode, *mut bindings::file) -> c_int,
-    write: Option<
-        unsafe extern "C" fn(
-            *mut bindings::file,
-            *const kernel::ffi::c_char,
-            usize,
-            *mut bindings::loff_t,
-        ) -> isize,
-    >,
-) -> Fops {
-    Fops(bindings::file_operations {
-        open: Some(open),
-        read: Some(bindings::seq_read),
-        write,
-        llseek: Some(bindings::seq_lseek),
-        release: Some(bindings::single_release),
-        // SAFETY: All-zero is a valid `file_operations`: no owner (built in), no other
-        // callbacks.
-        ..unsafe { core::mem::zeroed() }
-    })
-}
-
-static CONTROL: Fops = fops(open_control, Some(write));
-static OBJECTS: Fops = fops(open_objects, None);
-static STACKS: Fops = fops(open_stacks, None);
-static PROCESSES: Fops = fops(open_processes, None);
+static CONTROL: Fops = Fops::seq(open_control, Some(write));
+static OBJECTS: Fops = Fops::seq(open_objects, None);
+static STACKS: Fops = Fops::seq(open_stacks, None);
+static PROCESSES: Fops = Fops::seq(open_processes, None);
 
 /// Creates the files in `/sys/kernel/debug/alloctag/`. Without debugfs (disabled or locked
 /// down) there are none, and nothing is ever captured.
 pub(crate) fn register() -> Result {
-    let name = c_str!("alloctag");
-    // SAFETY: The name is static; a null parent is debugfs's root.
-    let mut dir = unsafe { bindings::debugfs_lookup(name.as_char_ptr(), core::ptr::null_mut()) };
-    if dir.is_null() || kernel::error::from_err_ptr(dir).is_err() {
-        // SAFETY: As above.
-        dir = unsafe { bindings::debugfs_create_dir(name.as_char_ptr(), core::ptr::null_mut()) };
-    } else {
-        // SAFETY: `debugfs_lookup` took a reference; the directory stays, as debugfs's.
-        unsafe { bindings::dput(dir) };
-    }
-    let files: [(&CStr, u16, &'static Fops); 4] = [
-        (c_str!("capture"), 0o600, &CONTROL),
-        (c_str!("live"), 0o400, &OBJECTS),
-        (c_str!("live_stacks"), 0o400, &STACKS),
-        (c_str!("live_processes"), 0o400, &PROCESSES),
-    ];
-    for (name, mode, fops) in files {
-        // SAFETY: `dir` is a dentry or an error pointer, which `debugfs_create_file` accepts;
-        // the name and the operations are static.
-        unsafe {
-            bindings::debugfs_create_file(
-                name.as_char_ptr(),
-                mode,
-                dir,
-                core::ptr::null_mut(),
-                &fops.0,
-            )
-        };
-    }
+    debugfs::create_file(c_str!("capture"), 0o600, &CONTROL);
+    debugfs::create_file(c_str!("live"), 0o400, &OBJECTS);
+    debugfs::create_file(c_str!("live_stacks"), 0o400, &STACKS);
+    debugfs::create_file(c_str!("live_processes"), 0o400, &PROCESSES);
     Ok(())
 }

@@ -89,13 +89,13 @@ impl Record {
         Self {
             key: info.ref_ as usize,
             next: NONE,
-            object: info.object as usize,
+            object: info.object,
             tag: info.tag.cast(),
-            bytes: info.bytes as usize,
+            bytes: info.bytes,
             time_ns: info.time_ns,
             pid: info.pid,
             tgid: info.tgid,
-            comm: info.comm.map(|c| c as u8),
+            comm: info.comm,
             cpu: info.cpu,
             gfp: info.gfp,
             stack: info.stack,
@@ -255,11 +255,8 @@ impl Table {
     }
 
     /// Runs `f` on every record.
-    pub(crate) fn for_each(&self, mut f: impl FnMut(&Record)) {
-        self.records
-            .iter()
-            .filter(|r| r.key != 0)
-            .for_each(|r| f(r));
+    pub(crate) fn for_each(&self, f: impl FnMut(&Record)) {
+        self.records.iter().filter(|r| r.key != 0).for_each(f);
     }
 
     /// Frees the records of `tag` among those from index `from` on, at most `budget` of them

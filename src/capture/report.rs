@@ -14,12 +14,16 @@
 use super::{
     pool::{self, Kind, Record},
     sites,
+    sort::sort_by_key,
 };
 use crate::{
     alloc_tag::AllocTag,
     codetag::{self, Codetag},
 };
-use core::fmt::{self, Write};
+use core::{
+    cmp::Reverse,
+    fmt::{self, Write},
+};
 use kernel::{
     alloc::{
         flags::{GFP_KERNEL, GFP_NOWAIT},
@@ -214,7 +218,7 @@ fn write_stack_group(
 /// Writes, for each process (thread group), its live objects and bytes at the captured sites,
 /// most bytes first.
 fn write_processes(w: &mut impl Write, records: &mut [Record]) -> fmt::Result {
-    records.sort_unstable_by_key(|r| r.tgid);
+    sort_by_key(records, |r| r.tgid);
     let mut groups = KVVec::<(i32, usize, usize, usize)>::new();
     let mut start = 0;
     while start < records.len() {
@@ -229,7 +233,8 @@ fn write_processes(w: &mut impl Write, records: &mut [Record]) -> fmt::Result {
             .map_err(|_| fmt::Error)?;
         start = end;
     }
-    groups.sort_unstable_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
+    // Most bytes first, then by tgid.
+    sort_by_key(&mut groups, |g| (Reverse(g.2), g.0));
     for &(tgid, objects, bytes, first) in groups.iter() {
         writeln!(
             w,
@@ -281,14 +286,14 @@ pub(crate) fn write(w: &mut impl Write, view: View) -> fmt::Result {
     let mut buf = KVVec::from_elem(0u8, SYMBOL_LEN, GFP_KERNEL).map_err(|_| fmt::Error)?;
     match view {
         View::Objects => {
-            records.sort_unstable_by_key(|r| r.time_ns);
+            sort_by_key(&mut records, |r| r.time_ns);
             for r in records.iter() {
                 write_object(w, r, now)?;
                 write_stack(w, r.stack, &mut buf)?;
             }
         }
         View::Stacks => {
-            records.sort_unstable_by_key(|r| (r.stack, r.tag as usize, r.time_ns));
+            sort_by_key(&mut records, |r| (r.stack, r.tag as usize, r.time_ns));
             let mut start = 0;
             while start < records.len() {
                 let key = (records[start].stack, records[start].tag);

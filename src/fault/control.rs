@@ -23,16 +23,10 @@
 use super::{arm, disarm, disarm_all, rule::Config, sites, MAX_RULES, RULES};
 use crate::{
     codetag::{self, Selection, MAX_SELECTORS},
-    seq::SeqWriter,
+    debugfs::{self, single_open, Fops},
 };
-use core::{
-    ffi::{c_int, c_void},
-    fmt::Write,
-};
-use kernel::{bindings, c_str, prelude::*, uaccess::UserSlice};
-
-/// The longest command accepted.
-const MAX_COMMAND: usize = 1024;
+use core::fmt::Write;
+use kernel::{bindings, c_str, prelude::*};
 
 /// Splits `text` into words separated by blanks.
 fn words(text: &[u8]) -> impl Iterator<Item = &[u8]> {
@@ -141,98 +135,27 @@ fn show(w: &mut impl Write) -> core::fmt::Result {
     Ok(())
 }
 
-/// seq_file's `show` of the control file.
-///
-/// # Safety
-///
-/// Called by seq_file with a valid seq_file.
-unsafe extern "C" fn show_file(m: *mut bindings::seq_file, _v: *mut c_void) -> c_int {
-    // SAFETY: seq_file calls `show` with a valid `m`.
-    let mut w = unsafe { SeqWriter::new(m) };
-    let _ = show(&mut w);
-    0
-}
-
-/// `open` of the control file.
-///
-/// # Safety
-///
-/// Called by debugfs with a valid inode and file.
-unsafe extern "C" fn open(_inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
-    // SAFETY: `file` is being opened; `show_file` is a valid `show`.
-    unsafe { bindings::single_open(file, Some(show_file), core::ptr::null_mut()) }
-}
+single_open!(open, show);
 
 /// `write` of the control file: one command.
 ///
 /// # Safety
 ///
-/// Called by the VFS with a valid file and a user buffer of `count` bytes.
+/// Called by the VFS with a file and a user buffer of `count` bytes.
 unsafe extern "C" fn write(
     _file: *mut bindings::file,
     buf: *const kernel::ffi::c_char,
     count: usize,
     _ppos: *mut bindings::loff_t,
 ) -> isize {
-    // SAFETY: Checking a capability of `current` has no precondition.
-    if !unsafe { bindings::capable(bindings::CAP_SYS_ADMIN as c_int) } {
-        return EPERM.to_errno() as isize;
-    }
-    if count > MAX_COMMAND {
-        pr_warn!("fail: command longer than {MAX_COMMAND} bytes refused\n");
-        return EINVAL.to_errno() as isize;
-    }
-    let mut text = KVec::new();
-    if let Err(e) = UserSlice::new(buf as usize, count).read_all(&mut text, GFP_KERNEL) {
-        return e.to_errno() as isize;
-    }
-    match run(&text) {
-        Ok(()) => count as isize,
-        Err(e) => {
-            let shown = core::str::from_utf8(&text)
-                .unwrap_or("(not UTF-8)")
-                .trim_end();
-            pr_warn!("fail: '{shown}' refused: {e:?}\n");
-            e.to_errno() as isize
-        }
-    }
+    debugfs::write_command("fail", buf, count, run)
 }
 
-/// The control file's operations: a `file_operations` holds a module pointer, so is not
-/// `Sync` by itself.
-#[repr(transparent)]
-struct Fops(bindings::file_operations);
-
-// SAFETY: The operations are never written, and their module pointer is null.
-unsafe impl Sync for Fops {}
-
-static FOPS: Fops = Fops(bindings::file_operations {
-    open: Some(open),
-    read: Some(bindings::seq_read),
-    write: Some(write),
-    llseek: Some(bindings::seq_lseek),
-    release: Some(bindings::single_release),
-    // SAFETY: All-zero is a valid `file_operations`: no owner (built in), no other callbacks.
-    ..unsafe { core::mem::zeroed() }
-});
+static FOPS: Fops = Fops::seq(open, Some(write));
 
 /// Creates `/sys/kernel/debug/alloctag/fail`. Without debugfs (disabled or locked down) there
 /// is no control file, and nothing is ever armed.
 pub(crate) fn register() -> Result {
-    // SAFETY: The names are static; a null parent is debugfs's root.
-    let dir = unsafe {
-        bindings::debugfs_create_dir(c_str!("alloctag").as_char_ptr(), core::ptr::null_mut())
-    };
-    // SAFETY: `dir` is a dentry or an error pointer, which `debugfs_create_file` accepts;
-    // `FOPS` is static.
-    unsafe {
-        bindings::debugfs_create_file(
-            c_str!("fail").as_char_ptr(),
-            0o600,
-            dir,
-            core::ptr::null_mut(),
-            &FOPS.0,
-        )
-    };
+    debugfs::create_file(c_str!("fail"), 0o600, &FOPS);
     Ok(())
 }

@@ -540,8 +540,8 @@ test_tag!(OFF_TAG, "alloctag_capture_off");
 
 fn deselecting_frees_every_record(test: &Test) {
     // Allocated before the site is selected: the untracked remainder.
-    // SAFETY: Allocating has no precondition.
-    let early = [(); 2].map(|_| {
+    let early = [(); 2].map(|()| {
+        // SAFETY: Allocating has no precondition.
         with_tag(OFF_TAG, || unsafe {
             bindings::__kmalloc_noprof(16, bindings::GFP_KERNEL)
         })
@@ -549,8 +549,8 @@ fn deselecting_frees_every_record(test: &Test) {
     let Some(id) = select(test, "func:alloctag_capture_off") else {
         return;
     };
-    // SAFETY: As above.
-    let late = [(); 3].map(|_| {
+    let late = [(); 3].map(|()| {
+        // SAFETY: As above.
         with_tag(OFF_TAG, || unsafe {
             bindings::__kmalloc_noprof(16, bindings::GFP_KERNEL)
         })
@@ -678,6 +678,113 @@ fn bad_commands_change_nothing(test: &Test) {
     kunit_expect!(test, capture::stats().1 == 0);
 }
 
+test_tag!(MIGRATE_TAG, "alloctag_capture_migrate");
+test_tag!(TARGET_TAG, "alloctag_capture_target");
+
+/// Returns the page frame number that the record of `tag`'s only object holds.
+fn only_pfn(test: &Test, tag: &AllocTag) -> Option<usize> {
+    let found = records(tag);
+    kunit_expect!(test, found.len() == 1, "{} records", found.len());
+    found.first().map(|r| r.object)
+}
+
+/// Migration moves a folio's charge to the new folio (`pgalloc_tag_copy()`, which every
+/// migration path reaches through `folio_migrate_flags()`): the record moves with it, the new
+/// folio's own record goes with the charge it loses, and freeing the new folio frees the record.
+#[cfg(CONFIG_MIGRATION)]
+fn migration_moves_the_record(test: &Test) {
+    let Some(id) = select(test, "func:alloctag_capture_migrate") else {
+        return;
+    };
+    let Some(target_id) = select(test, "func:alloctag_capture_target") else {
+        let _ = capture::remove(id);
+        return;
+    };
+    let old = with_tag(MIGRATE_TAG, || alloc_pages(0));
+    let new = with_tag(TARGET_TAG, || alloc_pages(0));
+    if !old.is_null() && !new.is_null() {
+        let old_pfn = only_pfn(test, MIGRATE_TAG);
+        let new_pfn = only_pfn(test, TARGET_TAG);
+        // SAFETY: Both are order-0 pages this case owns, each its own folio; neither is mapped,
+        // on an LRU list or in a page cache, so only their flags, owner and tag move. Migration
+        // holds both folio locks, as here.
+        unsafe {
+            bindings::__folio_lock(old.cast());
+            bindings::__folio_lock(new.cast());
+            bindings::folio_migrate_flags(new.cast(), old.cast());
+            bindings::folio_unlock(new.cast());
+            bindings::folio_unlock(old.cast());
+        }
+        kunit_expect!(
+            test,
+            records(TARGET_TAG).is_empty(),
+            "the target kept its record"
+        );
+        let moved = only_pfn(test, MIGRATE_TAG);
+        kunit_expect!(
+            test,
+            moved.is_some() && moved == new_pfn && moved != old_pfn,
+            "record at pfn {moved:?}, old {old_pfn:?}, new {new_pfn:?}"
+        );
+        expect_all_tracked(test, MIGRATE_TAG);
+        expect_all_tracked(test, TARGET_TAG);
+        // SAFETY: `old` is an order-0 page; migration cleared its tag reference.
+        unsafe { bindings::__free_pages(old, 0) };
+        kunit_expect!(
+            test,
+            records(MIGRATE_TAG).len() == 1,
+            "freeing the old page freed the moved record"
+        );
+        // SAFETY: `new` is an order-0 page, now charged to `MIGRATE_TAG`.
+        unsafe { bindings::__free_pages(new, 0) };
+        kunit_expect!(
+            test,
+            records(MIGRATE_TAG).is_empty(),
+            "freeing the new page left a record"
+        );
+        expect_all_tracked(test, MIGRATE_TAG);
+    } else {
+        kunit_expect!(test, false, "no pages");
+        for page in [old, new] {
+            if !page.is_null() {
+                // SAFETY: An order-0 page from above.
+                unsafe { bindings::__free_pages(page, 0) };
+            }
+        }
+    }
+    kunit_expect!(test, capture::remove(target_id).is_ok());
+    kunit_expect!(test, capture::remove(id).is_ok());
+}
+
+/// Without page migration there is nothing to move.
+#[cfg(not(CONFIG_MIGRATION))]
+fn migration_moves_the_record(test: &Test) {
+    test.skip("CONFIG_MIGRATION is off");
+}
+
+/// The reports' sort orders by key, smallest first, keeping every element.
+fn reports_sort_by_key(test: &Test) {
+    // 97 is prime to 251: a permutation of 0..251.
+    let mut v: [u32; 251] = core::array::from_fn(|i| (i as u32 * 97 + 13) % 251);
+    capture::sort::sort_by_key(&mut v, |&x| x);
+    kunit_expect!(test, v.iter().enumerate().all(|(i, &x)| x == i as u32));
+    // Largest first with ties, through `Reverse` as the process report sorts.
+    let mut w: [(u32, u32); 100] = core::array::from_fn(|i| ((i as u32 * 37) % 10, i as u32));
+    capture::sort::sort_by_key(&mut w, |&(k, i)| (core::cmp::Reverse(k), i));
+    kunit_expect!(
+        test,
+        w.windows(2)
+            .all(|p| p[0].0 > p[1].0 || (p[0].0 == p[1].0 && p[0].1 < p[1].1))
+    );
+    let sum: u32 = w.iter().map(|p| p.1).sum();
+    kunit_expect!(test, sum == 99 * 100 / 2, "sum {sum}");
+    let mut empty: [u32; 0] = [];
+    capture::sort::sort_by_key(&mut empty, |&x| x);
+    let mut one = [7u32];
+    capture::sort::sort_by_key(&mut one, |&x| x);
+    kunit_expect!(test, one == [7]);
+}
+
 kunit_suite!(
     capture_suite,
     "alloctag_capture",
@@ -687,10 +794,12 @@ kunit_suite!(
         kfree_rcu_frees_after_grace_period,
         cache_free_and_bulk_free,
         pages_split_and_vmalloc,
+        migration_moves_the_record,
         bounded_with_exact_drops,
         spinlock_and_hardirq_recorded,
         deselecting_frees_every_record,
         rust_sites_selected_by_line,
         bad_commands_change_nothing,
+        reports_sort_by_key,
     ]
 );

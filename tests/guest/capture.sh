@@ -28,6 +28,44 @@ held_objects_of() {
 		grep -c "\[alloctag_test\] func:hold_object$" || true
 }
 
+# Starts "memhold $*" (tests/guest/tools/memhold.c) in the background and
+# waits until it holds its memory: sets hold_job, hold_pid and hold_addr.
+memhold_start() {
+	memhold "$@" >/tmp/memhold.out &
+	hold_job=$!
+	for _ in $(seq 1 100); do
+		[ -s /tmp/memhold.out ] && break
+		sleep 0.1
+	done
+	read -r hold_pid hold_addr </tmp/memhold.out || fail "memhold $* printed nothing"
+	[ "$hold_pid" = "$hold_job" ] || fail "memhold printed pid $hold_pid, not $hold_job"
+}
+
+# Kills memhold: its exit frees what it held.
+memhold_stop() {
+	kill "$hold_job"
+	wait "$hold_job" 2>/dev/null || true
+}
+
+# Expects live_processes to show memhold holding $1 objects of $2 bytes.
+memhold_expect_process() {
+	grep -q "^process tgid=$hold_pid comm=memhold objects=$1 bytes=$2$" "$CAP_DIR/live_processes" ||
+		fail "by process: $(cat "$CAP_DIR/live_processes")"
+}
+
+# Kills memhold and expects no record of it left ($1: what held them).
+memhold_stop_freed() {
+	memhold_stop
+	n=$(memhold_objects "$hold_pid" .)
+	[ "$n" = 0 ] || fail "$n records outlived $1"
+}
+
+# Prints the number of object lines of the live report of process $1 (comm
+# memhold) that match the extended regular expression $2.
+memhold_objects() {
+	grep "^object .* tgid=$1 comm=memhold " "$CAP_DIR/live" | grep -Ec "$2" || true
+}
+
 test_capture_module_site_by_process_and_stack() {
 	capture_ready
 	# Selected before the module loads: its tags are marked as it loads.
@@ -52,6 +90,41 @@ test_capture_module_site_by_process_and_stack() {
 	capwriter "$HOLD" 0 >/dev/null || fail "freeing failed"
 	[ "$(held_objects_of "$pid")" = 0 ] || fail "freed objects still listed"
 	grep -q "^site selection=1 live=0 " "$CAP_CTL" || fail "records left: $(cat "$CAP_CTL")"
+}
+
+# A user-space program makes the kernel allocate at a selected site of the
+# kernel itself: a pipe's buffer pages (pipe_write()) show under the writer's
+# pid and comm, with pipe_write in the stack, and go when the pipe does.
+test_capture_pipe_pages_under_their_writer() {
+	capture_ready
+	echo "add func:pipe_write" >"$CAP_CTL" || fail "add refused"
+	memhold_start pipe 8
+	n=$(memhold_objects "$hold_pid" " bytes=4096 .* kind=pages order=0 .* func:pipe_write$")
+	[ "$n" = 8 ] || fail "$n pipe pages of $hold_pid: $(cat "$CAP_DIR/live")"
+	grep -A16 "^object .* tgid=$hold_pid comm=memhold " "$CAP_DIR/live" |
+		grep -q "^  pipe_write+0x" || fail "no pipe_write frame: $(cat "$CAP_DIR/live")"
+	memhold_expect_process 8 32768
+	memhold_stop_freed "the pipe"
+}
+
+# A transparent huge page split into order-2 folios (the debugfs
+# split_huge_pages file, which splits as memory pressure would): each folio
+# gets its own record, under the process that faulted the page, and each goes
+# when its folio is freed at the process's exit.
+test_capture_huge_page_split_and_freed() {
+	capture_ready
+	split=/sys/kernel/debug/split_huge_pages
+	[ -w "$split" ] || fail "no $split (CONFIG_TRANSPARENT_HUGEPAGE)"
+	echo "add func:do_huge_pmd_anonymous_page" >"$CAP_CTL" || fail "add refused"
+	memhold_start thp
+	n=$(memhold_objects "$hold_pid" " bytes=2097152 .* kind=pages order=9 ")
+	[ "$n" = 1 ] || fail "huge page of $hold_pid not recorded: $(cat "$CAP_DIR/live")"
+	echo "$hold_pid,$hold_addr,$(printf '0x%x' $((hold_addr + 2097152))),2" >"$split" ||
+		fail "split refused"
+	n=$(memhold_objects "$hold_pid" " bytes=16384 .* kind=pages order=2 ")
+	[ "$n" = 128 ] || fail "$n order-2 records after the split: $(cat "$CAP_DIR/live")"
+	memhold_expect_process 128 2097152
+	memhold_stop_freed "the process"
 }
 
 test_capture_cli_shows_process_and_stack() {

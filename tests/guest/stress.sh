@@ -4,7 +4,8 @@
 # In-guest tests of module unload with live allocations freed later by
 # another module (test_holder_*), and a stress test (test_stress_*) of module
 # load and unload racing /proc/allocinfo readers, allocation storms on every
-# CPU and, on a kernel whose vm.mem_profiling is writable, sysctl toggles.
+# CPU, capture selections made and ended and, on a kernel whose
+# vm.mem_profiling is writable, sysctl toggles.
 # Sourced by run.sh; busybox ash.
 #
 # Kernel command line:
@@ -23,6 +24,8 @@ ST_SAMPLE=$ST_MODS/alloctag_rust_sample.ko
 ST_LEAK=$ST_MODS/alloctag_rust_leak.ko
 ST_HELD=/sys/module/alloctag_holder/parameters/held
 ST_RELEASE=/sys/module/alloctag_holder/parameters/release
+ST_CAP_DIR=/sys/kernel/debug/alloctag
+ST_CAP=$ST_CAP_DIR/capture
 # alloctag_test.ko hold=1 hands over 4 objects at each of 3 call sites.
 ST_HELD_PER_LOAD=12
 # A module unloaded with live allocations keeps its data for good: bound how
@@ -304,6 +307,29 @@ st_loop_toggle() {
 	echo "$n" >"$ST_DIR/count-toggle"
 }
 
+# Capture selections come and go (the test module's sites, marked at each of
+# its loads and unmarked at each unload, with objects the holder frees later;
+# the holder's; the storms' pipe pages) while the reports are read; on a
+# kernel without capture, nothing.
+st_loop_capture() {
+	set +e
+	n=0
+	[ -w "$ST_CAP" ] || { echo off >"$ST_DIR/count-capture"; return; }
+	while st_running; do
+		for sel in "module:alloctag_test" "module:alloctag_holder" "func:pipe_write"; do
+			echo "add $sel" >"$ST_CAP" || st_fail capture "add $sel refused"
+		done
+		usleep 200000
+		cat "$ST_CAP_DIR/live" "$ST_CAP_DIR/live_stacks" "$ST_CAP_DIR/live_processes" \
+			"$ST_CAP" >/dev/null || st_fail capture "a report could not be read"
+		echo clear >"$ST_CAP" || st_fail capture "clear refused"
+		usleep 100000
+		n=$((n + 1))
+	done
+	echo clear >"$ST_CAP"
+	echo "$n" >"$ST_DIR/count-capture"
+}
+
 # Counts the lines of $ST_DIR/dmesg that match the grep -E pattern $1.
 st_dmesg_count() {
 	grep -Ec "$1" "$ST_DIR/dmesg" || true
@@ -346,6 +372,22 @@ test_stress_modules_readers_allocators() {
 	insmod "$ST_TEST" && rmmod alloctag_test
 	insmod "$ST_SAMPLE" && rmmod alloctag_rust_sample
 	cat /proc/allocinfo >/dev/null
+	# So do capture's commands, its pool and its reports, with records.
+	[ -e "$ST_CAP" ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+	if [ -w "$ST_CAP" ]; then
+		echo "add func:pipe_write" >"$ST_CAP" && echo "add module:alloctag_test" >"$ST_CAP" ||
+			{ echo "capture refused a selection"; return 1; }
+		insmod "$ST_TEST"
+		memhold pipe 2 >/dev/null &
+		holder=$!
+		sleep 1
+		cat "$ST_CAP_DIR/live" "$ST_CAP_DIR/live_stacks" "$ST_CAP_DIR/live_processes" "$ST_CAP" >/dev/null
+		kill $holder
+		wait $holder || true
+		rmmod alloctag_test
+		echo clear >"$ST_CAP"
+		dmesg -c >/dev/null
+	fi
 	# The tags every read may list: vmlinux's, from a read with no module
 	# loaded, and each test module's, from a read with it loaded.
 	cat /proc/allocinfo >"$ST_DIR/base"
@@ -385,6 +427,7 @@ test_stress_modules_readers_allocators() {
 	st_loop_reader r4ka 4096 &
 	st_loop_reader r4kb 4096 &
 	[ "$toggle" = 1 ] && st_loop_toggle &
+	st_loop_capture &
 	st_clock
 	cpu=0
 	while [ $cpu -lt "$ncpu" ]; do
@@ -459,6 +502,10 @@ test_stress_modules_readers_allocators() {
 		return 1
 	fi
 	[ "$(grep -c '\[alloctag_' /proc/allocinfo)" = 0 ] || { echo "test module tags left"; return 1; }
+	if [ -w "$ST_CAP" ]; then
+		grep -q "^capture limit=[0-9]* size=0 used=0 " "$ST_CAP" || { echo "capture left: $(cat "$ST_CAP")"; return 1; }
+		if grep -q "^object " "$ST_CAP_DIR/live"; then echo "capture records left"; return 1; fi
+	fi
 
 	reads=0
 	for r in r64a r64b r4ka r4kb; do
@@ -471,6 +518,7 @@ test_stress_modules_readers_allocators() {
 		"reads checked $reads (bs=64 $(cat "$ST_DIR/count-r64a")+$(cat "$ST_DIR/count-r64b")," \
 		"bs=4096 $(cat "$ST_DIR/count-r4ka")+$(cat "$ST_DIR/count-r4kb"));" \
 		"toggles $(cat "$ST_DIR/count-toggle" 2>/dev/null || echo off);" \
+		"capture selections $(cat "$ST_DIR/count-capture");" \
 		"storm rounds $(cat "$ST_DIR"/storm-* | awk '{ printf "%s%s", sep, $5; sep = "+" }')"
 	[ "$reads" -gt 0 ]
 }

@@ -9,6 +9,7 @@
 
 mod capture;
 mod cli;
+mod debugfs;
 mod fail;
 mod input;
 mod snapshot;

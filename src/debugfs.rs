@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! alloctag's directory in debugfs, `/sys/kernel/debug/alloctag/`, and what its control files
+//! share: seq_file-backed reads and one command per write.
+//!
+//! C header: [`include/linux/debugfs.h`](srctree/include/linux/debugfs.h)
+//!
+//! debugfs, as the kernel's failslab and page_owner use it: these are root's debugging tools,
+//! absent where lockdown forbids such tools.
+
+use core::ffi::c_int;
+use kernel::{bindings, c_str, prelude::*, str::CStr, uaccess::UserSlice};
+
+/// The longest command a control file accepts.
+const MAX_COMMAND: usize = 1024;
+
+/// `open` of a file.
+pub(crate) type OpenFn = unsafe extern "C" fn(*mut bindings::inode, *mut bindings::file) -> c_int;
+
+/// `write` of a file.
+pub(crate) type WriteFn = unsafe extern "C" fn(
+    *mut bindings::file,
+    *const kernel::ffi::c_char,
+    usize,
+    *mut bindings::loff_t,
+) -> isize;
+
+/// A file's operations: a `file_operations` holds a module pointer, so is not `Sync` by itself.
+#[repr(transparent)]
+pub(crate) struct Fops(bindings::file_operations);
+
+// SAFETY: The operations are never written, and their module pointer is null.
+unsafe impl Sync for Fops {}
+
+impl Fops {
+    /// Operations of a seq_file opened by `open` (see [`single_open`]), written by `write` if
+    /// any.
+    pub(crate) const fn seq(open: OpenFn, write: Option<WriteFn>) -> Self {
+        Self(bindings::file_operations {
+            open: Some(open),
+            read: Some(bindings::seq_read),
+            write,
+            llseek: Some(bindings::seq_lseek),
+            release: Some(bindings::single_release),
+            // SAFETY: All-zero is a valid `file_operations`: no owner (built in), no other
+            // callbacks.
+            ..unsafe { core::mem::zeroed() }
+        })
+    }
+}
+
+/// Defines `$open`, the `open` of a seq_file whose whole text `$show` writes: `$show` takes a
+/// `&mut SeqWriter` and returns a `core::fmt::Result`.
+macro_rules! single_open {
+    ($open:ident, $show:expr) => {
+        /// `open` of the file.
+        ///
+        /// # Safety
+        ///
+        /// Called by debugfs with a valid inode and file.
+        unsafe extern "C" fn $open(
+            _inode: *mut kernel::bindings::inode,
+            file: *mut kernel::bindings::file,
+        ) -> core::ffi::c_int {
+            /// seq_file's `show`.
+            ///
+            /// # Safety
+            ///
+            /// Called by seq_file with a valid seq_file.
+            unsafe extern "C" fn single_open_show(
+                m: *mut kernel::bindings::seq_file,
+                _v: *mut core::ffi::c_void,
+            ) -> core::ffi::c_int {
+                // SAFETY: seq_file calls `show` with a valid `m`, used only during the call.
+                let mut w = unsafe { $crate::seq::SeqWriter::new(m) };
+                let _ = ($show)(&mut w);
+                0
+            }
+            // SAFETY: `file` is being opened; `single_open_show` is a valid `show`.
+            unsafe {
+                kernel::bindings::single_open(file, Some(single_open_show), core::ptr::null_mut())
+            }
+        }
+    };
+}
+pub(crate) use single_open;
+
+/// Creates `name` with `mode` and `fops` in `/sys/kernel/debug/alloctag/`, which the first
+/// caller creates. Without debugfs (disabled or locked down) nothing is created.
+pub(crate) fn create_file(name: &'static CStr, mode: u16, fops: &'static Fops) {
+    let dir_name = c_str!("alloctag");
+    // SAFETY: The name is static; a null parent is debugfs's root.
+    let mut dir =
+        unsafe { bindings::debugfs_lookup(dir_name.as_char_ptr(), core::ptr::null_mut()) };
+    if dir.is_null() || kernel::error::from_err_ptr(dir).is_err() {
+        // SAFETY: As above.
+        dir =
+            unsafe { bindings::debugfs_create_dir(dir_name.as_char_ptr(), core::ptr::null_mut()) };
+    } else {
+        // SAFETY: `debugfs_lookup` took a reference; the directory stays, as debugfs's.
+        unsafe { bindings::dput(dir) };
+    }
+    // SAFETY: `dir` is a dentry or an error pointer, which `debugfs_create_file` accepts; the
+    // name and the operations are static.
+    unsafe {
+        bindings::debugfs_create_file(
+            name.as_char_ptr(),
+            mode,
+            dir,
+            core::ptr::null_mut(),
+            &fops.0,
+        )
+    };
+}
+
+/// The body of a control file's `write`: reads the command of `count` bytes at the user
+/// address `buf` and runs it. Without `CAP_SYS_ADMIN` it fails with `EPERM`; a command `run`
+/// refuses fails with its error and a log line "`what`: 'COMMAND' refused: ERROR".
+pub(crate) fn write_command(
+    what: &str,
+    buf: *const kernel::ffi::c_char,
+    count: usize,
+    run: impl FnOnce(&[u8]) -> Result,
+) -> isize {
+    // SAFETY: Checking a capability of `current` has no precondition.
+    if !unsafe { bindings::capable(bindings::CAP_SYS_ADMIN as c_int) } {
+        return EPERM.to_errno() as isize;
+    }
+    if count > MAX_COMMAND {
+        pr_warn!("{what}: command longer than {MAX_COMMAND} bytes refused\n");
+        return EINVAL.to_errno() as isize;
+    }
+    let mut text = KVec::new();
+    // `UserSlice` checks the user address range as it copies.
+    if let Err(e) = UserSlice::new(buf as usize, count).read_all(&mut text, GFP_KERNEL) {
+        return e.to_errno() as isize;
+    }
+    match run(&text) {
+        Ok(()) => count as isize,
+        Err(e) => {
+            let shown = core::str::from_utf8(&text)
+                .unwrap_or("(not UTF-8)")
+                .trim_end();
+            pr_warn!("{what}: '{shown}' refused: {e:?}\n");
+            e.to_errno() as isize
+        }
+    }
+}
