@@ -2,19 +2,26 @@
 /*
  * Capture of the live objects of selected call sites (lib/alloctag/src/capture/),
  * asked by the allocation-tag hooks that scripts/graft.sh edits:
- *  - alloc_tag_sub() (include/linux/alloc_tag.h), which every free of a
- *    tagged slab object or page goes through: the record goes;
- *  - the slab allocation hook (mm/slub.c) and post_alloc_hook()
- *    (mm/page_alloc.c, before the pages' tag is set): a record is made;
+ *  - the slab hooks (mm/slub.c): a record is made on allocation and goes on
+ *    free, in their capture variants;
+ *  - post_alloc_hook() (mm/page_alloc.c, before the pages' tag is set) and
+ *    pgalloc_tag_sub() (include/linux/pgalloc_tag.h): a record is made, and
+ *    goes;
  *  - pgalloc_tag_split() and pgalloc_tag_copy() (include/linux/mm.h): the
  *    record follows the pages.
  * Only include/linux/alloc_tag.h includes this header, after its struct
  * alloc_tag and is_codetag_empty(), which the hooks use.
  *
- * The static key is on only while a capture selection is in force. Behind it,
- * only a tag whose capture field (bits 20 to 31 of its flags, Field::CAPTURE
- * in src/codetag/select.rs) is set goes on to the out-of-line slow path, so an
- * unselected site pays one predictable branch.
+ * The capture key is on only while a capture selection is in force. Behind
+ * it, only a tag whose capture field (bits 20 to 31 of its flags,
+ * Field::CAPTURE in src/codetag/select.rs) is set goes on to the out-of-line
+ * slow path, so an unselected site pays one predictable branch.
+ *
+ * The slab hooks, the hottest, pay nothing while nothing is selected: they
+ * test the slab-plain key instead of mem_alloc_profiling_enabled(), on while
+ * profiling is on and capture off (src/hook_keys.rs keeps it so), and only
+ * when it is off do they test the capture key and take their capture
+ * variants. One static branch, as in 6.12, where capture would add one more.
  */
 #ifndef _ALLOCTAG_CAPTURE_H
 #define _ALLOCTAG_CAPTURE_H
@@ -35,6 +42,21 @@ struct page;
 #define ALLOCTAG_CAPTURE_MASK	0xfff00000U
 
 DECLARE_STATIC_KEY_FALSE(alloctag_capture_key);
+DECLARE_STATIC_KEY_MAYBE(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT,
+			 alloctag_slab_plain_key);
+
+/* Profiling is on and capture off: the slab hooks' plain variants. */
+static __always_inline bool alloctag_slab_plain(void)
+{
+	return static_branch_maybe(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT,
+				   &alloctag_slab_plain_key);
+}
+
+/* A capture selection is in force. */
+static __always_inline bool alloctag_capture_on(void)
+{
+	return static_branch_unlikely(&alloctag_capture_key);
+}
 
 /*
  * The slow paths (src/glue_capture.c) save every register they use. bindgen
@@ -103,11 +125,14 @@ static __always_inline void alloctag_capture_pages(struct page *page,
 	}
 }
 
-/* ref (holding a tag, not empty) is being cleared: its object is freed. */
+/*
+ * ref is about to be cleared: its object is freed, or (migration) charged
+ * anew. A reference that holds no tag has no record.
+ */
 static __always_inline void alloctag_capture_free(union codetag_ref *ref)
 {
-	if (static_branch_unlikely(&alloctag_capture_key) &&
-	    alloctag_capture_marked(ref->ct))
+	if (static_branch_unlikely(&alloctag_capture_key) && ref->ct &&
+	    !is_codetag_empty(ref) && alloctag_capture_marked(ref->ct))
 		alloctag_capture_free_slowpath(ref);
 }
 
@@ -134,6 +159,10 @@ static __always_inline void alloctag_capture_copy(union codetag_ref *to,
 }
 
 #else /* CONFIG_ALLOCTAG_CAPTURE */
+
+/* A macro: mem_alloc_profiling_enabled() comes later in alloc_tag.h. */
+#define alloctag_slab_plain() mem_alloc_profiling_enabled()
+static inline bool alloctag_capture_on(void) { return false; }
 
 static inline void alloctag_capture_slab(union codetag_ref *ref,
 					 const void *object,

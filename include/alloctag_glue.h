@@ -45,6 +45,7 @@ void alloctag_dynamic_stats(unsigned long *used, unsigned long *capacity,
 
 /* In C (src/glue_capture.c), for Rust's capture (src/capture/). */
 void alloctag_set_capture_key(bool enable);
+void alloctag_set_slab_plain_key(bool enable);
 unsigned long alloctag_capture_lock(void);
 void alloctag_capture_unlock(unsigned long flags);
 u64 alloctag_capture_now(void);

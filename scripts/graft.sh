@@ -181,23 +181,114 @@ fi
 # Capture of live objects at selected call sites (include/alloctag_capture.h,
 # src/capture/): each hook sits where the tag reference of an object is set,
 # cleared or moved, behind a static key that is off while nothing is
-# selected. alloc_tag_sub() is the one place every free of a tagged slab
-# object or page passes; the allocation hooks are where the object, its size
-# and the flags are known; split and copy are where a page's reference moves.
+# selected. The allocation hooks are where the object, its size and the flags
+# are known; the free hooks are where a reference is cleared before
+# alloc_tag_sub(); split and copy are where a page's reference moves. The
+# slab hooks test one key for both profiling and capture (the header says
+# why): their capture variants are out of line, the body shared through a
+# constant argument.
 CAP_MARK=alloctag-graft-capture
 export CAP_MARK
 if ! grep -q "$CAP_MARK" "$at_h"; then
 	perl -0pi -e '
-		s|(#endif /\* CONFIG_MEM_ALLOC_PROFILING_DEBUG \*/\n)|$1\n/* $ENV{CAP_MARK}: the capture hooks, which need struct alloc_tag and is_codetag_empty() */\n#include "../../lib/alloctag/include/alloctag_capture.h"\n| or die "anchor 1";
-		s|(\ttag = ct_to_alloc_tag\(ref->ct\);\n)|\t/* $ENV{CAP_MARK}: the object goes; so does its record */\n\talloctag_capture_free(ref);\n$1| or die "anchor 2";
+		s|(#endif /\* CONFIG_MEM_ALLOC_PROFILING_DEBUG \*/\n)|$1\n/* $ENV{CAP_MARK}: the capture hooks, which need struct alloc_tag and is_codetag_empty() */\n#include "../../lib/alloctag/include/alloctag_capture.h"\n| or die "anchor";
 	' "$at_h"
-	[ "$(grep -c "$CAP_MARK" "$at_h")" = 2 ] || die "include/linux/alloc_tag.h: capture graft failed"
+	[ "$(grep -c "$CAP_MARK" "$at_h")" = 1 ] || die "include/linux/alloc_tag.h: capture graft failed"
 	log "grafted include/linux/alloc_tag.h (capture)"
+fi
+pt_h=$tree/include/linux/pgalloc_tag.h
+if ! grep -q "$CAP_MARK" "$pt_h"; then
+	perl -0pi -e '
+		s|(\t\tif \(ref\) \{\n)(\t\t\talloc_tag_sub\(ref, PAGE_SIZE \* nr\);\n)|$1\t\t\t/* $ENV{CAP_MARK}: the pages go; so does their record */\n\t\t\talloctag_capture_free(ref);\n$2| or die "anchor";
+	' "$pt_h"
+	[ "$(grep -c "$CAP_MARK" "$pt_h")" = 1 ] || die "include/linux/pgalloc_tag.h: capture graft failed"
+	log "grafted include/linux/pgalloc_tag.h (capture)"
 fi
 if ! grep -q "$CAP_MARK" "$slub_c"; then
 	perl -0pi -e '
-		s|\t\tif \(likely\(obj_exts\)\)\n(\t\t\talloc_tag_add\(&obj_exts->ref, current->alloc_tag, s->size\);\n)|\t\tif (likely(obj_exts)) {\n$1\t\t\t/* $ENV{CAP_MARK}: record the object if its site is selected */\n\t\t\talloctag_capture_slab(&obj_exts->ref, object, s, flags);\n\t\t}\n| or die "anchor 1";
-		s|static inline void\n(alloc_tagging_slab_free_hook\(struct kmem_cache \*s, struct slab \*slab, void \*\*p,\n\t\t\t     int objects\)\n\{\n\tstruct slabobj_ext \*obj_exts;)|/* $ENV{CAP_MARK}: the free hook in alloc_tag_sub() made clang call this out of line from kfree() */\nstatic __fastpath_inline void\n$1| or die "anchor 2";
+		my $alloc = <<"END";
+/*
+ * $ENV{CAP_MARK}: one static branch while nothing is selected, as in
+ * 6.12: the slab-plain key (profiling on, capture off) instead of
+ * mem_alloc_profiling_enabled(); the capture variants are out of line.
+ */
+static __always_inline void
+__alloc_tagging_slab_alloc_hook(struct kmem_cache *s, void *object, gfp_t flags,
+				const bool capture)
+{
+	struct slabobj_ext *obj_exts;
+
+	obj_exts = prepare_slab_obj_exts_hook(s, flags, object);
+	if (likely(obj_exts)) {
+		alloc_tag_add(&obj_exts->ref, current->alloc_tag, s->size);
+		if (capture)
+			alloctag_capture_slab(&obj_exts->ref, object, s, flags);
+	}
+}
+
+static noinline void __maybe_unused
+alloc_tagging_slab_alloc_hook_capture(struct kmem_cache *s, void *object,
+				      gfp_t flags)
+{
+	if (mem_alloc_profiling_enabled())
+		__alloc_tagging_slab_alloc_hook(s, object, flags, true);
+}
+
+static inline void
+alloc_tagging_slab_alloc_hook(struct kmem_cache *s, void *object, gfp_t flags)
+{
+	if (alloctag_slab_plain())
+		__alloc_tagging_slab_alloc_hook(s, object, flags, false);
+	else if (alloctag_capture_on())
+		alloc_tagging_slab_alloc_hook_capture(s, object, flags);
+}
+END
+		my $free = <<"END";
+/* $ENV{CAP_MARK}: as the allocation hook above */
+static __always_inline void
+__alloc_tagging_slab_free_hook(struct kmem_cache *s, struct slab *slab, void **p,
+			       int objects, const bool capture)
+{
+	struct slabobj_ext *obj_exts;
+	int i;
+
+	/* slab->obj_exts might not be NULL if it was created for MEMCG accounting. */
+	if (s->flags & (SLAB_NO_OBJ_EXT | SLAB_NOLEAKTRACE))
+		return;
+
+	obj_exts = slab_obj_exts(slab);
+	if (!obj_exts)
+		return;
+
+	for (i = 0; i < objects; i++) {
+		unsigned int off = obj_to_index(s, slab, p[i]);
+
+		if (capture)
+			alloctag_capture_free(&obj_exts[off].ref);
+		alloc_tag_sub(&obj_exts[off].ref, s->size);
+	}
+}
+
+static noinline void __maybe_unused
+alloc_tagging_slab_free_hook_capture(struct kmem_cache *s, struct slab *slab,
+				     void **p, int objects)
+{
+	if (mem_alloc_profiling_enabled())
+		__alloc_tagging_slab_free_hook(s, slab, p, objects, true);
+}
+
+static __fastpath_inline void
+alloc_tagging_slab_free_hook(struct kmem_cache *s, struct slab *slab, void **p,
+			     int objects)
+{
+	if (alloctag_slab_plain())
+		__alloc_tagging_slab_free_hook(s, slab, p, objects, false);
+	else if (alloctag_capture_on())
+		alloc_tagging_slab_free_hook_capture(s, slab, p, objects);
+}
+END
+		s|static inline void\nalloc_tagging_slab_alloc_hook\(struct kmem_cache \*s, void \*object, gfp_t flags\)\n\{\n\tif \(mem_alloc_profiling_enabled\(\)\) \{\n.*?\t\tif \(likely\(obj_exts\)\)\n\t\t\talloc_tag_add\(&obj_exts->ref, current->alloc_tag, s->size\);\n\t\}\n\}\n|$alloc|s or die "anchor 1";
+		s|static inline void\nalloc_tagging_slab_free_hook\(struct kmem_cache \*s, struct slab \*slab, void \*\*p,\n\t\t\t     int objects\)\n\{\n.*?\t\talloc_tag_sub\(&obj_exts\[off\]\.ref, s->size\);\n\t\}\n\}\n|$free|s or die "anchor 2";
 	' "$slub_c"
 	[ "$(grep -c "$CAP_MARK" "$slub_c")" = 2 ] || die "mm/slub.c: capture graft failed"
 	log "grafted mm/slub.c (capture)"
@@ -214,9 +305,9 @@ mm_h=$tree/include/linux/mm.h
 if ! grep -q "$CAP_MARK" "$mm_h"; then
 	perl -0pi -e '
 		s|(\t\t\talloc_tag_ref_set\(ref, tag\);\n\t\t\tput_page_tag_ref\(ref\);\n\t\t\}\n\t\}\n)|$1\t/* $ENV{CAP_MARK}: each piece gets its own record */\n\talloctag_capture_split(folio, &tag->ct, old_order, new_order);\n| or die "anchor 1";
-		s|(\talloc_tag_sub\(ref, folio_nr_pages\(new\)\);\n)|$1\t/* $ENV{CAP_MARK}: the record moves with the charge */\n\talloctag_capture_copy(ref, &tag->ct, new, old);\n| or die "anchor 2";
+		s|(\talloc_tag_sub\(ref, folio_nr_pages\(new\)\);\n)|\t/* $ENV{CAP_MARK}: the target loses its own record, if any */\n\talloctag_capture_free(ref);\n$1\t/* $ENV{CAP_MARK}: the record moves with the charge */\n\talloctag_capture_copy(ref, &tag->ct, new, old);\n| or die "anchor 2";
 	' "$mm_h"
-	[ "$(grep -c "$CAP_MARK" "$mm_h")" = 2 ] || die "include/linux/mm.h: capture graft failed"
+	[ "$(grep -c "$CAP_MARK" "$mm_h")" = 3 ] || die "include/linux/mm.h: capture graft failed"
 	log "grafted include/linux/mm.h (capture)"
 fi
 # 6.12's pgalloc_tag_copy() (migration) takes back the target folio's own

@@ -17,6 +17,7 @@
 
 mod control;
 mod hook;
+pub(crate) mod keys;
 mod pool;
 mod report;
 mod sites;
@@ -44,7 +45,6 @@ static IN_USE: [AtomicBool; MAX_SELECTIONS] = [const { AtomicBool::new(false) };
 static LIMIT: AtomicUsize = AtomicUsize::new(DEFAULT_LIMIT);
 
 extern "C" {
-    fn alloctag_set_capture_key(enable: bool);
     fn alloctag_capture_init() -> core::ffi::c_int;
 }
 
@@ -59,15 +59,13 @@ fn start() -> Result {
     // SAFETY: Process context.
     kernel::error::to_result(unsafe { alloctag_capture_init() })?;
     drop(pool::swap(Some(table)));
-    // SAFETY: Process context; the key only gates the hooks.
-    unsafe { alloctag_set_capture_key(true) };
+    keys::set_capture(true);
     Ok(())
 }
 
 /// Turns capture off: the hooks, then the pool with every record, freed outside the lock.
 fn stop() {
-    // SAFETY: Process context.
-    unsafe { alloctag_set_capture_key(false) };
+    keys::set_capture(false);
     drop(pool::swap(None));
 }
 

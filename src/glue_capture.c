@@ -34,13 +34,32 @@
 DEFINE_STATIC_KEY_FALSE(alloctag_capture_key);
 EXPORT_SYMBOL_GPL(alloctag_capture_key);
 
-/* Flips the key; may sleep. */
+/*
+ * On while profiling is on and capture off (src/capture/keys.rs): its
+ * default is the profiling key's, capture being off at boot.
+ */
+DEFINE_STATIC_KEY_MAYBE(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT,
+			alloctag_slab_plain_key);
+EXPORT_SYMBOL_GPL(alloctag_slab_plain_key);
+
+/* Serializes the keys' changes; DECLARE_RWSEM gives it a lockdep class. */
+DECLARE_RWSEM(alloctag_keys_lock);
+
+/* Flip the keys; may sleep. */
 void alloctag_set_capture_key(bool enable)
 {
 	if (enable)
 		static_branch_enable(&alloctag_capture_key);
 	else
 		static_branch_disable(&alloctag_capture_key);
+}
+
+void alloctag_set_slab_plain_key(bool enable)
+{
+	if (enable)
+		static_branch_enable(&alloctag_slab_plain_key);
+	else
+		static_branch_disable(&alloctag_slab_plain_key);
 }
 
 /*

@@ -140,18 +140,55 @@ unsafe impl Sync for EarlyParam {}
 static BOOT_PARAMETER: EarlyParam =
     EarlyParam::new(c_str!("sysctl.vm.mem_profiling"), setup_boot_parameter);
 
+#[cfg(all(CONFIG_PROC_SYSCTL, not(CONFIG_ALLOCTAG_CAPTURE)))]
+const HANDLER: Handler = bindings::proc_do_static_key;
+#[cfg(all(CONFIG_PROC_SYSCTL, CONFIG_ALLOCTAG_CAPTURE))]
+const HANDLER: Handler = handle_sysctl;
+
+#[cfg(CONFIG_PROC_SYSCTL)]
+type Handler = unsafe extern "C" fn(
+    *const bindings::ctl_table,
+    c_int,
+    *mut core::ffi::c_void,
+    *mut usize,
+    *mut bindings::loff_t,
+) -> c_int;
+
+/// The kernel's `proc_do_static_key()`, then the slab hooks' key follows the profiling key
+/// (src/capture/keys.rs).
+///
+/// # Safety
+///
+/// The arguments are those the sysctl core passes a handler.
+#[cfg(all(CONFIG_PROC_SYSCTL, CONFIG_ALLOCTAG_CAPTURE))]
+unsafe extern "C" fn handle_sysctl(
+    table: *const bindings::ctl_table,
+    write: c_int,
+    buffer: *mut core::ffi::c_void,
+    lenp: *mut usize,
+    ppos: *mut bindings::loff_t,
+) -> c_int {
+    // SAFETY: The caller passes the sysctl core's arguments, which this passes on unchanged.
+    let ret = unsafe { bindings::proc_do_static_key(table, write, buffer, lenp, ppos) };
+    if write != 0 && ret == 0 {
+        crate::capture::keys::sync_profiling();
+    }
+    ret
+}
+
 /// The `vm.mem_profiling` table. Its handler is the kernel's `proc_do_static_key()` on the
 /// profiling key, as in 6.12's C core: the same capability check (`CAP_SYS_ADMIN` to write)
 /// and the same input rules (`proc_dointvec_minmax()` with 0 and 1 as bounds, under
-/// `kernel.sysctl_writes_strict`), by construction. Its mode is set at registration, before the
-/// sysctl core sees it.
+/// `kernel.sysctl_writes_strict`), by construction; with capture built in, followed by
+/// [`handle_sysctl`]'s update of the slab hooks' key. Its mode is set at registration, before
+/// the sysctl core sees it.
 #[cfg(CONFIG_PROC_SYSCTL)]
 static mut SYSCTL_TABLE: [bindings::ctl_table; 1] = [bindings::ctl_table {
     procname: c_str!("mem_profiling").as_char_ptr(),
     data: (&raw mut bindings::mem_alloc_profiling_key).cast(),
     maxlen: 0,
     mode: 0o644,
-    proc_handler: Some(bindings::proc_do_static_key),
+    proc_handler: Some(HANDLER),
     poll: ptr::null_mut(),
     extra1: ptr::null_mut(),
     extra2: ptr::null_mut(),

@@ -15,6 +15,13 @@ use core::{
 };
 use kernel::bindings;
 
+/// The C glue's `struct rw_semaphore`, seen from Rust only by its address: on kernels whose
+/// `arch_spinlock_t` is empty (`SMP=n`) the struct is not FFI-safe by value.
+#[repr(C)]
+pub(crate) struct RwSemStorage {
+    _opaque: [u8; 0],
+}
+
 /// A read-write semaphore and the data it guards.
 ///
 /// # Invariants

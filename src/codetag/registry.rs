@@ -6,7 +6,7 @@
 
 #[cfg(CONFIG_ALLOCTAG_SELECTION)]
 use crate::rwsem::WriteGuard;
-use crate::rwsem::{ReadGuard, RwSem};
+use crate::rwsem::{ReadGuard, RwSem, RwSemStorage};
 use core::{
     ffi::c_void,
     marker::PhantomData,
@@ -148,13 +148,6 @@ impl<T: TagType> Clone for Handle<T> {
     }
 }
 impl<T: TagType> Copy for Handle<T> {}
-
-/// The C glue's `struct rw_semaphore`, seen from Rust only by its address: on kernels whose
-/// `arch_spinlock_t` is empty (`SMP=n`) the struct is not FFI-safe by value.
-#[repr(C)]
-struct RwSemStorage {
-    _opaque: [u8; 0],
-}
 
 extern "C" {
     /// Defined by `DECLARE_RWSEM()` in the C glue.

@@ -161,6 +161,62 @@ fn kmalloc_recorded_until_kfree(test: &Test) {
     kunit_expect!(test, capture::remove(id).is_ok());
 }
 
+test_tag!(OTHER_TAG, "alloctag_capture_other");
+
+/// While capture is on the slab hooks take their capture variants (mm/slub.c as grafted):
+/// they still charge and uncharge every site, selected or not, and record only the selected.
+fn unselected_sites_charged_while_capturing(test: &Test) {
+    let Some(id) = select(test, "func:alloctag_capture_slab") else {
+        return;
+    };
+    let before = OTHER_TAG.read();
+    // SAFETY: Allocating has no precondition.
+    let obj = with_tag(OTHER_TAG, || unsafe {
+        bindings::__kmalloc_noprof(100, bindings::GFP_KERNEL)
+    });
+    let held = OTHER_TAG.read();
+    kunit_expect!(
+        test,
+        held.calls == before.calls + 1 && held.bytes >= before.bytes + 100,
+        "charged {} -> {} calls, {} -> {} bytes",
+        before.calls,
+        held.calls,
+        before.bytes,
+        held.bytes
+    );
+    kunit_expect!(test, records(OTHER_TAG).is_empty(), "unselected site recorded");
+    // SAFETY: `obj` came from kmalloc and is freed once.
+    unsafe { bindings::kfree(obj) };
+    let after = OTHER_TAG.read();
+    kunit_expect!(
+        test,
+        after.calls == before.calls && after.bytes == before.bytes,
+        "uncharged {} calls, {} bytes",
+        after.calls,
+        after.bytes
+    );
+    // The selected site, in the same state of the keys, is recorded.
+    let obj = capture_slab_site(64);
+    kunit_expect!(test, records(SLAB_TAG).len() == 1, "selected site not recorded");
+    // SAFETY: `obj` came from kmalloc and is freed once.
+    unsafe { bindings::kfree(obj) };
+    kunit_expect!(test, records(SLAB_TAG).is_empty(), "kfree left a record");
+    kunit_expect!(test, capture::remove(id).is_ok());
+    // Capture off again: the plain variants charge.
+    // SAFETY: Allocating has no precondition.
+    let obj = with_tag(OTHER_TAG, || unsafe {
+        bindings::__kmalloc_noprof(100, bindings::GFP_KERNEL)
+    });
+    kunit_expect!(
+        test,
+        OTHER_TAG.read().calls == before.calls + 1,
+        "not charged after capture"
+    );
+    // SAFETY: `obj` came from kmalloc and is freed once.
+    unsafe { bindings::kfree(obj) };
+    kunit_expect!(test, OTHER_TAG.read().calls == before.calls);
+}
+
 test_tag!(REALLOC_TAG, "alloctag_capture_krealloc");
 
 fn krealloc_in_place_and_moved(test: &Test) {
@@ -790,6 +846,7 @@ kunit_suite!(
     "alloctag_capture",
     [
         kmalloc_recorded_until_kfree,
+        unselected_sites_charged_while_capturing,
         krealloc_in_place_and_moved,
         kfree_rcu_frees_after_grace_period,
         cache_free_and_bulk_free,
