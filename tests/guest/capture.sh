@@ -17,8 +17,16 @@ capture_ready() {
 	[ -w "$CAP_CTL" ] || fail "no $CAP_CTL"
 	echo clear >"$CAP_CTL"
 	rmmod alloctag_test 2>/dev/null || true
-	# Pass or fail, leave nothing selected and the test module unloaded.
-	trap 'echo clear >"$CAP_CTL" 2>/dev/null; rmmod alloctag_test 2>/dev/null || true' EXIT
+	hold_job=
+	# Pass or fail, leave nothing selected, no memhold running and the test
+	# module unloaded.
+	trap 'capture_cleanup' EXIT
+}
+
+capture_cleanup() {
+	[ -z "$hold_job" ] || memhold_stop
+	echo clear >"$CAP_CTL" 2>/dev/null
+	rmmod alloctag_test 2>/dev/null || true
 }
 
 # Prints the number of object lines of the live report of the hold site
@@ -31,9 +39,9 @@ held_objects_of() {
 # Starts "memhold $*" (tests/guest/tools/memhold.c) in the background and
 # waits until it holds its memory: sets hold_job, hold_pid and hold_addr.
 memhold_start() {
-	memhold "$@" >/tmp/memhold.out &
+	memhold "$@" >/tmp/memhold.out 2>&1 &
 	hold_job=$!
-	for _ in $(seq 1 100); do
+	for _ in $(seq 1 300); do
 		[ -s /tmp/memhold.out ] && break
 		sleep 0.1
 	done
@@ -43,8 +51,9 @@ memhold_start() {
 
 # Kills memhold: its exit frees what it held.
 memhold_stop() {
-	kill "$hold_job"
+	kill "$hold_job" 2>/dev/null || true
 	wait "$hold_job" 2>/dev/null || true
+	hold_job=
 }
 
 # Expects live_processes to show memhold holding $1 objects of $2 bytes.
@@ -118,11 +127,14 @@ test_capture_huge_page_split_and_freed() {
 	echo "add func:do_huge_pmd_anonymous_page" >"$CAP_CTL" || fail "add refused"
 	memhold_start thp
 	n=$(memhold_objects "$hold_pid" " bytes=2097152 .* kind=pages order=9 ")
-	[ "$n" = 1 ] || fail "huge page of $hold_pid not recorded: $(cat "$CAP_DIR/live")"
+	# Whether the fault got a huge page at all is in the THP counters.
+	[ "$n" = 1 ] || fail "huge page of $hold_pid not recorded: $(cat "$CAP_DIR/live")
+$(grep -E '^thp_(fault|split)' /proc/vmstat) $(grep AnonHuge /proc/meminfo)"
 	echo "$hold_pid,$hold_addr,$(printf '0x%x' $((hold_addr + 2097152))),2" >"$split" ||
 		fail "split refused"
 	n=$(memhold_objects "$hold_pid" " bytes=16384 .* kind=pages order=2 ")
-	[ "$n" = 128 ] || fail "$n order-2 records after the split: $(cat "$CAP_DIR/live")"
+	[ "$n" = 128 ] || fail "$n order-2 records after the split: $(cat "$CAP_DIR/live")
+$(grep -E '^thp_(fault|split)' /proc/vmstat)"
 	memhold_expect_process 128 2097152
 	memhold_stop_freed "the process"
 }

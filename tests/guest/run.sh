@@ -35,6 +35,9 @@
 #   alloctag_tests=P[,P]  instead, exactly the functions matching one of the
 #                         shell patterns P, less those matching a pattern
 #                         written !P: alloctag_tests=test_rw_*,!test_rw_sysctl_*
+#   alloctag_test_secs=N  a test still running after N seconds (default 300)
+#                         is killed and fails, so that one hung test names
+#                         itself and the others still run
 #
 # A selection that matches no test fails, so that a mistyped pattern in
 # boots.txt does not pass unnoticed.
@@ -42,10 +45,12 @@
 set -f # patterns stay patterns
 kernel=
 tests=
+test_secs=300
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	alloctag_kernel=*) kernel=${arg#alloctag_kernel=} ;;
 	alloctag_tests=*) tests=${arg#alloctag_tests=} ;;
+	alloctag_test_secs=*) test_secs=${arg#alloctag_test_secs=} ;;
 	esac
 done
 if [ -z "$tests" ]; then
@@ -91,13 +96,28 @@ done
 # ash cannot list functions, so they are found in the files.
 for t in $(sed -n 's/^\(test_[a-zA-Z0-9_]*\) *().*/\1/p' /alloctag/tests/*.sh); do
 	selected "$t" || continue
-	out=$( (set -e; "$t") 2>&1)
-	if [ $? -eq 0 ]; then
+	# The output goes to a file, not through a pipe that a process the test
+	# left behind would hold open; a watchdog ends a test that hangs.
+	(set -e; "$t") >/tmp/test.out 2>&1 &
+	test_pid=$!
+	(
+		trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+		sleep "$test_secs" &
+		nap=$!
+		wait "$nap" && kill -9 "$test_pid" 2>/dev/null &&
+			echo "killed after $test_secs s" >>/tmp/test.out
+	) &
+	watchdog=$!
+	rc=0
+	wait "$test_pid" || rc=$?
+	kill "$watchdog" 2>/dev/null || true
+	wait "$watchdog" 2>/dev/null || true
+	if [ "$rc" -eq 0 ]; then
 		echo "guest-test: ok - $t"
 		passed=$((passed + 1))
 	else
 		echo "guest-test: not ok - $t"
-		printf '%s\n' "$out" | tail -n 20 | sed 's/^/guest-test: #   /'
+		tail -n 20 /tmp/test.out | sed 's/^/guest-test: #   /'
 		failed=$((failed + 1))
 	fi
 done
