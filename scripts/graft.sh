@@ -210,7 +210,8 @@ if ! grep -q "$CAP_MARK" "$slub_c"; then
 /*
  * $ENV{CAP_MARK}: one static branch while nothing is selected, as in
  * 6.12: the slab-plain key (profiling on, capture off) instead of
- * mem_alloc_profiling_enabled(); the capture variants are out of line.
+ * mem_alloc_profiling_enabled(); the capture variants are out of line and
+ * save every register, so the plain path keeps its register use.
  */
 static __always_inline void
 __alloc_tagging_slab_alloc_hook(struct kmem_cache *s, void *object, gfp_t flags,
@@ -226,7 +227,7 @@ __alloc_tagging_slab_alloc_hook(struct kmem_cache *s, void *object, gfp_t flags,
 	}
 }
 
-static noinline void __maybe_unused
+static noinline void __preserve_most __maybe_unused
 alloc_tagging_slab_alloc_hook_capture(struct kmem_cache *s, void *object,
 				      gfp_t flags)
 {
@@ -269,7 +270,7 @@ __alloc_tagging_slab_free_hook(struct kmem_cache *s, struct slab *slab, void **p
 	}
 }
 
-static noinline void __maybe_unused
+static noinline void __preserve_most __maybe_unused
 alloc_tagging_slab_free_hook_capture(struct kmem_cache *s, struct slab *slab,
 				     void **p, int objects)
 {
