@@ -240,3 +240,38 @@ test_capture_races_selection_changes_with_frees() {
 	grep -q "^capture limit=[0-9]* size=0 used=0 " "$CAP_CTL" || fail "state left: $(cat "$CAP_CTL")"
 	if grep -q "^object " "$CAP_DIR/live"; then fail "records left"; fi
 }
+
+# Prints the calls column of the hold site's /proc/allocinfo line.
+hold_calls() {
+	awk '$(NF - 1) == "[alloctag_test]" && $NF == "func:hold_object" { print $2 }' /proc/allocinfo
+}
+
+# The slab hooks test one key that follows both the sysctl and capture
+# (src/capture/keys.rs): with profiling off nothing is charged or recorded,
+# with it on again the selected site is recorded, and once capture is off
+# the site is charged again without records.
+test_rw_capture_follows_the_sysctl() {
+	capture_ready
+	trap 'capture_cleanup; echo 1 >/proc/sys/vm/mem_profiling' EXIT
+	insmod "$CAP_MODDIR/alloctag_test.ko" || fail "insmod failed"
+	echo "add module:alloctag_test func:hold_object" >"$CAP_CTL" || fail "add refused"
+	echo 0 >/proc/sys/vm/mem_profiling
+	calls=$(hold_calls)
+	[ -n "$calls" ] || fail "no hold_object line in /proc/allocinfo"
+	pid=$(capwriter "$HOLD" 2) || fail "capwriter failed"
+	[ "$(held_objects_of "$pid")" = 0 ] || fail "recorded with profiling off: $(cat "$CAP_DIR/live")"
+	[ "$(hold_calls)" = "$calls" ] || fail "charged with profiling off: $calls -> $(hold_calls)"
+	capwriter "$HOLD" 0 >/dev/null || fail "freeing failed"
+	echo 1 >/proc/sys/vm/mem_profiling
+	pid=$(capwriter "$HOLD" 3) || fail "capwriter failed"
+	[ "$(held_objects_of "$pid")" = 3 ] || fail "not recorded with profiling on: $(cat "$CAP_DIR/live")"
+	[ "$(hold_calls)" = $((calls + 3)) ] || fail "not charged: $calls -> $(hold_calls)"
+	capwriter "$HOLD" 0 >/dev/null || fail "freeing failed"
+	[ "$(held_objects_of "$pid")" = 0 ] || fail "freed objects still listed"
+	[ "$(hold_calls)" = "$calls" ] || fail "not uncharged: $calls -> $(hold_calls)"
+	echo clear >"$CAP_CTL"
+	capwriter "$HOLD" 2 >/dev/null || fail "capwriter failed"
+	[ "$(hold_calls)" = $((calls + 2)) ] || fail "not charged after capture: $calls -> $(hold_calls)"
+	capwriter "$HOLD" 0 >/dev/null || fail "freeing failed"
+	[ "$(hold_calls)" = "$calls" ] || fail "not uncharged after capture: $calls -> $(hold_calls)"
+}
