@@ -19,9 +19,10 @@
  *
  * The slab hooks, the hottest, pay nothing while nothing is selected: they
  * test the slab-plain key instead of mem_alloc_profiling_enabled(), on while
- * profiling is on and capture off (src/hook_keys.rs keeps it so), and only
+ * profiling is on and capture off (src/capture/keys.rs keeps it so), and only
  * when it is off do they test the capture key and take their capture
- * variants. One static branch, as in 6.12, where capture would add one more.
+ * variants, inline too. One static branch, as in 6.12, where capture would
+ * add one more.
  */
 #ifndef _ALLOCTAG_CAPTURE_H
 #define _ALLOCTAG_CAPTURE_H
