@@ -39,6 +39,9 @@ held_objects_of() {
 # Starts "memhold $*" (tests/guest/tools/memhold.c) in the background and
 # waits until it holds its memory: sets hold_job, hold_pid and hold_addr.
 memhold_start() {
+	# Emptied first: the shell truncates the file in the child, which may run
+	# after the loop below has read an earlier memhold's line.
+	: >/tmp/memhold.out
 	memhold "$@" >/tmp/memhold.out 2>&1 &
 	hold_job=$!
 	for _ in $(seq 1 300); do
