@@ -34,8 +34,12 @@ struct Keys {
 }
 
 // SAFETY: `alloctag_keys_lock` is defined with `DECLARE_RWSEM()` for these keys alone.
-static KEYS: RwSem<Keys> =
-    unsafe { RwSem::new((&raw mut alloctag_keys_lock).cast(), Keys { capture: false }) };
+static KEYS: RwSem<Keys> = unsafe {
+    RwSem::new(
+        (&raw mut alloctag_keys_lock).cast(),
+        Keys { capture: false },
+    )
+};
 
 fn set_capture_key(enable: bool) {
     // SAFETY: Process context, or early boot; the key functions serialize changes.

@@ -184,7 +184,11 @@ fn unselected_sites_charged_while_capturing(test: &Test) {
         before.bytes,
         held.bytes
     );
-    kunit_expect!(test, records(OTHER_TAG).is_empty(), "unselected site recorded");
+    kunit_expect!(
+        test,
+        records(OTHER_TAG).is_empty(),
+        "unselected site recorded"
+    );
     // SAFETY: `obj` came from kmalloc and is freed once.
     unsafe { bindings::kfree(obj) };
     let after = OTHER_TAG.read();
@@ -197,7 +201,11 @@ fn unselected_sites_charged_while_capturing(test: &Test) {
     );
     // The selected site, in the same state of the keys, is recorded.
     let obj = capture_slab_site(64);
-    kunit_expect!(test, records(SLAB_TAG).len() == 1, "selected site not recorded");
+    kunit_expect!(
+        test,
+        records(SLAB_TAG).len() == 1,
+        "selected site not recorded"
+    );
     // SAFETY: `obj` came from kmalloc and is freed once.
     unsafe { bindings::kfree(obj) };
     kunit_expect!(test, records(SLAB_TAG).is_empty(), "kfree left a record");
