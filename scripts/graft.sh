@@ -185,8 +185,7 @@ fi
 # are known; the free hooks are where a reference is cleared before
 # alloc_tag_sub(); split and copy are where a page's reference moves. The
 # slab hooks test one key for both profiling and capture (the header says
-# why): their capture variants are out of line, the body shared through a
-# constant argument.
+# why): their capture variants share the body through a constant argument.
 CAP_MARK=alloctag-graft-capture
 export CAP_MARK
 if ! grep -q "$CAP_MARK" "$at_h"; then
@@ -210,8 +209,9 @@ if ! grep -q "$CAP_MARK" "$slub_c"; then
 /*
  * $ENV{CAP_MARK}: one static branch while nothing is selected, as in
  * 6.12: the slab-plain key (profiling on, capture off) instead of
- * mem_alloc_profiling_enabled(); the capture variants are out of line and
- * save every register, so the plain path keeps its register use.
+ * mem_alloc_profiling_enabled(); only when it is off, the capture key and
+ * the same body with the capture hooks. Inline both: out of line, every
+ * site would pay a call while something is selected.
  */
 static __always_inline void
 __alloc_tagging_slab_alloc_hook(struct kmem_cache *s, void *object, gfp_t flags,
@@ -227,21 +227,13 @@ __alloc_tagging_slab_alloc_hook(struct kmem_cache *s, void *object, gfp_t flags,
 	}
 }
 
-static noinline void __preserve_most __maybe_unused
-alloc_tagging_slab_alloc_hook_capture(struct kmem_cache *s, void *object,
-				      gfp_t flags)
-{
-	if (mem_alloc_profiling_enabled())
-		__alloc_tagging_slab_alloc_hook(s, object, flags, true);
-}
-
 static inline void
 alloc_tagging_slab_alloc_hook(struct kmem_cache *s, void *object, gfp_t flags)
 {
 	if (alloctag_slab_plain())
 		__alloc_tagging_slab_alloc_hook(s, object, flags, false);
-	else if (alloctag_capture_on())
-		alloc_tagging_slab_alloc_hook_capture(s, object, flags);
+	else if (alloctag_capture_on() && mem_alloc_profiling_enabled())
+		__alloc_tagging_slab_alloc_hook(s, object, flags, true);
 }
 END
 		my $free = <<"END";
@@ -270,22 +262,14 @@ __alloc_tagging_slab_free_hook(struct kmem_cache *s, struct slab *slab, void **p
 	}
 }
 
-static noinline void __preserve_most __maybe_unused
-alloc_tagging_slab_free_hook_capture(struct kmem_cache *s, struct slab *slab,
-				     void **p, int objects)
-{
-	if (mem_alloc_profiling_enabled())
-		__alloc_tagging_slab_free_hook(s, slab, p, objects, true);
-}
-
 static __fastpath_inline void
 alloc_tagging_slab_free_hook(struct kmem_cache *s, struct slab *slab, void **p,
 			     int objects)
 {
 	if (alloctag_slab_plain())
 		__alloc_tagging_slab_free_hook(s, slab, p, objects, false);
-	else if (alloctag_capture_on())
-		alloc_tagging_slab_free_hook_capture(s, slab, p, objects);
+	else if (alloctag_capture_on() && mem_alloc_profiling_enabled())
+		__alloc_tagging_slab_free_hook(s, slab, p, objects, true);
 }
 END
 		s|static inline void\nalloc_tagging_slab_alloc_hook\(struct kmem_cache \*s, void \*object, gfp_t flags\)\n\{\n\tif \(mem_alloc_profiling_enabled\(\)\) \{\n.*?\t\tif \(likely\(obj_exts\)\)\n\t\t\talloc_tag_add\(&obj_exts->ref, current->alloc_tag, s->size\);\n\t\}\n\}\n|$alloc|s or die "anchor 1";
