@@ -210,7 +210,8 @@ if ! grep -q "$CAP_MARK" "$slub_c"; then
  * $ENV{CAP_MARK}: one static branch while nothing is selected, as in
  * 6.12: the slab-plain key (profiling on, capture off) instead of
  * mem_alloc_profiling_enabled(); only when it is off, the capture key and
- * the same body with the capture hooks. Inline both: out of line, every
+ * the same body with the capture hooks. Inline both, and force it (the
+ * two bodies made clang call the hook out of line): out of line, every
  * site would pay a call while something is selected.
  */
 static __always_inline void
@@ -227,7 +228,7 @@ __alloc_tagging_slab_alloc_hook(struct kmem_cache *s, void *object, gfp_t flags,
 	}
 }
 
-static inline void
+static __fastpath_inline void
 alloc_tagging_slab_alloc_hook(struct kmem_cache *s, void *object, gfp_t flags)
 {
 	if (alloctag_slab_plain())
