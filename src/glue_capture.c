@@ -36,11 +36,11 @@ EXPORT_SYMBOL_GPL(alloctag_capture_key);
 
 /*
  * On while profiling is on and capture off (src/capture/keys.rs): its
- * default is the profiling key's, capture being off at boot.
+ * default is the profiling key's, capture being off at boot. Not exported:
+ * only mm/slub.c tests it.
  */
 DEFINE_STATIC_KEY_MAYBE(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT,
 			alloctag_slab_plain_key);
-EXPORT_SYMBOL_GPL(alloctag_slab_plain_key);
 
 /* Serializes the keys' changes; DECLARE_RWSEM gives it a lockdep class. */
 DECLARE_RWSEM(alloctag_keys_lock);
