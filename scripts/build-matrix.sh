@@ -12,7 +12,9 @@
 #          alloctag_test.ko's tags at insmod and rmmod).
 #   ccore  the kernel's C core (MEM_ALLOC_PROFILING_RUST=n) with our Rust
 #          KUnit suites, through kunit.py, from tests/kunit/ccore.kunitconfig
-#          into $BUILD_DIR/kernel-ccore.
+#          into $BUILD_DIR/kernel-ccore. Its cases must be those of
+#          tests/manifest/kunit-ccore.txt, and the case the test kernel skips
+#          (turning profiling off) must pass here.
 #
 # Prints one line per configuration and ends with "matrix: N passed, N
 # failed", counting configurations; one that fails to build, warns, fails to
@@ -54,7 +56,7 @@ has_config() {
 	if [ "$2" = y ]; then
 		grep -qx "$1=y" "$3"
 	else
-		! grep -q "^$1=" "$3"
+		if grep -q "^$1=" "$3"; then return 1; fi
 	fi
 }
 
@@ -96,9 +98,15 @@ run_up() {
 	detail="build ${t_build} s, boot $((SECONDS - t0)) s, $(grep -c '^smoke: ok' "$console") smoke checks ok"
 }
 
+# The KUnit case that the test kernel skips and only ccore runs.
+CCORE_MUST_RUN=alloctag_counters.disabled_profiling_freezes_counters
+
 run_ccore() {
 	local out=$BUILD_DIR/kernel-ccore kunit_log=$logs/ccore-kunit.log rc=0 t0=$SECONDS p f s
 	log "ccore: kunit.py run into $out (tests/kunit/ccore.kunitconfig)"
+	# kunit.py writes test.log only when it boots: an older one must not be
+	# judged as this run's.
+	rm -f "$out/test.log"
 	KUNIT_BUILD_DIR=$out KUNITCONFIG=$ALLOCTAG_ROOT/tests/kunit/ccore.kunitconfig \
 		KUNIT_QEMU_ARGS='-accel tcg,thread=single -smp 2' \
 		"$ALLOCTAG_ROOT/scripts/kunit.sh" >"$kunit_log" 2>&1 || rc=$?
@@ -122,15 +130,31 @@ run_ccore() {
 		why="kernel report on the console ($out/test.log):"$'\n'"$(grep -E -m 5 -A 3 "$KERNEL_REPORTS" "$out/test.log")"
 		return 1
 	fi
+	# The manifest (tests/manifest/kunit-ccore.txt): every case of the suites
+	# built here ran, and none skipped that it does not list as skipped.
+	if ! mout=$("$ALLOCTAG_ROOT/scripts/manifest.sh" check kunit-ccore "$out/test.log" 2>&1); then
+		why="the KUnit results differ from tests/manifest/kunit-ccore.txt:"$'\n'"$mout"
+		return 1
+	fi
+	# The case that the debug test kernel skips (MEM_ALLOC_PROFILING_DEBUG
+	# forbids turning profiling off) runs nowhere else: it must pass here,
+	# whatever the manifest says.
+	if ! "$ALLOCTAG_ROOT/scripts/manifest.sh" results kunit-ccore "$out/test.log" |
+		grep -qx "pass $CCORE_MUST_RUN"; then
+		why="$CCORE_MUST_RUN did not pass here (skipped or missing: $(grep -m 1 'disabled_profiling_freezes_counters' "$out/test.log" || echo 'not in the log')), and no other configuration runs it"
+		return 1
+	fi
 	# Proof that the kernel's C core, not ours, was built, with our suites.
-	[ -f "$out/lib/alloc_tag.o" ] && [ ! -f "$out/lib/alloctag/src/glue.o" ] ||
-		{ why="$out did not build the C core (lib/alloc_tag.o)"; return 1; }
+	if [ ! -f "$out/lib/alloc_tag.o" ] || [ -f "$out/lib/alloctag/src/glue.o" ]; then
+		why="$out did not build the C core (lib/alloc_tag.o)"
+		return 1
+	fi
 	[ -f "$out/lib/alloctag/src/alloctag.o" ] ||
 		{ why="$out did not build our KUnit suites (lib/alloctag/src/alloctag.o)"; return 1; }
 }
 
 for c in "${configs[@]}"; do
-	detail= why=
+	detail='' why=''
 	if "run_$c"; then
 		printf 'matrix: %-6s ok (%s)\n' "$c" "$detail"
 		passed=$((passed + 1))

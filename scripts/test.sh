@@ -23,6 +23,44 @@ count() {
 	total_fail=$((total_fail + $3))
 }
 
+# The manifest (tests/manifest/, scripts/manifest.sh): after each stage its
+# results are compared with the tests it must run. manifest_check UNIT LOG
+# prints each difference (a listed test that did not run, one that ran but is
+# not listed, a skip the manifest does not expect there, a unit that ran
+# nothing or passed nothing) and sets $mbad to their number, which the stage
+# counts as failures. The check never rewrites the manifest.
+manifest_check() {
+	local out rc=0
+	out=$("$ALLOCTAG_ROOT/scripts/manifest.sh" check "$@" 2>&1) || rc=$?
+	[ -z "$out" ] || printf '%s\n' "$out"
+	mbad=$(grep -c '^manifest: not ok' <<<"$out" || true)
+	# The checker itself failing (no manifest, a bad log) is a failure too.
+	if [ "$rc" != 0 ] && [ "$mbad" = 0 ]; then
+		echo "manifest: not ok - $1: scripts/manifest.sh check failed (exit $rc)"
+		mbad=1
+	fi
+}
+
+# Variables that make tests rewrite the files they compare with (golden
+# outputs, snapshots) turn a failing comparison into a pass: refuse to run
+# with any of them set. Besides the known names, any variable that the
+# tests read (env::var in crates/ and tests/) whose name says it updates,
+# blesses, overwrites or regenerates counts.
+refuse_rewriting_env() {
+	local v bad=
+	local -a names=(UPDATE_GOLDEN UPDATE_EXPECT INSTA_UPDATE INSTA_FORCE_PASS TRYBUILD SNAPSHOTS BLESS)
+	while read -r v; do
+		names+=("$v")
+	done < <(grep -rhoE 'env::var(_os)?\("[A-Za-z0-9_]+"\)|var_os\("[A-Za-z0-9_]+"\)' \
+		"$ALLOCTAG_ROOT/crates" "$ALLOCTAG_ROOT/tests" 2>/dev/null |
+		sed 's/.*("\(.*\)")/\1/' | grep -iE 'UPDATE|BLESS|OVERWRITE|REGEN|GOLDEN|SNAPSHOT' | sort -u)
+	for v in "${names[@]}"; do
+		[ -z "${!v+x}" ] || bad="$bad $v"
+	done
+	[ -z "$bad" ] || die "refusing to run with$bad set: it makes the tests rewrite what they compare with, so they cannot fail (unset it)"
+}
+refuse_rewriting_env
+
 "$ALLOCTAG_ROOT/scripts/install-deps.sh" || die "installing dependencies failed"
 "$ALLOCTAG_ROOT/scripts/prepare-tree.sh" || die "preparing the kernel tree failed"
 
@@ -32,13 +70,25 @@ log "host tests: cargo test --workspace"
 host_rc=${PIPESTATUS[0]}
 read -r p f < <(awk '/^test result:/ { p += $4; f += $6 } END { print p + 0, f + 0 }' "$logs/host.log")
 [ "$host_rc" = 0 ] || [ "$f" -gt 0 ] || f=1 # a build failure is a failure
+manifest_check host "$logs/host.log"
+f=$((f + mbad))
 count host "$p" "$f"
 host_counts="$p $f"
 
 # 2. KUnit, which also builds the test kernel reused below.
 log "KUnit: tools/testing/kunit/kunit.py run (builds $BUILD_DIR/kernel-test)"
+# kunit.py writes the console to kernel-test/test.log only when it boots: an
+# older one must not stand in for this run's.
+rm -f "$BUILD_DIR/kernel-test/test.log"
 "$ALLOCTAG_ROOT/scripts/kunit.sh" 2>&1 | tee "$logs/kunit.log"
 kunit_rc=${PIPESTATUS[0]}
+# kunit.py starts the kernel only once its configuration and build
+# succeeded: without that line the bzImage in kernel-test is an older
+# build's, which the guest boots below must not use.
+test_kernel_built=0
+if grep -q 'Starting KUnit Kernel' "$logs/kunit.log"; then
+	test_kernel_built=1
+fi
 read -r p f < <(sed -n 's/.*Ran [0-9]* tests*: \(.*\)/\1/p' "$logs/kunit.log" | tail -n 1 |
 	awk -F', ' '{ for (i = 1; i <= NF; i++) { split($i, kv, ": "); n[kv[1]] = kv[2] } }
 		END { print n["passed"] + 0, n["failed"] + n["crashed"] + n["errors"] + 0 }')
@@ -50,6 +100,8 @@ if grep -Eq "$KERNEL_REPORTS" "$BUILD_DIR/kernel-test/test.log" 2>/dev/null; the
 	grep -E -m 5 -A 3 "$KERNEL_REPORTS" "$BUILD_DIR/kernel-test/test.log"
 	f=$((f + 1))
 fi
+manifest_check kunit-test "$BUILD_DIR/kernel-test/test.log"
+f=$((f + mbad))
 count kunit "$p" "$f"
 kunit_counts="$p $f"
 
@@ -60,6 +112,8 @@ kunit_counts="$p $f"
 guest_pass=0
 guest_fail=0
 declare -A images=() initrds=()
+# build-tool.sh deletes the old binary first: a failed build leaves none for
+# mkinitramfs.sh to pack, and the tests of the tool fail in the guest.
 "$ALLOCTAG_ROOT/scripts/build-tool.sh" || log "allocinfo tool not built; its guest tests will fail"
 log "guest tests: building kernel-nodebug (log: $logs/build-nodebug.log)"
 if "$ALLOCTAG_ROOT/scripts/build-kernel.sh" nodebug >"$logs/build-nodebug.log" 2>&1; then
@@ -68,8 +122,10 @@ else
 	# An image left by an earlier build is not what this tree builds.
 	tail -n 20 "$logs/build-nodebug.log"
 fi
-if [ -f "$BUILD_DIR/kernel-test/arch/x86/boot/bzImage" ]; then
+if [ "$test_kernel_built" = 1 ] && [ -f "$BUILD_DIR/kernel-test/arch/x86/boot/bzImage" ]; then
 	images[test]=$BUILD_DIR/kernel-test/arch/x86/boot/bzImage
+else
+	log "guest tests: the test kernel was not built by this run's KUnit stage; its boots fail"
 fi
 for k in "${!images[@]}"; do
 	if "$ALLOCTAG_ROOT/scripts/mkinitramfs.sh" "$BUILD_DIR/kernel-$k" "$BUILD_DIR/initramfs-$k.cpio.gz"; then
@@ -93,9 +149,12 @@ boot() {
 	[ "$kernel" = test ] && cmdline+=(kunit.enable=0)
 	log "guest tests: boot '$name' on $kernel (${env[*]:1} $*)"
 	# A boot that cannot run counts as a failure, like one that fails.
+	# (Its log is emptied first: an earlier run's must not be counted.)
+	: >"$logs/guest-$name.log"
 	if [ -z "${initrds[$kernel]:-}" ]; then
 		echo "guest-test: not ok - boot '$name': no $kernel kernel or initramfs"
-		guest_fail=$((guest_fail + 1))
+		manifest_check "guest/$name" "$logs/guest-$name.log"
+		guest_fail=$((guest_fail + 1 + mbad))
 		return
 	fi
 	env "${env[@]}" "$ALLOCTAG_ROOT/scripts/run-qemu.sh" "${images[$kernel]}" "${initrds[$kernel]}" \
@@ -108,6 +167,8 @@ boot() {
 		echo "guest-test: not ok - boot '$name' (see $logs/guest-$name.log)"
 		f=1
 	fi
+	manifest_check "guest/$name" "$logs/guest-$name.log"
+	f=$((f + mbad))
 	guest_pass=$((guest_pass + p))
 	guest_fail=$((guest_fail + f))
 }
@@ -126,6 +187,14 @@ while read -r name kernel args; do
 	boot "$name" "$kernel" $args
 done <"$ALLOCTAG_ROOT/tests/guest/boots.txt"
 set +f
+# A boot of the manifest that boots.txt no longer has did not run.
+for m in "$ALLOCTAG_ROOT"/tests/manifest/guest/*.txt; do
+	b=$(basename "$m" .txt)
+	if ! awk -v b="$b" '$1 == b { found = 1 } END { exit !found }' "$ALLOCTAG_ROOT/tests/guest/boots.txt"; then
+		echo "manifest: not ok - guest/$b: tests/manifest/guest/$b.txt lists a boot that tests/guest/boots.txt does not have"
+		guest_fail=$((guest_fail + 1))
+	fi
+done
 count guest "$guest_pass" "$guest_fail"
 
 # 4. The build matrix: configurations 6.12 allows that the kernels above do
@@ -137,6 +206,8 @@ read -r p f < <(sed -n 's/^matrix: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p
 p=${p:-0}
 f=${f:-0}
 [ "$matrix_rc" = 0 ] || [ "$f" -gt 0 ] || f=1
+manifest_check matrix "$logs/matrix.log"
+f=$((f + mbad))
 count matrix "$p" "$f"
 matrix_counts="$p $f"
 
