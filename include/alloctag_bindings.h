@@ -40,6 +40,9 @@
 
 #include "alloctag_accuracy.h"
 #include "alloctag_capture_info.h"
+#include "alloctag_fail.h"
+/* Every function shared by the Rust core and its C glue, declared once. */
+#include "alloctag_glue.h"
 
 /*
  * The dynamic tag of the Rust call site at location (a

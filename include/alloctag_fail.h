@@ -11,28 +11,63 @@
 #ifndef _ALLOCTAG_FAIL_H
 #define _ALLOCTAG_FAIL_H
 
+#include <linux/alloc_tag.h>
 #include <linux/jump_label.h>
+#include <linux/sched.h>
 #include <linux/types.h>
 
 struct kmem_cache;
 
 #ifdef CONFIG_ALLOCTAG_FAULT_INJECTION
 
+/* Field::FAULT of src/codetag/select.rs: an armed site's slot number plus one. */
+#define ALLOCTAG_FAULT_MASK	0x000fff00U
+
 DECLARE_STATIC_KEY_FALSE(alloctag_fail_key);
-bool alloctag_should_fail(gfp_t gfp, size_t size);
-bool __preserve_most alloctag_fail_slowpath(gfp_t gfp, size_t size);
-bool __preserve_most alloctag_fail_slab_slowpath(struct kmem_cache *s,
-						 gfp_t gfp);
+bool alloctag_should_fail(struct alloc_tag *tag, gfp_t gfp, size_t size);
 
 /*
- * The calls behind the key preserve the caller's registers (clang's
- * preserve_most, as the list-debug slow paths use), so that the allocators'
- * fast paths save no more registers than without them.
+ * The calls behind the key and the mark preserve the caller's registers
+ * (clang's preserve_most, as the list-debug slow paths use), so that the
+ * allocators' fast paths save no more registers than without them. bindgen
+ * cannot express that convention, and Rust never calls them.
  */
+#ifdef __BINDGEN__
+#define __alloctag_fail_slowpath
+#else
+#define __alloctag_fail_slowpath __preserve_most
+#endif
+
+bool __alloctag_fail_slowpath alloctag_fail_slowpath(struct alloc_tag *tag,
+						     gfp_t gfp, size_t size);
+bool __alloctag_fail_slowpath alloctag_fail_slab_slowpath(struct alloc_tag *tag,
+							  struct kmem_cache *s,
+							  gfp_t gfp);
+
+/*
+ * The current call site's tag if a rule armed it: while a rule is armed
+ * (the key), an unarmed site pays a load of its tag's flags and a branch, as
+ * capture's hooks do. The slow path reads the mark again under RCU, which is
+ * what counts; this is only the filter. READ_ONCE() keeps the loads after
+ * the patched-out jump.
+ */
+static __always_inline struct alloc_tag *alloctag_fail_armed(void)
+{
+	struct alloc_tag *tag = READ_ONCE(current->alloc_tag);
+
+	if (tag && (READ_ONCE(tag->ct.flags) & ALLOCTAG_FAULT_MASK))
+		return tag;
+	return NULL;
+}
+
 static __always_inline bool alloctag_fail(gfp_t gfp, size_t size)
 {
-	return static_branch_unlikely(&alloctag_fail_key) &&
-	       alloctag_fail_slowpath(gfp, size);
+	struct alloc_tag *tag;
+
+	if (!static_branch_unlikely(&alloctag_fail_key))
+		return false;
+	tag = alloctag_fail_armed();
+	return tag && alloctag_fail_slowpath(tag, gfp, size);
 }
 
 /*
@@ -41,8 +76,12 @@ static __always_inline bool alloctag_fail(gfp_t gfp, size_t size)
  */
 static __always_inline bool alloctag_fail_slab(struct kmem_cache *s, gfp_t gfp)
 {
-	return static_branch_unlikely(&alloctag_fail_key) &&
-	       alloctag_fail_slab_slowpath(s, gfp);
+	struct alloc_tag *tag;
+
+	if (!static_branch_unlikely(&alloctag_fail_key))
+		return false;
+	tag = alloctag_fail_armed();
+	return tag && alloctag_fail_slab_slowpath(tag, s, gfp);
 }
 
 #else

@@ -49,6 +49,7 @@ void alloctag_set_slab_plain_key(bool enable);
 unsigned long alloctag_capture_lock(void);
 void alloctag_capture_unlock(unsigned long flags);
 u64 alloctag_capture_now(void);
+gfp_t alloctag_capture_depot_gfp(gfp_t gfp);
 int alloctag_capture_init(void);
 
 /* In Rust (src/capture/hook.rs), for the slow paths in src/glue_capture.c. */

@@ -41,7 +41,8 @@ impl Counters {
 pub(crate) struct AllocTag(Opaque<bindings::alloc_tag>);
 
 // SAFETY: The counters are only changed with per-CPU operations and read with volatile loads, as
-// in C; the code tag does not change.
+// in C. The code tag's names and line do not change while the tag is reachable, and its flags,
+// which other CPUs change, are only accessed atomically (`Codetag`'s invariants).
 unsafe impl Sync for AllocTag {}
 
 impl AllocTag {
@@ -293,4 +294,6 @@ mod core_impl {
         }
         filled
     }
+
+    c_declared!(alloc_tag_top_users);
 }

@@ -15,10 +15,23 @@
 //! Without `CONFIG_MEM_ALLOC_PROFILING_RUST` only the tag type and the KUnit tests are built,
 //! and they test the kernel's C core.
 
+/// Fails the build unless `$name`, a Rust function defined for C, has the type of its C
+/// declaration as bindgen read it (include/alloctag_glue.h, or the kernel header that C's core
+/// declares it in): the two function items coerce to one function pointer type only if their
+/// signatures agree.
+macro_rules! c_declared {
+    ($name:ident) => {
+        const _: () = {
+            let _ = if true { kernel::bindings::$name } else { $name };
+        };
+    };
+}
+
 mod alloc_tag;
 mod codetag;
 #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
 mod kunit;
+mod layout;
 mod percpu;
 mod profiling_key;
 

@@ -44,10 +44,6 @@ static IN_USE: [AtomicBool; MAX_SELECTIONS] = [const { AtomicBool::new(false) };
 /// The size of the next pool.
 static LIMIT: AtomicUsize = AtomicUsize::new(DEFAULT_LIMIT);
 
-extern "C" {
-    fn alloctag_capture_init() -> core::ffi::c_int;
-}
-
 /// Returns the ids of the selections in force.
 fn ids(_registry: &Registry) -> impl Iterator<Item = u32> {
     (1..=MAX_SELECTIONS as u32).filter(|&id| IN_USE[id as usize - 1].load(Ordering::Relaxed))
@@ -57,7 +53,7 @@ fn ids(_registry: &Registry) -> impl Iterator<Item = u32> {
 fn start() -> Result {
     let table = pool::Table::new(LIMIT.load(Ordering::Relaxed))?;
     // SAFETY: Process context.
-    kernel::error::to_result(unsafe { alloctag_capture_init() })?;
+    kernel::error::to_result(unsafe { bindings::alloctag_capture_init() })?;
     drop(pool::swap(Some(table)));
     keys::set_capture(true);
     Ok(())
@@ -159,6 +155,7 @@ pub(crate) fn stats() -> (usize, usize, u64, u64) {
 #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
 pub(crate) use {
     control::run,
+    hook::{alloctag_capture_rekey as rekey, alloctag_capture_split_piece as split_piece},
     pool::{Kind, Record},
     report::{write as write_report, View},
 };
@@ -166,8 +163,8 @@ pub(crate) use {
 /// Returns the records of `tag`, oldest first; for the tests.
 #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
 pub(crate) fn records_of(tag: &crate::codetag::Codetag) -> Result<kernel::alloc::KVVec<Record>> {
-    let _registry = codetag::read();
-    let all = report::snapshot()?;
+    let registry = codetag::read();
+    let all = report::snapshot(&registry)?;
     let mut mine = kernel::alloc::KVVec::new();
     for r in all.iter().filter(|r| core::ptr::eq(r.tag, tag)) {
         mine.push(*r, GFP_KERNEL)?;
@@ -178,8 +175,8 @@ pub(crate) fn records_of(tag: &crate::codetag::Codetag) -> Result<kernel::alloc:
 
 /// Returns the objects and bytes that `tag`'s counters hold beyond its records; for the tests.
 #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
-pub(crate) fn untracked_of(tag: &crate::codetag::Codetag) -> Result<(u64, i64)> {
-    let _registry = codetag::read();
-    let all = report::snapshot()?;
+pub(crate) fn untracked_of(tag: &crate::alloc_tag::AllocTag) -> Result<(u64, i64)> {
+    let registry = codetag::read();
+    let all = report::snapshot(&registry)?;
     Ok(report::untracked(tag, &all))
 }

@@ -35,15 +35,11 @@ pub(crate) const MAX_RULES: usize = 32;
 
 static RULES: [Rule; MAX_RULES] = [const { Rule::new() }; MAX_RULES];
 
-extern "C" {
-    fn alloctag_set_fail_key(enable: bool);
-}
-
 /// Turns the hooks on while a rule is armed.
 fn update_key() {
     let any = RULES.iter().any(Rule::is_armed);
     // SAFETY: Called in process context, with the registry locked for writing.
-    unsafe { alloctag_set_fail_key(any) };
+    unsafe { bindings::alloctag_set_fail_key(any) };
 }
 
 /// Arms `selection` with `config` and returns the rule's id (1 to [`MAX_RULES`]) and what

@@ -214,16 +214,19 @@ DEFINE_STATIC_KEY_FALSE(alloctag_fail_key);
  * that only C can give: this function saves the registers that the Rust
  * function may clobber, so the allocators' fast paths need not.
  */
-bool __preserve_most alloctag_fail_slowpath(gfp_t gfp, size_t size)
+bool __preserve_most alloctag_fail_slowpath(struct alloc_tag *tag, gfp_t gfp,
+					    size_t size)
 {
-	return alloctag_should_fail(gfp, size);
+	return alloctag_should_fail(tag, gfp, size);
 }
 
 /* The slab allocator's, which asks before it masks the flags. */
-bool __preserve_most alloctag_fail_slab_slowpath(struct kmem_cache *s,
+bool __preserve_most alloctag_fail_slab_slowpath(struct alloc_tag *tag,
+						 struct kmem_cache *s,
 						 gfp_t gfp)
 {
-	return alloctag_should_fail(gfp & gfp_allowed_mask, kmem_cache_size(s));
+	return alloctag_should_fail(tag, gfp & gfp_allowed_mask,
+				    kmem_cache_size(s));
 }
 
 /* Flips the key; may sleep. */

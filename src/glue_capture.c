@@ -121,6 +121,12 @@ static void capture_exit(void)
 	preempt_enable();
 }
 
+/* The flags the stack depot may allocate with while recording an allocation made with gfp. */
+gfp_t alloctag_capture_depot_gfp(gfp_t gfp)
+{
+	return gfp_nested_mask(gfp) & ~__GFP_DIRECT_RECLAIM;
+}
+
 /*
  * Gathers what is known of the allocation at ref and hands it to Rust. Never
  * inlined, so that the frames to skip are always this one and a slow path's.
@@ -156,8 +162,14 @@ static noinline void capture(union codetag_ref *ref, struct codetag *ct,
 	info.context = in_task() ? 0 : in_hardirq() ? 2 : 1;
 	/* Skips this function and the slow path: the allocator comes first. */
 	n = stack_trace_save(entries, CAPTURE_DEPTH, 2);
-	/* As page_owner does from the same hooks: never sleeps, never warns. */
-	info.stack = stack_depot_save_flags(entries, n, GFP_NOWAIT | __GFP_NOWARN,
+	/*
+	 * The depot may allocate: with the caller's flags masked as page_owner
+	 * and kmemleak mask theirs (gfp_nested_mask()), so that it never wakes
+	 * kswapd or dips into reserves where the caller forbade it, and never
+	 * warns; never with __GFP_DIRECT_RECLAIM, since preemption is off here.
+	 */
+	info.stack = stack_depot_save_flags(entries, n,
+					    alloctag_capture_depot_gfp(gfp),
 					    STACK_DEPOT_FLAG_CAN_ALLOC);
 	alloctag_capture_insert(&info);
 	capture_exit();

@@ -217,3 +217,5 @@ pub(crate) fn register_sysctl() -> Result {
 pub(crate) fn register_sysctl() -> Result {
     Ok(())
 }
+
+c_declared!(alloctag_page_ext_needed);

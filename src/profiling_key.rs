@@ -8,22 +8,19 @@
 //! `static_branch_*()` are macros. With capture built in, the slab hooks test a key derived
 //! from this one and capture's (src/capture/keys.rs), which every change goes through.
 
-extern "C" {
-    fn alloctag_profiling_enabled() -> bool;
-    fn alloctag_set_profiling(enable: bool);
-}
+use kernel::bindings;
 
 /// Returns whether the allocator hooks charge tags now.
 pub(crate) fn enabled() -> bool {
     // SAFETY: Reading the static key has no precondition.
-    unsafe { alloctag_profiling_enabled() }
+    unsafe { bindings::alloctag_profiling_enabled() }
 }
 
 /// Flips the key alone; may sleep.
 pub(crate) fn set_key(enable: bool) {
     // SAFETY: Called in process context (the sysctl handler, tests) or while the kernel parses
     // its early parameters, as C's alloc_tag.c flips the key.
-    unsafe { alloctag_set_profiling(enable) }
+    unsafe { bindings::alloctag_set_profiling(enable) }
 }
 
 /// Turns the allocator hooks on or off; may sleep.

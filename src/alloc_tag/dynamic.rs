@@ -79,18 +79,6 @@ const LIVE: u8 = 1;
 /// A slot whose module went while it still had allocations: listed, not found.
 const KEPT: u8 = 2;
 
-extern "C" {
-    fn alloctag_dynamic_lock() -> usize;
-    fn alloctag_dynamic_unlock(flags: usize);
-    /// Returns a `struct module *`, seen only by its address: the struct is not FFI-safe by
-    /// value on every configuration.
-    fn alloctag_module_of(addr: *const c_void, name: *mut c_char, len: usize) -> *mut c_void;
-    fn alloctag_stack(entries: *mut usize, n: u32) -> u32;
-    fn alloctag_symbol(addr: usize, buf: *mut c_char) -> *const c_char;
-    #[cfg(CONFIG_ALLOCTAG_SELECTION)]
-    fn alloctag_dynamic_select_later();
-}
-
 /// The names of a dynamic tag, copied from the caller and its module.
 struct Names {
     file: [u8; FILE_LEN],
@@ -184,7 +172,7 @@ struct Buffers {
     symbol: UnsafeCell<[u8; KSYM_NAME_LEN]>,
     entries: UnsafeCell<[usize; STACK_DEPTH]>,
 }
-// SAFETY: Only used under the pools' lock (`alloctag_dynamic_lock()`), which is global.
+// SAFETY: Only used under the pools' lock (`bindings::alloctag_dynamic_lock()`), which is global.
 unsafe impl Sync for Buffers {}
 static BUFFERS: Buffers = Buffers {
     symbol: UnsafeCell::new([0; KSYM_NAME_LEN]),
@@ -197,14 +185,14 @@ struct LockGuard(usize);
 impl LockGuard {
     fn lock() -> Self {
         // SAFETY: Takes the glue's lock; released by `drop`.
-        Self(unsafe { alloctag_dynamic_lock() })
+        Self(unsafe { bindings::alloctag_dynamic_lock() })
     }
 }
 
 impl Drop for LockGuard {
     fn drop(&mut self) {
         // SAFETY: Taken by `lock`, with these flags.
-        unsafe { alloctag_dynamic_unlock(self.0) };
+        unsafe { bindings::alloctag_dynamic_unlock(self.0) };
     }
 }
 
@@ -246,6 +234,15 @@ impl<const N: usize, const M: usize> Pool<N, M> {
     #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
     pub(crate) fn owns(&self, tag: &AllocTag) -> bool {
         self.tags.as_ptr_range().contains(&ptr::from_ref(tag))
+    }
+
+    /// Makes `tag`, one of this pool's, a tag of `module`, as if its call site were in that
+    /// module; for the tests of module unload.
+    #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+    pub(crate) fn set_module(&self, tag: &AllocTag, module: *mut bindings::module) {
+        if let Some(slot) = self.tags.iter().position(|t| ptr::eq(t, tag)) {
+            self.slots[slot].module.store(module, Ordering::Relaxed);
+        }
     }
 
     /// Returns the number of tags in use.
@@ -312,7 +309,7 @@ impl<const N: usize, const M: usize> Pool<N, M> {
         #[cfg(CONFIG_ALLOCTAG_SELECTION)]
         if made.is_some() && !crate::codetag::made_dynamic() {
             // SAFETY: Schedules the glue's static work item; callable in any task context.
-            unsafe { alloctag_dynamic_select_later() };
+            unsafe { bindings::alloctag_dynamic_select_later() };
         }
         if made.is_none() {
             self.overflows.fetch_add(1, Ordering::Relaxed);
@@ -350,14 +347,13 @@ impl<const N: usize, const M: usize> Pool<N, M> {
         copy_file(&mut names.file, location.file());
         names.module[0] = 0;
         // SAFETY: `location` lives forever; the name buffer has `MODULE_LEN` bytes.
-        let module: *mut bindings::module = unsafe {
-            alloctag_module_of(
+        let module = unsafe {
+            bindings::alloctag_module_of(
                 ptr::from_ref(location).cast(),
                 names.module.as_mut_ptr().cast(),
                 MODULE_LEN,
             )
-        }
-        .cast();
+        };
         find_function(&mut names.function, module);
         let tag = &self.tags[i];
         // SAFETY: The slot is free: no reader looks at its tag. `counters.add(i)` is the `i`th of
@@ -486,6 +482,14 @@ unsafe impl<const N: usize, const M: usize> DynamicTags for Pool<N, M> {
     }
 
     #[cfg(CONFIG_ALLOCTAG_SELECTION)]
+    fn is_selectable(&self, index: usize) -> bool {
+        // Only found tags: a kept one is freed by `module_unload` without being unmarked.
+        self.slots
+            .get(index)
+            .is_some_and(|s| s.state.load(Ordering::Acquire) == LIVE)
+    }
+
+    #[cfg(CONFIG_ALLOCTAG_SELECTION)]
     fn take_unselected(&self, index: usize) -> bool {
         self.slots
             .get(index)
@@ -549,17 +553,18 @@ fn find_function(out: &mut [u8; FUNCTION_LEN], module: *mut bindings::module) {
     // SAFETY: Under the pools' lock, which guards `BUFFERS`.
     let (entries, buf) = unsafe { (&mut *BUFFERS.entries.get(), &mut *BUFFERS.symbol.get()) };
     // SAFETY: `entries` has room for `STACK_DEPTH` addresses.
-    let n = unsafe { alloctag_stack(entries.as_mut_ptr(), STACK_DEPTH as u32) } as usize;
+    let n = unsafe { bindings::alloctag_stack(entries.as_mut_ptr(), STACK_DEPTH as u32) } as usize;
     for &addr in &entries[..n.min(STACK_DEPTH)] {
         let mut no_name = [0u8; 1];
         // SAFETY: `no_name` has room for the 1 byte given.
-        let frame_module =
-            unsafe { alloctag_module_of(addr as *const c_void, no_name.as_mut_ptr().cast(), 1) };
-        if frame_module.cast() != module {
+        let frame_module = unsafe {
+            bindings::alloctag_module_of(addr as *const c_void, no_name.as_mut_ptr().cast(), 1)
+        };
+        if frame_module != module {
             continue;
         }
         // SAFETY: `buf` has `KSYM_NAME_LEN` bytes.
-        let name = unsafe { alloctag_symbol(addr, buf.as_mut_ptr().cast()) };
+        let name = unsafe { bindings::alloctag_symbol(addr, buf.as_mut_ptr().cast()) };
         if name.is_null() {
             continue;
         }
@@ -607,6 +612,9 @@ pub(crate) extern "C" fn alloctag_dynamic_select_work() {
     crate::codetag::made_dynamic_wait();
 }
 
+#[cfg(CONFIG_ALLOCTAG_SELECTION)]
+c_declared!(alloctag_dynamic_select_work);
+
 /// Writes the use of the kernel's pool, for debugfs.
 ///
 /// # Safety
@@ -625,3 +633,6 @@ pub(crate) unsafe extern "C" fn alloctag_dynamic_stats(
         overflows.write(POOL.overflows() as usize);
     }
 }
+
+c_declared!(alloctag_dynamic_tag);
+c_declared!(alloctag_dynamic_stats);

@@ -102,7 +102,7 @@ fn show(w: &mut impl Write) -> core::fmt::Result {
         "capture limit={} size={size} used={used} dropped={dropped} busy={busy}",
         super::limit()
     )?;
-    let records = report::snapshot().map_err(|_| core::fmt::Error)?;
+    let records = report::snapshot(&registry).map_err(|_| core::fmt::Error)?;
     for id in super::ids(&registry) {
         let Some(selection) = registry.selection(&sites::MARKER, id) else {
             continue;
@@ -119,13 +119,16 @@ fn show(w: &mut impl Write) -> core::fmt::Result {
             if owner != id || result.is_err() {
                 return;
             }
-            let mine = records.iter().filter(|r| core::ptr::eq(r.tag, tag));
+            let mine = records
+                .iter()
+                .filter(|r| core::ptr::eq(r.tag, tag.codetag()));
             let (live, bytes) = mine.fold((0usize, 0usize), |(n, b), r| (n + 1, b + r.bytes));
             let (untracked, untracked_bytes) = report::untracked(tag, &records);
             result = writeln!(
                 w,
                 "site selection={id} live={live} live_bytes={bytes} untracked={untracked} \
-                 untracked_bytes={untracked_bytes} {tag}"
+                 untracked_bytes={untracked_bytes} {}",
+                tag.codetag()
             );
         });
         result?;

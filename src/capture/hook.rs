@@ -24,12 +24,9 @@ pub(crate) unsafe extern "C" fn alloctag_capture_insert(
     // SAFETY: The caller passes a valid `info`.
     let info = unsafe { &*info };
     let record = Record::from_info(info);
-    // SAFETY: The caller guarantees the tag is live; `Codetag` wraps `struct codetag`.
-    let tag = unsafe { &*record.tag };
     let mut state = pool::lock();
-    // Tested again under the lock: a deselection clears the mark, then frees the tag's records
-    // under this lock, so a record made after that would outlive the selection.
-    if Field::CAPTURE.get(tag) == 0 {
+    // SAFETY: The caller guarantees the tag is live; the lock is held.
+    if !unsafe { still_selected(&record) } {
         return;
     }
     let Some(table) = state.table.as_mut() else {
@@ -71,9 +68,29 @@ pub(crate) extern "C" fn alloctag_capture_split_piece(
     let Some(record) = table.get_mut(head as usize).map(|r| *r) else {
         return;
     };
+    // SAFETY: The head's record is in the pool and the lock is held, so a purge of its tag has
+    // not passed it: the tag stays at least until the lock is dropped.
+    if !unsafe { still_selected(&record) } {
+        return;
+    }
     if !table.insert(record.pages_at(piece as usize, pfn, bytes, order)) {
         state.dropped += 1;
     }
+}
+
+/// Returns whether the tag of `record` is still marked for capture. A record may only be
+/// inserted when this holds, tested under the pool's lock: a deselection clears the mark
+/// before it purges the tag's records under this lock, a bounded number per lock hold, and the
+/// free list may hand out a slot that the purge has already passed. Inserting after the mark
+/// went would keep a record the purge never sees, whose tag may then go with its module.
+///
+/// # Safety
+///
+/// The caller holds the pool's lock, and `record` is, or was until now under that lock, in the
+/// pool: its tag is then alive (its purge has not passed it).
+unsafe fn still_selected(record: &Record) -> bool {
+    // SAFETY: By the caller's guarantee the tag lives; `Codetag` wraps `struct codetag`.
+    Field::CAPTURE.get(unsafe { &*record.tag }) != 0
 }
 
 /// Shrinks the record at `r` to what is left of it after a split.
@@ -100,8 +117,19 @@ pub(crate) extern "C" fn alloctag_capture_rekey(
     let Some(table) = state.table.as_mut() else {
         return;
     };
-    if let Some(record) = table.remove(from as usize) {
+    let Some(record) = table.remove(from as usize) else {
+        return;
+    };
+    // SAFETY: The record was in the pool until now, under the lock we hold.
+    if unsafe { still_selected(&record) } {
         // Cannot fail: a record was just freed.
         table.insert(record.pages_at(to as usize, pfn, record.bytes, record.order));
     }
 }
+
+c_declared!(alloctag_capture_insert);
+c_declared!(alloctag_capture_busy_count);
+c_declared!(alloctag_capture_remove);
+c_declared!(alloctag_capture_split_piece);
+c_declared!(alloctag_capture_resize);
+c_declared!(alloctag_capture_rekey);

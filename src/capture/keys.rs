@@ -22,9 +22,6 @@ use crate::{
 extern "C" {
     /// Defined by `DECLARE_RWSEM()` in src/glue_capture.c.
     static mut alloctag_keys_lock: RwSemStorage;
-
-    fn alloctag_set_capture_key(enable: bool);
-    fn alloctag_set_slab_plain_key(enable: bool);
 }
 
 /// What the keys follow, besides the profiling key.
@@ -43,14 +40,14 @@ static KEYS: RwSem<Keys> = unsafe {
 
 fn set_capture_key(enable: bool) {
     // SAFETY: Process context, or early boot; the key functions serialize changes.
-    unsafe { alloctag_set_capture_key(enable) };
+    unsafe { bindings::alloctag_set_capture_key(enable) };
 }
 
 /// Sets the slab-plain key from the profiling key and `keys`.
 fn sync(keys: &Keys) {
     let plain = profiling_key::enabled() && !keys.capture;
     // SAFETY: As for `set_capture_key`.
-    unsafe { alloctag_set_slab_plain_key(plain) };
+    unsafe { bindings::alloctag_set_slab_plain_key(plain) };
 }
 
 /// Turns profiling on or off; may sleep.
@@ -58,7 +55,7 @@ pub(crate) fn set_profiling(enable: bool) {
     let keys = KEYS.write();
     if !enable {
         // SAFETY: As for `set_capture_key`. Off before profiling: the plain variants charge.
-        unsafe { alloctag_set_slab_plain_key(false) };
+        unsafe { bindings::alloctag_set_slab_plain_key(false) };
     }
     profiling_key::set_key(enable);
     sync(&keys);

@@ -18,11 +18,6 @@ use kernel::{
     prelude::*,
 };
 
-extern "C" {
-    fn alloctag_capture_lock() -> usize;
-    fn alloctag_capture_unlock(flags: usize);
-}
-
 /// No record: the end of a chain.
 const NONE: u32 = u32::MAX;
 
@@ -121,6 +116,12 @@ impl Record {
             kind: Kind::Pages,
             ..self
         }
+    }
+
+    /// Returns the object's tag reference, the record's key; for the tests.
+    #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+    pub(crate) fn key(&self) -> usize {
+        self.key
     }
 
     /// The allocating task's name, up to its NUL.
@@ -317,7 +318,7 @@ pub(crate) struct Guard {
 /// Takes the lock. Any context but NMI; never while holding a `Guard` (it does not nest).
 pub(crate) fn lock() -> Guard {
     // SAFETY: The lock is a leaf: nothing under it takes it again.
-    let flags = unsafe { alloctag_capture_lock() };
+    let flags = unsafe { bindings::alloctag_capture_lock() };
     // INVARIANT: The lock is held now.
     Guard { flags }
 }
@@ -340,7 +341,7 @@ impl core::ops::DerefMut for Guard {
 impl Drop for Guard {
     fn drop(&mut self) {
         // SAFETY: By the type invariant the lock is held with these flags.
-        unsafe { alloctag_capture_unlock(self.flags) };
+        unsafe { bindings::alloctag_capture_unlock(self.flags) };
     }
 }
 

@@ -33,10 +33,6 @@ use kernel::{
     prelude::*,
 };
 
-extern "C" {
-    fn alloctag_capture_now() -> u64;
-}
-
 /// Which report.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum View {
@@ -45,9 +41,10 @@ pub(crate) enum View {
     Processes,
 }
 
-/// Copies the records, with the registry locked by the caller so that their tags stay. The copy
-/// is allocated before the pool's lock is taken: nothing allocates under it.
-pub(crate) fn snapshot() -> Result<KVVec<Record>> {
+/// Copies the records, with the registry locked by the caller (`_registry`) so that their tags
+/// stay while it is held. The copy is allocated before the pool's lock is taken: nothing
+/// allocates under it.
+pub(crate) fn snapshot(_registry: &codetag::Registry) -> Result<KVVec<Record>> {
     let size = pool::lock().table.as_ref().map_or(0, |t| t.usage().1);
     let mut out = KVVec::with_capacity(size, GFP_KERNEL)?;
     let state = pool::lock();
@@ -65,10 +62,15 @@ pub(crate) fn snapshot() -> Result<KVVec<Record>> {
 }
 
 /// The tag a record's tag pointer names.
-fn tag(r: &Record) -> &Codetag {
-    // SAFETY: A record's tag stays while the record is in the pool, and the caller holds the
-    // registry, without which the tag cannot be unmarked and its records freed; the snapshot was
-    // made under it.
+///
+/// # Safety
+///
+/// `r` must be a copy of a record that was in the pool while the caller held the registry
+/// locked (read or write), as [`snapshot`] makes them, and the caller must still hold it: a
+/// tag's records are freed when it is unmarked, under the registry's write lock, before the tag
+/// can go.
+unsafe fn tag(r: &Record) -> &Codetag {
+    // SAFETY: By the caller's guarantee the tag is alive while the registry stays locked.
     unsafe { &*r.tag }
 }
 
@@ -118,7 +120,12 @@ fn write_stack(w: &mut impl Write, stack: u32, buf: &mut [u8]) -> fmt::Result {
     Ok(())
 }
 
-fn write_object(w: &mut impl Write, r: &Record, now: u64) -> fmt::Result {
+/// Writes the line of the record `r`.
+///
+/// # Safety
+///
+/// As for [`tag`].
+unsafe fn write_object(w: &mut impl Write, r: &Record, now: u64) -> fmt::Result {
     write!(
         w,
         "object age_ns={} bytes={} pid={} tgid={} comm={} cpu={} ctx={} gfp={:#x} ",
@@ -135,7 +142,8 @@ fn write_object(w: &mut impl Write, r: &Record, now: u64) -> fmt::Result {
         Kind::Slab => write!(w, "kind=slab addr={:#x}", r.object)?,
         Kind::Pages => write!(w, "kind=pages order={} pfn={:#x}", r.order, r.object)?,
     }
-    writeln!(w, " site={}", tag(r))
+    // SAFETY: The caller guarantees `r`.
+    writeln!(w, " site={}", unsafe { tag(r) })
 }
 
 /// The records of one group: counts, bytes, ages, and the processes seen.
@@ -176,7 +184,12 @@ impl Group {
 /// The most distinct processes listed on a stack's line.
 const MAX_PIDS: usize = 8;
 
-fn write_stack_group(
+/// Writes the line of a group of records with one stack and site.
+///
+/// # Safety
+///
+/// As for [`tag`], for each record of `group`.
+unsafe fn write_stack_group(
     w: &mut impl Write,
     group: &[Record],
     now: u64,
@@ -211,7 +224,8 @@ fn write_stack_group(
         write!(w, "{}:{}", r.tgid, Word(r.comm()))?;
         seen += 1;
     }
-    writeln!(w, " site={}", tag(first))?;
+    // SAFETY: The caller guarantees the records.
+    writeln!(w, " site={}", unsafe { tag(first) })?;
     write_stack(w, first.stack, buf)
 }
 
@@ -248,8 +262,8 @@ fn write_processes(w: &mut impl Write, records: &mut [Record]) -> fmt::Result {
 /// Writes what the captured sites' counters hold beyond their records.
 fn write_untracked(w: &mut impl Write, records: &[Record]) -> fmt::Result {
     let (mut objects, mut bytes) = (0u64, 0i64);
-    sites::for_each(|_, ct| {
-        let (n, b) = untracked(ct, records);
+    sites::for_each(|_, tag| {
+        let (n, b) = untracked(tag, records);
         objects += n;
         bytes += b;
     });
@@ -260,11 +274,9 @@ fn write_untracked(w: &mut impl Write, records: &[Record]) -> fmt::Result {
     )
 }
 
-/// Returns the objects and bytes that `ct`'s counters hold beyond its records in `records`.
-pub(crate) fn untracked(ct: &Codetag, records: &[Record]) -> (u64, i64) {
-    // SAFETY: A captured site's tag is an allocation tag: capture selects only `ALLOC_TAGS`,
-    // whose tags start with their `struct codetag`.
-    let tag = unsafe { &*core::ptr::from_ref(ct).cast::<AllocTag>() };
+/// Returns the objects and bytes that `tag`'s counters hold beyond its records in `records`.
+pub(crate) fn untracked(tag: &AllocTag, records: &[Record]) -> (u64, i64) {
+    let ct = tag.codetag();
     let counters = tag.read();
     let (mut n, mut b) = (0u64, 0i64);
     for r in records.iter().filter(|r| core::ptr::eq(r.tag, ct)) {
@@ -279,16 +291,17 @@ pub(crate) fn untracked(ct: &Codetag, records: &[Record]) -> (u64, i64) {
 
 /// Writes the report `view`.
 pub(crate) fn write(w: &mut impl Write, view: View) -> fmt::Result {
-    let _registry = codetag::read();
-    let mut records = snapshot().map_err(|_| fmt::Error)?;
+    let registry = codetag::read();
+    let mut records = snapshot(&registry).map_err(|_| fmt::Error)?;
     // SAFETY: Reading the clock has no precondition.
-    let now = unsafe { alloctag_capture_now() };
+    let now = unsafe { bindings::alloctag_capture_now() };
     let mut buf = KVVec::from_elem(0u8, SYMBOL_LEN, GFP_KERNEL).map_err(|_| fmt::Error)?;
     match view {
         View::Objects => {
             sort_by_key(&mut records, |r| r.time_ns);
             for r in records.iter() {
-                write_object(w, r, now)?;
+                // SAFETY: `records` is a snapshot made under the registry, still held.
+                unsafe { write_object(w, r, now) }?;
                 write_stack(w, r.stack, &mut buf)?;
             }
         }
@@ -301,7 +314,8 @@ pub(crate) fn write(w: &mut impl Write, view: View) -> fmt::Result {
                     .iter()
                     .position(|r| (r.stack, r.tag) != key)
                     .map_or(records.len(), |n| start + n);
-                write_stack_group(w, &records[start..end], now, &mut buf)?;
+                // SAFETY: As above.
+                unsafe { write_stack_group(w, &records[start..end], now, &mut buf) }?;
                 start = end;
             }
         }

@@ -9,7 +9,10 @@
 //! unmarked (deselected, or its module going), before the tag's memory can go.
 
 use super::pool;
-use crate::codetag::{Codetag, Field, Marker};
+use crate::{
+    alloc_tag::AllocTag,
+    codetag::{Codetag, Field, Marker},
+};
 use core::{
     num::NonZeroU32,
     ptr,
@@ -98,7 +101,7 @@ pub(crate) fn unmarked(id: u32) -> u32 {
 
 /// Runs `f` on each captured site, with its selection's id. Called with the registry locked, so
 /// that the tags stay.
-pub(crate) fn for_each(mut f: impl FnMut(u32, &Codetag)) {
+pub(crate) fn for_each(mut f: impl FnMut(u32, &AllocTag)) {
     for site in SITES.iter() {
         let id = site.id.load(Ordering::Relaxed);
         let tag = site.tag.load(Ordering::Relaxed);
@@ -106,7 +109,9 @@ pub(crate) fn for_each(mut f: impl FnMut(u32, &Codetag)) {
             continue;
         }
         // SAFETY: A used slot's tag is listed in the registry, which the caller holds locked:
-        // the registry unmarks a module's tags, under its write lock, before they go.
-        f(id, unsafe { &*tag });
+        // the registry unmarks a module's tags, under its write lock, before they go. Capture
+        // selects only allocation tags (`super::add` selects through `ALLOC_TAGS`' handle), and
+        // a `struct alloc_tag` starts with its `struct codetag`, so the tag is an `AllocTag`.
+        f(id, unsafe { &*tag.cast::<AllocTag>() });
     }
 }

@@ -85,6 +85,12 @@ pub(crate) unsafe trait DynamicTags: Sync {
     /// Returns the module of the tag at `index`, null for vmlinux or once its module went.
     #[cfg(CONFIG_ALLOCTAG_SELECTION)]
     fn module(&self, index: usize) -> *mut bindings::module;
+    /// Returns whether the tag at `index` may be marked by a selection: it is listed and its
+    /// call site can still allocate. A tag kept after its module went (listed for its live
+    /// allocations) may not: the pool frees it when its counters read zero, without the
+    /// registry, so it must carry no mark.
+    #[cfg(CONFIG_ALLOCTAG_SELECTION)]
+    fn is_selectable(&self, index: usize) -> bool;
     /// Returns whether the tag at `index` was made since the last call for it, and clears that:
     /// the selections in force have not marked it yet ([`made_dynamic`]).
     #[cfg(CONFIG_ALLOCTAG_SELECTION)]
@@ -150,12 +156,9 @@ impl<T: TagType> Clone for Handle<T> {
 impl<T: TagType> Copy for Handle<T> {}
 
 extern "C" {
-    /// Defined by `DECLARE_RWSEM()` in the C glue.
+    /// Defined by `DECLARE_RWSEM()` in the C glue; seen as our own storage type, which
+    /// src/rwsem.rs checks against `struct rw_semaphore`'s size and alignment.
     static mut alloctag_codetag_lock: RwSemStorage;
-
-    /// Looks `name` up in `module`'s symbols, or vmlinux's when `module` is null; C glue
-    /// because it must disable preemption around the lookup.
-    fn alloctag_find_symbol(module: *mut c_void, name: *const u8) -> usize;
 }
 
 // SAFETY: `alloctag_codetag_lock` is defined with `DECLARE_RWSEM()` for this registry alone.
@@ -294,7 +297,7 @@ unsafe fn find_range(
     let mut find = |prefix: &str| -> Result<*const u8> {
         let name = symbol_name(&mut buf, prefix, section)?;
         // SAFETY: `name` is NUL-terminated; the caller guarantees `module`.
-        Ok(unsafe { alloctag_find_symbol(module.cast(), name.as_ptr()) } as *const u8)
+        Ok(unsafe { bindings::alloctag_find_symbol(module, name.as_ptr().cast()) } as *const u8)
     };
     let (start, stop) = (find("__start_")?, find("__stop_")?);
     if start.is_null() || stop.is_null() {
@@ -564,6 +567,26 @@ impl Registry {
         Ok(())
     }
 
+    /// Lists `tags` after the sections' tags of `handle`'s type, as
+    /// [`Registration::add_dynamic`] does for the kernel's registry; for tests.
+    ///
+    /// # Safety
+    ///
+    /// `tags` must hold tags of `T`'s type.
+    pub(crate) unsafe fn add_test_dynamic<T: TagType>(
+        &mut self,
+        handle: Handle<T>,
+        tags: &'static dyn DynamicTags,
+    ) -> Result {
+        if handle.registry != self.id {
+            return Err(EINVAL);
+        }
+        let ty = self.types.get_mut(handle.index).ok_or(EINVAL)?;
+        ty.dynamic = Some(tags);
+        ty.generation = ty.generation.wrapping_add(1);
+        Ok(())
+    }
+
     /// Drops `module`'s tags, as unloading it would; for tests.
     ///
     /// # Safety
@@ -821,3 +844,8 @@ pub(crate) unsafe extern "C" fn codetag_unload_module(module: *mut bindings::mod
     // SAFETY: The caller guarantees `module`.
     unsafe { REGISTRY.write().unload_module(module, true) }
 }
+
+#[cfg(CONFIG_MODULES)]
+c_declared!(codetag_load_module);
+#[cfg(CONFIG_MODULES)]
+c_declared!(codetag_unload_module);

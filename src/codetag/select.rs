@@ -209,14 +209,22 @@ impl Field {
 }
 
 /// A user of selections: the field it owns and what marking a tag means to it. The registry
-/// calls these with its write lock held, in process context.
+/// calls these with its write lock held.
+///
+/// `mark` and `owner` run in any task context an allocation runs in, atomic ones included
+/// (spinlocks held, interrupts off, on PREEMPT_RT too): a dynamic tag is made at its call
+/// site's first allocation, and the registry, taken with a trylock there, marks it before that
+/// allocation goes on ([`super::made_dynamic`]). So they must not sleep, allocate or take a
+/// lock that can sleep: they only touch atomics. `unmark` runs in process context only
+/// (deselection, module unload), and may sleep.
 pub(crate) struct Marker {
     /// The field that holds the user's marks.
     pub(crate) field: Field,
     /// Returns the mark for a tag that selection `id` newly matches; `None` leaves the tag
-    /// unmarked (the user is out of room and counts it).
+    /// unmarked (the user is out of room and counts it). Any task context; never sleeps.
     pub(crate) mark: fn(id: u32, tag: &Codetag) -> Option<NonZeroU32>,
-    /// Takes the mark `value` back: its tag is deselected or its module is going.
+    /// Takes the mark `value` back: its tag is deselected or its module is going. Process
+    /// context.
     pub(crate) unmark: fn(value: u32),
     /// Returns the id of the selection that made the mark `value`.
     pub(crate) owner: fn(value: u32) -> u32,
@@ -231,3 +239,9 @@ pub(crate) struct Matched {
     /// the same user or the user had no room.
     pub(crate) marked: usize,
 }
+
+// The hooks test the fields inline in C: the masks there must be these.
+#[cfg(CONFIG_ALLOCTAG_FAULT_INJECTION)]
+const _: () = assert!(Field::FAULT.mask() == kernel::bindings::ALLOCTAG_FAULT_MASK);
+#[cfg(CONFIG_ALLOCTAG_CAPTURE)]
+const _: () = assert!(Field::CAPTURE.mask() == kernel::bindings::ALLOCTAG_CAPTURE_MASK);

@@ -15,37 +15,58 @@ use kernel::{bindings, str::CStr, types::Opaque};
 pub(crate) const CODETAG_FLAG_INACCURATE: u32 = 1 << 0;
 
 /// A `struct codetag`: where a tagged call site is.
+///
+/// # Invariants
+///
+/// While a `&Codetag` exists, the tag's `filename`, `function`, `modname` and `lineno` do not
+/// change (the compiler wrote them, or a dynamic tag's maker wrote them before publishing the
+/// tag) and its names are NUL-terminated strings that live as long as the tag. Its `flags` are
+/// changed by other CPUs, atomically only: they are never read through a reference to the
+/// whole struct, only through [`Codetag::flags`]. The fields are read through raw place
+/// projections, as rust/kernel/task.rs reads a task's.
 #[repr(transparent)]
 pub(crate) struct Codetag(Opaque<bindings::codetag>);
 
 impl Codetag {
-    fn raw(&self) -> &bindings::codetag {
-        // SAFETY: A code tag's fields are written by the compiler and never change.
-        unsafe { &*self.0.get() }
-    }
-
     /// Returns the source file of the call site.
     pub(crate) fn filename(&self) -> &CStr {
-        // SAFETY: `filename` is a static NUL-terminated string (`__FILE__` or `file!()`).
-        unsafe { CStr::from_char_ptr(self.raw().filename) }
+        // SAFETY: By the type invariant `filename` does not change and is a NUL-terminated
+        // string that lives as long as `self`.
+        unsafe { CStr::from_char_ptr((*self.0.get()).filename) }
     }
 
     /// Returns the function around the call site.
     pub(crate) fn function(&self) -> &CStr {
-        // SAFETY: `function` is a static NUL-terminated string.
-        unsafe { CStr::from_char_ptr(self.raw().function) }
+        // SAFETY: As for `filename`.
+        unsafe { CStr::from_char_ptr((*self.0.get()).function) }
     }
 
     /// Returns the name of the module the call site is in, or `None` in vmlinux.
     pub(crate) fn modname(&self) -> Option<&CStr> {
-        let name = self.raw().modname;
-        // SAFETY: A non-null `modname` is a static NUL-terminated string (`KBUILD_MODNAME`).
+        // SAFETY: By the type invariant `modname` does not change.
+        let name = unsafe { (*self.0.get()).modname };
+        // SAFETY: A non-null `modname` is a NUL-terminated string that lives as long as `self`.
         (!name.is_null()).then(|| unsafe { CStr::from_char_ptr(name) })
     }
 
     /// Returns the line of the call site.
     pub(crate) fn lineno(&self) -> u32 {
-        self.raw().lineno
+        // SAFETY: By the type invariant `lineno` does not change.
+        unsafe { (*self.0.get()).lineno }
+    }
+
+    /// Returns the raw pointer to the filename, for the comparisons that stop early.
+    #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+    fn filename_ptr(&self) -> *const u8 {
+        // SAFETY: By the type invariant `filename` does not change.
+        unsafe { (*self.0.get()).filename }.cast()
+    }
+
+    /// Returns the raw pointer to the function's name, as [`Codetag::filename_ptr`].
+    #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+    fn function_ptr(&self) -> *const u8 {
+        // SAFETY: By the type invariant `function` does not change.
+        unsafe { (*self.0.get()).function }.cast()
     }
 }
 
@@ -71,14 +92,14 @@ impl Codetag {
     /// Returns whether the file is exactly `text`, reading only as far as it takes to tell: a
     /// query's filter, which most tags fail on their first bytes, needs no `strlen()`.
     pub(crate) fn filename_is(&self, text: &[u8]) -> bool {
-        // SAFETY: `filename` is a static NUL-terminated string.
-        unsafe { static_str_is(self.raw().filename, text) }
+        // SAFETY: By the type invariant `filename` is a NUL-terminated string.
+        unsafe { static_str_is(self.filename_ptr(), text) }
     }
 
     /// Returns whether the function is exactly `text`, as [`Codetag::filename_is`].
     pub(crate) fn function_is(&self, text: &[u8]) -> bool {
-        // SAFETY: `function` is a static NUL-terminated string.
-        unsafe { static_str_is(self.raw().function, text) }
+        // SAFETY: By the type invariant `function` is a NUL-terminated string.
+        unsafe { static_str_is(self.function_ptr(), text) }
     }
 }
 

@@ -8,54 +8,56 @@ use super::{sites, RULES};
 use crate::codetag::{Codetag, Field};
 use kernel::{bindings, prelude::*};
 
-extern "C" {
-    fn alloctag_in_nmi() -> bool;
-    fn alloctag_rcu_read_lock();
-    fn alloctag_rcu_read_unlock();
-}
-
-/// Returns whether the allocation of `size` bytes with `gfp` that is being made at the current
-/// call site (`current->alloc_tag`) must fail. Never sleeps, allocates nothing, takes no lock:
-/// it runs in every context the allocators run in. `__GFP_NOFAIL` allocations never fail,
+/// Returns whether the allocation of `size` bytes with `gfp` that is being made at the call
+/// site of `tag` (`current->alloc_tag`) must fail. Never sleeps, allocates nothing, takes no
+/// lock: it runs in every context the allocators run in. `__GFP_NOFAIL` allocations never fail,
 /// nor do allocations in NMI.
 ///
 /// Called by `alloctag_fail()` (include/alloctag_fail.h) from the slab and page allocators
-/// while a rule is armed.
+/// while a rule is armed, for a tag whose mark it saw set; the mark is read again here, inside
+/// the RCU read section that keeps its slot from being reused.
+///
+/// # Safety
+///
+/// `tag` must be the current task's `alloc_tag`, not null: a tag that lives while the
+/// allocation runs under it.
 #[no_mangle]
-pub(crate) extern "C" fn alloctag_should_fail(gfp: bindings::gfp_t, size: usize) -> bool {
+pub(crate) unsafe extern "C" fn alloctag_should_fail(
+    tag: *mut bindings::alloc_tag,
+    gfp: bindings::gfp_t,
+    size: usize,
+) -> bool {
     if gfp & bindings::__GFP_NOFAIL != 0 {
         return false;
     }
     // SAFETY: Reading the context has no precondition.
-    if unsafe { alloctag_in_nmi() } {
+    if unsafe { bindings::alloctag_in_nmi() } {
         return false;
     }
-    // SAFETY: `current` is always valid; its `alloc_tag` is null or a tag whose module stays
-    // while an allocation runs under it.
-    let tag = unsafe { (*bindings::get_current()).alloc_tag };
-    if tag.is_null() {
-        return false;
-    }
-    // SAFETY: As above; a `struct alloc_tag` starts with its `struct codetag`.
+    // SAFETY: The caller guarantees `tag`; a `struct alloc_tag` starts with its `struct codetag`.
     let ct = unsafe { &*tag.cast::<Codetag>() };
-    let value = Field::FAULT.get(ct);
-    if value == 0 {
-        return false;
-    }
     // SAFETY: Paired below; the slots and rules read in between are reused only after a grace
     // period (`sites::reap`).
-    unsafe { alloctag_rcu_read_lock() };
-    let fail = check(value, gfp, ct, size);
+    unsafe { bindings::alloctag_rcu_read_lock() };
+    let fail = check(gfp, ct, size);
     // SAFETY: Paired with the lock above.
-    unsafe { alloctag_rcu_read_unlock() };
+    unsafe { bindings::alloctag_rcu_read_unlock() };
     fail
 }
 
-/// Asks the rule of site `value` about an allocation at `ct`, and counts and reports a failure.
-fn check(value: u32, gfp: bindings::gfp_t, ct: &Codetag, size: usize) -> bool {
+/// Asks the rule of the site that `ct` is marked with about an allocation there, and counts and
+/// reports a failure. Inside an RCU read section.
+fn check(gfp: bindings::gfp_t, ct: &Codetag, size: usize) -> bool {
+    // Read inside the read section: a slot unmarked before this read is not reused until the
+    // section ends, and one unmarked after it is `DYING` (no rule) until then.
+    let value = Field::FAULT.get(ct);
     let Some(site) = sites::site(value) else {
         return false;
     };
+    // The slot must still be this tag's: never another site's rule and counts.
+    if !site.is(ct) {
+        return false;
+    }
     let Some(rule) = site.rule().and_then(|i| RULES.get(i)) else {
         return false;
     };
@@ -76,3 +78,5 @@ fn check(value: u32, gfp: bindings::gfp_t, ct: &Codetag, size: usize) -> bool {
     }
     true
 }
+
+c_declared!(alloctag_should_fail);

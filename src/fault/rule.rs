@@ -94,12 +94,6 @@ pub(crate) struct Rule {
     injected: AtomicU64,
 }
 
-extern "C" {
-    fn alloctag_in_task() -> bool;
-    /// `task_tgid_nr(current)`, in the C glue: bindgen's `struct task_struct` is not C's.
-    fn alloctag_current_tgid() -> bindings::pid_t;
-}
-
 impl Rule {
     /// A free slot.
     pub(crate) const fn new() -> Self {
@@ -168,11 +162,11 @@ impl Rule {
         let pid = self.pid.load(Ordering::Relaxed);
         if pid != 0 {
             // SAFETY: Reading the context has no precondition.
-            if !unsafe { alloctag_in_task() } {
+            if !unsafe { bindings::alloctag_in_task() } {
                 return false;
             }
             // SAFETY: Reading the current task's thread group id has no precondition.
-            if unsafe { alloctag_current_tgid() } != pid {
+            if unsafe { bindings::alloctag_current_tgid() } != pid {
                 return false;
             }
         }

@@ -49,6 +49,11 @@ impl Site {
             .then(|| self.rule.load(Ordering::Relaxed) as usize)
     }
 
+    /// Returns whether the site is armed for `tag`.
+    pub(crate) fn is(&self, tag: &Codetag) -> bool {
+        self.state.load(Ordering::Acquire) == LIVE && ptr::eq(self.tag.load(Ordering::Relaxed), tag)
+    }
+
     /// Counts a failure injected here.
     pub(crate) fn count(&self) {
         self.injected.fetch_add(1, Ordering::Relaxed);

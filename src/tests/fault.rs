@@ -6,18 +6,24 @@
 
 use super::{alloc_pages, dynamic::find_dynamic_in, test_tag, with_tag, LineWriter};
 use crate::{
-    alloc_tag::AllocTag,
-    codetag::{self, Field, Selection},
+    alloc_tag::{dynamic::Pool, AllocTag},
+    codetag::{self, Field, Marker, Registry, Selection, TagType},
     fault::{self, Config},
     kunit::{kunit_expect, kunit_suite, Test},
 };
 use core::{
     ffi::c_void,
     fmt::{self, Write},
+    panic::Location,
+    ptr,
+    sync::atomic::{AtomicUsize, Ordering},
 };
 use kernel::{
-    alloc::{flags::GFP_KERNEL, KBox, KVec},
-    alloc_hooks, bindings,
+    alloc::{
+        flags::{GFP_ATOMIC, GFP_KERNEL},
+        KBox, KVec,
+    },
+    alloc_hooks, bindings, new_spinlock,
     page::PAGE_SIZE,
     prelude::*,
 };
@@ -93,6 +99,13 @@ fn busy_site() -> Result<usize> {
     Ok(obj.len())
 }
 
+const ATOMIC_SITE_LINE: u32 = line!() + 3;
+#[inline(never)]
+fn atomic_site() -> Result<usize> {
+    let obj = KBox::new([0u8; 24], GFP_ATOMIC)?;
+    Ok(obj.len())
+}
+
 /// Arms this file's line `line` to fail every time, quietly.
 fn arm_line(test: &Test, line: u32) -> Option<u32> {
     let text = formatted(format_args!("{}:{line}", file!()));
@@ -123,6 +136,32 @@ fn plain_site_armed_from_first_use(test: &Test) {
         return;
     };
     kunit_expect!(test, plain_site() == Err(ENOMEM), "armed again");
+    kunit_expect!(test, fault::disarm(id).is_ok());
+}
+
+/// A dynamic tag made in atomic context (under a spinlock) while a rule is in force is marked
+/// there, before its first allocation goes on: that allocation fails. The marker runs in that
+/// context; a sleep there would be reported by `DEBUG_ATOMIC_SLEEP` on the console, which fails
+/// the KUnit stage.
+fn plain_site_armed_in_atomic_context(test: &Test) {
+    let Some(id) = arm_line(test, ATOMIC_SITE_LINE) else {
+        return;
+    };
+    let Ok(lock) = KBox::pin_init(new_spinlock!(()), GFP_KERNEL) else {
+        kunit_expect!(test, false, "no memory for the lock");
+        let _ = fault::disarm(id);
+        return;
+    };
+    let result = {
+        let _guard = lock.lock();
+        atomic_site()
+    };
+    kunit_expect!(
+        test,
+        result == Err(ENOMEM),
+        "first use under a spinlock: {result:?}"
+    );
+    kunit_expect!(test, fault::injected(id) == Some(1));
     kunit_expect!(test, fault::disarm(id).is_ok());
 }
 
@@ -536,6 +575,122 @@ fn failed_vector_marks_tag_inaccurate(test: &Test) {
     unsafe { bindings::kmem_cache_destroy(cache) };
 }
 
+/// The pool of [`kept_dynamic_tag_never_marked`], apart from the kernel's.
+static KEPT_POOL: Pool<2, 4> = {
+    #[link_section = ".data..percpu"]
+    static mut COUNTERS: [bindings::alloc_tag_counters; 2] =
+        [bindings::alloc_tag_counters { bytes: 0, calls: 0 }; 2];
+    // SAFETY: `COUNTERS` is a zeroed `.data..percpu` static of this pool alone.
+    unsafe { Pool::new(ptr::addr_of_mut!(COUNTERS).cast(), "kept") }
+};
+
+/// A stand-in for the `struct module` of the kept tag's call site; only its address is used.
+// SAFETY: All zeroes is a valid `struct module`: integers, null pointers and empty lists.
+static mut KEPT_MODULE: bindings::module = unsafe { core::mem::zeroed() };
+
+/// The allocation tags, over their section, as a private registry's type.
+struct KeptTags;
+
+// SAFETY: `alloc_tags` holds `struct alloc_tag`s, which `AllocTag` is.
+unsafe impl TagType for KeptTags {
+    type Tag = AllocTag;
+    const SECTION: &'static kernel::str::CStr = kernel::c_str!("alloc_tags");
+}
+
+/// How many tags [`KEPT_MARKER`] was asked to mark.
+static KEPT_MARKS: AtomicUsize = AtomicUsize::new(0);
+
+fn kept_mark(_id: u32, tag: &codetag::Codetag) -> Option<core::num::NonZeroU32> {
+    // SAFETY: Only the private registry of the test uses this marker, whose tags are allocation
+    // tags (`KeptTags`).
+    let tag = unsafe { &*ptr::from_ref(tag).cast::<AllocTag>() };
+    if !KEPT_POOL.owns(tag) {
+        return None;
+    }
+    KEPT_MARKS.fetch_add(1, Ordering::Relaxed);
+    core::num::NonZeroU32::new(1)
+}
+
+fn kept_unmark(_value: u32) {}
+
+fn kept_owner(_value: u32) -> u32 {
+    1
+}
+
+/// A user of selections that marks only [`KEPT_POOL`]'s tags, with mark 1.
+static KEPT_MARKER: Marker = Marker {
+    field: Field::FAULT,
+    mark: kept_mark,
+    unmark: kept_unmark,
+    owner: kept_owner,
+};
+
+#[track_caller]
+fn kept_location() -> &'static Location<'static> {
+    Location::caller()
+}
+
+/// A dynamic tag kept after its module went (its allocations still live) is listed but never
+/// marked by a later selection: the pool frees it when its counters read zero, without
+/// unmarking it, so a mark would stay on the slot for the next tag made there.
+fn kept_dynamic_tag_never_marked(test: &Test) {
+    let mut registry = Registry::new();
+    let handle = registry.register::<KeptTags>();
+    kunit_expect!(
+        test,
+        handle.is_ok(),
+        "registering: {:?}",
+        handle.as_ref().err()
+    );
+    let Ok(handle) = handle else {
+        return;
+    };
+    // SAFETY: `KEPT_POOL` holds allocation tags.
+    let added = unsafe { registry.add_test_dynamic(handle, &KEPT_POOL) };
+    kunit_expect!(test, added.is_ok());
+    let location = kept_location();
+    let Some(tag) = KEPT_POOL.tag(location) else {
+        kunit_expect!(test, false, "no dynamic tag made");
+        return;
+    };
+    KEPT_POOL.set_module(tag, &raw mut KEPT_MODULE);
+    // SAFETY: Allocating has no precondition.
+    let obj = with_tag(tag, || unsafe {
+        bindings::__kmalloc_noprof(16, bindings::GFP_KERNEL)
+    });
+    kunit_expect!(test, !obj.is_null());
+    // The module goes while the allocation lives: the tag is kept, still listed.
+    // SAFETY: `KEPT_MODULE` has no range in the registry; only its dynamic tag is dropped.
+    unsafe { registry.remove_test_module(&raw mut KEPT_MODULE) };
+    let listed = registry
+        .tags(handle, codetag::Cursor::START)
+        .any(|t| ptr::eq(t, tag));
+    kunit_expect!(test, listed, "the kept tag is not listed");
+    let line = formatted(format_args!("{}:{}", location.file(), location.line()));
+    let selected = core::str::from_utf8(&line)
+        .map_err(|_| EINVAL)
+        .and_then(selection)
+        .and_then(|s| registry.select(handle, &KEPT_MARKER, 1, s));
+    kunit_expect!(test, selected.is_ok(), "selecting: {:?}", selected.err());
+    kunit_expect!(
+        test,
+        Field::FAULT.get(tag.codetag()) == 0 && KEPT_MARKS.load(Ordering::Relaxed) == 0,
+        "the kept tag was marked"
+    );
+    let _ = registry.deselect(&KEPT_MARKER, 1);
+    // SAFETY: `obj` came from kmalloc, or is null.
+    unsafe { bindings::kfree(obj) };
+    // With its counters at zero the kept tag is freed at the next unload.
+    // SAFETY: As above.
+    unsafe { registry.remove_test_module(&raw mut KEPT_MODULE) };
+    kunit_expect!(
+        test,
+        KEPT_POOL.used() == 0,
+        "{} tags left",
+        KEPT_POOL.used()
+    );
+}
+
 kunit_suite!(
     fault_suite,
     "alloctag_fault",
@@ -543,6 +698,7 @@ kunit_suite!(
         rust_site_fails_with_enomem,
         plain_site_armed_from_first_use,
         plain_site_made_while_registry_busy,
+        plain_site_armed_in_atomic_context,
         times_is_exact,
         interval_is_exact,
         probability_100_and_0,
@@ -554,5 +710,6 @@ kunit_suite!(
         selectors_match_allocinfo_words,
         config_refuses_bad_values,
         failed_vector_marks_tag_inaccurate,
+        kept_dynamic_tag_never_marked,
     ]
 );

@@ -43,8 +43,17 @@ enum Scope<'a> {
     Dynamic(&'a dyn DynamicTags, usize),
 }
 
+/// What a walk over a scope's tags is for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Walk {
+    /// Marking: only the dynamic tags that may be marked ([`DynamicTags::is_selectable`]).
+    Mark,
+    /// Unmarking: every listed tag.
+    Unmark,
+}
+
 /// Runs `f` on the code tag of every tag of `scope`, of `tag_size` bytes.
-fn for_each_codetag(scope: Scope<'_>, tag_size: usize, mut f: impl FnMut(&Codetag)) {
+fn for_each_codetag(scope: Scope<'_>, tag_size: usize, walk: Walk, mut f: impl FnMut(&Codetag)) {
     let (ranges, dynamic) = match scope {
         Scope::All(ranges, dynamic) => (ranges, dynamic),
         Scope::Range(range) => (core::slice::from_ref(range), None),
@@ -65,6 +74,7 @@ fn for_each_codetag(scope: Scope<'_>, tag_size: usize, mut f: impl FnMut(&Codeta
     for i in indices {
         let listed = match scope {
             Scope::DynamicOf(_, module) => pool.is_listed(i) && pool.module(i) == module,
+            _ if walk == Walk::Mark => pool.is_selectable(i),
             _ => pool.is_listed(i),
         };
         if listed {
@@ -81,7 +91,7 @@ impl Selected {
     fn apply(&self, scope: Scope<'_>, tag_size: usize) -> Matched {
         let mut matched = Matched::default();
         let field = self.marker.field;
-        for_each_codetag(scope, tag_size, |ct| {
+        for_each_codetag(scope, tag_size, Walk::Mark, |ct| {
             if !self.selection.matches(ct) {
                 return;
             }
@@ -102,7 +112,7 @@ impl Selected {
 /// of that selection.
 fn unmark(marker: &Marker, scope: Scope<'_>, tag_size: usize, owner: Option<u32>) {
     let field: Field = marker.field;
-    for_each_codetag(scope, tag_size, |ct| {
+    for_each_codetag(scope, tag_size, Walk::Unmark, |ct| {
         let value = field.get(ct);
         if value != 0 && owner.map_or(true, |id| (marker.owner)(value) == id) {
             field.set(ct, 0);
