@@ -92,9 +92,13 @@ static __always_inline bool alloctag_capture_marked(const struct codetag *ct)
 }
 
 /*
- * A slab object of s was charged to ref's tag (NULL or a tag here, never
- * empty). The slow path reads the charged size from s: a value loaded here
- * would be loaded before the patched-out jump.
+ * A slab object of s was charged to ref's tag. ref may hold no tag (NULL:
+ * the allocation ran with no current tag) or, under
+ * MEM_ALLOC_PROFILING_DEBUG, CODETAG_EMPTY: a vector made after an earlier
+ * one failed starts with every ref empty, and an allocation with no current
+ * tag leaves it so. Neither is a tag to read, as on the free side. The slow
+ * path reads the charged size from s: a value loaded here would be loaded
+ * before the patched-out jump.
  */
 static __always_inline void alloctag_capture_slab(union codetag_ref *ref,
 						  const void *object,
@@ -102,7 +106,7 @@ static __always_inline void alloctag_capture_slab(union codetag_ref *ref,
 						  gfp_t gfp)
 {
 	if (static_branch_unlikely(&alloctag_capture_key) && ref->ct &&
-	    alloctag_capture_marked(ref->ct))
+	    !is_codetag_empty(ref) && alloctag_capture_marked(ref->ct))
 		alloctag_capture_slab_slowpath(ref, object, s, gfp);
 }
 
