@@ -30,7 +30,7 @@ use crate::{
     codetag::{self, Matched, Registry, Selection},
 };
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use kernel::prelude::*;
+use kernel::{bindings, prelude::*};
 
 /// The most capture selections in force at once.
 pub(crate) const MAX_SELECTIONS: usize = 32;

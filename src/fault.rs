@@ -27,7 +27,7 @@ use crate::{
     alloc_tag::ALLOC_TAGS,
     codetag::{self, Matched, Registry, Selection},
 };
-use kernel::prelude::*;
+use kernel::{bindings, prelude::*};
 use rule::Rule;
 
 /// The most rules armed at once.

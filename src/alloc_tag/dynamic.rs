@@ -37,7 +37,7 @@ use super::AllocTag;
 use crate::codetag::DynamicTags;
 use core::{
     cell::UnsafeCell,
-    ffi::{c_char, c_void},
+    ffi::c_void,
     panic::Location,
     ptr,
     sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering},

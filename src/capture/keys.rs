@@ -18,6 +18,7 @@ use crate::{
     profiling_key,
     rwsem::{RwSem, RwSemStorage},
 };
+use kernel::bindings;
 
 extern "C" {
     /// Defined by `DECLARE_RWSEM()` in src/glue_capture.c.

@@ -8,7 +8,6 @@
 use crate::rwsem::WriteGuard;
 use crate::rwsem::{ReadGuard, RwSem, RwSemStorage};
 use core::{
-    ffi::c_void,
     marker::PhantomData,
     mem::size_of,
     sync::atomic::{AtomicU64, AtomicUsize, Ordering},
