@@ -1,4 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# shellcheck disable=SC2034 # the settings are for the scripts that source it
 #
 # Shared settings for the build, boot and test scripts. Source it, do not run it.
 

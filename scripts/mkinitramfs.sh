@@ -70,9 +70,22 @@ done
 gcc -static -O2 -Wall -Werror -o "$stage/bin/alloctag-storm" "$ALLOCTAG_ROOT/tests/guest/stress/storm.c" ||
 	die "building tests/guest/stress/storm.c failed (needs gcc and libc6-dev)"
 
+# The tool, only as built from the sources now in the checkout: a binary
+# older than any of its sources is an earlier build's (scripts/build-tool.sh
+# deletes it before building, so a failed build leaves none), and without it
+# the guest tests of the tool fail instead of testing old code.
 tool=$ALLOCTAG_ROOT/target/x86_64-unknown-linux-gnu/release/allocinfo
 if [ -x "$tool" ]; then
-	cp "$tool" "$stage/bin/allocinfo"
+	newer=$(find "$ALLOCTAG_ROOT/crates" "$ALLOCTAG_ROOT/Cargo.toml" "$ALLOCTAG_ROOT/Cargo.lock" \
+		"$ALLOCTAG_ROOT/include/uapi" -type f -newer "$tool" \
+		-not -path '*/target/*' -not -path '*/fuzz/*' 2>/dev/null | head -n 3)
+	if [ -n "$newer" ]; then
+		log "mkinitramfs: not packing $tool: older than $(echo "$newer" | tr '\n' ' ')(scripts/build-tool.sh builds it)"
+	else
+		cp "$tool" "$stage/bin/allocinfo"
+	fi
+else
+	log "mkinitramfs: no $tool (scripts/build-tool.sh builds it): the guest tests of the tool will fail"
 fi
 
 (cd "$stage" && find . -print0 | cpio --null -o -H newc --quiet) | gzip -1 >"$out"

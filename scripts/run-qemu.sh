@@ -43,9 +43,19 @@ fi
 checked=$logfile
 if [ "${QEMU_FAULT_INJECTION:-0}" = 1 ]; then
 	checked=$logfile.checked
-	awk '/(page allocation failure|vmalloc error): / { skip = 1 }
-		!skip { print }
-		skip && /<\/TASK>/ { skip = 0 }' "$logfile" >"$checked"
+	# Only the report's own lines are left out: its header, then the lines
+	# of dump_stack() (the CPU:, Tainted:, Hardware name:, Workqueue: and
+	# Call Trace: lines, <TASK> and <IRQ> marks, and one frame per line)
+	# up to its </TASK>. Any other line ends the report and is checked, so a
+	# real report printed meanwhile is still caught.
+	awk '{ line = $0; sub(/^\[ *[0-9]+\.[0-9]+\] /, "", line) }
+		line ~ /(page allocation failure|vmalloc error): / { skip = 1; next }
+		skip && line ~ /^ *<\/TASK>$/ { skip = 0; next }
+		skip && (line ~ /^CPU: [0-9]+ UID: [0-9]+ PID: [0-9]+ Comm: / ||
+			line ~ /^(Tainted: \[|Hardware name: |Workqueue: )/ ||
+			line ~ /^Call Trace:$/ || line ~ /^ *<\/?(TASK|IRQ)>$/ ||
+			line ~ /^ +(\? )?[A-Za-z0-9_.$]+\+0x[0-9a-f]+\/0x[0-9a-f]+( \[[^]]+\])?$/) { next }
+		{ skip = 0; print }' "$logfile" >"$checked"
 fi
 if grep -Eq "$KERNEL_REPORTS" "$checked"; then
 	echo "run-qemu: kernel report on the console ($logfile):" >&2

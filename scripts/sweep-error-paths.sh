@@ -4,7 +4,7 @@
 # Error-path sweeper: runs in the guest (scripts/sweep.sh boots the test
 # kernel with it), as root, POSIX sh for busybox.
 #
-#   sweep-error-paths.sh [-p 'MODULE PARAMS'] [-w 'WORKLOAD COMMAND'] MODULE.ko
+#   sweep-error-paths.sh [-a] [-p 'MODULE PARAMS'] [-w 'WORKLOAD COMMAND'] MODULE.ko
 #
 # Loads the module once to list its allocation call sites (its [module]
 # lines in /proc/allocinfo), then for each site in turn: arms that site to
@@ -20,7 +20,8 @@
 #             the allocation-failure reports warn_alloc() makes by design are
 #             left out)
 # and prints a table site -> outcome. Exits 1 on any LEAK or REPORT, 2 on a
-# usage or setup error.
+# usage or setup error, and 3 when no site was reached at all (nothing was
+# injected, so the sweep tested no error path), unless -a allows that.
 #
 # INSMOD names the loader (default insmod). It must try a load once:
 # busybox insmod retries a failed finit_module() with init_module(), so the
@@ -33,15 +34,17 @@ REPORTS='(Oops|BUG:|WARNING:|Kernel panic|general protection fault|Call Trace:|I
 
 params=
 workload=
-while getopts p:w: opt; do
+allow_unreached=
+while getopts ap:w: opt; do
 	case "$opt" in
+	a) allow_unreached=1 ;;
 	p) params=$OPTARG ;;
 	w) workload=$OPTARG ;;
-	*) echo "usage: $0 [-p PARAMS] [-w WORKLOAD] MODULE.ko" >&2; exit 2 ;;
+	*) echo "usage: $0 [-a] [-p PARAMS] [-w WORKLOAD] MODULE.ko" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# = 1 ] || { echo "usage: $0 [-p PARAMS] [-w WORKLOAD] MODULE.ko" >&2; exit 2; }
+[ $# = 1 ] || { echo "usage: $0 [-a] [-p PARAMS] [-w WORKLOAD] MODULE.ko" >&2; exit 2; }
 ko=$1
 [ -f "$ko" ] || { echo "sweep: no module file $ko" >&2; exit 2; }
 mod=$(basename "$ko" .ko | tr - _)
@@ -55,10 +58,18 @@ log_since() { dmesg -c 2>/dev/null; }
 
 # Prints the reports of the log on stdin, less warn_alloc()'s by-design
 # allocation-failure reports with their stack traces.
+# Only the report's own lines are left out (as scripts/run-qemu.sh does): its
+# header, then dump_stack()'s lines up to its </TASK>; any other line ends it
+# and is checked, so a real report printed meanwhile is still caught.
 reports() {
-	awk '/(page allocation failure|vmalloc error): / { skip = 1 }
-		!skip { print }
-		skip && /<\/TASK>/ { skip = 0 }' | grep -E "$REPORTS"
+	awk '{ line = $0; sub(/^\[ *[0-9]+\.[0-9]+\] /, "", line) }
+		line ~ /(page allocation failure|vmalloc error): / { skip = 1; next }
+		skip && line ~ /^ *<\/TASK>$/ { skip = 0; next }
+		skip && (line ~ /^CPU: [0-9]+ UID: [0-9]+ PID: [0-9]+ Comm: / ||
+			line ~ /^(Tainted: \[|Hardware name: |Workqueue: )/ ||
+			line ~ /^Call Trace:$/ || line ~ /^ *<\/?(TASK|IRQ)>$/ ||
+			line ~ /^ +(\? )?[A-Za-z0-9_.$]+\+0x[0-9a-f]+\/0x[0-9a-f]+( \[[^]]+\])?$/) { next }
+		{ skip = 0; print }' | grep -E "$REPORTS"
 }
 
 # The module's sites, FILE:LINE, from one plain load (and workload).
@@ -76,6 +87,7 @@ fi
 
 echo "clear" >"$CTL"
 bad=0
+reached=0
 rows=
 for site in $sites; do
 	echo "add module:$mod $site times=1 verbose=1" >"$CTL" || {
@@ -104,6 +116,9 @@ for site in $sites; do
 		outcome="${outcome:+$outcome+}REPORT"
 		echo "$log" | reports | head -n 5 | sed 's/^/    /'
 	fi
+	if [ "${injected:-0}" != 0 ]; then
+		reached=$((reached + 1))
+	fi
 	if [ -n "$outcome" ]; then
 		bad=1
 	elif [ "${injected:-0}" = 0 ]; then
@@ -125,4 +140,8 @@ if [ "$bad" = 1 ]; then
 	echo "sweep: $mod: FAILED (a leak or a kernel report above)"
 	exit 1
 fi
-echo "sweep: $mod: ok"
+if [ "$reached" = 0 ] && [ -z "$allow_unreached" ]; then
+	echo "sweep: $mod: FAILED: no site was reached, nothing was injected (-a allows that)"
+	exit 3
+fi
+echo "sweep: $mod: ok ($reached of $(echo "$sites" | wc -w) sites reached)"

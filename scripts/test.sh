@@ -54,7 +54,7 @@ refuse_rewriting_env() {
 	done < <(grep -rhoE 'env::var(_os)?\("[A-Za-z0-9_]+"\)|var_os\("[A-Za-z0-9_]+"\)' \
 		"$ALLOCTAG_ROOT/crates" "$ALLOCTAG_ROOT/tests" 2>/dev/null |
 		sed 's/.*("\(.*\)")/\1/' | grep -iE 'UPDATE|BLESS|OVERWRITE|REGEN|GOLDEN|SNAPSHOT' | sort -u)
-	for v in "${names[@]}"; do
+	for v in $(printf '%s\n' "${names[@]}" | sort -u); do
 		[ -z "${!v+x}" ] || bad="$bad $v"
 	done
 	[ -z "$bad" ] || die "refusing to run with$bad set: it makes the tests rewrite what they compare with, so they cannot fail (unset it)"

@@ -35,6 +35,7 @@ boot_state() {
 # booted_with VALUE: fails unless this boot had sysctl.vm.mem_profiling=VALUE
 # (then the checks below describe that value, not the default).
 booted_with() {
+	# shellcheck disable=SC2013 # the command line's words
 	for a in $(cat /proc/cmdline); do
 		[ "$a" != "sysctl.vm.mem_profiling=$1" ] || return 0
 	done

@@ -221,36 +221,76 @@ test_capture_bad_commands_change_nothing() {
 # Selections come and go, the pool with them, while another process
 # allocates and frees at the selected site, a third reads the reports, and
 # the module is unloaded and loaded again: no kernel report (run-qemu.sh
-# fails the boot on one), and at the end nothing is left.
+# fails the boot on one), and at the end nothing is left. The writer and the
+# reader run until the selection changes are done (a stop file), both while
+# the module comes and goes: their own failures are counted, not fatal
+# (set -e is off in them), and each must have done its part.
 test_capture_races_selection_changes_with_frees() {
 	capture_ready
 	insmod "$CAP_MODDIR/alloctag_test.ko" || fail "insmod failed"
+	stop=/tmp/capture-race.stop
+	started=/tmp/capture-race.started
+	rm -f "$stop" "$started" /tmp/capture-race.writer /tmp/capture-race.reader
 	(
-		for _ in $(seq 1 60); do
-			capwriter "$HOLD" 5 >/dev/null 2>&1
-			capwriter "$HOLD" 0 >/dev/null 2>&1
+		set +e
+		ok=0 refused=0
+		while [ ! -e "$stop" ]; do
+			# The hold file is gone while the module is out (ENOENT at
+			# open, or EIO/ENODEV for a file removed under the writer):
+			# such a refusal is the race's; any other error is a failure.
+			if err=$(capwriter "$HOLD" 5 2>&1 >/dev/null); then
+				ok=$((ok + 1))
+				[ "$ok" != 1 ] || : >"$started"
+				err=$(capwriter "$HOLD" 0 2>&1 >/dev/null)
+			else
+				refused=$((refused + 1))
+			fi
+			case "$err" in
+			'' | *'No such file or directory' | *'Input/output error' | *'No such device') ;;
+			*) echo "writer: capwriter failed: $err"; exit 1 ;;
+			esac
 		done
+		echo "$ok $refused" >/tmp/capture-race.writer
+		[ "$ok" -gt 0 ] || { echo "writer: no write went through ($refused refused)"; exit 1; }
 	) &
 	writer=$!
 	(
-		for _ in $(seq 1 60); do
-			cat "$CAP_DIR/live" "$CAP_DIR/live_stacks" "$CAP_DIR/live_processes" "$CAP_CTL" >/dev/null
+		set +e
+		n=0
+		while [ ! -e "$stop" ]; do
+			cat "$CAP_DIR/live" "$CAP_DIR/live_stacks" "$CAP_DIR/live_processes" "$CAP_CTL" >/dev/null ||
+				{ echo "reader: a read failed"; exit 1; }
+			n=$((n + 1))
 		done
+		echo "$n" >/tmp/capture-race.reader
+		[ "$n" -gt 0 ] || { echo "reader: no read"; exit 1; }
 	) &
 	reader=$!
+	# The writer's first allocation, so that the race starts with both up.
+	for _ in $(seq 1 200); do
+		[ -e "$started" ] && break
+		sleep 0.05
+	done
+	[ -e "$started" ] || { touch "$stop"; fail "the writer made no allocation in 10 s"; }
 	for i in $(seq 1 40); do
-		echo "add module:alloctag_test func:hold_object" >"$CAP_CTL" || fail "add $i refused"
+		echo "add module:alloctag_test func:hold_object" >"$CAP_CTL" || { touch "$stop"; fail "add $i refused"; }
 		if [ $((i % 4)) = 0 ]; then
-			echo "add module:alloctag_test" >"$CAP_CTL" || fail "second add $i refused"
+			echo "add module:alloctag_test" >"$CAP_CTL" || { touch "$stop"; fail "second add $i refused"; }
 		fi
 		if [ $((i % 10)) = 0 ]; then
 			# Busy while the writer has the hold file open: then it stays.
 			rmmod alloctag_test 2>/dev/null || true
 			insmod "$CAP_MODDIR/alloctag_test.ko" 2>/dev/null || true
 		fi
-		echo clear >"$CAP_CTL" || fail "clear $i refused"
+		echo clear >"$CAP_CTL" || { touch "$stop"; fail "clear $i refused"; }
 	done
-	wait "$writer" "$reader"
+	# Both sides must still be running at the end of the race, then stop.
+	kill -0 "$writer" 2>/dev/null || fail "the writer ended before the race did"
+	kill -0 "$reader" 2>/dev/null || fail "the reader ended before the race did"
+	touch "$stop"
+	wait "$writer" || fail "the writer failed"
+	wait "$reader" || fail "the reader failed"
+	echo "writer: $(cat /tmp/capture-race.writer) (writes through, refused); reader: $(cat /tmp/capture-race.reader) rounds"
 	grep -q "^capture limit=[0-9]* size=0 used=0 " "$CAP_CTL" || fail "state left: $(cat "$CAP_CTL")"
 	if grep -q "^object " "$CAP_DIR/live"; then fail "records left"; fi
 }

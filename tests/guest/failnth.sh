@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=sh
 #
 # Module load, unload and /proc/allocinfo reads with each of their
 # allocations failing in turn (fail-nth: failslab and fail_page_alloc), on
@@ -105,10 +106,16 @@ test_failnth_leaking_module_load() {
 }
 
 # Reads /proc/allocinfo with each allocation of open() and read() failing:
-# each read fails with ENOMEM or succeeds, and the next one is whole.
+# each read fails with ENOMEM or succeeds, and the next one is whole: the
+# same tags, line for line, as a read before the failures. The tag set
+# changes only with the content id (ALLOCINFO_IOC_CONTENT_ID: a module's
+# tags or a Rust dynamic tag made or dropped); if it moved meanwhile, the
+# whole read is compared with a reference read instead, taken between two
+# equal content ids, which allocinfo_ioctl snapshot guarantees.
 test_failnth_allocinfo_read() {
 	failnth_setup
-	lines=$(wc -l </proc/allocinfo)
+	id0=$(allocinfo_ioctl content-id) || { echo "content-id failed"; return 1; }
+	failnth_tags </proc/allocinfo >/tmp/failnth-before
 	n=1
 	while :; do
 		out=$("$FAILNTH" "$n" read /proc/allocinfo)
@@ -121,5 +128,32 @@ test_failnth_allocinfo_read() {
 		[ "$n" -le 200 ] || { echo "more than 200 fault points"; return 1; }
 	done
 	echo "/proc/allocinfo: $((n - 1)) fault points"
-	[ "$(wc -l </proc/allocinfo)" -ge $((lines - 50)) ]
+	failnth_tags </proc/allocinfo >/tmp/failnth-after
+	id1=$(allocinfo_ioctl content-id) || { echo "content-id failed"; return 1; }
+	if [ "$id1" != "$id0" ]; then
+		# The tags changed meanwhile: the reference is a read whose tags
+		# held still across it (the snapshot's first text read).
+		echo "content id $id0 -> $id1: comparing with a fresh read"
+		allocinfo_ioctl snapshot /tmp/failnth-t1 /tmp/failnth-d /tmp/failnth-t2 ||
+			{ echo "snapshot failed"; return 1; }
+		id1=$(allocinfo_ioctl content-id)
+		failnth_tags </proc/allocinfo >/tmp/failnth-after
+		failnth_tags </tmp/failnth-t1 >/tmp/failnth-before
+		id2=$(allocinfo_ioctl content-id)
+		[ "$id1" = "$id2" ] || { echo "the tags kept changing ($id1 -> $id2)"; return 1; }
+	fi
+	if ! cmp -s /tmp/failnth-before /tmp/failnth-after; then
+		echo "the read after the failures differs: $(wc -l </tmp/failnth-before) tags before, $(wc -l </tmp/failnth-after) after"
+		diff /tmp/failnth-before /tmp/failnth-after | head -n 10
+		return 1
+	fi
+	echo "the read after the failures lists the same $(wc -l </tmp/failnth-after) tags"
+}
+
+# The tag info (FILE:LINE [MODULE] func:NAME) of each tag line of the
+# allocinfo text on stdin, in order; the header lines are checked exactly.
+failnth_tags() {
+	awk 'NR == 1 && !/^allocinfo - version: [12]\.0$/ { print "bad header: " $0; next }
+		NR == 2 && $0 != "#     <size>  <calls> <tag info>" { print "bad header: " $0; next }
+		NR > 2 { $1 = ""; $2 = ""; print }'
 }

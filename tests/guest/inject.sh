@@ -114,11 +114,73 @@ test_inject_rust_module_fails_cleanly() {
 	[ "$(rule_field 1 injected)" = 1 ] || fail "injected $(rule_field 1 injected)"
 }
 
+# Prints the row of site $2 (FILE:LINE, or an extended regular expression
+# matching it) of the sweep table in file $1.
+sweep_row() {
+	grep -E "^$2 " "$1" || true
+}
+
 test_inject_sweep_passes_correct_modules() {
 	fail_ctl_ready
 	for ko in alloctag_errpath alloctag_rust_sample alloctag_rust_plain rng-core; do
-		"$SWEEP" "$MODDIR/$ko.ko" || fail "sweep of $ko failed"
+		rc=0
+		"$SWEEP" "$MODDIR/$ko.ko" >/tmp/sweep.out 2>&1 || rc=$?
+		cat /tmp/sweep.out
+		[ "$rc" = 0 ] || fail "sweep of $ko exited $rc"
+		# Each sweep reached a site and made its load fail or degrade: a
+		# sweep where nothing was injected tested nothing.
+		grep -Eq ' (load failed cleanly|ran degraded)$' /tmp/sweep.out ||
+			fail "the sweep of $ko injected no failure"
 	done
+}
+
+# A module none of whose sites a plain load reaches (alloctag_holder
+# allocates only when another module hands it an object): the sweep injects
+# nothing, which fails (exit 3) unless -a allows it.
+test_inject_sweep_fails_when_no_site_is_reached() {
+	fail_ctl_ready
+	rc=0
+	"$SWEEP" "$MODDIR/alloctag_holder.ko" >/tmp/sweep.out 2>&1 || rc=$?
+	cat /tmp/sweep.out
+	[ "$rc" = 3 ] || fail "sweep exit $rc with no site reached, expected 3"
+	grep -q "no site was reached" /tmp/sweep.out || fail "the sweep does not say that nothing was reached"
+	rc=0
+	"$SWEEP" -a "$MODDIR/alloctag_holder.ko" >/tmp/sweep.out 2>&1 || rc=$?
+	cat /tmp/sweep.out
+	[ "$rc" = 0 ] || fail "sweep -a exit $rc, expected 0"
+	rows=$(grep -c 'alloctag_holder\.c:[0-9]* ' /tmp/sweep.out || true)
+	[ "$rows" -ge 1 ] || fail "no row of alloctag_holder.c"
+	[ "$(grep -c ' not reached$' /tmp/sweep.out)" = "$rows" ] || fail "a row was reached"
+}
+
+# The sweeper's -p (module parameters) and -w (a workload run after each
+# load) reach the sites that a plain load does not: alloctag_test's
+# cache_object() (only with cache=1) and hold_object() (only when its debugfs
+# hold file is written).
+test_inject_sweep_params_and_workload_reach_their_sites() {
+	fail_ctl_ready
+	ko=$MODDIR/alloctag_test.ko
+	loadmod "$ko" || fail "plain load failed"
+	cache_site=$(site_of alloctag_test cache_object)
+	hold_site=$(site_of alloctag_test hold_object)
+	rmmod alloctag_test
+	[ -n "$cache_site" ] || fail "no cache_object site"
+	[ -n "$hold_site" ] || fail "no hold_object site"
+	"$SWEEP" "$ko" >/tmp/sweep.out 2>&1 || fail "plain sweep failed: $(cat /tmp/sweep.out)"
+	cat /tmp/sweep.out
+	sweep_row /tmp/sweep.out "$cache_site" | grep -q ' not reached$' || fail "cache_object reached without cache=1"
+	sweep_row /tmp/sweep.out "$hold_site" | grep -q ' not reached$' || fail "hold_object reached without a workload"
+	# -p cache=1: the cache object's allocation fails, and so does the load.
+	"$SWEEP" -p cache=1 "$ko" >/tmp/sweep.out 2>&1 || fail "sweep -p cache=1 failed: $(cat /tmp/sweep.out)"
+	cat /tmp/sweep.out
+	sweep_row /tmp/sweep.out "$cache_site" | grep -q ' 1  *failed: .* load failed cleanly$' ||
+		fail "cache_object with -p cache=1: $(sweep_row /tmp/sweep.out "$cache_site")"
+	# -w: the workload's write fails its allocation; the module stays loaded.
+	"$SWEEP" -w "capwriter /sys/kernel/debug/alloctag_test/hold 2" "$ko" >/tmp/sweep.out 2>&1 ||
+		fail "sweep -w failed: $(cat /tmp/sweep.out)"
+	cat /tmp/sweep.out
+	sweep_row /tmp/sweep.out "$hold_site" | grep -q ' 1  *loaded  *ran degraded$' ||
+		fail "hold_object with -w: $(sweep_row /tmp/sweep.out "$hold_site")"
 }
 
 test_inject_sweep_catches_the_leak() {
@@ -129,8 +191,7 @@ test_inject_sweep_catches_the_leak() {
 	[ "$rc" = 1 ] || fail "sweep exit $rc, expected 1"
 	# Exactly the second allocation's row (alloc_pages) is the leak.
 	[ "$(echo "$out" | grep -c 'LEAK$')" = 1 ] || fail "not exactly one leak"
-	echo "$out" | grep -q "LEAK$" && echo "$out" | grep "LEAK$" | grep -q "alloctag_errpath.c:" ||
-		fail "the leak row names no site"
+	echo "$out" | grep "LEAK$" | grep -q "alloctag_errpath.c:" || fail "the leak row names no site"
 	echo "$out" | grep -q "load failed cleanly" || fail "no clean row"
 }
 

@@ -16,18 +16,60 @@ fail() {
 	return 1
 }
 
-# Succeeds when no counter of /proc/allocinfo moves across a few forks, each
-# of which allocates a task_struct (kernel/fork.c) and more.
-counters_frozen() {
-	a=$(md5sum <"$PROC_ALLOCINFO")
-	for _ in 1 2 3; do /bin/true; done
-	b=$(md5sum <"$PROC_ALLOCINFO")
-	[ "$a" = "$b" ]
+# The probe of counters_frozen and counters_moving: a call site whose calls
+# only the test makes, hold_object() of tests/modules/alloctag_test.c, which
+# allocates one object per unit written to its debugfs hold file (capwriter,
+# tests/guest/tools/capwriter.c). Nothing else on the system allocates there,
+# so its counter moves by exactly what the probe does, or not at all.
+PROBE_MODULE=/lib/modules/alloctag_test.ko
+PROBE_HOLD=/sys/kernel/debug/alloctag_test/hold
+PROBE_N=3
+
+# Prints the calls column of the probe site's /proc/allocinfo line; fails
+# unless there is exactly one such line.
+probe_calls() {
+	awk '$4 == "[alloctag_test]" && $5 == "func:hold_object" { c = $2; n++ }
+		END { if (n != 1) exit 1; print c }' "$PROC_ALLOCINFO"
 }
 
-# Succeeds when the counters move across a few forks: profiling is on.
+# Prints "ALLOCATED FREED": how far the probe site's calls moved from before
+# PROBE_N allocations there to after them, and to after their free. Loads
+# alloctag_test for the probe and unloads it after (with the sysctl
+# unchanged in between) unless it was loaded already.
+probe_moves() {
+	_pr_loaded=
+	[ -e "$PROBE_HOLD" ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
+	if ! grep -q '^alloctag_test ' /proc/modules; then
+		insmod "$PROBE_MODULE" || fail "probe: insmod $PROBE_MODULE failed" || return 1
+		_pr_loaded=1
+	fi
+	# Nothing held from before, whose free would move the counter.
+	capwriter "$PROBE_HOLD" 0 >/dev/null || fail "probe: writing 0 to $PROBE_HOLD failed" || return 1
+	_pr_0=$(probe_calls) || fail "probe: not one hold_object line of [alloctag_test] in $PROC_ALLOCINFO" || return 1
+	capwriter "$PROBE_HOLD" "$PROBE_N" >/dev/null || fail "probe: writing $PROBE_N to $PROBE_HOLD failed" || return 1
+	_pr_1=$(probe_calls) || return 1
+	capwriter "$PROBE_HOLD" 0 >/dev/null || fail "probe: freeing failed" || return 1
+	_pr_2=$(probe_calls) || return 1
+	if [ -n "$_pr_loaded" ]; then
+		rmmod alloctag_test || fail "probe: rmmod alloctag_test failed" || return 1
+	fi
+	echo "$((_pr_1 - _pr_0)) $((_pr_2 - _pr_0))"
+}
+
+# Succeeds when profiling counts nothing: the probe's allocations and frees
+# leave its counter where it was.
+counters_frozen() {
+	_pr_moves=$(probe_moves) || return 1
+	[ "$_pr_moves" = "0 0" ] ||
+		fail "probe: $PROBE_N allocations and their free moved hold_object's calls by $_pr_moves, expected 0 0"
+}
+
+# Succeeds when profiling counts: the probe's allocations add exactly their
+# number to its counter, and their free takes it back.
 counters_moving() {
-	! counters_frozen
+	_pr_moves=$(probe_moves) || return 1
+	[ "$_pr_moves" = "$PROBE_N 0" ] ||
+		fail "probe: $PROBE_N allocations and their free moved hold_object's calls by $_pr_moves, expected $PROBE_N 0"
 }
 
 # Fails unless the sysctl reads $1.

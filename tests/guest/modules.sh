@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=sh
 #
 # In-guest tests of module load and unload. Sourced by run.sh.
 

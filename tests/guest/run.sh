@@ -46,6 +46,7 @@ set -f # patterns stay patterns
 kernel=
 tests=
 test_secs=300
+# shellcheck disable=SC2013 # the command line's words
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	alloctag_kernel=*) kernel=${arg#alloctag_kernel=} ;;
@@ -94,6 +95,7 @@ for file in /alloctag/tests/*.sh; do
 	. "$file"
 done
 # ash cannot list functions, so they are found in the files.
+# shellcheck disable=SC2013 # function names, one word each
 for t in $(sed -n 's/^\(test_[a-zA-Z0-9_]*\) *().*/\1/p' /alloctag/tests/*.sh); do
 	selected "$t" || continue
 	# The output goes to a file, not through a pipe that a process the test

@@ -37,6 +37,7 @@ ST_MAX_RUST_LEAK=3
 # The value of KEY=VALUE on the kernel command line, or $2.
 st_arg() {
 	st_v=$2
+	# shellcheck disable=SC2013 # the command line's words
 	for st_a in $(cat /proc/cmdline); do
 		case "$st_a" in "$1"=*) st_v=${st_a#*=} ;; esac
 	done
@@ -121,6 +122,7 @@ st_check_hold_warnings() {
 	n=$(echo "$log" | grep -c 'module alloctag_test has .* at module unload' || true)
 	[ "$n" = 3 ] || { echo "$n unload warnings, not 3:"; echo "$log" | tail -8; return 1; }
 	for f in hold_kmalloc hold_pages hold_vmalloc; do
+		# shellcheck disable=SC2046 # bytes and calls, two words
 		set -- $(awk -v f="func:$f" '$5 == f { print $1, $2 }' "$lines")
 		[ $# = 2 ] || { echo "no tag for $f"; return 1; }
 		echo "$log" | grep -Eq "alloctag_test.c:[0-9]+ \[alloctag_test\] func:$f module alloctag_test has $1 bytes in $2 allocations at module unload" ||
@@ -375,12 +377,22 @@ test_stress_modules_readers_allocators() {
 	# So do capture's commands, its pool and its reports, with records.
 	[ -e "$ST_CAP" ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
 	if [ -w "$ST_CAP" ]; then
-		echo "add func:pipe_write" >"$ST_CAP" && echo "add module:alloctag_test" >"$ST_CAP" ||
-			{ echo "capture refused a selection"; return 1; }
+		echo "add func:pipe_write" >"$ST_CAP" || { echo "capture refused a selection"; return 1; }
+		echo "add module:alloctag_test" >"$ST_CAP" || { echo "capture refused a selection"; return 1; }
 		insmod "$ST_TEST"
-		memhold pipe 2 >/dev/null &
+		: >"$ST_DIR/memhold.out"
+		memhold pipe 2 >"$ST_DIR/memhold.out" &
 		holder=$!
-		sleep 1
+		# memhold prints its pid once it holds its pipe pages: from then
+		# on the reports have records (an event, not a guess at a time).
+		i=0
+		until [ -s "$ST_DIR/memhold.out" ]; do
+			i=$((i + 1))
+			[ "$i" -le 300 ] || { kill $holder; echo "memhold held nothing in 300 polls"; return 1; }
+			usleep 100000
+		done
+		grep -q " comm=memhold " "$ST_CAP_DIR/live" ||
+			{ kill $holder; echo "warm-up: no record of memhold's pipe pages"; return 1; }
 		cat "$ST_CAP_DIR/live" "$ST_CAP_DIR/live_stacks" "$ST_CAP_DIR/live_processes" "$ST_CAP" >/dev/null
 		kill $holder
 		wait $holder || true

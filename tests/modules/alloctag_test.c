@@ -10,6 +10,11 @@
  * first slab is new: the accuracy tests make that slab's extension vector
  * fail and expect the object's tag to be marked inaccurate.
  *
+ * With longname=1 it allocates one object at a call site whose function and
+ * file names are both longer than the 63 characters of a name that the
+ * allocinfo ioctl returns (tests/guest/ioctl.sh); the site's tag is listed
+ * whenever the module is loaded.
+ *
  * /sys/kernel/debug/alloctag_test/hold allocates in its writer's context: a
  * write of N allocates N more objects at hold_object()'s call site (64 held
  * at most), kept until a write of 0 or unload. The capture tests and the
@@ -37,6 +42,13 @@ MODULE_PARM_DESC(hold, "hand allocations to alloctag_holder, which frees them la
 static bool cache;
 module_param(cache, bool, 0444);
 MODULE_PARM_DESC(cache, "allocate one object from a new slab cache of its own");
+
+static bool longname;
+module_param(longname, bool, 0444);
+MODULE_PARM_DESC(longname, "allocate one object at the call site with long names");
+
+static void *long_named;
+static noinline void *alloctag_test_function_with_a_name_longer_than_the_ioctls_63_bytes(void);
 
 /*
  * Objects handed over per call site with hold=1: the unload warning of each
@@ -239,6 +251,18 @@ static int __init alloctag_test_init(void)
 			return ret;
 		}
 	}
+	if (longname) {
+		long_named = alloctag_test_function_with_a_name_longer_than_the_ioctls_63_bytes();
+		if (!long_named) {
+			cache_free();
+			if (hold)
+				symbol_put(alloctag_holder_take);
+			kfree(object);
+			vfree(area);
+			__free_pages(pages, 2);
+			return -ENOMEM;
+		}
+	}
 	hold_dir = debugfs_create_dir("alloctag_test", NULL);
 	debugfs_create_file("hold", 0200, hold_dir, NULL, &hold_fops);
 	return 0;
@@ -248,6 +272,7 @@ static void __exit alloctag_test_exit(void)
 {
 	debugfs_remove_recursive(hold_dir);
 	free_held();
+	kfree(long_named);
 	cache_free();
 	if (!leak)
 		kfree(object);
@@ -261,3 +286,14 @@ module_init(alloctag_test_init);
 module_exit(alloctag_test_exit);
 MODULE_DESCRIPTION("alloctag test module");
 MODULE_LICENSE("GPL");
+
+/*
+ * Last in the file: the #line below names the rest of it, this call site
+ * only, with a file name of 86 characters, which /proc/allocinfo shows as the
+ * site's file (its tag's filename is __FILE__).
+ */
+#line 1 "lib/alloctag/tests/modules/alloctag_test_long_file_name_past_the_allocinfo_ioctls_63.c"
+static noinline void *alloctag_test_function_with_a_name_longer_than_the_ioctls_63_bytes(void)
+{
+	return kmalloc(24, GFP_KERNEL);
+}
