@@ -211,3 +211,47 @@ test_allocinfo_reads_stdin() {
 	out=$("$ALLOCINFO" top -f - -n 1 < /proc/allocinfo) || { _ai_fail "stdin exited $?"; return 1; }
 	echo "$out" | grep -q '^<stdin> (format 1\.0): ' || { _ai_fail "stdin not read: $out"; return 1; }
 }
+
+# allocinfo query and top through the kernel's ioctl, as the README says they
+# read /proc/allocinfo (the host tests have only fakes of it): "auto" takes
+# the ioctl here, -v says so, and the output is what the text gives.
+# alloctag_test's tags hold still (only its init allocates there), so the
+# outputs compare byte for byte.
+test_allocinfo_query_and_top_through_the_ioctl() {
+	_ai_precheck || return 1
+	d=$(_ai_tmpdir)
+	insmod /lib/modules/alloctag_test.ko || { _ai_fail "insmod alloctag_test failed"; return 1; }
+	trap 'rmmod alloctag_test 2>/dev/null || true' EXIT
+	grep ' \[alloctag_test\] ' /proc/allocinfo >"$d/text"
+	n=$(wc -l <"$d/text")
+	[ "$n" -ge 3 ] || { _ai_fail "$n alloctag_test tags in the text"; return 1; }
+	"$ALLOCINFO" query -v --module alloctag_test >"$d/auto" 2>"$d/auto.err" ||
+		{ _ai_fail "query exited $?: $(cat "$d/auto.err")"; return 1; }
+	grep -qx "allocinfo: query: via ioctl on /proc/allocinfo: $n matching tags" "$d/auto.err" ||
+		{ _ai_fail "query -v said: $(cat "$d/auto.err")"; return 1; }
+	cmp "$d/text" "$d/auto" || { _ai_fail "query by ioctl differs from the text"; diff "$d/text" "$d/auto"; return 1; }
+	"$ALLOCINFO" query --via ioctl --module alloctag_test >"$d/ioctl" ||
+		{ _ai_fail "query --via ioctl exited $?"; return 1; }
+	cmp "$d/text" "$d/ioctl" || { _ai_fail "query --via ioctl differs from the text"; return 1; }
+	"$ALLOCINFO" query --via text --module alloctag_test >"$d/viatext" ||
+		{ _ai_fail "query --via text exited $?"; return 1; }
+	cmp "$d/text" "$d/viatext" || { _ai_fail "query --via text differs from the text"; return 1; }
+	# A filter that matches nothing, through the ioctl: no line, exit 0.
+	"$ALLOCINFO" query -v --via ioctl --module alloctag_no_such_module >"$d/none" 2>"$d/none.err" ||
+		{ _ai_fail "an empty query exited $?"; return 1; }
+	[ ! -s "$d/none" ] || { _ai_fail "an empty query printed: $(head -n 3 "$d/none")"; return 1; }
+	grep -q "via ioctl on /proc/allocinfo: 0 matching tags" "$d/none.err" ||
+		{ _ai_fail "empty query -v said: $(cat "$d/none.err")"; return 1; }
+	# top: the same table through the ioctl as through the text.
+	"$ALLOCINFO" top -v --via ioctl -n 0 --exact --module alloctag_test >"$d/top-ioctl" 2>"$d/top.err" ||
+		{ _ai_fail "top --via ioctl exited $?: $(cat "$d/top.err")"; return 1; }
+	grep -q '^allocinfo: top: via ioctl on /proc/allocinfo: ' "$d/top.err" ||
+		{ _ai_fail "top -v said: $(cat "$d/top.err")"; return 1; }
+	"$ALLOCINFO" top --via text -n 0 --exact --module alloctag_test >"$d/top-text" ||
+		{ _ai_fail "top --via text exited $?"; return 1; }
+	cmp "$d/top-text" "$d/top-ioctl" ||
+		{ _ai_fail "top through the ioctl differs from the text"; diff "$d/top-text" "$d/top-ioctl"; return 1; }
+	[ "$(grep -c 'alloctag_test' "$d/top-ioctl")" -ge 3 ] || { _ai_fail "top lists no alloctag_test site"; return 1; }
+	rmmod alloctag_test
+	rm -rf "$d"
+}

@@ -83,11 +83,24 @@ can_turn_off() {
 	can_turn_on
 }
 
+# page_ext RESERVED|NONE: whether page_ext was set up at boot, which with
+# this kernel's configuration only profiling needs (mm/page_ext.c logs
+# "allocated N bytes of page_ext" when a user needs it).
+page_ext() {
+	msg=$(dmesg | grep -E 'allocated [0-9]+ bytes of page_ext' || true)
+	case "$1" in
+	reserved) [ -n "$msg" ] || fail "no page_ext reserved: $(dmesg | grep -i page_ext)" ;;
+	none) [ -z "$msg" ] || fail "page_ext reserved: $msg" ;;
+	esac
+}
+
 test_boot_param_0_off_and_can_turn_on() {
 	booted_with 0
 	early_param accepted
 	late_write 0 ok
 	boot_state 0 644
+	# Off, not never: the room for tag references is there, for later.
+	page_ext reserved
 	can_turn_on
 }
 
@@ -137,6 +150,9 @@ never_for_good() {
 	early_param accepted
 	late_write "$1" read-only
 	boot_state 0 444
+	# Off for good: page_ext reserves no room for tag references
+	# (Documentation/alloctag.rst), where 0 reserves it (param-0's test).
+	page_ext none
 	got=$(rawwrite "$SYSCTL" 1) || true
 	[ "$got" = 'open: EACCES' ] || fail "writing 1: $got"
 	if echo 1 >"$SYSCTL" 2>/dev/null; then
@@ -157,6 +173,9 @@ test_boot_param_nevermore_is_never() {
 test_boot_param_junk_is_refused_and_default_holds() {
 	booted_with junk
 	early_param refused
+	# The core's own line, with the reason (Documentation/alloctag.rst).
+	want="alloctag: sysctl.vm.mem_profiling: invalid value, expected never or a boolean (0, 1, y, n, on, off); keeping 1"
+	dmesg | grep -qF "$want" || fail "no '$want' in the log: $(dmesg | grep -i 'mem_profiling' | head -n 3)"
 	late_write junk invalid
 	boot_state 1 644
 	can_turn_off

@@ -52,6 +52,28 @@ test_inject_bad_commands_change_nothing() {
 	[ -z "$(cat "$FAIL_CTL")" ] || fail "rule 1 still listed"
 }
 
+# At most 32 rules (Documentation/alloctag.rst): the 33rd is ENOSPC, changes
+# nothing and is logged; a freed slot takes a rule again.
+test_inject_33rd_rule_is_enospc() {
+	fail_ctl_ready
+	i=1
+	while [ "$i" -le 32 ]; do
+		echo "add func:alloctag_never_called_$i verbose=0" >"$FAIL_CTL" || fail "rule $i refused"
+		i=$((i + 1))
+	done
+	[ "$(grep -c '^rule ' "$FAIL_CTL")" = 32 ] || fail "not 32 rules: $(grep -c '^rule ' "$FAIL_CTL")"
+	before=$(cat "$FAIL_CTL")
+	got=$(rawwrite "$FAIL_CTL" 'add func:alloctag_never_called_33') || true
+	[ "$got" = ENOSPC ] || fail "the 33rd rule: $got, expected ENOSPC"
+	[ "$(cat "$FAIL_CTL")" = "$before" ] || fail "the refused 33rd rule changed the rules"
+	dmesg | grep -q "fail: 'add func:alloctag_never_called_33' refused" || fail "no log line for the 33rd rule"
+	echo "remove 7" >"$FAIL_CTL" || fail "remove 7 refused"
+	echo "add func:alloctag_never_called_33 verbose=0" >"$FAIL_CTL" || fail "no rule after a slot was freed"
+	[ "$(grep -c '^rule ' "$FAIL_CTL")" = 32 ] || fail "not 32 rules after the slot was taken again"
+	echo clear >"$FAIL_CTL"
+	[ -z "$(cat "$FAIL_CTL")" ] || fail "clear left rules"
+}
+
 test_inject_needs_cap_sys_admin() {
 	fail_ctl_ready
 	capdrop sys_admin -- sh -c "echo 'add func:f' >$FAIL_CTL" 2>/dev/null &&
