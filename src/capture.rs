@@ -27,7 +27,8 @@ pub(crate) use control::register;
 
 use crate::{
     alloc_tag::ALLOC_TAGS,
-    codetag::{self, Matched, Registry, Selection},
+    codetag::{self, Matched, Selection},
+    rwsem::{RwSem, RwSemStorage},
 };
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use kernel::{bindings, prelude::*};
@@ -38,14 +39,28 @@ pub(crate) const MAX_SELECTIONS: usize = 32;
 /// The records a pool holds unless root sets another limit.
 const DEFAULT_LIMIT: usize = 4096;
 
-/// Which selection ids are in force; changed with the registry locked for writing.
+/// Which selection ids are in force; changed under [`CONTROL`].
 static IN_USE: [AtomicBool; MAX_SELECTIONS] = [const { AtomicBool::new(false) }; MAX_SELECTIONS];
+
+extern "C" {
+    /// Defined by `DECLARE_RWSEM()` in src/glue_capture.c.
+    static mut alloctag_capture_control_lock: RwSemStorage;
+}
+
+/// Serializes the control operations. Starting and stopping capture (a pool of up to a million
+/// records, the stack depot's set-up, static-key flips) happens under it, outside the
+/// registry's lock: module load and unload, `/proc/allocinfo` and show_mem() never wait for
+/// them. Taken before the registry, never after.
+// SAFETY: `alloctag_capture_control_lock` is defined with `DECLARE_RWSEM()` for this alone.
+static CONTROL: RwSem<()> =
+    unsafe { RwSem::new((&raw mut alloctag_capture_control_lock).cast(), ()) };
 
 /// The size of the next pool.
 static LIMIT: AtomicUsize = AtomicUsize::new(DEFAULT_LIMIT);
 
-/// Returns the ids of the selections in force.
-fn ids(_registry: &Registry) -> impl Iterator<Item = u32> {
+/// Returns the ids of the selections in force. Exact under [`CONTROL`]; with the registry
+/// locked, an id may be listed whose selection is not (yet, or any more) in the registry.
+fn ids() -> impl Iterator<Item = u32> {
     (1..=MAX_SELECTIONS as u32).filter(|&id| IN_USE[id as usize - 1].load(Ordering::Relaxed))
 }
 
@@ -70,25 +85,29 @@ fn stop() {
 /// (`ENOSPC`), changing nothing.
 pub(crate) fn add(selection: Selection) -> Result<(u32, Matched)> {
     let handle = ALLOC_TAGS.handle().ok_or(ENODEV)?;
-    let mut registry = codetag::write();
-    if ids(&registry).any(|id| {
-        registry
-            .selection(&sites::MARKER, id)
-            .is_some_and(|s| s.same_as(&selection))
-    }) {
-        return Err(EEXIST);
+    let _control = CONTROL.write();
+    {
+        let registry = codetag::read();
+        if ids().any(|id| {
+            registry
+                .selection(&sites::MARKER, id)
+                .is_some_and(|s| s.same_as(&selection))
+        }) {
+            return Err(EEXIST);
+        }
     }
     let index = IN_USE
         .iter()
         .position(|u| !u.load(Ordering::Relaxed))
         .ok_or(ENOSPC)?;
     let id = index as u32 + 1;
-    let first = ids(&registry).next().is_none();
+    let first = ids().next().is_none();
     if first {
         start()?;
     }
     sites::reset_unmarked(id);
-    match registry.select(handle, &sites::MARKER, id, selection) {
+    let selected = codetag::write().select(handle, &sites::MARKER, id, selection);
+    match selected {
         Ok(matched) => {
             IN_USE[index].store(true, Ordering::Relaxed);
             Ok((id, matched))
@@ -105,14 +124,14 @@ pub(crate) fn add(selection: Selection) -> Result<(u32, Matched)> {
 /// Ends selection `id`: its sites' records are freed, and with the last selection the pool.
 /// `ENOENT` if no such selection is in force.
 pub(crate) fn remove(id: u32) -> Result {
-    let mut registry = codetag::write();
+    let _control = CONTROL.write();
     let index = (id as usize).checked_sub(1).ok_or(ENOENT)?;
     if !IN_USE.get(index).ok_or(ENOENT)?.load(Ordering::Relaxed) {
         return Err(ENOENT);
     }
-    registry.deselect(&sites::MARKER, id);
+    codetag::write().deselect(&sites::MARKER, id);
     IN_USE[index].store(false, Ordering::Relaxed);
-    if ids(&registry).next().is_none() {
+    if ids().next().is_none() {
         stop();
     }
     Ok(())
@@ -128,11 +147,11 @@ pub(crate) fn clear() {
 /// Sets the size of the pool, in records. The pool is made when capture starts, so the limit
 /// changes only while nothing is selected (`EBUSY`); 1 to [`pool::MAX_LIMIT`] (`EINVAL`).
 pub(crate) fn set_limit(limit: usize) -> Result {
-    let registry = codetag::write();
+    let _control = CONTROL.write();
     if limit == 0 || limit > pool::MAX_LIMIT {
         return Err(EINVAL);
     }
-    if ids(&registry).next().is_some() {
+    if ids().next().is_some() {
         return Err(EBUSY);
     }
     LIMIT.store(limit, Ordering::Relaxed);

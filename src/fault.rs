@@ -12,8 +12,9 @@
 //! ([`crate::codetag::Selection`]), and only a marked site goes on to its rule. vmalloc and the
 //! Rust helpers allocate through those two, under the caller's tag.
 //!
-//! Rules and sites change under the registry's write lock; the hook reads them under
-//! `rcu_read_lock()` and they are reused only after a grace period.
+//! Rules change under [`CONTROL`], sites under the registry's write lock; the hook reads them
+//! under `rcu_read_lock()` and they are reused only after a grace period, which is waited for
+//! outside the registry's lock.
 
 mod control;
 mod hook;
@@ -25,7 +26,8 @@ pub(crate) use rule::Config;
 
 use crate::{
     alloc_tag::ALLOC_TAGS,
-    codetag::{self, Matched, Registry, Selection},
+    codetag::{self, Matched, Selection},
+    rwsem::{RwSem, RwSemStorage},
 };
 use kernel::{bindings, prelude::*};
 use rule::Rule;
@@ -35,10 +37,22 @@ pub(crate) const MAX_RULES: usize = 32;
 
 static RULES: [Rule; MAX_RULES] = [const { Rule::new() }; MAX_RULES];
 
-/// Turns the hooks on while a rule is armed.
+extern "C" {
+    /// Defined by `DECLARE_RWSEM()` in src/glue.c.
+    static mut alloctag_fault_control_lock: RwSemStorage;
+}
+
+/// Serializes the control operations: arming and disarming rules, waiting for grace periods
+/// ([`sites::reap`]) and flipping the key, all outside the registry's lock, so that module load
+/// and unload and `/proc/allocinfo` never wait for them. Taken before the registry, never after.
+// SAFETY: `alloctag_fault_control_lock` is defined with `DECLARE_RWSEM()` for this alone.
+static CONTROL: RwSem<()> =
+    unsafe { RwSem::new((&raw mut alloctag_fault_control_lock).cast(), ()) };
+
+/// Turns the hooks on while a rule is armed. Under [`CONTROL`].
 fn update_key() {
     let any = RULES.iter().any(Rule::is_armed);
-    // SAFETY: Called in process context, with the registry locked for writing.
+    // SAFETY: Called in process context.
     unsafe { bindings::alloctag_set_fail_key(any) };
 }
 
@@ -47,21 +61,25 @@ fn update_key() {
 /// changing nothing.
 pub(crate) fn arm(selection: Selection, config: &Config) -> Result<(u32, Matched)> {
     let handle = ALLOC_TAGS.handle().ok_or(ENODEV)?;
-    let mut registry = codetag::write();
+    let _control = CONTROL.write();
     sites::reap();
-    if ids(&registry).any(|id| {
-        registry
-            .selection(&sites::MARKER, id)
-            .is_some_and(|s| s.same_as(&selection))
-    }) {
-        return Err(EEXIST);
+    {
+        let registry = codetag::read();
+        if ids().any(|id| {
+            registry
+                .selection(&sites::MARKER, id)
+                .is_some_and(|s| s.same_as(&selection))
+        }) {
+            return Err(EEXIST);
+        }
     }
     let index = RULES.iter().position(|r| !r.is_armed()).ok_or(ENOSPC)?;
     let id = index as u32 + 1;
     // The rule is armed before its sites are marked: a hook that finds a site finds its rule.
     RULES[index].arm(config);
     sites::reset_unarmed(index);
-    match registry.select(handle, &sites::MARKER, id, selection) {
+    let selected = codetag::write().select(handle, &sites::MARKER, id, selection);
+    match selected {
         Ok(matched) => {
             update_key();
             Ok((id, matched))
@@ -74,7 +92,7 @@ pub(crate) fn arm(selection: Selection, config: &Config) -> Result<(u32, Matched
 }
 
 /// Returns the ids of the armed rules.
-fn ids(_registry: &Registry) -> impl Iterator<Item = u32> + '_ {
+fn ids() -> impl Iterator<Item = u32> {
     RULES
         .iter()
         .enumerate()
@@ -85,9 +103,9 @@ fn ids(_registry: &Registry) -> impl Iterator<Item = u32> + '_ {
 /// Disarms rule `id`: its sites stop failing and their slots are freed. `ENOENT` if no such
 /// rule is armed.
 pub(crate) fn disarm(id: u32) -> Result {
-    let mut registry = codetag::write();
+    let _control = CONTROL.write();
     let rule = rule_of(id).ok_or(ENOENT)?;
-    registry.deselect(&sites::MARKER, id);
+    codetag::write().deselect(&sites::MARKER, id);
     // No site points to the rule any more; after a grace period no hook uses it either.
     sites::reap();
     rule.free();

@@ -210,6 +210,12 @@ late_initcall(alloctag_dynamic_debugfs);
 DEFINE_STATIC_KEY_FALSE(alloctag_fail_key);
 
 /*
+ * Serializes fault injection's control operations (src/fault.rs), which wait
+ * for grace periods and flip the key outside the code-tag registry's lock.
+ */
+DECLARE_RWSEM(alloctag_fault_control_lock);
+
+/*
  * The hooks' call into Rust behind the key. __preserve_most is an attribute
  * that only C can give: this function saves the registers that the Rust
  * function may clobber, so the allocators' fast paths need not.

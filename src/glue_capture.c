@@ -45,6 +45,12 @@ DEFINE_STATIC_KEY_MAYBE(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT,
 /* Serializes the keys' changes; DECLARE_RWSEM gives it a lockdep class. */
 DECLARE_RWSEM(alloctag_keys_lock);
 
+/*
+ * Serializes capture's control operations (src/capture.rs), which start and
+ * stop the pool and flip keys outside the code-tag registry's lock.
+ */
+DECLARE_RWSEM(alloctag_capture_control_lock);
+
 /* Flip the keys; may sleep. */
 void alloctag_set_capture_key(bool enable)
 {

@@ -103,7 +103,7 @@ fn show(w: &mut impl Write) -> core::fmt::Result {
         super::limit()
     )?;
     let records = report::snapshot(&registry).map_err(|_| core::fmt::Error)?;
-    for id in super::ids(&registry) {
+    for id in super::ids() {
         let Some(selection) = registry.selection(&sites::MARKER, id) else {
             continue;
         };

@@ -6,8 +6,7 @@
 //!
 //! C header: [`include/alloctag_capture.h`](srctree/lib/alloctag/include/alloctag_capture.h)
 
-use super::pool::{self, Record};
-use crate::codetag::Field;
+use super::pool::{self, still_selected, Record};
 use core::ffi::c_void;
 use kernel::bindings;
 
@@ -76,21 +75,6 @@ pub(crate) extern "C" fn alloctag_capture_split_piece(
     if !table.insert(record.pages_at(piece as usize, pfn, bytes, order)) {
         state.dropped += 1;
     }
-}
-
-/// Returns whether the tag of `record` is still marked for capture. A record may only be
-/// inserted when this holds, tested under the pool's lock: a deselection clears the mark
-/// before it purges the tag's records under this lock, a bounded number per lock hold, and the
-/// free list may hand out a slot that the purge has already passed. Inserting after the mark
-/// went would keep a record the purge never sees, whose tag may then go with its module.
-///
-/// # Safety
-///
-/// The caller holds the pool's lock, and `record` is, or was until now under that lock, in the
-/// pool: its tag is then alive (its purge has not passed it).
-unsafe fn still_selected(record: &Record) -> bool {
-    // SAFETY: By the caller's guarantee the tag lives; `Codetag` wraps `struct codetag`.
-    Field::CAPTURE.get(unsafe { &*record.tag }) != 0
 }
 
 /// Shrinks the record at `r` to what is left of it after a split.

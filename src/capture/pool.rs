@@ -10,7 +10,7 @@
 //! interrupts off (src/glue_capture.c), held only to find, link or unlink records: nothing
 //! allocates, frees or sleeps under it.
 
-use crate::codetag::Codetag;
+use crate::codetag::{Codetag, Field};
 use core::cell::UnsafeCell;
 use kernel::{
     alloc::{flags::GFP_KERNEL, KVVec},
@@ -260,18 +260,18 @@ impl Table {
         self.records.iter().filter(|r| r.key != 0).for_each(f);
     }
 
-    /// Frees the records of `tag` among those from index `from` on, at most `budget` of them
-    /// looked at; returns where to go on, or `None` when done.
-    pub(crate) fn purge(
+    /// Frees the records for which `gone` holds among those from index `from` on, at most
+    /// `budget` of them looked at; returns where to go on, or `None` when done.
+    fn purge(
         &mut self,
-        tag: *const Codetag,
         from: usize,
         budget: usize,
+        mut gone: impl FnMut(&Record) -> bool,
     ) -> Option<usize> {
         let end = from.saturating_add(budget).min(self.records.len());
         for i in from..end {
             let r = self.records[i];
-            if r.key != 0 && core::ptr::eq(r.tag, tag) {
+            if r.key != 0 && gone(&r) {
                 self.remove(r.key);
             }
         }
@@ -354,12 +354,33 @@ pub(crate) fn swap(table: Option<Table>) -> Option<Table> {
     core::mem::replace(&mut state.table, table)
 }
 
-/// Frees every record of `tag`, a bounded number looked at per lock hold, so that interrupts
-/// are never off for long. Process context.
-pub(crate) fn purge(tag: *const Codetag) {
+/// Returns whether the tag of `record` is still marked for capture. A record may only be
+/// inserted when this holds, tested under the pool's lock: a deselection clears the mark
+/// before it purges the tag's records ([`purge_unmarked`]) under this lock, a bounded number per
+/// lock hold, and the free list may hand out a slot that the purge has already passed.
+/// Inserting after the mark went would keep a record the purge never sees, whose tag may then
+/// go with its module.
+///
+/// # Safety
+///
+/// The caller holds the pool's lock, and `record` is, or was until now under that lock, in the
+/// pool: its tag is then alive (a purge, which comes before the tag can go, has not passed it).
+pub(crate) unsafe fn still_selected(record: &Record) -> bool {
+    // SAFETY: By the caller's guarantee the tag lives; `Codetag` wraps `struct codetag`.
+    Field::CAPTURE.get(unsafe { &*record.tag }) != 0
+}
+
+/// Frees every record whose tag is no longer marked for capture, in one pass over the pool
+/// with a bounded number looked at per lock hold, so that interrupts are never off for long.
+/// Called with the registry locked for writing, after a walk that unmarked tags, before their
+/// memory can go. Process context.
+pub(crate) fn purge_unmarked() {
     let mut from = Some(0);
     while let Some(start) = from {
         let mut state = lock();
-        from = state.table.as_mut().and_then(|t| t.purge(tag, start, 1024));
+        from = state.table.as_mut().and_then(|t| {
+            // SAFETY: The lock is held and each record looked at is in the pool.
+            t.purge(start, 1024, |r| !unsafe { still_selected(r) })
+        });
     }
 }

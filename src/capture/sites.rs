@@ -65,10 +65,15 @@ fn unmark(value: u32) {
     let Some(site) = site(value) else {
         return;
     };
-    // The registry cleared the mark first: no record of the tag is made from now on.
-    pool::purge(site.tag.load(Ordering::Relaxed));
+    // The registry cleared the mark first: no record of the tag is made from now on. Its
+    // records go in `flush`, with those of every other tag of the walk.
     site.tag.store(ptr::null_mut(), Ordering::Relaxed);
     site.id.store(0, Ordering::Relaxed);
+}
+
+/// Frees the records of every tag unmarked by the walk just made, in one pass over the pool.
+fn flush() {
+    pool::purge_unmarked();
 }
 
 fn owner(value: u32) -> u32 {
@@ -80,6 +85,7 @@ pub(crate) static MARKER: Marker = Marker {
     field: Field::CAPTURE,
     mark,
     unmark,
+    flush,
     owner,
 };
 

@@ -226,6 +226,10 @@ pub(crate) struct Marker {
     /// Takes the mark `value` back: its tag is deselected or its module is going. Process
     /// context.
     pub(crate) unmark: fn(value: u32),
+    /// Called once after a walk that took marks back, before the registry's write lock is
+    /// dropped (and so before a going module's memory can go): the user finishes what the
+    /// marks it took back need, in one go rather than once per tag. Process context.
+    pub(crate) flush: fn(),
     /// Returns the id of the selection that made the mark `value`.
     pub(crate) owner: fn(value: u32) -> u32,
 }

@@ -5,8 +5,9 @@
 //! slot number plus one, so the hook finds its slot in one load.
 //!
 //! Slots are static, so a hook never touches freed memory. A slot whose tag was unmarked is
-//! only reused after an RCU grace period ([`reap`]): hooks read slots inside
-//! `rcu_read_lock()`, so none still counts into it for the tag it had.
+//! only reused after an RCU grace period ([`reap`]): hooks read the mark and the slot inside
+//! `rcu_read_lock()`, and check that the slot is still the tag's ([`Site::is`]), so none counts
+//! into it for another tag or applies another rule.
 
 use crate::codetag::{Codetag, Field, Marker};
 use core::{
@@ -96,6 +97,9 @@ fn unmark(value: u32) {
     }
 }
 
+/// Nothing to finish: a slot is reused after a grace period ([`reap`]).
+fn flush() {}
+
 fn owner(value: u32) -> u32 {
     site(value).map_or(0, |s| s.rule.load(Ordering::Relaxed) + 1)
 }
@@ -105,26 +109,36 @@ pub(crate) static MARKER: Marker = Marker {
     field: Field::FAULT,
     mark,
     unmark,
+    flush,
     owner,
 };
 
 const _: () = assert!(MAX_SITES <= Field::FAULT.max() as usize);
 
-/// Frees the slots unmarked before the call. Sleeps for a grace period when there are any;
-/// called with the registry locked for writing, so that no slot is unmarked meanwhile.
+/// Frees the slots unmarked before the call. Sleeps for a grace period when there are any.
+/// Needs no lock: the slots it frees are those dying before the grace period began, which no
+/// hook can still be using after it; a slot unmarked meanwhile (a module unloading) waits for
+/// the next call. Only dying slots are freed, and only marking takes free ones.
 pub(crate) fn reap() {
-    if !SITES
-        .iter()
-        .any(|s| s.state.load(Ordering::Relaxed) == DYING)
-    {
+    let mut dying = [0u64; MAX_SITES.div_ceil(64)];
+    let mut any = false;
+    for (i, site) in SITES.iter().enumerate() {
+        if site.state.load(Ordering::Acquire) == DYING {
+            dying[i / 64] |= 1 << (i % 64);
+            any = true;
+        }
+    }
+    if !any {
         return;
     }
-    // SAFETY: Called in process context; the hooks hold no lock that we hold.
+    // SAFETY: Called in process context, holding no lock that a hook takes.
     unsafe { kernel::bindings::synchronize_rcu() };
-    for site in SITES.iter() {
-        let _ = site
-            .state
-            .compare_exchange(DYING, FREE, Ordering::Release, Ordering::Relaxed);
+    for (i, site) in SITES.iter().enumerate() {
+        if dying[i / 64] & (1 << (i % 64)) != 0 {
+            let _ = site
+                .state
+                .compare_exchange(DYING, FREE, Ordering::Release, Ordering::Relaxed);
+        }
     }
 }
 

@@ -617,11 +617,14 @@ fn kept_owner(_value: u32) -> u32 {
     1
 }
 
+fn kept_flush() {}
+
 /// A user of selections that marks only [`KEPT_POOL`]'s tags, with mark 1.
 static KEPT_MARKER: Marker = Marker {
     field: Field::FAULT,
     mark: kept_mark,
     unmark: kept_unmark,
+    flush: kept_flush,
     owner: kept_owner,
 };
 

@@ -112,13 +112,18 @@ impl Selected {
 /// of that selection.
 fn unmark(marker: &Marker, scope: Scope<'_>, tag_size: usize, owner: Option<u32>) {
     let field: Field = marker.field;
+    let mut unmarked = false;
     for_each_codetag(scope, tag_size, Walk::Unmark, |ct| {
         let value = field.get(ct);
         if value != 0 && owner.map_or(true, |id| (marker.owner)(value) == id) {
             field.set(ct, 0);
             (marker.unmark)(value);
+            unmarked = true;
         }
     });
+    if unmarked {
+        (marker.flush)();
+    }
 }
 
 /// Removes and returns the element at `i`, keeping the order of the others.
