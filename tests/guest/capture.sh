@@ -218,6 +218,53 @@ test_capture_bad_commands_change_nothing() {
 	echo "limit 4096" >"$CAP_CTL"
 }
 
+# At most 32 selections (Documentation/capture.rst): the 33rd is ENOSPC,
+# logged, and changes nothing.
+test_capture_33rd_selection_is_enospc() {
+	capture_ready
+	i=1
+	while [ "$i" -le 32 ]; do
+		echo "add func:alloctag_never_called_$i" >"$CAP_CTL" || fail "selection $i refused"
+		i=$((i + 1))
+	done
+	[ "$(grep -c '^selection ' "$CAP_CTL")" = 32 ] || fail "not 32 selections: $(cat "$CAP_CTL")"
+	before=$(cat "$CAP_CTL")
+	got=$(rawwrite "$CAP_CTL" 'add func:alloctag_never_called_33') || true
+	[ "$got" = ENOSPC ] || fail "the 33rd selection: $got, expected ENOSPC"
+	[ "$(cat "$CAP_CTL")" = "$before" ] || fail "the refused 33rd selection changed the state"
+	dmesg | grep -q "capture: 'add func:alloctag_never_called_33' refused" ||
+		fail "no log line for the 33rd selection"
+	echo clear >"$CAP_CTL"
+	grep -q "^selection " "$CAP_CTL" && fail "clear left selections"
+	return 0
+}
+
+# A site that two selections match belongs to the first; ending that one
+# frees the site's records although the other still selects it, and the
+# site's objects are recorded again from then on, the ones in between
+# counting as untracked (Documentation/capture.rst).
+test_capture_two_selections_on_one_site() {
+	capture_ready
+	insmod "$CAP_MODDIR/alloctag_test.ko" || fail "insmod failed"
+	echo "add module:alloctag_test func:hold_object" >"$CAP_CTL" || fail "first add refused"
+	echo "add func:hold_object" >"$CAP_CTL" || fail "second add refused"
+	grep -q "^site selection=1 live=0 .*func:hold_object$" "$CAP_CTL" ||
+		fail "the site is not the first selection's: $(cat "$CAP_CTL")"
+	[ "$(grep -c '^site .*func:hold_object$' "$CAP_CTL")" = 1 ] || fail "the site is listed twice: $(cat "$CAP_CTL")"
+	pid=$(capwriter "$HOLD" 2) || fail "capwriter failed"
+	[ "$(held_objects_of "$pid")" = 2 ] || fail "objects of $pid: $(cat "$CAP_DIR/live")"
+	echo "remove 1" >"$CAP_CTL" || fail "remove 1 refused"
+	[ "$(held_objects_of "$pid")" = 0 ] || fail "records outlived their selection: $(cat "$CAP_DIR/live")"
+	grep -q "^selection 2 sites=1 .* select=func:hold_object$" "$CAP_CTL" ||
+		fail "the second selection does not hold the site: $(cat "$CAP_CTL")"
+	grep -q "^site selection=2 live=0 .* untracked=2 .*func:hold_object$" "$CAP_CTL" ||
+		fail "the 2 objects in between are not untracked: $(cat "$CAP_CTL")"
+	pid=$(capwriter "$HOLD" 1) || fail "capwriter failed"
+	[ "$(held_objects_of "$pid")" = 1 ] || fail "not recorded again: $(cat "$CAP_DIR/live")"
+	capwriter "$HOLD" 0 >/dev/null || fail "freeing failed"
+	grep -q "^site selection=2 live=0 .* untracked=0 " "$CAP_CTL" || fail "records left: $(cat "$CAP_CTL")"
+}
+
 # Selections come and go, the pool with them, while another process
 # allocates and frees at the selected site, a third reads the reports, and
 # the module is unloaded and loaded again: no kernel report (run-qemu.sh

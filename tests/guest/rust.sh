@@ -149,3 +149,34 @@ test_rust_kernel_crate_lines_listed() {
 	cat /sys/kernel/debug/alloctag/dynamic_tags
 	grep -q '^overflows 0$' /sys/kernel/debug/alloctag/dynamic_tags || fail "the pool of dynamic tags overflowed"
 }
+
+# A dynamic tag (the line of a plain-API allocation) that still counts an
+# allocation when its module unloads is kept, not freed: the unload warns,
+# naming the line, and /proc/allocinfo still lists the tag with the bytes
+# (tests/modules/alloctag_rust_leak_plain.rs).
+RUST_LEAK_PLAIN=/lib/modules/alloctag_rust_leak_plain.ko
+RUST_LEAK_PLAIN_SRC=/alloctag/src/alloctag_rust_leak_plain.rs
+
+test_rust_dynamic_tag_kept_at_unload_with_live_allocation() {
+	line=$(grep -n 'KBox::new(\[0u8; 384\]' "$RUST_LEAK_PLAIN_SRC" | cut -d: -f1)
+	[ -n "$line" ] || fail "no KBox::new line in $RUST_LEAK_PLAIN_SRC"
+	site="tests/modules/alloctag_rust_leak_plain.rs:$line"
+	dmesg -c >/dev/null
+	insmod "$RUST_LEAK_PLAIN" || fail "insmod failed"
+	grep -F " $site [alloctag_rust_leak_plain] func:" /proc/allocinfo >/tmp/leak-plain-loaded || true
+	cat /tmp/leak-plain-loaded
+	[ "$(wc -l </tmp/leak-plain-loaded)" = 1 ] || fail "not one tag at $site while loaded"
+	read -r bytes calls _ </tmp/leak-plain-loaded
+	[ "$calls" = 1 ] || fail "tag holds $bytes bytes in $calls calls"
+	[ "$bytes" -ge 384 ] || fail "tag holds $bytes bytes in $calls calls"
+	rmmod alloctag_rust_leak_plain || fail "rmmod failed"
+	dmesg | grep -E "$site \[alloctag_rust_leak_plain\] func:[^ ]+ module alloctag_rust_leak_plain has $bytes bytes in 1 allocations at module unload" ||
+		fail "no unload warning for $site: $(dmesg | tail -n 5)"
+	# Kept: listed after the unload, with what it still counts.
+	grep -F " $site " /proc/allocinfo >/tmp/leak-plain-after || true
+	cat /tmp/leak-plain-after
+	[ "$(wc -l </tmp/leak-plain-after)" = 1 ] || fail "the tag of $site was not kept (or listed twice)"
+	read -r b2 c2 _ </tmp/leak-plain-after
+	[ "$b2 $c2" = "$bytes 1" ] || fail "the kept tag holds $b2 bytes in $c2 calls, expected $bytes in 1"
+}
+
