@@ -27,8 +27,9 @@ void alloctag_rcu_read_lock(void);
 void alloctag_rcu_read_unlock(void);
 
 /* In C (src/glue.c), for Rust's dynamic tags (src/alloc_tag/dynamic.rs). */
-unsigned long alloctag_dynamic_lock(void);
-void alloctag_dynamic_unlock(unsigned long flags);
+void alloctag_dynamic_lock(void);
+void alloctag_dynamic_unlock(void);
+bool alloctag_irqs_disabled(void);
 void alloctag_dynamic_select_later(void);
 struct module *alloctag_module_of(const void *addr, char *name, size_t len);
 unsigned int alloctag_stack(unsigned long *entries, unsigned int n);

@@ -97,23 +97,29 @@ struct alloc_tag *alloctag_rust_caller_tag(const void *location)
 EXPORT_SYMBOL_GPL(alloctag_rust_caller_tag);
 
 /*
- * Serializes the making and dropping of dynamic tags (lookups take no lock).
- * A raw spinlock with interrupts off: tags are made from any task context,
- * atomic ones included, and making one never sleeps.
+ * Serializes the making of dynamic tags (lookups take no lock; dropping
+ * them is serialized by the code-tag registry's lock). A raw spinlock that
+ * leaves interrupts as the caller had them: tags are made in any task
+ * context, atomic ones included, never in interrupt context, and making one
+ * never sleeps. Naming a tag (a stack walk, kallsyms) runs under it with
+ * preemption off but interrupts on.
  */
 static DEFINE_RAW_SPINLOCK(alloctag_dynamic_lock_);
 
-unsigned long alloctag_dynamic_lock(void)
+void alloctag_dynamic_lock(void)
 {
-	unsigned long flags;
-
-	raw_spin_lock_irqsave(&alloctag_dynamic_lock_, flags);
-	return flags;
+	raw_spin_lock(&alloctag_dynamic_lock_);
 }
 
-void alloctag_dynamic_unlock(unsigned long flags)
+void alloctag_dynamic_unlock(void)
 {
-	raw_spin_unlock_irqrestore(&alloctag_dynamic_lock_, flags);
+	raw_spin_unlock(&alloctag_dynamic_lock_);
+}
+
+/* irqs_disabled() is a macro; for the tests of the dynamic tags. */
+bool alloctag_irqs_disabled(void)
+{
+	return irqs_disabled();
 }
 
 #ifdef CONFIG_ALLOCTAG_SELECTION

@@ -19,11 +19,18 @@
 //!   constant per call site) to a slot of the pool. A slot holds its key, so a reader that finds
 //!   a slot checks the key in the slot itself: a table entry reused for another key can never
 //!   give it the wrong tag.
-//! - Making a tag never sleeps and never fails the allocation: it takes a raw spinlock with
-//!   interrupts off, looks again (several CPUs making the same new location at once make one
-//!   tag), claims a free slot, copies the names into it and publishes it. When the pool or the
-//!   probe window is full, the allocation goes to the allocator path's fallback tag, which is
-//!   counted ([`Pool::overflows`], `/sys/kernel/debug/alloctag/dynamic_tags`) and logged once.
+//! - Making a tag never sleeps and never fails the allocation: it takes the makers' raw
+//!   spinlock, which leaves interrupts as they were (preemption off), looks again (several CPUs
+//!   making the same new location at once make one tag), claims a free slot, names the tag in
+//!   it and publishes it. Nothing here turns interrupts off: the naming (a stack walk of up to
+//!   256 entries, kallsyms, demangling) runs with interrupts as the caller had them. When the
+//!   pool or the probe window is full, the allocation goes to the allocator path's fallback
+//!   tag, which is counted ([`Pool::overflows`], `/sys/kernel/debug/alloctag/dynamic_tags`)
+//!   and logged once.
+//! - Only makers, one at a time, take a slot out of [`FREE`] or fill an empty or tombstoned
+//!   table entry; only module unload, under the registry's write lock, puts a slot back to
+//!   [`FREE`] or [`KEPT`] and tombstones its entry. Neither touches what the other may change,
+//!   so unload needs no lock against makers.
 //! - Names: the file and line come from the `Location`, the module from the address of the
 //!   `Location` (which the compiler places in the caller's crate), the function from kallsyms:
 //!   the first frame of the stack that is not the kernel crate's allocation path nor ours. The
@@ -124,11 +131,14 @@ impl Slot {
 ///
 /// - `counters` is the `__percpu` address of `N` zeroed `struct alloc_tag_counters` that live
 ///   forever and that no other tag uses; tag `i` counts into the `i`th.
-/// - A slot's tag and names change only under the lock while the slot is [`FREE`]; a slot
-///   leaves [`FREE`] with a release store after they are written, and goes back to [`FREE`]
-///   only under the lock and the registry's write lock, with its counters reading zero.
-/// - A table entry holds [`EMPTY`], [`TOMBSTONE`] or a slot index plus one; entries change only
-///   under the lock, and never back to [`EMPTY`].
+/// - A slot's tag and names change only under the makers' lock while the slot is [`FREE`]; a
+///   slot leaves [`FREE`] only under the makers' lock, with a release store after they are
+///   written, and goes back to [`FREE`] (its state written last) only under the registry's
+///   write lock, with its counters reading zero.
+/// - A table entry holds [`EMPTY`], [`TOMBSTONE`] or a slot index plus one. Only makers, under
+///   their lock, change an [`EMPTY`] or [`TOMBSTONE`] entry (to an index); only module unload,
+///   under the registry's write lock, changes an index (to [`TOMBSTONE`]); none goes back to
+///   [`EMPTY`].
 pub(crate) struct Pool<const N: usize, const M: usize> {
     tags: [AllocTag; N],
     slots: [Slot; N],
@@ -148,7 +158,7 @@ pub(crate) struct Pool<const N: usize, const M: usize> {
     name: &'static str,
 }
 
-// SAFETY: The tags' names and fields change only under the lock while no reader can see the slot
+// SAFETY: The tags' names and fields change only under the makers' lock while no reader can see the slot
 // (see the invariants); everything else is atomic. `counters` is a per-CPU address.
 unsafe impl<const N: usize, const M: usize> Sync for Pool<N, M> {}
 
@@ -166,33 +176,36 @@ pub(crate) fn pool() -> &'static Pool<POOL_TAGS, TABLE_ENTRIES> {
     &POOL
 }
 
-/// The buffers of [`find_function`], used under the lock of the pools: static, since a stack
+/// The buffers of [`find_function`], used under the makers' lock: static, since a stack
 /// trace deep enough for guessing unwinders would take too much of the allocating task's stack.
 struct Buffers {
     symbol: UnsafeCell<[u8; KSYM_NAME_LEN]>,
     entries: UnsafeCell<[usize; STACK_DEPTH]>,
 }
-// SAFETY: Only used under the pools' lock (`bindings::alloctag_dynamic_lock()`), which is global.
+// SAFETY: Only used under the makers' lock (`bindings::alloctag_dynamic_lock()`), which is global.
 unsafe impl Sync for Buffers {}
 static BUFFERS: Buffers = Buffers {
     symbol: UnsafeCell::new([0; KSYM_NAME_LEN]),
     entries: UnsafeCell::new([0; STACK_DEPTH]),
 };
 
-/// The pools' lock, a raw spinlock with interrupts off; unlocked on drop.
-struct LockGuard(usize);
+/// The makers' lock, a raw spinlock that leaves interrupts as they were; unlocked on drop.
+struct LockGuard(());
 
 impl LockGuard {
+    /// Takes the lock. Task context only (a maker interrupted by another on its CPU would
+    /// deadlock): `alloctag_rust_caller_tag()` asks for tags only `in_task()`.
     fn lock() -> Self {
         // SAFETY: Takes the glue's lock; released by `drop`.
-        Self(unsafe { bindings::alloctag_dynamic_lock() })
+        unsafe { bindings::alloctag_dynamic_lock() };
+        Self(())
     }
 }
 
 impl Drop for LockGuard {
     fn drop(&mut self) {
-        // SAFETY: Taken by `lock`, with these flags.
-        unsafe { bindings::alloctag_dynamic_unlock(self.0) };
+        // SAFETY: Taken by `lock`.
+        unsafe { bindings::alloctag_dynamic_unlock() };
     }
 }
 
@@ -328,7 +341,7 @@ impl<const N: usize, const M: usize> Pool<N, M> {
         made
     }
 
-    /// Places `key` in the table and a free slot, under the lock.
+    /// Places `key` in the table and a free slot, under the makers' lock.
     fn insert(&self, key: usize, location: &'static Location<'static>) -> Option<&AllocTag> {
         if self.used() >= self.limit.load(Ordering::Relaxed) {
             return None;
@@ -389,9 +402,10 @@ impl<const N: usize, const M: usize> Pool<N, M> {
     /// Drops the tags of `module`, which is going away: those whose counters read zero are
     /// freed, the others are kept (listed, but no longer found by lookup). Also frees kept tags
     /// whose counters now read zero. Called under the registry's write lock, so no reader is
-    /// walking the tags.
+    /// walking the tags and no other unload runs. Makers need no exclusion (see the module
+    /// docs): they only take free slots and empty or tombstoned entries, and this only frees
+    /// slots (their state last) and tombstones the entries of slots it drops.
     pub(crate) fn module_unload(&self, module: *mut bindings::module) {
-        let _guard = LockGuard::lock();
         let mut changed = false;
         for (i, slot) in self.slots.iter().enumerate() {
             let state = slot.state.load(Ordering::Relaxed);
@@ -434,7 +448,7 @@ impl<const N: usize, const M: usize> Pool<N, M> {
         }
     }
 
-    /// Replaces slot `i`'s table entry with a tombstone, under the lock.
+    /// Replaces slot `i`'s table entry with a tombstone; at module unload.
     fn untable(&self, i: usize) {
         let key = self.slots[i].key.load(Ordering::Relaxed);
         let start = hash(key);
@@ -521,6 +535,11 @@ fn copy_file(out: &mut [u8; FILE_LEN], file: &str) {
     }
 }
 
+/// Whether a tag was named with interrupts off since the tests last cleared it: making a tag
+/// must leave interrupts as its caller had them.
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+pub(crate) static NAMED_WITH_IRQS_OFF: AtomicBool = AtomicBool::new(false);
+
 /// Symbols of the allocation path: the kernel crate's allocating modules (Rust v0 mangled
 /// paths) and this file. The function of a call site is the first frame on the stack that is
 /// none of them.
@@ -543,14 +562,20 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 }
 
 /// Writes the name of the function that called the allocating API into `out`, NUL-terminated,
-/// or [`UNKNOWN_FUNCTION`]. Under the pools' lock (it uses [`BUFFERS`]).
+/// or [`UNKNOWN_FUNCTION`]. Under the makers' lock (it uses [`BUFFERS`]).
 ///
 /// The function is the first frame that is a Rust function (a v0 symbol: a `Location` is only
 /// ever in Rust code) of `module`, the call site's module (null for vmlinux), and not on the
 /// allocation path. The checks matter where the unwinder guesses (`CONFIG_UNWINDER_GUESS`
 /// reports every text address left on the stack, stale ones of earlier calls included).
 fn find_function(out: &mut [u8; FUNCTION_LEN], module: *mut bindings::module) {
-    // SAFETY: Under the pools' lock, which guards `BUFFERS`.
+    #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+    // SAFETY: Reading the interrupt state has no precondition.
+    NAMED_WITH_IRQS_OFF.fetch_or(
+        unsafe { bindings::alloctag_irqs_disabled() },
+        Ordering::Relaxed,
+    );
+    // SAFETY: Under the makers' lock, which guards `BUFFERS`.
     let (entries, buf) = unsafe { (&mut *BUFFERS.entries.get(), &mut *BUFFERS.symbol.get()) };
     // SAFETY: `entries` has room for `STACK_DEPTH` addresses.
     let n = unsafe { bindings::alloctag_stack(entries.as_mut_ptr(), STACK_DEPTH as u32) } as usize;

@@ -8,7 +8,7 @@
 use crate::{
     alloc_tag::{
         demangle::demangle,
-        dynamic::{pool, Pool, POOL_TAGS},
+        dynamic::{pool, Pool, NAMED_WITH_IRQS_OFF, POOL_TAGS},
         AllocTag, Counters, ALLOC_TAGS,
     },
     codetag,
@@ -238,9 +238,10 @@ fn fallback_when_no_tag(test: &Test) {
         if full {
             kunit_expect!(test, find_dynamic(line).is_none(), "a tag without room");
             kunit_expect!(test, pool().overflows() == overflows + 1);
+            // Exactly the one allocation under test: 500 bytes in kmalloc-512.
             kunit_expect!(
                 test,
-                held.calls > base.calls && held.bytes >= base.bytes + 500,
+                held.calls == base.calls + 1 && (500..=512).contains(&(held.bytes - base.bytes)),
                 "fallback {base:?} -> {held:?}"
             );
         } else {
@@ -270,6 +271,24 @@ fn fallback_when_no_tag(test: &Test) {
     }
     kunit_expect!(test, RACE_POOL.used() == 8, "{} used", RACE_POOL.used());
     kunit_expect!(test, made < 9 && RACE_POOL.overflows() >= 1);
+}
+
+/// Making a tag leaves interrupts as its caller had them: the naming (a stack walk, kallsyms)
+/// runs with interrupts on when they were on, so interrupts-off time does not grow with it.
+fn made_with_interrupts_on(test: &Test) {
+    NAMED_WITH_IRQS_OFF.store(false, Ordering::Relaxed);
+    // SAFETY: Reading the interrupt state has no precondition.
+    kunit_expect!(test, !unsafe { bindings::alloctag_irqs_disabled() });
+    let used = RACE_POOL.used();
+    // The pool has room: the race above used 3 of its 8 tags.
+    let made = RACE_POOL.tag(here());
+    kunit_expect!(test, made.is_some(), "no tag made");
+    kunit_expect!(test, RACE_POOL.used() == used + 1);
+    kunit_expect!(
+        test,
+        !NAMED_WITH_IRQS_OFF.load(Ordering::Relaxed),
+        "named with interrupts off"
+    );
 }
 
 /// v0 symbols read as paths, with no spaces.
@@ -311,6 +330,7 @@ kunit_suite!(
         plain_kbox_charged_to_its_line,
         explicit_alloc_hooks_wins,
         concurrent_make_one_tag,
+        made_with_interrupts_on,
         fallback_when_no_tag,
         symbols_demangled,
     ]
