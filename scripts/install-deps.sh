@@ -32,11 +32,13 @@ else
 	echo "install-deps: Debian packages present"
 fi
 
-BINDGEN_VERSION=0.73.0
-bindgen="${CARGO_HOME:-$HOME/.cargo}/bin/bindgen"
+# The version and where it goes: scripts/lib.sh.
+. "$(dirname "$0")/lib.sh"
+bindgen="$BINDGEN_ROOT/bin/bindgen"
 if [ -x "$bindgen" ] && "$bindgen" --version | grep -q "$BINDGEN_VERSION"; then
 	echo "install-deps: bindgen $BINDGEN_VERSION present"
 else
 	echo "install-deps: installing bindgen-cli $BINDGEN_VERSION"
-	cargo install --locked --quiet bindgen-cli --version "$BINDGEN_VERSION"
+	cargo install --locked --quiet bindgen-cli --version "$BINDGEN_VERSION" \
+		--root "$BINDGEN_ROOT"
 fi

@@ -18,12 +18,22 @@ BUILD_DIR=$(realpath "$BUILD_DIR")
 SRC_TREE=$BUILD_DIR/linux
 JOBS=${JOBS:-$(nproc)}
 
+# bindgen-cli, installed by scripts/install-deps.sh under a root named by its
+# version, so that a new version changes Kbuild's command line and the
+# bindings are made again. 0.71.1, not newer: 0.72 and 0.73 wrap a struct's
+# padding in an 8-byte-aligned array, which moves every field after a padding
+# that starts off an 8-byte boundary (task_struct's from se on, 64 bytes, on
+# the test configuration). src/layout.rs fails the build if a field alloctag
+# touches moves; this keeps the kernel crate's own accessors right too.
+BINDGEN_VERSION=0.71.1
+BINDGEN_ROOT=${CARGO_HOME:-$HOME/.cargo}/alloctag-bindgen-$BINDGEN_VERSION
+
 # The kernel must be built with Debian's rustc (it ships the matching
 # library sources); the rustup toolchain on PATH would mismatch crate versions.
 kernel_env() {
 	export PATH=/usr/bin:$PATH
 	export LIBCLANG_PATH=/usr/lib/llvm-19/lib
-	BINDGEN=${BINDGEN:-${CARGO_HOME:-$HOME/.cargo}/bin/bindgen}
+	BINDGEN=${BINDGEN:-$BINDGEN_ROOT/bin/bindgen}
 	KMAKE_OPTS=(LLVM=-19 RUSTC=/usr/bin/rustc HOSTRUSTC=/usr/bin/rustc
 		BINDGEN="$BINDGEN" RUST_LIB_SRC=/usr/lib/rustlib/src/rust/library)
 }
