@@ -4,8 +4,7 @@
 //!
 //! C header: [`include/linux/alloc_tag.h`](srctree/include/linux/alloc_tag.h)
 //!
-//! The layers, from the bottom: per-CPU data ([`percpu`]), locks ([`rwsem`]) and the switch
-//! ([`profiling_key`]); the generic
+//! The layers, from the bottom: per-CPU data ([`percpu`]) and locks ([`rwsem`]); the generic
 //! code-tag library ([`codetag`]); allocation tags, its first user ([`alloc_tag`]); the user
 //! interfaces: `/proc/allocinfo` ([`allocinfo`]), the sysctl and the boot parameter
 //! ([`profiling`]). Per-call-site fault injection ([`fault`]) uses the library's selections
@@ -29,11 +28,11 @@ macro_rules! c_declared {
 
 mod alloc_tag;
 mod codetag;
+mod keys;
 #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
 mod kunit;
 mod layout;
 mod percpu;
-mod profiling_key;
 
 #[cfg(CONFIG_ALLOCTAG_CAPTURE)]
 mod capture;

@@ -17,7 +17,6 @@
 
 mod control;
 mod hook;
-pub(crate) mod keys;
 mod pool;
 mod report;
 mod sites;
@@ -70,13 +69,13 @@ fn start() -> Result {
     // SAFETY: Process context.
     kernel::error::to_result(unsafe { bindings::alloctag_capture_init() })?;
     drop(pool::swap(Some(table)));
-    keys::set_capture(true);
+    crate::keys::set_capture(true);
     Ok(())
 }
 
 /// Turns capture off: the hooks, then the pool with every record, freed outside the lock.
 fn stop() {
-    keys::set_capture(false);
+    crate::keys::set_capture(false);
     drop(pool::swap(None));
 }
 

@@ -14,7 +14,8 @@
 //!
 //! Users such as fault injection choose tags with a [`Selection`]: the registry marks the tags
 //! it matches in a [`Field`] of their flags, in vmlinux and in every module loaded while it is
-//! in force, and takes the marks back when it ends or the module goes.
+//! in force, and takes the marks back when it ends or the module goes. Each user keeps the
+//! tags it marked in a table of [`Sites`], whose slot numbers are the marks.
 
 mod tag;
 pub(crate) use tag::Codetag;
@@ -29,3 +30,7 @@ pub(crate) use registry::*;
 mod select;
 #[cfg(CONFIG_ALLOCTAG_SELECTION)]
 pub(crate) use select::*;
+#[cfg(CONFIG_ALLOCTAG_SELECTION)]
+mod sites;
+#[cfg(CONFIG_ALLOCTAG_SELECTION)]
+pub(crate) use sites::{Reuse, Sites};

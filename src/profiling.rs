@@ -11,7 +11,9 @@
 //! turned on at boot): then page_ext reserves no tag space and it can never be turned on.
 //! *Enabled* is the static key the allocator hooks test.
 
-use crate::profiling_key::{enabled, set_enabled};
+#[cfg(all(CONFIG_PROC_SYSCTL, CONFIG_ALLOCTAG_CAPTURE))]
+use crate::keys::sync_profiling;
+use crate::keys::{enabled, set_profiling as set_enabled};
 #[cfg(CONFIG_PROC_SYSCTL)]
 use core::ptr;
 use core::{
@@ -155,7 +157,7 @@ type Handler = unsafe extern "C" fn(
 ) -> c_int;
 
 /// The kernel's `proc_do_static_key()`, then the slab hooks' key follows the profiling key
-/// (src/capture/keys.rs).
+/// (src/keys.rs).
 ///
 /// # Safety
 ///
@@ -171,7 +173,7 @@ unsafe extern "C" fn handle_sysctl(
     // SAFETY: The caller passes the sysctl core's arguments, which this passes on unchanged.
     let ret = unsafe { bindings::proc_do_static_key(table, write, buffer, lenp, ppos) };
     if write != 0 && ret == 0 {
-        crate::capture::keys::sync_profiling();
+        sync_profiling();
     }
     ret
 }

@@ -29,7 +29,7 @@ pub(crate) use crate::alloc_tag::define_alloc_tag as test_tag;
 
 pub(crate) use crate::alloc_tag::with_tag;
 
-pub(crate) use crate::profiling_key::{enabled as profiling_enabled, set_enabled as set_profiling};
+pub(crate) use crate::keys::{enabled as profiling_enabled, set_profiling};
 
 /// Allocates `2^order` pages, as `alloc_pages_noprof()` does (inline without NUMA).
 pub(crate) fn alloc_pages(order: u32) -> *mut bindings::page {

@@ -108,14 +108,14 @@ fn show(w: &mut impl Write) -> core::fmt::Result {
             continue;
         };
         let mut n = 0usize;
-        sites::for_each(|owner, _| n += usize::from(owner == id));
+        sites::for_each(&registry, |owner, _| n += usize::from(owner == id));
         writeln!(
             w,
             "selection {id} sites={n} unmarked={} select={selection}",
             sites::unmarked(id)
         )?;
         let mut result = Ok(());
-        sites::for_each(|owner, tag| {
+        sites::for_each(&registry, |owner, tag| {
             if owner != id || result.is_err() {
                 return;
             }

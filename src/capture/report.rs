@@ -260,9 +260,13 @@ fn write_processes(w: &mut impl Write, records: &mut [Record]) -> fmt::Result {
 }
 
 /// Writes what the captured sites' counters hold beyond their records.
-fn write_untracked(w: &mut impl Write, records: &[Record]) -> fmt::Result {
+fn write_untracked(
+    w: &mut impl Write,
+    registry: &codetag::Registry,
+    records: &[Record],
+) -> fmt::Result {
     let (mut objects, mut bytes) = (0u64, 0i64);
-    sites::for_each(|_, tag| {
+    sites::for_each(registry, |_, tag| {
         let (n, b) = untracked(tag, records);
         objects += n;
         bytes += b;
@@ -321,5 +325,5 @@ pub(crate) fn write(w: &mut impl Write, view: View) -> fmt::Result {
         }
         View::Processes => write_processes(w, &mut records)?,
     }
-    write_untracked(w, &records)
+    write_untracked(w, &registry, &records)
 }

@@ -110,7 +110,7 @@ fn show(w: &mut impl Write) -> core::fmt::Result {
         };
         let c = rule.config();
         let mut armed = 0usize;
-        sites::for_each(index, |_, _| armed += 1);
+        sites::for_each(&registry, index, |_, _| armed += 1);
         writeln!(
             w,
             "rule {id} probability={} interval={} times={} space={} verbose={} pid={} \
@@ -125,7 +125,7 @@ fn show(w: &mut impl Write) -> core::fmt::Result {
             sites::unarmed(index),
         )?;
         let mut result = Ok(());
-        sites::for_each(index, |tag, injected| {
+        sites::for_each(&registry, index, |tag, injected| {
             if result.is_ok() {
                 result = writeln!(w, "site rule={id} injected={injected} {tag}");
             }

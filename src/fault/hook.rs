@@ -51,20 +51,14 @@ fn check(gfp: bindings::gfp_t, ct: &Codetag, size: usize) -> bool {
     // Read inside the read section: a slot unmarked before this read is not reused until the
     // section ends, and one unmarked after it is `DYING` (no rule) until then.
     let value = Field::FAULT.get(ct);
-    let Some(site) = sites::site(value) else {
-        return false;
-    };
     // The slot must still be this tag's: never another site's rule and counts.
-    if !site.is(ct) {
-        return false;
-    }
-    let Some(rule) = site.rule().and_then(|i| RULES.get(i)) else {
+    let Some(rule) = sites::rule_for(value, ct).and_then(|i| RULES.get(i)) else {
         return false;
     };
     if !rule.is_armed() || !rule.should_fail(size) {
         return false;
     }
-    site.count();
+    sites::count(value);
     // As failslab: __GFP_NOWARN asks for no output at all (it may be under a printk lock).
     if gfp & bindings::__GFP_NOWARN == 0 {
         let verbose = rule.verbose();

@@ -215,12 +215,12 @@ fn irq_allocation_charges_fallback(test: &Test) {
         during == base,
         "{base:?} -> {during:?}: charged to the task's tag"
     );
-    // Exactly the one allocation of the interrupt: 96 bytes in kmalloc-96 (or a larger cache
-    // under debugging options), nothing else.
+    // Exactly the one allocation of the interrupt, nothing else: one call, charged its
+    // cache's size (at least the 96 bytes asked for; more where KASAN adds metadata).
     let grew = fallback_during.bytes - fallback_before.bytes;
     kunit_expect!(
         test,
-        fallback_during.calls == fallback_before.calls + 1 && (96..=128).contains(&grew),
+        fallback_during.calls == fallback_before.calls + 1 && grew >= 96,
         "fallback {fallback_before:?} -> {fallback_during:?}"
     );
     if !obj.is_null() {

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The static keys that choose what the allocator hooks do: the profiling key
+//! (`mem_alloc_profiling_key`), and with capture built in the capture key, on while a capture
+//! selection is in force, and the slab-plain key, on while profiling is on and capture off.
+//!
+//! C header: [`include/linux/alloc_tag.h`](srctree/include/linux/alloc_tag.h)
+//!
+//! The keys are defined and flipped in C (src/static_key.c, src/glue_capture.c):
+//! `DEFINE_STATIC_KEY_MAYBE()` and `static_branch_*()` are macros. Every change goes through
+//! here, so that the keys stay in step:
+//!
+//! The slab hooks test the slab-plain key in place of the profiling key and, only when it is
+//! off, the capture key: with nothing selected they execute one static branch, as in 6.12. So
+//! the slab-plain key follows the other two, under one lock. The orders below keep, at every
+//! moment, "profiling on" implying "slab-plain or capture on": a slab allocation is never
+//! skipped by both variants while profiling is on. The sysctl flips the profiling key itself
+//! (`proc_do_static_key()`), then calls [`sync_profiling`]: until then the slab hooks follow the
+//! old value, as a hook already past its branch does when any key flips.
+
+use kernel::bindings;
+
+/// Returns whether the allocator hooks charge tags now.
+pub(crate) fn enabled() -> bool {
+    // SAFETY: Reading the static key has no precondition.
+    unsafe { bindings::alloctag_profiling_enabled() }
+}
+
+/// Flips the profiling key alone; may sleep.
+fn set_profiling_key(enable: bool) {
+    // SAFETY: Called in process context (the sysctl handler, tests) or while the kernel parses
+    // its early parameters, as C's alloc_tag.c flips the key.
+    unsafe { bindings::alloctag_set_profiling(enable) }
+}
+
+/// Turns profiling on or off; may sleep.
+#[cfg(not(CONFIG_ALLOCTAG_CAPTURE))]
+pub(crate) fn set_profiling(enable: bool) {
+    set_profiling_key(enable);
+}
+
+#[cfg(CONFIG_ALLOCTAG_CAPTURE)]
+pub(crate) use capture::{set_capture, set_profiling, sync_profiling};
+
+/// The keys of capture.
+#[cfg(CONFIG_ALLOCTAG_CAPTURE)]
+mod capture {
+    use super::{enabled, set_profiling_key};
+    use crate::rwsem::{RwSem, RwSemStorage};
+    use kernel::bindings;
+
+    extern "C" {
+        /// Defined by `DECLARE_RWSEM()` in src/glue_capture.c.
+        static mut alloctag_keys_lock: RwSemStorage;
+    }
+
+    /// What the keys follow, besides the profiling key.
+    struct Keys {
+        /// Capture is on.
+        capture: bool,
+    }
+
+    // SAFETY: `alloctag_keys_lock` is defined with `DECLARE_RWSEM()` for these keys alone.
+    static KEYS: RwSem<Keys> = unsafe {
+        RwSem::new(
+            (&raw mut alloctag_keys_lock).cast(),
+            Keys { capture: false },
+        )
+    };
+
+    fn set_capture_key(enable: bool) {
+        // SAFETY: Process context, or early boot; the key functions serialize changes.
+        unsafe { bindings::alloctag_set_capture_key(enable) };
+    }
+
+    fn set_slab_plain_key(enable: bool) {
+        // SAFETY: As for `set_capture_key`.
+        unsafe { bindings::alloctag_set_slab_plain_key(enable) };
+    }
+
+    /// Sets the slab-plain key from the profiling key and `keys`.
+    fn sync(keys: &Keys) {
+        set_slab_plain_key(enabled() && !keys.capture);
+    }
+
+    /// Turns profiling on or off; may sleep.
+    pub(crate) fn set_profiling(enable: bool) {
+        let keys = KEYS.write();
+        if !enable {
+            // Off before profiling: the plain variants charge.
+            set_slab_plain_key(false);
+        }
+        set_profiling_key(enable);
+        sync(&keys);
+    }
+
+    /// Follows a change of the profiling key made elsewhere (the sysctl); may sleep.
+    pub(crate) fn sync_profiling() {
+        sync(&KEYS.write());
+    }
+
+    /// Turns capture on or off; may sleep.
+    pub(crate) fn set_capture(enable: bool) {
+        let mut keys = KEYS.write();
+        keys.capture = enable;
+        if enable {
+            // The capture variants first, then the plain ones off.
+            set_capture_key(true);
+            sync(&keys);
+        } else {
+            sync(&keys);
+            set_capture_key(false);
+        }
+    }
+}
