@@ -214,26 +214,30 @@ test_allocinfo_reads_stdin() {
 
 # allocinfo query and top through the kernel's ioctl, as the README says they
 # read /proc/allocinfo (the host tests have only fakes of it): "auto" takes
-# the ioctl here, -v says so, and the output is what the text gives.
-# alloctag_test's tags hold still (only its init allocates there), so the
-# outputs compare byte for byte.
+# the ioctl here, -v says so, and the output is what the text gives, with
+# names cut to their last 63 characters as the ioctl returns them (ioctl_norm,
+# tests/guest/ioctl.sh); --via text gives the text's lines byte for byte.
+# alloctag_errpath's tags hold still while it is loaded (only its init
+# allocates there), so the outputs compare exactly.
 test_allocinfo_query_and_top_through_the_ioctl() {
 	_ai_precheck || return 1
 	d=$(_ai_tmpdir)
-	insmod /lib/modules/alloctag_test.ko || { _ai_fail "insmod alloctag_test failed"; return 1; }
-	trap 'rmmod alloctag_test 2>/dev/null || true' EXIT
-	grep ' \[alloctag_test\] ' /proc/allocinfo >"$d/text"
+	insmod /lib/modules/alloctag_errpath.ko || { _ai_fail "insmod alloctag_errpath failed"; return 1; }
+	trap 'rmmod alloctag_errpath 2>/dev/null || true' EXIT
+	grep ' \[alloctag_errpath\] ' /proc/allocinfo >"$d/text"
 	n=$(wc -l <"$d/text")
-	[ "$n" -ge 3 ] || { _ai_fail "$n alloctag_test tags in the text"; return 1; }
-	"$ALLOCINFO" query -v --module alloctag_test >"$d/auto" 2>"$d/auto.err" ||
+	[ "$n" -ge 2 ] || { _ai_fail "$n alloctag_errpath tags in the text"; return 1; }
+	"$ALLOCINFO" query -v --module alloctag_errpath >"$d/auto" 2>"$d/auto.err" ||
 		{ _ai_fail "query exited $?: $(cat "$d/auto.err")"; return 1; }
 	grep -qx "allocinfo: query: via ioctl on /proc/allocinfo: $n matching tags" "$d/auto.err" ||
 		{ _ai_fail "query -v said: $(cat "$d/auto.err")"; return 1; }
-	cmp "$d/text" "$d/auto" || { _ai_fail "query by ioctl differs from the text"; diff "$d/text" "$d/auto"; return 1; }
-	"$ALLOCINFO" query --via ioctl --module alloctag_test >"$d/ioctl" ||
+	ioctl_norm <"$d/text" >"$d/text.n"
+	ioctl_norm <"$d/auto" >"$d/auto.n"
+	cmp "$d/text.n" "$d/auto.n" || { _ai_fail "query by ioctl differs from the text"; diff "$d/text.n" "$d/auto.n"; return 1; }
+	"$ALLOCINFO" query --via ioctl --module alloctag_errpath >"$d/ioctl" ||
 		{ _ai_fail "query --via ioctl exited $?"; return 1; }
-	cmp "$d/text" "$d/ioctl" || { _ai_fail "query --via ioctl differs from the text"; return 1; }
-	"$ALLOCINFO" query --via text --module alloctag_test >"$d/viatext" ||
+	cmp "$d/auto" "$d/ioctl" || { _ai_fail "query --via ioctl differs from auto"; return 1; }
+	"$ALLOCINFO" query --via text --module alloctag_errpath >"$d/viatext" ||
 		{ _ai_fail "query --via text exited $?"; return 1; }
 	cmp "$d/text" "$d/viatext" || { _ai_fail "query --via text differs from the text"; return 1; }
 	# A filter that matches nothing, through the ioctl: no line, exit 0.
@@ -243,15 +247,19 @@ test_allocinfo_query_and_top_through_the_ioctl() {
 	grep -q "via ioctl on /proc/allocinfo: 0 matching tags" "$d/none.err" ||
 		{ _ai_fail "empty query -v said: $(cat "$d/none.err")"; return 1; }
 	# top: the same table through the ioctl as through the text.
-	"$ALLOCINFO" top -v --via ioctl -n 0 --exact --module alloctag_test >"$d/top-ioctl" 2>"$d/top.err" ||
+	"$ALLOCINFO" top -v --via ioctl -n 0 --exact --module alloctag_errpath >"$d/top-ioctl" 2>"$d/top.err" ||
 		{ _ai_fail "top --via ioctl exited $?: $(cat "$d/top.err")"; return 1; }
 	grep -q '^allocinfo: top: via ioctl on /proc/allocinfo: ' "$d/top.err" ||
 		{ _ai_fail "top -v said: $(cat "$d/top.err")"; return 1; }
-	"$ALLOCINFO" top --via text -n 0 --exact --module alloctag_test >"$d/top-text" ||
+	"$ALLOCINFO" top --via text -n 0 --exact --module alloctag_errpath >"$d/top-text" ||
 		{ _ai_fail "top --via text exited $?"; return 1; }
-	cmp "$d/top-text" "$d/top-ioctl" ||
-		{ _ai_fail "top through the ioctl differs from the text"; diff "$d/top-text" "$d/top-ioctl"; return 1; }
-	[ "$(grep -c 'alloctag_test' "$d/top-ioctl")" -ge 3 ] || { _ai_fail "top lists no alloctag_test site"; return 1; }
-	rmmod alloctag_test
+	# The summary line counts every tag read, which differ (the ioctl's
+	# walk and the text's read are two reads of a busy kernel): the rows.
+	tail -n +2 "$d/top-text" >"$d/top-text.rows"
+	tail -n +2 "$d/top-ioctl" >"$d/top-ioctl.rows"
+	cmp "$d/top-text.rows" "$d/top-ioctl.rows" ||
+		{ _ai_fail "top through the ioctl differs from the text"; diff "$d/top-text.rows" "$d/top-ioctl.rows"; return 1; }
+	[ "$(grep -c '\[alloctag_errpath\]' "$d/top-ioctl")" = "$n" ] || { _ai_fail "top lists not the $n alloctag_errpath sites"; return 1; }
+	rmmod alloctag_errpath
 	rm -rf "$d"
 }
