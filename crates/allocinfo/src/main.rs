@@ -140,7 +140,7 @@ fn run(cli: Cli) -> Result<()> {
                 .profile
                 .tags
                 .iter()
-                .filter(|t| filter.matches(t))
+                .filter(|t| filter.matches(t) && filter.min_bytes.is_none_or(|min| t.bytes >= min))
                 .collect();
             let title = a.title.clone().unwrap_or_else(|| {
                 format!(
