@@ -446,9 +446,10 @@ pub struct FailAddArgs {
     /// Let this many bytes through before the first failure, e.g. 4096, 64K [kernel default: 0].
     #[arg(long, value_name = "SIZE", allow_negative_numbers = true, value_parser = space_knob)]
     pub space: Option<i64>,
-    /// 0: silent, 1: a log line per failure, 2: also a stack dump [kernel default: 1].
-    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = verbose_knob)]
-    pub verbose: Option<i64>,
+    /// What the kernel logs per injected failure (its fault-injection
+    /// `verbose` knob): 0 nothing, 1 a line, 2 also a stack dump [kernel default: 1].
+    #[arg(long = "fault-verbosity", value_name = "N", allow_negative_numbers = true, value_parser = verbose_knob)]
+    pub fault_verbosity: Option<i64>,
     /// Fail only in this process (thread group); 0: any [kernel default: 0].
     #[arg(long, value_name = "PID", allow_negative_numbers = true, value_parser = pid_knob)]
     pub pid: Option<i64>,
@@ -462,7 +463,7 @@ impl FailAddArgs {
             ("interval", self.interval),
             ("times", self.times),
             ("space", self.space),
-            ("verbose", self.verbose),
+            ("verbose", self.fault_verbosity),
             ("pid", self.pid),
         ]
         .into_iter()
@@ -508,7 +509,7 @@ fn space_knob(s: &str) -> Result<i64, String> {
 }
 
 fn verbose_knob(s: &str) -> Result<i64, String> {
-    knob(s, "verbose", 0..=2, "0, 1 or 2")
+    knob(s, "fault verbosity", 0..=2, "0, 1 or 2")
 }
 
 fn pid_knob(s: &str) -> Result<i64, String> {

@@ -3,7 +3,7 @@
 
 use super::{Command, Object};
 use crate::cli::{CaptureArgs, CaptureCmd, LiveArgs, LiveBy};
-use crate::debugfs::Control;
+use crate::debugfs::{Control, Trust};
 use anyhow::{Context, Result, anyhow};
 use std::io::{self, Write};
 
@@ -11,21 +11,26 @@ use std::io::{self, Write};
 pub const DEFAULT_DIR: &str = "/sys/kernel/debug/alloctag";
 
 pub fn run(args: CaptureArgs) -> Result<()> {
+    run_in(args, Trust::Debugfs, &mut io::stdout().lock())
+}
+
+fn run_in(args: CaptureArgs, trust: Trust, out: &mut dyn Write) -> Result<()> {
     let path = args.dir.join("capture");
-    let mut out = io::stdout().lock();
     match args.command {
         CaptureCmd::Add(a) => {
             CONTROL
-                .send(&path, &Command::Add(a.selectors))
+                .send(&path, &Command::Add(a.selectors), trust)
                 .context("capture add")?;
             writeln!(out, "capture on; see allocinfo capture list")?;
         }
         CaptureCmd::Remove(a) => {
             let command = a.id.map_or(Command::Clear, Command::Remove);
-            CONTROL.send(&path, &command).context("capture remove")?;
+            CONTROL
+                .send(&path, &command, trust)
+                .context("capture remove")?;
         }
         CaptureCmd::Limit(a) => CONTROL
-            .send(&path, &Command::Limit(a.records))
+            .send(&path, &Command::Limit(a.records), trust)
             .context("capture limit")?,
         CaptureCmd::List => {
             out.write_all(CONTROL.read(&path).context("capture list")?.as_bytes())?
@@ -45,10 +50,11 @@ pub fn live(args: LiveArgs) -> Result<()> {
         .filter(|o| args.older_than.is_none_or(|min| o.age_ns >= min))
         .collect();
     let (view, groups) = match args.by {
-        LiveBy::Object => ("objects", Vec::new()),
+        LiveBy::Object => ("objects", Ok(Vec::new())),
         LiveBy::Stack => ("stacks", super::by_stack(&objects)),
         LiveBy::Process => ("processes", super::by_process(&objects)),
     };
+    let groups = groups.map_err(|e| anyhow!("{}: {e}", path.display()))?;
     let mut out = io::BufWriter::new(io::stdout().lock());
     if args.json {
         let value = super::json(view, &objects, &groups, &live.untracked);
@@ -67,6 +73,7 @@ pub fn live(args: LiveArgs) -> Result<()> {
 
 /// The capture control file.
 const CONTROL: Control = Control {
+    name: "capture",
     config: "CONFIG_ALLOCTAG_CAPTURE",
     reasons: &[
         (
@@ -88,6 +95,43 @@ const CONTROL: Control = Control {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::{Cli, Cmd};
+    use clap::Parser;
+    use std::path::{Path, PathBuf};
+
+    /// A directory standing in for debugfs's, with an empty `capture`.
+    fn dir(name: &str) -> PathBuf {
+        let d =
+            std::env::temp_dir().join(format!("alloctag-capture-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("capture"), "").unwrap();
+        d
+    }
+
+    /// Runs `allocinfo capture --dir DIR ARGS` with `dir` trusted, and
+    /// returns what it wrote to the control file.
+    fn capture(dir: &Path, args: &[&str]) -> String {
+        std::fs::write(dir.join("capture"), "").unwrap();
+        let mut argv = vec!["allocinfo", "capture", "--dir", dir.to_str().unwrap()];
+        argv.extend_from_slice(args);
+        let Cmd::Capture(a) = Cli::try_parse_from(argv).unwrap().command else {
+            unreachable!()
+        };
+        run_in(a, Trust::AnyFile, &mut Vec::new()).unwrap();
+        std::fs::read_to_string(dir.join("capture")).unwrap()
+    }
+
+    #[test]
+    fn commands_write_one_line_each() {
+        let d = dir("commands");
+        assert_eq!(
+            capture(&d, &["add", "module:alloctag_test", "func:hold_object"]),
+            "add module:alloctag_test func:hold_object\n"
+        );
+        assert_eq!(capture(&d, &["limit", "64"]), "limit 64\n");
+        assert_eq!(capture(&d, &["remove", "--all"]), "clear\n");
+        assert_eq!(capture(&d, &["remove", "3"]), "remove 3\n");
+    }
 
     #[test]
     fn errno_messages() {

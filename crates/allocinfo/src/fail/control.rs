@@ -2,7 +2,7 @@
 
 use super::{Command, OtherLines};
 use crate::cli::{FailArgs, FailCmd, ListFormat};
-use crate::debugfs::Control;
+use crate::debugfs::{Control, Trust};
 use anyhow::{Context, Result, anyhow};
 use std::io::{self, Write};
 
@@ -10,12 +10,15 @@ use std::io::{self, Write};
 pub const DEFAULT: &str = "/sys/kernel/debug/alloctag/fail";
 
 pub fn run(args: FailArgs) -> Result<()> {
+    run_in(args, Trust::Debugfs, &mut io::stdout().lock())
+}
+
+fn run_in(args: FailArgs, trust: Trust, out: &mut dyn Write) -> Result<()> {
     let path = args.control.as_path();
-    let mut out = io::stdout().lock();
     match args.command {
         FailCmd::Add(a) => {
             let command = Command::Add(a.selectors.clone(), a.knobs());
-            CONTROL.send(path, &command).context("fail add")?;
+            CONTROL.send(path, &command, trust).context("fail add")?;
             // A plain file given as --control holds the command just written:
             // skip such lines, and a listing that cannot be read is no error.
             let rules = CONTROL
@@ -30,7 +33,7 @@ pub fn run(args: FailArgs) -> Result<()> {
                 Some(id) => (Command::Remove(id), format!("removed rule {id}")),
                 None => (Command::Clear, "removed all rules".to_owned()),
             };
-            CONTROL.send(path, &command).context("fail remove")?;
+            CONTROL.send(path, &command, trust).context("fail remove")?;
             writeln!(out, "{done}")?;
         }
         FailCmd::List(a) => {
@@ -49,6 +52,7 @@ pub fn run(args: FailArgs) -> Result<()> {
 
 /// The fault-injection control file.
 const CONTROL: Control = Control {
+    name: "fail",
     config: "CONFIG_ALLOCTAG_FAULT_INJECTION",
     reasons: &[
         (
@@ -69,6 +73,112 @@ const CONTROL: Control = Control {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::{Cli, Cmd};
+    use clap::Parser;
+    use std::path::{Path, PathBuf};
+
+    const LISTING: &str = "\
+rule 1 probability=100 interval=1 times=-1 space=0 verbose=1 pid=0 injected=2 sites=1 unarmed=0 select=module:m func:f
+site rule=1 injected=2 lib/m.c:42 [m] func:f
+rule 4 probability=100 interval=1 times=-1 space=0 verbose=1 pid=0 injected=0 sites=0 unarmed=0 select=func:kernel::alloc::f
+";
+
+    /// A plain file standing in for the control file, holding `text`.
+    fn control(name: &str, text: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("alloctag-fail-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// Runs `allocinfo fail --control FILE ARGS` with `file` trusted.
+    fn fail(file: &Path, args: &[&str]) -> Result<String> {
+        let mut argv = vec!["allocinfo", "fail", "--control", file.to_str().unwrap()];
+        argv.extend_from_slice(args);
+        let Cmd::Fail(a) = Cli::try_parse_from(argv).unwrap().command else {
+            unreachable!()
+        };
+        let mut out = Vec::new();
+        run_in(a, Trust::AnyFile, &mut out)?;
+        Ok(String::from_utf8(out).unwrap())
+    }
+
+    #[test]
+    fn add_writes_one_command_line() {
+        let file = control("add", "");
+        let args = [
+            "add",
+            "module:foo",
+            "lib/m.c:042",
+            "--probability",
+            "50",
+            "--interval",
+            "2",
+            "--times",
+            "-1",
+            "--space",
+            "64K",
+            "--fault-verbosity",
+            "0",
+            "--pid",
+            "1",
+        ];
+        assert_eq!(
+            fail(&file, &args).unwrap(),
+            "armed: module:foo lib/m.c:42 (rule id not shown by the kernel)\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            "add module:foo lib/m.c:42 probability=50 interval=2 times=-1 space=65536 verbose=0 pid=1\n"
+        );
+        let file = control("add-defaults", "");
+        fail(&file, &["add", "func:kernel::alloc::f"]).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            "add func:kernel::alloc::f\n"
+        );
+    }
+
+    #[test]
+    fn add_reports_the_rule_the_kernel_lists() {
+        // The command overwrites the start of the file: padding keeps the
+        // listing after it intact.
+        let file = control("add-listed", &format!("{}\n{LISTING}", "#".repeat(64)));
+        assert_eq!(
+            fail(&file, &["add", "module:m", "func:f"]).unwrap(),
+            "armed rule 1: module:m func:f (1 site)\n"
+        );
+        assert_eq!(
+            fail(&file, &["add", "func:kernel::alloc::f"]).unwrap(),
+            "armed rule 4: func:kernel::alloc::f (no call site matches yet)\n"
+        );
+    }
+
+    #[test]
+    fn remove_one_or_all() {
+        let file = control("remove", "");
+        assert_eq!(fail(&file, &["remove", "32"]).unwrap(), "removed rule 32\n");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "remove 32\n");
+        let file = control("remove-all", "");
+        assert_eq!(
+            fail(&file, &["remove", "--all"]).unwrap(),
+            "removed all rules\n"
+        );
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "clear\n");
+    }
+
+    /// Where the file is trusted, errno is the kernel's answer: /dev/full
+    /// fails every write with ENOSPC, as a full rule table does.
+    #[test]
+    fn kernel_refusals() {
+        let err = fail(&PathBuf::from("/dev/full"), &["add", "func:f"]).unwrap_err();
+        assert_eq!(
+            format!("{err:#}"),
+            "fail add: the kernel refused 'add func:f': No space left on device \
+             (all 32 rules are in use; remove one first)"
+        );
+    }
 
     #[test]
     fn errno_messages() {
