@@ -197,6 +197,9 @@ pub fn load_profile(input: &Path, args: &ViaArgs) -> Result<(Loaded, Taken)> {
                 .and_then(|mut f| profile_by_ioctl(&mut f, input, args.via));
             match r {
                 Ok(Ok((profile, attempts))) => {
+                    profile
+                        .check_sums()
+                        .map_err(|e| anyhow!("{}: {e}", input.display()))?;
                     let loaded = Loaded {
                         path: input.display().to_string(),
                         profile,
