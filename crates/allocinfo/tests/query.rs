@@ -176,30 +176,6 @@ fn query_usage_errors() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-/// Without /proc/allocinfo (a host without allocation profiling), `auto`
-/// cannot open it for the ioctl and reads the text, which says why it fails.
-#[test]
-fn query_without_proc_allocinfo() {
-    if Path::new("/proc/allocinfo").exists() {
-        eprintln!("skipped: this host has /proc/allocinfo");
-        return;
-    }
-    let out = run(&["query", "-v"]);
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert!(
-        err.contains("reading /proc/allocinfo: No such file or directory"),
-        "{err}"
-    );
-    let out = run(&["query", "--via", "ioctl"]);
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(
-        err,
-        "allocinfo: error: opening /proc/allocinfo: No such file or directory (os error 2)\n"
-    );
-}
-
 #[test]
 fn top_verbose_says_which_path() {
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../allocinfo-format/tests/data");
