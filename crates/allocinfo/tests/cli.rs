@@ -439,28 +439,25 @@ fn watch_full_screen_keys_and_terminal_restore() {
         .spawn()
         .expect("script(1) from util-linux");
     let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut all = Vec::new();
-        let _ = stdout.read_to_end(&mut all);
-        String::from_utf8_lossy(&all).into_owned()
-    });
-    std::thread::sleep(Duration::from_millis(800));
+    let screen = Screen::read(child.stdout.take().unwrap());
+    // Each key is sent once the frame it acts on is on the screen: events,
+    // not sleeps, order the exchange; the deadline only catches a hang.
+    screen.wait_for("sorted by bytes");
     stdin.write_all(b"s").unwrap();
     stdin.flush().unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+    screen.wait_for("sorted by calls");
     stdin.write_all(b"q").unwrap();
     stdin.flush().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + Duration::from_secs(60);
     let status = loop {
         if let Some(s) = child.try_wait().unwrap() {
             break s;
         }
         assert!(Instant::now() < deadline, "watch did not quit on q");
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(20));
     };
     drop(stdin);
-    let screen = reader.join().unwrap();
+    let screen = screen.finish();
     assert!(status.success(), "{status:?}\n{screen}");
     assert!(
         screen.contains("\x1b[?1049h"),
@@ -523,4 +520,60 @@ fn treemap_writes_svg() {
         to_stdout.matches("<rect").count(),
         text.matches("<rect").count()
     );
+}
+
+/// What a child wrote to its terminal so far, read on a thread.
+struct Screen {
+    text: std::sync::Arc<(std::sync::Mutex<(String, bool)>, std::sync::Condvar)>,
+    reader: std::thread::JoinHandle<()>,
+}
+
+impl Screen {
+    fn read(mut from: impl Read + Send + 'static) -> Screen {
+        let text = std::sync::Arc::new((
+            std::sync::Mutex::new((String::new(), false)),
+            std::sync::Condvar::new(),
+        ));
+        let shared = text.clone();
+        let reader = std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            loop {
+                let n = from.read(&mut buf).unwrap_or(0);
+                let (lock, cond) = &*shared;
+                let mut t = lock.lock().unwrap();
+                if n == 0 {
+                    t.1 = true;
+                    cond.notify_all();
+                    return;
+                }
+                t.0.push_str(&String::from_utf8_lossy(&buf[..n]));
+                cond.notify_all();
+            }
+        });
+        Screen { text, reader }
+    }
+
+    /// Waits until `needle` has been written; fails after a generous
+    /// deadline or when the output ends without it.
+    fn wait_for(&self, needle: &str) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let (lock, cond) = &*self.text;
+        let mut t = lock.lock().unwrap();
+        while !t.0.contains(needle) {
+            let now = Instant::now();
+            assert!(
+                now < deadline && !t.1,
+                "{needle:?} never appeared on the screen:\n{}",
+                t.0
+            );
+            t = cond.wait_timeout(t, deadline - now).unwrap().0;
+        }
+    }
+
+    /// Everything written, once the writer closed the terminal.
+    fn finish(self) -> String {
+        self.reader.join().unwrap();
+        let (lock, _) = &*self.text;
+        std::mem::take(&mut lock.lock().unwrap().0)
+    }
 }
