@@ -148,12 +148,15 @@ fn filters_select_module_file_function_and_size() {
         .top(&p)
     };
     let r = run(Filter {
-        modules: vec!["virtio_net".into(), "xfs".into()],
+        modules: vec![
+            Filter::pattern("virtio_net").unwrap(),
+            Filter::pattern("xfs").unwrap(),
+        ],
         ..Filter::default()
     });
     assert_eq!(r.rows.len(), 6);
     let r = run(Filter {
-        modules: vec!["vmlinux".into()],
+        modules: vec![Filter::pattern("vmlinux").unwrap()],
         ..Filter::default()
     });
     assert!(r.rows.iter().all(|r| r.key.module().is_none()));
@@ -190,6 +193,43 @@ fn filters_select_module_file_function_and_size() {
     assert_eq!(r.rows.len(), 5);
     assert_eq!(r.total, p.totals(), "totals are of the whole profile");
     assert!(Filter::pattern("[").is_err());
+}
+
+/// The one rule: exact names or globs; files also by a path suffix that
+/// starts after a `/`.
+#[test]
+fn one_rule_for_names() {
+    let p = |s: &str| Filter::pattern(s).unwrap();
+    assert!(p("mm/slub.c").matches_path("mm/slub.c"));
+    assert!(p("slub.c").matches_path("mm/slub.c"));
+    assert!(p("/slub.c").matches_path("mm/slub.c"));
+    assert!(
+        !p("ub.c").matches_path("mm/slub.c"),
+        "suffixes start after a /"
+    );
+    assert!(!p("mm/").matches_path("mm/slub.c"));
+    assert!(p("mm/*").matches_path("mm/kasan/init.c"), "* crosses /");
+    assert!(p("alloc_slab_page").matches("alloc_slab_page"));
+    assert!(!p("alloc_slab").matches("alloc_slab_page"), "no prefixes");
+    assert!(p("alloc_slab*").matches("alloc_slab_page"));
+    let f = Filter {
+        modules: vec![p("xfs"), p("nope*")],
+        files: vec![p("slub.c"), p("nothing.c")],
+        functions: vec![p("*kernfs*"), p("no_such_fn")],
+        min_bytes: None,
+    };
+    let tags = golden("linux-6.12.txt").tags;
+    assert_eq!(
+        f.unmatched(&tags),
+        vec![
+            ("module", "nope*"),
+            ("file", "nothing.c"),
+            ("function", "no_such_fn")
+        ]
+    );
+    let err = Filter::pattern("[").unwrap_err();
+    let chain = std::iter::successors(Some(&err as &dyn std::error::Error), |e| e.source()).count();
+    assert_eq!(chain, 1, "the glob's error is said once: {err}");
 }
 
 #[test]
