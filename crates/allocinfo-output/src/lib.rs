@@ -87,7 +87,7 @@ pub fn write(
             }
             Ok(())
         }
-        Format::Json => json::write(out, report, meta),
+        Format::Json => json::write(out, report, meta, table.pretty),
         Format::Csv => csv_out::write(out, report),
         Format::Prometheus => prometheus::write(out, report, meta),
     }

@@ -17,6 +17,8 @@ pub struct TableOptions {
     /// Leave the "-n 0 shows all" hint out of the footer (when the number
     /// of rows is not up to `-n`, as in full-screen `watch`).
     pub no_limit_hint: bool,
+    /// JSON only: indent it (`--pretty`) instead of one document per line.
+    pub pretty: bool,
 }
 
 fn plural(n: usize, one: &str) -> String {
