@@ -63,6 +63,12 @@ pub fn selector(word: &str) -> Result<String, String> {
     if !word.bytes().all(|c| c.is_ascii_graphic()) {
         return bad("expected ASCII");
     }
+    if allocinfo_report::NamePattern::is_glob(word) {
+        return bad(
+            "the kernel matches selectors itself, exactly (files also by path suffix): \
+             no globs; list the matching names with allocinfo top --function/--path first",
+        );
+    }
     if let Some(name) = word.strip_prefix("func:") {
         return match name {
             "" => bad("expected func:NAME"),

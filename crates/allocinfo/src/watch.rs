@@ -63,7 +63,7 @@ impl Watcher {
     }
 
     fn advance(&mut self) -> Result<()> {
-        let next = input::load(&self.args.input.file)?;
+        let next = input::load(&self.args.input.path())?;
         self.prev = Some(std::mem::replace(&mut self.cur, next));
         self.frame += 1;
         Ok(())
@@ -75,8 +75,10 @@ impl Watcher {
 }
 
 pub fn run(args: WatchArgs) -> Result<()> {
-    if args.input.file.as_os_str() == "-" {
-        bail!("watch re-reads its input every interval: give a file, not standard input");
+    if args.input.path().as_os_str() == "-" {
+        return Err(crate::usage(
+            "watch re-reads its input every interval: give a file, not standard input",
+        ));
     }
     if args.count == Some(0) {
         return Ok(());
@@ -88,7 +90,7 @@ pub fn run(args: WatchArgs) -> Result<()> {
     }
     let sort = args.view.sort_key(SortKey::Bytes);
     let interval = Duration::from_secs_f64(args.interval);
-    let cur = input::load(&args.input.file)?;
+    let cur = input::load(&args.input.path())?;
     let mut w = Watcher {
         args,
         format,
@@ -118,6 +120,7 @@ fn run_plain(w: &mut Watcher) -> Result<()> {
         let table = TableOptions {
             title: Some(w.title(false)),
             exact: w.args.view.exact,
+            pretty: w.args.output.pretty,
             ..TableOptions::default()
         };
         if w.frame > 1 && w.format == Format::Table {
@@ -195,6 +198,7 @@ fn draw(w: &Watcher) -> Result<()> {
         exact: w.args.view.exact,
         width: Some(cols),
         no_limit_hint: true,
+        pretty: false,
     };
     let lines = allocinfo_output::table::render(&report, &w.meta(), &opts);
     let mut out = io::stdout().lock();

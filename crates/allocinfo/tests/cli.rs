@@ -208,14 +208,27 @@ fn errors_and_usage() {
         err.contains("possible values: site, module, dir, file, function"),
         "{err}"
     );
-    let err = fails(&["top", "-f", "linux-6.12.txt", "--sort", "delta-bytes"], 1);
+    // Usage errors found after parsing are usage errors too: status 2 and
+    // the subcommand's usage.
+    let err = fails(&["top", "-f", "linux-6.12.txt", "--sort", "delta-bytes"], 2);
     assert!(err.contains("needs two profiles"), "{err}");
-    let err = fails(&["top", "-f", "linux-6.12.txt", "--path", "[x"], 1);
-    assert!(err.contains("invalid pattern \"[x\""), "{err}");
-    let err = fails(&["diff", "-", "-"], 1);
+    assert!(
+        err.contains("Usage: allocinfo top [OPTIONS] [FILE]"),
+        "{err}"
+    );
+    let err = fails(&["top", "-f", "linux-6.12.txt", "--path", "[x"], 2);
+    assert_eq!(err.matches("invalid pattern \"[x\"").count(), 1, "{err}");
+    assert_eq!(
+        err.matches("invalid range pattern").count(),
+        1,
+        "said once: {err}"
+    );
+    let err = fails(&["diff", "-", "-"], 2);
     assert!(err.contains("only one of OLD and NEW"), "{err}");
-    let err = fails(&["watch", "-f", "-", "--plain"], 1);
+    assert!(err.contains("Usage: allocinfo diff"), "{err}");
+    let err = fails(&["watch", "-f", "-", "--plain"], 2);
     assert!(err.contains("not standard input"), "{err}");
+    assert!(err.contains("Usage: allocinfo watch"), "{err}");
     let err = fails(&["watch", "-f", "linux-6.12.txt", "--interval", "0"], 2);
     assert!(err.contains("invalid interval"), "{err}");
     assert!(ok(&["--help"]).contains("treemap"));

@@ -62,7 +62,19 @@ ID  PROB  INTERVAL  TIMES  INJECTED  SITES  SELECTION
  4  100%         1     -1         0      0  func:kernel::alloc::f
 "
     );
-    let json = ok(&file, &["list", "--format", "json"]);
+    let json = ok(&file, &["list", "--json"]);
+    assert_eq!(json.lines().count(), 1, "one document per line");
+    assert_eq!(
+        ok(&file, &["list", "--format", "json"]),
+        json,
+        "the old spelling"
+    );
+    let pretty = ok(&file, &["list", "--json", "--pretty"]);
+    assert!(pretty.lines().count() > 10);
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&pretty).unwrap(),
+        serde_json::from_str::<serde_json::Value>(&json).unwrap()
+    );
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let rules = v.as_array().unwrap();
     assert_eq!(rules.len(), 3);
@@ -80,7 +92,7 @@ ID  PROB  INTERVAL  TIMES  INJECTED  SITES  SELECTION
     assert_eq!(rules[2]["sites"], serde_json::json!([]));
     let empty = control("list-empty", "");
     assert_eq!(ok(&empty, &["list"]), "no rules armed\n");
-    assert_eq!(ok(&empty, &["list", "--format", "json"]), "[]\n");
+    assert_eq!(ok(&empty, &["list", "--json"]), "[]\n");
 }
 
 #[test]
@@ -131,7 +143,16 @@ fn bad_values_are_refused_and_nothing_is_written() {
         (&["add"], "required arguments were not provided"),
         (&["remove", "0"], "invalid rule id \"0\": expected 1 to 32"),
         (&["remove", "33"], "invalid rule id \"33\""),
-        (&["remove"], "<ID|--all>"),
+        (&["remove"], "<ID|SELECTOR|--all>"),
+        (
+            &["remove", "1", "func:f"],
+            "give one id, or selectors, not both",
+        ),
+        (&["remove", "func:f*"], "no globs"),
+        (
+            &["add", "func:kmalloc*"],
+            "the kernel matches selectors itself",
+        ),
         (&["remove", "1", "--all"], "cannot be used with"),
         (&["list", "--format", "xml"], "possible values: table, json"),
     ];

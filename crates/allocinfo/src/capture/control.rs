@@ -2,9 +2,10 @@
 //! file, and the live objects read from the `live` report.
 
 use super::{Command, Object};
-use crate::cli::{CaptureArgs, CaptureCmd, LiveArgs, LiveBy};
+use crate::cli::{CaptureArgs, CaptureCmd, LiveArgs, LiveBy, Target};
 use crate::debugfs::{Control, Trust};
-use anyhow::{Context, Result, anyhow};
+use crate::usage;
+use anyhow::{Context, Result, anyhow, bail};
 use std::io::{self, Write};
 
 /// Where debugfs has the capture files.
@@ -24,7 +25,21 @@ fn run_in(args: CaptureArgs, trust: Trust, out: &mut dyn Write) -> Result<()> {
             writeln!(out, "capture on; see allocinfo capture list")?;
         }
         CaptureCmd::Remove(a) => {
-            let command = a.id.map_or(Command::Clear, Command::Remove);
+            let command = match a.target().map_err(usage)? {
+                Target::Id(id) => Command::Remove(id),
+                Target::All => Command::Clear,
+                Target::Selection(selectors) => {
+                    let text = CONTROL.read(&path).context("capture remove")?;
+                    let selection = selectors.join(" ");
+                    match selection_id(&text, &selection) {
+                        Some(id) => Command::Remove(id),
+                        None => bail!(
+                            "capture remove: no selection is exactly '{selection}' \
+                             (see allocinfo capture list)"
+                        ),
+                    }
+                }
+            };
             CONTROL
                 .send(&path, &command, trust)
                 .context("capture remove")?;
@@ -58,7 +73,11 @@ pub fn live(args: LiveArgs) -> Result<()> {
     let mut out = io::BufWriter::new(io::stdout().lock());
     if args.json {
         let value = super::json(view, &objects, &groups, &live.untracked);
-        writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
+        if args.pretty {
+            writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
+        } else {
+            writeln!(out, "{value}")?;
+        }
     } else {
         let text = match args.by {
             LiveBy::Object => super::objects_table(&objects, &live.untracked),
@@ -69,6 +88,17 @@ pub fn live(args: LiveArgs) -> Result<()> {
     }
     out.flush()?;
     Ok(())
+}
+
+/// The id of the selection `selection` in the capture file's listing
+/// (`selection ID sites=N unmarked=N select=SELECTORS`).
+fn selection_id(listing: &str, selection: &str) -> Option<u32> {
+    listing.lines().find_map(|line| {
+        let rest = line.strip_prefix("selection ")?;
+        let (id, rest) = rest.split_once(' ')?;
+        let (_, select) = rest.split_once("select=")?;
+        (select.trim_end() == selection).then(|| id.parse().ok())?
+    })
 }
 
 /// The capture control file.
@@ -131,6 +161,56 @@ mod tests {
         assert_eq!(capture(&d, &["limit", "64"]), "limit 64\n");
         assert_eq!(capture(&d, &["remove", "--all"]), "clear\n");
         assert_eq!(capture(&d, &["remove", "3"]), "remove 3\n");
+    }
+
+    #[test]
+    fn remove_by_selection() {
+        let d = dir("remove-selection");
+        let listing = "pool records=3 limit=4096\n\
+            selection 1 sites=1 unmarked=0 select=module:a func:f\n\
+            site selection=1 live=5 live_bytes=2560 untracked=0 untracked_bytes=0 a.c:1 [a] func:f\n\
+            selection 3 sites=0 unmarked=0 select=mm/slub.c\n";
+        assert_eq!(selection_id(listing, "mm/slub.c"), Some(3));
+        assert_eq!(selection_id(listing, "module:a func:f"), Some(1));
+        assert_eq!(selection_id(listing, "module:a"), None);
+        // The command overwrites the start of the file: padding keeps the
+        // listing after it.
+        let path = d.join("capture");
+        std::fs::write(&path, format!("{}\n{listing}", "#".repeat(20))).unwrap();
+        let argv = [
+            "allocinfo",
+            "capture",
+            "--dir",
+            d.to_str().unwrap(),
+            "remove",
+            "mm/slub.c",
+        ];
+        let Cmd::Capture(a) = Cli::try_parse_from(argv).unwrap().command else {
+            unreachable!()
+        };
+        run_in(a, Trust::AnyFile, &mut Vec::new()).unwrap();
+        assert!(
+            std::fs::read_to_string(&path)
+                .unwrap()
+                .starts_with("remove 3\n")
+        );
+        let argv = [
+            "allocinfo",
+            "capture",
+            "--dir",
+            d.to_str().unwrap(),
+            "remove",
+            "func:nope",
+        ];
+        let Cmd::Capture(a) = Cli::try_parse_from(argv).unwrap().command else {
+            unreachable!()
+        };
+        let err = run_in(a, Trust::AnyFile, &mut Vec::new()).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("no selection is exactly 'func:nope'"),
+            "{err}"
+        );
     }
 
     #[test]

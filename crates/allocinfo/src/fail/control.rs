@@ -1,9 +1,10 @@
 //! `allocinfo fail`: commands to the control file and its listing.
 
 use super::{Command, OtherLines};
-use crate::cli::{FailArgs, FailCmd, ListFormat};
+use crate::cli::{FailArgs, FailCmd, Target};
 use crate::debugfs::{Control, Trust};
-use anyhow::{Context, Result, anyhow};
+use crate::usage;
+use anyhow::{Context, Result, anyhow, bail};
 use std::io::{self, Write};
 
 /// Where debugfs has the control file.
@@ -29,9 +30,24 @@ fn run_in(args: FailArgs, trust: Trust, out: &mut dyn Write) -> Result<()> {
             writeln!(out, "{}", super::armed(rule, &a.selectors))?;
         }
         FailCmd::Remove(a) => {
-            let (command, done) = match a.id {
-                Some(id) => (Command::Remove(id), format!("removed rule {id}")),
-                None => (Command::Clear, "removed all rules".to_owned()),
+            let target = a.target().map_err(usage)?;
+            let (command, done) = match target {
+                Target::Id(id) => (Command::Remove(id), format!("removed rule {id}")),
+                Target::All => (Command::Clear, "removed all rules".to_owned()),
+                Target::Selection(selectors) => {
+                    let text = CONTROL.read(path).context("fail remove")?;
+                    let rules = super::parse(&text, OtherLines::Refuse)
+                        .map_err(|e| anyhow!("fail remove: {}: {e}", path.display()))?;
+                    let Some(rule) = super::find(&rules, &selectors) else {
+                        bail!(
+                            "fail remove: no rule's selection is exactly '{}' \
+                             (see allocinfo fail list)",
+                            selectors.join(" ")
+                        );
+                    };
+                    let id = rule.id;
+                    (Command::Remove(id), format!("removed rule {id}"))
+                }
             };
             CONTROL.send(path, &command, trust).context("fail remove")?;
             writeln!(out, "{done}")?;
@@ -40,9 +56,11 @@ fn run_in(args: FailArgs, trust: Trust, out: &mut dyn Write) -> Result<()> {
             let text = CONTROL.read(path).context("fail list")?;
             let rules = super::parse(&text, OtherLines::Refuse)
                 .map_err(|e| anyhow!("fail list: {}: {e}", path.display()))?;
-            match a.format {
-                ListFormat::Table => write!(out, "{}", super::table(&rules))?,
-                ListFormat::Json => writeln!(out, "{}", super::json(&rules))?,
+            let json = super::json(&rules);
+            match (a.json(), a.pretty) {
+                (false, _) => write!(out, "{}", super::table(&rules))?,
+                (true, false) => writeln!(out, "{json}")?,
+                (true, true) => writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?,
             }
         }
     }
@@ -166,6 +184,32 @@ rule 4 probability=100 interval=1 times=-1 space=0 verbose=1 pid=0 injected=0 si
             "removed all rules\n"
         );
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "clear\n");
+    }
+
+    #[test]
+    fn remove_by_selection() {
+        // The listing is read first, then the command overwrites its start.
+        let file = control("remove-selection", LISTING);
+        assert_eq!(
+            fail(&file, &["remove", "func:kernel::alloc::f"]).unwrap(),
+            "removed rule 4\n"
+        );
+        assert!(
+            std::fs::read_to_string(&file)
+                .unwrap()
+                .starts_with("remove 4\n")
+        );
+        let file = control("remove-selection-none", LISTING);
+        let err = fail(&file, &["remove", "module:m"]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "fail remove: no rule's selection is exactly 'module:m' (see allocinfo fail list)"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            LISTING,
+            "nothing written"
+        );
     }
 
     /// Where the file is trusted, errno is the kernel's answer: /dev/full
