@@ -220,9 +220,14 @@ pub fn render(report: &Report, meta: &Meta, opts: &TableOptions) -> Vec<String> 
         ));
     }
     if let Some(width) = opts.width {
+        // Cut lines say so with an ellipsis in their last column.
         for line in &mut lines {
             if let Some((i, _)) = line.char_indices().nth(width) {
                 line.truncate(i);
+                if width > 0 {
+                    line.pop();
+                    line.push('…');
+                }
             }
         }
     }

@@ -590,3 +590,147 @@ impl Screen {
         std::mem::take(&mut lock.lock().unwrap().0)
     }
 }
+
+/// Item 5: a read that fails (a file rewritten badly) keeps watch going:
+/// an error line on stderr, and the next good read is the next frame.
+#[test]
+fn watch_plain_survives_a_bad_read() {
+    let dir = scratch("watch-bad-read");
+    let file = dir.join("p.txt");
+    std::fs::copy(data_dir().join("linux-6.12.txt"), &file).unwrap();
+    let mut child = Command::new(BIN)
+        .args(["watch", "--plain", "-i", "0.1"])
+        .arg(&file)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert!(line.starts_with("allocinfo watch: frame 1 "), "{line}");
+    // A partial rewrite: the next read fails, whenever it comes.
+    let tmp = dir.join("next");
+    std::fs::write(
+        &tmp,
+        "allocinfo - version: 1.0\n#\n  4096 1 mm/a.c:1 func:f\n  12",
+    )
+    .unwrap();
+    std::fs::rename(&tmp, &file).unwrap();
+    let mut err = String::new();
+    stderr.read_line(&mut err).unwrap();
+    assert!(
+        err.starts_with("allocinfo: watch: frame ") && err.contains("p.txt: line 4"),
+        "{err}"
+    );
+    let bad_frame: u64 = err["allocinfo: watch: frame ".len()..]
+        .split(':')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    std::fs::copy(data_dir().join("linux-6.12-later.txt"), &tmp).unwrap();
+    std::fs::rename(&tmp, &file).unwrap();
+    // Frames after the bad one come again (stdout is read until one does).
+    let later = loop {
+        line.clear();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "watch ended");
+        if let Some(rest) = line.strip_prefix("allocinfo watch: frame ") {
+            let n: u64 = rest.split(' ').next().unwrap().parse().unwrap();
+            if n > bad_frame {
+                break n;
+            }
+        }
+    };
+    assert!(later > bad_frame);
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).unwrap();
+    assert!(child.wait().unwrap().success());
+}
+
+/// Runs `watch ARGS` full-screen in a pseudo-terminal of `cols` x `rows`.
+fn watch_in_pty(cols: u16, rows: u16, args: &str) -> (std::process::Child, Screen) {
+    let file = data_dir().join("linux-6.12.txt");
+    let command = format!(
+        "stty cols {cols} rows {rows}; exec '{BIN}' watch {args} '{}'",
+        file.display()
+    );
+    let mut child = Command::new("script")
+        .args(["-qfec", &command, "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("script(1) from util-linux");
+    let screen = Screen::read(child.stdout.take().unwrap());
+    (child, screen)
+}
+
+/// The process script(1) runs (the shell that exec'd allocinfo).
+fn pty_child(script: &std::process::Child) -> String {
+    let children =
+        std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", script.id())).unwrap();
+    children.split_whitespace().next().unwrap().to_owned()
+}
+
+/// Item 6: SIGTERM and SIGHUP restore the terminal as q does.
+#[test]
+fn watch_full_screen_restores_the_terminal_on_sigterm_and_sighup() {
+    for signal in ["-TERM", "-HUP"] {
+        let (mut child, screen) = watch_in_pty(120, 30, "-i 0.2");
+        screen.wait_for("sorted by bytes");
+        let pid = pty_child(&child);
+        assert!(
+            Command::new("kill")
+                .args([signal, &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let status = child.wait().unwrap();
+        let text = screen.finish();
+        assert!(status.success(), "{signal}: {status:?}");
+        let tail = &text[text.rfind("sorted by bytes").unwrap()..];
+        assert!(
+            tail.contains("\x1b[?25h") && tail.contains("\x1b[?1049l"),
+            "{signal}: cursor shown and screen left"
+        );
+    }
+}
+
+/// Item 7: `-c N` leaves its last frame on the screen; a narrow terminal
+/// cuts the call site (…); one too small says so.
+#[test]
+fn watch_full_screen_count_narrow_and_tiny() {
+    let (mut child, screen) = watch_in_pty(120, 30, "-c 2 -i 0.1");
+    assert!(child.wait().unwrap().success());
+    let text = screen.finish();
+    let after = &text[text.rfind("\x1b[?1049l").expect("left the screen")..];
+    assert!(
+        after.contains("allocinfo watch: frame 2") && after.contains("CALL SITE"),
+        "the last frame stays: {after:?}"
+    );
+    let (mut child, screen) = watch_in_pty(60, 30, "-c 1");
+    assert!(child.wait().unwrap().success());
+    let text = screen.finish();
+    let after = &text[text.rfind("\x1b[?1049l").unwrap()..];
+    assert!(after.contains("CALL SITE"), "{after:?}");
+    assert!(
+        after.contains('…'),
+        "call sites cut, not dropped: {after:?}"
+    );
+    let (mut child, screen) = watch_in_pty(30, 4, "-c 1");
+    assert!(child.wait().unwrap().success());
+    let text = screen.finish();
+    assert!(
+        text.contains("is 30x4;") && text.contains("needs at least"),
+        "{text:?}"
+    );
+}
