@@ -138,6 +138,7 @@ pub fn group_noun(by: GroupBy) -> &'static str {
         GroupBy::Dir => "directory",
         GroupBy::File => "file",
         GroupBy::Function => "function",
+        GroupBy::Tree => "path prefix",
     }
 }
 
@@ -149,6 +150,7 @@ pub fn group_plural(by: GroupBy) -> &'static str {
         GroupBy::Dir => "directories",
         GroupBy::File => "files",
         GroupBy::Function => "functions",
+        GroupBy::Tree => "path prefixes",
     }
 }
 

@@ -151,6 +151,7 @@ pub fn render(report: &Report, meta: &Meta, opts: &TableOptions) -> Vec<String> 
         GroupBy::Dir => "DIRECTORY",
         GroupBy::File => "FILE",
         GroupBy::Function => "FUNCTION",
+        GroupBy::Tree => "PATH PREFIX",
     };
     let mut key = column(key_title, |r| {
         let mut k = r.key.to_string();

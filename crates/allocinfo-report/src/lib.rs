@@ -22,15 +22,20 @@ pub enum GroupBy {
     Dir,
     File,
     Function,
+    /// Totals by path prefix, as alloctop's tree view: `fs/` holds
+    /// everything under it, `fs/xfs/` included (a tag counts in every
+    /// directory above it, so shares add up to more than 100%).
+    Tree,
 }
 
 impl GroupBy {
-    pub const ALL: [GroupBy; 5] = [
+    pub const ALL: [GroupBy; 6] = [
         GroupBy::Site,
         GroupBy::Module,
         GroupBy::Dir,
         GroupBy::File,
         GroupBy::Function,
+        GroupBy::Tree,
     ];
 
     pub fn name(self) -> &'static str {
@@ -40,6 +45,7 @@ impl GroupBy {
             GroupBy::Dir => "dir",
             GroupBy::File => "file",
             GroupBy::Function => "function",
+            GroupBy::Tree => "tree",
         }
     }
 }
@@ -50,7 +56,8 @@ impl fmt::Display for GroupBy {
     }
 }
 
-/// What rows are sorted by (always descending, ties by key).
+/// What rows are sorted by: numbers descending (largest first), the name
+/// ascending; ties by bytes, then by key. [`Query::reverse`] flips it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum SortKey {
     #[default]
@@ -60,14 +67,17 @@ pub enum SortKey {
     DeltaBytes,
     /// Growth in calls (diff and watch).
     DeltaCalls,
+    /// The row's name (call site, module, path...), A to Z.
+    Name,
 }
 
 impl SortKey {
-    pub const ALL: [SortKey; 4] = [
+    pub const ALL: [SortKey; 5] = [
         SortKey::Bytes,
         SortKey::Calls,
         SortKey::DeltaBytes,
         SortKey::DeltaCalls,
+        SortKey::Name,
     ];
 
     pub fn name(self) -> &'static str {
@@ -76,10 +86,12 @@ impl SortKey {
             SortKey::Calls => "calls",
             SortKey::DeltaBytes => "delta-bytes",
             SortKey::DeltaCalls => "delta-calls",
+            SortKey::Name => "name",
         }
     }
 
-    /// The next key in the cycle bytes → calls → delta-bytes → delta-calls.
+    /// The next key in the cycle bytes → calls → delta-bytes → delta-calls
+    /// → name.
     pub fn next(self) -> SortKey {
         let i = SortKey::ALL.iter().position(|&k| k == self).unwrap_or(0);
         SortKey::ALL[(i + 1) % SortKey::ALL.len()]
@@ -270,6 +282,8 @@ pub enum Key {
     Dir(String),
     File(String),
     Function(String),
+    /// A path prefix, ending in `/`.
+    Tree(String),
 }
 
 impl Key {
@@ -285,7 +299,19 @@ impl Key {
             GroupBy::Dir => Key::Dir(tag.dir().to_owned()),
             GroupBy::File => Key::File(tag.file.clone()),
             GroupBy::Function => Key::Function(tag.function.clone()),
+            GroupBy::Tree => Key::Tree(format!("{}/", tag.dir())),
         }
+    }
+
+    /// Every path prefix of a tag's directory, shortest first: `fs/`,
+    /// `fs/xfs/`, `fs/xfs/libxfs/`.
+    pub fn tree(tag: &Tag) -> impl Iterator<Item = Key> + '_ {
+        let dir = tag.dir().strip_suffix('/').unwrap_or(tag.dir());
+        dir.match_indices('/')
+            .map(|(i, _)| i)
+            .chain([dir.len()])
+            .filter(move |&end| end > 0 || dir.is_empty())
+            .map(move |end| Key::Tree(format!("{}/", &dir[..end])))
     }
 
     pub fn group_by(&self) -> GroupBy {
@@ -295,6 +321,7 @@ impl Key {
             Key::Dir(_) => GroupBy::Dir,
             Key::File(_) => GroupBy::File,
             Key::Function(_) => GroupBy::Function,
+            Key::Tree(_) => GroupBy::Tree,
         }
     }
 
@@ -328,7 +355,7 @@ impl Key {
 
     pub fn dir(&self) -> Option<&str> {
         match self {
-            Key::Dir(dir) => Some(dir),
+            Key::Dir(dir) | Key::Tree(dir) => Some(dir),
             _ => None,
         }
     }
@@ -352,7 +379,7 @@ impl fmt::Display for Key {
                 function,
             } => write!(f, "{file}:{line} func:{function}"),
             Key::Module(m) => f.write_str(m.as_deref().unwrap_or(BUILTIN_MODULE)),
-            Key::Dir(s) | Key::File(s) | Key::Function(s) => f.write_str(s),
+            Key::Dir(s) | Key::File(s) | Key::Function(s) | Key::Tree(s) => f.write_str(s),
         }
     }
 }
@@ -445,6 +472,7 @@ impl Row {
             SortKey::Calls => self.sums.calls.into(),
             SortKey::DeltaBytes => change.map_or(0, |c| c.delta_bytes.into()),
             SortKey::DeltaCalls => change.map_or(0, |c| c.delta_calls.into()),
+            SortKey::Name => 0,
         }
     }
 
@@ -516,16 +544,24 @@ pub struct Query {
     pub limit: Option<usize>,
     /// In a comparison, drop rows whose bytes and calls did not change.
     pub changed_only: bool,
+    /// Reverse the order: smallest first, or the name Z to A.
+    pub reverse: bool,
 }
 
 impl Query {
     fn aggregate<'a>(&self, tags: impl IntoIterator<Item = &'a Tag>) -> BTreeMap<Key, Sums> {
         let mut groups: BTreeMap<Key, Sums> = BTreeMap::new();
         for tag in tags.into_iter().filter(|t| self.filter.matches(t)) {
-            groups
-                .entry(Key::of(tag, self.group_by))
-                .or_insert_with(Sums::empty)
-                .add(tag);
+            if self.group_by == GroupBy::Tree {
+                for key in Key::tree(tag) {
+                    groups.entry(key).or_insert_with(Sums::empty).add(tag);
+                }
+            } else {
+                groups
+                    .entry(Key::of(tag, self.group_by))
+                    .or_insert_with(Sums::empty)
+                    .add(tag);
+            }
         }
         groups
     }
@@ -535,12 +571,24 @@ impl Query {
             rows.retain(|r| r.sums.bytes >= min);
         }
         let sort = self.sort;
-        rows.sort_by(|a, b| {
-            b.sort_value(sort)
-                .cmp(&a.sort_value(sort))
-                .then_with(|| b.sums.bytes.cmp(&a.sums.bytes))
-                .then_with(|| a.key.cmp(&b.key))
-        });
+        if sort == SortKey::Name {
+            // Call sites by file, then line as a number; modules by the
+            // name shown (vmlinux among the others).
+            rows.sort_by(|a, b| match (&a.key, &b.key) {
+                (Key::Module(_), Key::Module(_)) => a.key.to_string().cmp(&b.key.to_string()),
+                _ => a.key.cmp(&b.key),
+            });
+        } else {
+            rows.sort_by(|a, b| {
+                b.sort_value(sort)
+                    .cmp(&a.sort_value(sort))
+                    .then_with(|| b.sums.bytes.cmp(&a.sums.bytes))
+                    .then_with(|| a.key.cmp(&b.key))
+            });
+        }
+        if self.reverse {
+            rows.reverse();
+        }
         let matched_rows = rows.len();
         let counts = StatusCounts::of(&rows);
         if let Some(limit) = self.limit {

@@ -14,7 +14,7 @@ Examples:
   Largest call sites, and by module or directory:
     allocinfo top
     allocinfo top -b module -n 10
-    allocinfo top -b tree --path fs/
+    allocinfo top -b tree -s name -n 0
   Leak hunt: a snapshot, the workload, then the growth:
     allocinfo snapshot -o /var/tmp
     <workload>
@@ -157,6 +157,8 @@ pub enum GroupArg {
     Dir,
     File,
     Function,
+    /// Totals by path prefix: fs/ holds fs/xfs/ and all below (alloctop's tree view).
+    Tree,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -165,6 +167,8 @@ pub enum SortArg {
     Calls,
     DeltaBytes,
     DeltaCalls,
+    /// The row's name, A to Z.
+    Name,
 }
 
 impl SortArg {
@@ -176,12 +180,15 @@ impl SortArg {
 #[derive(Args, Debug)]
 #[command(next_help_heading = "View")]
 pub struct ViewArgs {
-    /// Group rows by call site, module, directory, source file or function.
+    /// Group rows by call site, module, directory, source file, function or path prefix.
     #[arg(short = 'b', long = "by", value_enum, default_value = "site")]
     pub by: GroupArg,
-    /// Sort by (descending); delta-* need two profiles [default: bytes; diff: delta-bytes].
+    /// Sort by: numbers largest first, name A to Z; delta-* need two profiles [default: bytes; diff: delta-bytes].
     #[arg(short = 's', long = "sort", value_enum)]
     pub sort: Option<SortArg>,
+    /// Reverse the order: smallest first, or Z to A (as sort -r).
+    #[arg(short = 'r', long)]
+    pub reverse: bool,
     /// Show at most N rows, as head -n; 0 shows all [default: 20 for the table, all otherwise].
     #[arg(short = 'n', long = "limit", value_name = "N", value_parser = limit_arg)]
     pub limit: Option<usize>,
@@ -214,6 +221,7 @@ impl ViewArgs {
             Some(SortArg::Calls) => SortKey::Calls,
             Some(SortArg::DeltaBytes) => SortKey::DeltaBytes,
             Some(SortArg::DeltaCalls) => SortKey::DeltaCalls,
+            Some(SortArg::Name) => SortKey::Name,
         }
     }
 
@@ -224,6 +232,7 @@ impl ViewArgs {
             GroupArg::Dir => GroupBy::Dir,
             GroupArg::File => GroupBy::File,
             GroupArg::Function => GroupBy::Function,
+            GroupArg::Tree => GroupBy::Tree,
         }
     }
 
@@ -250,6 +259,7 @@ impl ViewArgs {
             sort: self.sort_key(default_sort),
             limit: self.limit(format),
             changed_only,
+            reverse: self.reverse,
         })
     }
 }

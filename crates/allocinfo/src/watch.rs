@@ -27,6 +27,8 @@ struct Watcher {
     format: Format,
     interval: Duration,
     sort: SortKey,
+    /// Reversed order (-r, or the r key).
+    reverse: bool,
     frame: u64,
     prev: Option<Loaded>,
     cur: Loaded,
@@ -47,6 +49,7 @@ impl Watcher {
                 .view
                 .query(&self.args.filter, self.format, self.sort, false)?;
         query.limit = limit;
+        query.reverse = self.reverse;
         let prev = self.prev.as_ref().unwrap_or(&self.cur);
         Ok(query.diff(&prev.profile, &self.cur.profile))
     }
@@ -64,14 +67,19 @@ impl Watcher {
     }
 
     fn title(&self, keys: bool) -> String {
-        let keys = if keys { "  (s: sort, q: quit)" } else { "" };
+        let keys = if keys {
+            "  (s: sort, r: reverse, q: quit)"
+        } else {
+            ""
+        };
         format!(
-            "allocinfo watch: frame {} at {} UTC, every {}s, by {}, sorted by {}{keys}",
+            "allocinfo watch: frame {} at {} UTC, every {}s, by {}, sorted by {}{}{keys}",
             self.frame,
             Utc::now().clock(),
             self.args.interval,
             self.args.view.group_by(),
             self.sort,
+            if self.reverse { ", reversed" } else { "" },
         )
     }
 
@@ -113,6 +121,7 @@ pub fn run(args: WatchArgs) -> Result<()> {
         bail!("--json, --csv and --prometheus need --plain (or output that is not a terminal)");
     }
     let sort = args.view.sort_key(SortKey::Bytes);
+    let args_reverse = args.view.reverse;
     let interval = Duration::from_secs_f64(args.interval);
     let cur = input::load(&args.input.path())?;
     let mut w = Watcher {
@@ -120,6 +129,7 @@ pub fn run(args: WatchArgs) -> Result<()> {
         format,
         interval,
         sort,
+        reverse: args_reverse,
         frame: 1,
         prev: None,
         cur,
@@ -367,6 +377,10 @@ fn run_terminal(w: &mut Watcher) -> Result<()> {
                         w.sort = w.sort.next();
                         draw(w)?;
                     }
+                    KeyCode::Char('r' | 'R') => {
+                        w.reverse = !w.reverse;
+                        draw(w)?;
+                    }
                     _ => {}
                 },
                 Event::Resize(..) => {
@@ -403,6 +417,7 @@ mod tests {
         let cur = input::load(&args.input.path()).unwrap();
         Watcher {
             sort: SortKey::Bytes,
+            reverse: false,
             format: Format::Table,
             interval: Duration::from_secs(1),
             args,

@@ -212,3 +212,50 @@ fn completions_and_manual_page() {
         assert!(help.contains(example), "{example}:\n{help}");
     }
 }
+
+/// Item 12: alloctop's tree view, sort by name and ascending order.
+#[test]
+fn tree_view_name_sort_and_reverse() {
+    let (tree, _) = ok(&[
+        "top",
+        "linux-6.12.txt",
+        "-b",
+        "tree",
+        "-s",
+        "name",
+        "-n",
+        "0",
+    ]);
+    assert!(
+        tree.lines().nth(1).unwrap().ends_with("PATH PREFIX"),
+        "{tree}"
+    );
+    let names: Vec<&str> = tree
+        .lines()
+        .skip(2)
+        .map(|l| l.rsplit("  ").next().unwrap())
+        .collect();
+    let fs = names.iter().position(|n| *n == "fs/").expect("fs/");
+    assert!(names[fs + 1].starts_with("fs/"), "{names:?}");
+    let (rev, _) = ok(&[
+        "top",
+        "linux-6.12.txt",
+        "-b",
+        "tree",
+        "-s",
+        "name",
+        "-r",
+        "-n",
+        "0",
+    ]);
+    let mut back: Vec<&str> = rev
+        .lines()
+        .skip(2)
+        .map(|l| l.rsplit("  ").next().unwrap())
+        .collect();
+    back.reverse();
+    assert_eq!(back, names);
+    let (json, _) = ok(&["top", "linux-6.12.txt", "-b", "tree", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["group_by"], "tree");
+}
