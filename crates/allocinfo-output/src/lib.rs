@@ -10,7 +10,7 @@ use std::io::{self, Write};
 
 mod csv_out;
 mod json;
-mod prometheus;
+pub mod prometheus;
 pub mod table;
 pub mod tags;
 

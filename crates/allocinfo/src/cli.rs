@@ -69,10 +69,34 @@ pub enum Cmd {
     Capture(CaptureArgs),
     /// Show the live objects of the captured call sites: age, bytes, process, stack.
     Live(LiveArgs),
+    /// Every figure for Prometheus: profile, fault injection, capture (node_exporter's textfile collector).
+    Metrics(MetricsArgs),
     /// Print a shell completion script, e.g. `allocinfo completions bash > /etc/bash_completion.d/allocinfo`.
     Completions(CompletionsArgs),
     /// Print the manual page (roff), e.g. `allocinfo man > /usr/local/share/man/man1/allocinfo.1`.
     Man,
+}
+
+#[derive(Args, Debug)]
+pub struct MetricsArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Write the metrics to FILE atomically (a temporary file in its
+    /// directory, then a rename), e.g. /var/lib/node_exporter/textfile_collector/allocinfo.prom.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The fault-injection control file, read if it exists.
+    #[arg(long, value_name = "PATH", default_value = fail::control::DEFAULT)]
+    pub control: PathBuf,
+    /// The capture directory, whose `capture` file is read if it exists.
+    #[arg(long, value_name = "DIR", default_value = capture::control::DEFAULT_DIR)]
+    pub dir: PathBuf,
+}
+
+impl MetricsArgs {
+    pub fn capture_file(&self) -> PathBuf {
+        self.dir.join("capture")
+    }
 }
 
 #[derive(Args, Debug)]

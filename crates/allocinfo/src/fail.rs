@@ -251,6 +251,19 @@ fn parse_site(mut rest: &str) -> Result<(u32, Site)> {
     }
     let rule = rule.ok_or_else(|| anyhow!("site without rule="))?;
     let injected = injected.ok_or_else(|| anyhow!("site without injected="))?;
+    let (file, line, module, function) = parse_location(rest)?;
+    let site = Site {
+        injected,
+        file,
+        line,
+        module,
+        function,
+    };
+    Ok((rule, site))
+}
+
+/// A call site as /proc/allocinfo names it: `FILE:LINE [MODULE] func:NAME`.
+pub fn parse_location(rest: &str) -> Result<(String, u32, Option<String>, String)> {
     let tag_error = || anyhow!("expected FILE:LINE [MODULE] func:NAME, found {rest:?}");
     let (location, tail) = rest.split_once(' ').ok_or_else(tag_error)?;
     let (file, line) = location.rsplit_once(':').ok_or_else(tag_error)?;
@@ -263,18 +276,14 @@ fn parse_site(mut rest: &str) -> Result<(u32, Site)> {
         }
         None => (None, tail),
     };
-    let function = tail.strip_prefix("func:").ok_or_else(tag_error)?;
+    let function = tail
+        .trim_end()
+        .strip_prefix("func:")
+        .ok_or_else(tag_error)?;
     if file.is_empty() || function.is_empty() || module.as_deref() == Some("") {
         return Err(tag_error());
     }
-    let site = Site {
-        injected,
-        file: file.to_owned(),
-        line,
-        module,
-        function: function.to_owned(),
-    };
-    Ok((rule, site))
+    Ok((file.to_owned(), line, module, function.to_owned()))
 }
 
 /// The rule armed for exactly these selectors.

@@ -12,6 +12,7 @@ mod cli;
 mod debugfs;
 mod fail;
 mod input;
+mod metrics;
 mod snapshot;
 mod time;
 mod via;
@@ -204,6 +205,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Fail(a) => fail::control::run(a),
         Cmd::Capture(a) => capture::control::run(a),
         Cmd::Live(a) => capture::control::live(a),
+        Cmd::Metrics(a) => metrics::run(a),
         Cmd::Completions(a) => {
             let mut cmd = Cli::command();
             clap_complete::generate(a.shell, &mut cmd, "allocinfo", &mut io::stdout().lock());

@@ -1,0 +1,420 @@
+//! `allocinfo metrics`: every figure for Prometheus in one exposition, for
+//! node_exporter's textfile collector, written atomically with `-o`.
+//!
+//! The families, their labels and their types are a stable interface,
+//! documented in Documentation/allocinfo-tool.rst ("Metrics"):
+//!
+//! - the profile, per call site (`allocinfo_bytes`, `allocinfo_calls`) and
+//!   in total (`allocinfo_total_bytes`, `allocinfo_total_calls`,
+//!   `allocinfo_sites`), as `top -n 0 --prometheus` prints them;
+//! - fault injection, where its control file exists
+//!   (`allocinfo_fault_rules`, `allocinfo_fault_injected_total`,
+//!   `allocinfo_fault_site_injected_total`);
+//! - capture, where its control file exists (`allocinfo_capture_*`);
+//! - `allocinfo_source_up{source}`: 1 for each source read, 0 for one
+//!   that exists but could not be read (the others are still written).
+
+use crate::cli::MetricsArgs;
+use crate::debugfs::MAX_READ;
+use crate::fail::{self, OtherLines};
+use crate::input;
+use allocinfo_output::prometheus::escape_label;
+use allocinfo_output::{Command, Format, Meta, Source, TableOptions};
+use allocinfo_report::Query;
+use anyhow::{Context, Result, anyhow, bail};
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::io::{self, Read, Write};
+use std::path::Path;
+
+/// One metric family: its samples are written together after its HELP
+/// and TYPE lines.
+struct Family {
+    name: &'static str,
+    help: &'static str,
+    kind: &'static str,
+    samples: Vec<(String, u64)>,
+}
+
+impl Family {
+    fn new(name: &'static str, kind: &'static str, help: &'static str) -> Family {
+        Family {
+            name,
+            help,
+            kind,
+            samples: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, labels: &[(&str, &str)], value: u64) {
+        let inner: Vec<String> = labels
+            .iter()
+            .map(|(k, v)| format!("{k}=\"{}\"", escape_label(v)))
+            .collect();
+        let labels = if inner.is_empty() {
+            String::new()
+        } else {
+            format!("{{{}}}", inner.join(","))
+        };
+        self.samples.push((labels, value));
+    }
+
+    /// The family in the text format; a series listed twice is written
+    /// once (the first value), so no series is duplicated.
+    fn write(&self, out: &mut String) {
+        let _ = writeln!(out, "# HELP {} {}", self.name, self.help);
+        let _ = writeln!(out, "# TYPE {} {}", self.name, self.kind);
+        let mut seen = BTreeSet::new();
+        for (labels, value) in &self.samples {
+            if seen.insert(labels.as_str()) {
+                let _ = writeln!(out, "{}{labels} {value}", self.name);
+            }
+        }
+    }
+}
+
+/// Turns a control file's listing into families.
+type Families = fn(&str) -> Result<Vec<Family>>;
+
+/// Reads a control file for its listing: `None` when it does not exist
+/// (the kernel lacks the feature), an error when it cannot be read.
+fn listing(path: &Path) -> Result<Option<String>> {
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => bail!("{}: {e}", path.display()),
+    };
+    let mut raw = Vec::new();
+    file.take(MAX_READ + 1)
+        .read_to_end(&mut raw)
+        .with_context(|| format!("reading {}", path.display()))?;
+    if raw.len() as u64 > MAX_READ {
+        bail!(
+            "reading {}: larger than {} MiB",
+            path.display(),
+            MAX_READ >> 20
+        );
+    }
+    String::from_utf8(raw)
+        .map(Some)
+        .map_err(|_| anyhow!("{}: not UTF-8 text", path.display()))
+}
+
+/// The fault-injection families, from the control file's listing.
+fn fault(text: &str) -> Result<Vec<Family>> {
+    let rules = fail::parse(text, OtherLines::Refuse)?;
+    let mut count = Family::new(
+        "allocinfo_fault_rules",
+        "gauge",
+        "Fault-injection rules armed.",
+    );
+    count.add(&[], rules.len() as u64);
+    let mut injected = Family::new(
+        "allocinfo_fault_injected_total",
+        "counter",
+        "Allocation failures injected by each fault-injection rule since it was armed.",
+    );
+    let mut sites = Family::new(
+        "allocinfo_fault_site_injected_total",
+        "counter",
+        "Allocation failures injected at each armed call site, per rule.",
+    );
+    for r in &rules {
+        let id = r.id.to_string();
+        injected.add(&[("rule", &id), ("selection", &r.selection)], r.injected);
+        for s in &r.sites {
+            let line = s.line.to_string();
+            sites.add(
+                &[
+                    ("rule", &id),
+                    ("file", &s.file),
+                    ("line", &line),
+                    ("module", s.module.as_deref().unwrap_or_default()),
+                    ("function", &s.function),
+                ],
+                s.injected,
+            );
+        }
+    }
+    Ok(vec![count, injected, sites])
+}
+
+/// `key=value` words at the start of `rest`, and what follows them.
+fn pairs(rest: &str) -> (Vec<(&str, &str)>, &str) {
+    let mut out = Vec::new();
+    let mut rest = rest.trim_start_matches(' ');
+    loop {
+        let (word, next) = rest.split_once(' ').unwrap_or((rest, ""));
+        match word.split_once('=') {
+            Some((k, v)) if !word.is_empty() && k != "select" => {
+                out.push((k, v));
+                rest = next.trim_start_matches(' ');
+            }
+            _ => return (out, rest),
+        }
+    }
+}
+
+fn value(pairs: &[(&str, &str)], key: &str, line: usize) -> Result<u64> {
+    let v = pairs
+        .iter()
+        .find(|(k, _)| *k == key)
+        .ok_or_else(|| anyhow!("line {line}: no {key}="))?
+        .1;
+    v.parse()
+        .map_err(|_| anyhow!("line {line}: invalid {key}={v:?}"))
+}
+
+/// The capture families, from the control file's listing (see
+/// Documentation/capture.rst): the pool line, `selection` and `site` lines.
+fn capture(text: &str) -> Result<Vec<Family>> {
+    let mut pool = Vec::new();
+    let mut selections = 0u64;
+    let site_families = [
+        (
+            "allocinfo_capture_live_objects",
+            "live",
+            "Recorded live objects of each captured call site.",
+        ),
+        (
+            "allocinfo_capture_live_bytes",
+            "live_bytes",
+            "Bytes of the recorded live objects of each captured call site.",
+        ),
+        (
+            "allocinfo_capture_untracked_objects",
+            "untracked",
+            "What a captured call site's counters hold beyond its records, in objects.",
+        ),
+        (
+            "allocinfo_capture_untracked_bytes",
+            "untracked_bytes",
+            "What a captured call site's counters hold beyond its records, in bytes.",
+        ),
+    ];
+    let mut sites: Vec<Family> = site_families
+        .iter()
+        .map(|(name, _, help)| Family::new(name, "gauge", help))
+        .collect();
+    for (i, line) in text.lines().enumerate() {
+        let n = i + 1;
+        let line = line.trim_end();
+        if let Some(rest) = line.strip_prefix("capture ") {
+            let (p, _) = pairs(rest);
+            pool = vec![
+                (
+                    "allocinfo_capture_pool_limit",
+                    "gauge",
+                    "The most capture records kept.",
+                    value(&p, "limit", n)?,
+                ),
+                (
+                    "allocinfo_capture_pool_size",
+                    "gauge",
+                    "Capture records in the pool.",
+                    value(&p, "size", n)?,
+                ),
+                (
+                    "allocinfo_capture_pool_used",
+                    "gauge",
+                    "Capture records in use.",
+                    value(&p, "used", n)?,
+                ),
+                (
+                    "allocinfo_capture_dropped_total",
+                    "counter",
+                    "Objects not recorded because the pool was full, since capture turned on.",
+                    value(&p, "dropped", n)?,
+                ),
+                (
+                    "allocinfo_capture_busy_total",
+                    "counter",
+                    "Allocations made by capture itself and not recorded, since capture turned on.",
+                    value(&p, "busy", n)?,
+                ),
+            ];
+        } else if line.starts_with("selection ") {
+            selections += 1;
+        } else if let Some(rest) = line.strip_prefix("site ") {
+            let (p, location) = pairs(rest);
+            let selection = value(&p, "selection", n)?.to_string();
+            let (file, line_no, module, function) =
+                fail::parse_location(location).map_err(|e| anyhow!("line {n}: {e}"))?;
+            let line_no = line_no.to_string();
+            let labels = [
+                ("selection", selection.as_str()),
+                ("file", file.as_str()),
+                ("line", line_no.as_str()),
+                ("module", module.as_deref().unwrap_or_default()),
+                ("function", function.as_str()),
+            ];
+            for (family, (_, key, _)) in sites.iter_mut().zip(&site_families) {
+                family.add(&labels, value(&p, key, n)?);
+            }
+        } else if !line.is_empty() {
+            bail!("line {n}: expected a capture, selection or site line, found {line:?}");
+        }
+    }
+    let mut out: Vec<Family> = pool
+        .into_iter()
+        .map(|(name, kind, help, v)| {
+            let mut f = Family::new(name, kind, help);
+            f.add(&[], v);
+            f
+        })
+        .collect();
+    let mut count = Family::new(
+        "allocinfo_capture_selections",
+        "gauge",
+        "Capture selections in force.",
+    );
+    count.add(&[], selections);
+    out.push(count);
+    out.extend(sites);
+    Ok(out)
+}
+
+/// The whole exposition.
+pub fn render(args: &MetricsArgs) -> Result<String> {
+    let loaded = input::load(&args.input.path())?;
+    let report = Query::default().top(&loaded.profile);
+    let meta = Meta {
+        command: Command::Top,
+        source: Source {
+            path: loaded.path.clone(),
+            version: loaded.profile.version,
+        },
+        old_source: None,
+    };
+    let mut profile = Vec::new();
+    allocinfo_output::write(
+        &mut profile,
+        Format::Prometheus,
+        &report,
+        &meta,
+        &TableOptions::default(),
+    )?;
+    let mut out = String::from_utf8(profile).expect("the profile's metrics are text");
+    let mut up = Family::new(
+        "allocinfo_source_up",
+        "gauge",
+        "1 if the source was read for these metrics, 0 if it exists but could not be read.",
+    );
+    up.add(&[("source", "profile")], 1);
+    let sources: [(&str, &Path, Families); 2] = [
+        ("fault", &args.control, fault),
+        ("capture", &args.capture_file(), capture),
+    ];
+    for (name, path, families) in sources {
+        let read = listing(path).and_then(|text| text.map(|t| families(&t)).transpose());
+        match read {
+            Ok(None) => {}
+            Ok(Some(families)) => {
+                up.add(&[("source", name)], 1);
+                families.iter().for_each(|f| f.write(&mut out));
+            }
+            Err(e) => {
+                eprintln!(
+                    "allocinfo: warning: metrics: {name}: {}: {e:#}",
+                    path.display()
+                );
+                up.add(&[("source", name)], 0);
+            }
+        }
+    }
+    up.write(&mut out);
+    Ok(out)
+}
+
+/// Writes `text` to `path` atomically: a temporary file in the same
+/// directory (not ending in .prom, so the collector skips it), synced,
+/// readable by all, then renamed over `path`.
+pub fn write_atomically(path: &Path, text: &str) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| anyhow!("{}: not a file name", path.display()))?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let result = (|| -> io::Result<()> {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        use std::os::unix::fs::PermissionsExt;
+        f.set_permissions(std::fs::Permissions::from_mode(0o644))?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        bail!("writing {}: {e}", path.display());
+    }
+    Ok(())
+}
+
+pub fn run(args: MetricsArgs) -> Result<()> {
+    let text = render(&args)?;
+    match &args.output {
+        Some(path) => write_atomically(path, &text),
+        None => {
+            let mut out = io::stdout().lock();
+            out.write_all(text.as_bytes()).context(crate::STDOUT)?;
+            out.flush().context(crate::STDOUT)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capture_listing_to_families() {
+        let text = "capture limit=4096 size=4096 used=5 dropped=1 busy=2\n\
+            selection 1 sites=1 unmarked=0 select=module:t func:hold\n\
+            site selection=1 live=5 live_bytes=2560 untracked=3 untracked_bytes=96 lib/t.c:172 [t] func:hold\n";
+        let mut out = String::new();
+        capture(text)
+            .unwrap()
+            .iter()
+            .for_each(|f| f.write(&mut out));
+        assert!(out.contains("allocinfo_capture_pool_used 5\n"), "{out}");
+        assert!(out.contains("allocinfo_capture_dropped_total 1\n"));
+        assert!(out.contains("allocinfo_capture_selections 1\n"));
+        assert!(out.contains(
+            "allocinfo_capture_live_bytes{selection=\"1\",file=\"lib/t.c\",line=\"172\",module=\"t\",function=\"hold\"} 2560\n"
+        ));
+        assert!(out.contains("allocinfo_capture_untracked_objects{selection=\"1\",file=\"lib/t.c\",line=\"172\",module=\"t\",function=\"hold\"} 3\n"));
+        assert!(capture("bogus line\n").is_err());
+        assert!(capture("site selection=1 live=x lib/t.c:1 func:f\n").is_err());
+    }
+
+    #[test]
+    fn atomic_writes_leave_no_temporary_file() {
+        let dir = std::env::temp_dir().join(format!("alloctag-metrics-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("allocinfo.prom");
+        std::fs::write(&path, "old\n").unwrap();
+        write_atomically(&path, "new\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new\n");
+        let names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["allocinfo.prom"]);
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o644);
+        let err = write_atomically(&dir.join("no/such/dir/x.prom"), "x").unwrap_err();
+        assert!(err.to_string().starts_with("writing "), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
