@@ -4,7 +4,7 @@
 use anyhow::{Result, anyhow, bail};
 use std::fmt::Display;
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::os::fd::AsRawFd;
 use std::path::Path;
 
@@ -117,18 +117,9 @@ impl Control {
     /// Reads the file whole, at most [`MAX_READ`] bytes.
     pub fn read(&self, path: &Path) -> Result<String> {
         let file = File::open(path).map_err(|e| self.open_error(path, e))?;
-        let mut raw = Vec::new();
-        file.take(MAX_READ + 1)
-            .read_to_end(&mut raw)
-            .map_err(|e| anyhow!("reading {}: {e}", path.display()))?;
-        if raw.len() as u64 > MAX_READ {
-            bail!(
-                "reading {}: larger than {} MiB, which no control or report file is",
-                path.display(),
-                MAX_READ >> 20
-            );
-        }
-        String::from_utf8(raw).map_err(|e| anyhow!("{}: not UTF-8 text: {e}", path.display()))
+        let name = path.display().to_string();
+        let raw = crate::input::read_text(file, &name, MAX_READ, "alloctag listing")?;
+        String::from_utf8(raw).map_err(|e| anyhow!("{name}: not UTF-8 text: {e}"))
     }
 
     fn open_error(&self, path: &Path, e: io::Error) -> anyhow::Error {

@@ -1,7 +1,7 @@
 //! Reading profiles from /proc/allocinfo, files and standard input.
 
 use allocinfo_format::Profile;
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 use std::io::{self, Read};
 use std::path::Path;
 
@@ -17,17 +17,36 @@ pub const MAX_PROFILE: u64 = 256 << 20;
 
 /// Reads at most [`MAX_PROFILE`] bytes of `from`, named `name` in errors.
 fn read_bounded(from: impl Read, name: &str) -> Result<Vec<u8>> {
+    read_text(from, name, MAX_PROFILE, "allocation profile")
+}
+
+/// Reads a text file whole, at most `max` bytes: more, or a NUL byte
+/// (which no profile or listing holds: `/dev/zero`, a binary file), is an
+/// error that says so as soon as it is seen, naming `name`.
+pub fn read_text(mut from: impl Read, name: &str, max: u64, what: &str) -> Result<Vec<u8>> {
     let mut raw = Vec::new();
-    from.take(MAX_PROFILE + 1)
-        .read_to_end(&mut raw)
-        .with_context(|| format!("reading {name}"))?;
-    if raw.len() as u64 > MAX_PROFILE {
-        bail!(
-            "reading {name}: larger than {} MiB, which no allocation profile is",
-            MAX_PROFILE >> 20
-        );
+    let mut chunk = vec![0u8; 64 << 10];
+    loop {
+        let n = match from.read(&mut chunk) {
+            Ok(0) => return Ok(raw),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(anyhow!("reading {name}: {e}")),
+        };
+        if let Some(i) = chunk[..n].iter().position(|&b| b == 0) {
+            bail!(
+                "reading {name}: not text (a NUL byte at offset {}), so not an {what}",
+                raw.len() + i
+            );
+        }
+        if (raw.len() + n) as u64 > max {
+            bail!(
+                "reading {name}: larger than {} MiB, which no {what} is",
+                max >> 20
+            );
+        }
+        raw.extend_from_slice(&chunk[..n]);
     }
-    Ok(raw)
 }
 
 /// Reads a whole profile, bounded by [`MAX_PROFILE`]; `-` is standard input.

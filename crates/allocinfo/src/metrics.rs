@@ -24,7 +24,7 @@ use allocinfo_report::Query;
 use anyhow::{Context, Result, anyhow, bail};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::Path;
 
 /// One metric family: its samples are written together after its HELP
@@ -84,17 +84,8 @@ fn listing(path: &Path) -> Result<Option<String>> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => bail!("{}: {e}", path.display()),
     };
-    let mut raw = Vec::new();
-    file.take(MAX_READ + 1)
-        .read_to_end(&mut raw)
-        .with_context(|| format!("reading {}", path.display()))?;
-    if raw.len() as u64 > MAX_READ {
-        bail!(
-            "reading {}: larger than {} MiB",
-            path.display(),
-            MAX_READ >> 20
-        );
-    }
+    let name = path.display().to_string();
+    let raw = input::read_text(file, &name, MAX_READ, "alloctag listing")?;
     String::from_utf8(raw)
         .map(Some)
         .map_err(|_| anyhow!("{}: not UTF-8 text", path.display()))

@@ -204,9 +204,35 @@ fn profile_totals_that_overflow_are_errors() {
     assert!((shares - 1.0).abs() < 1e-9, "{json}");
 }
 
-/// Item 4: an endless input is refused after a bound, quickly.
+/// Item 4: an endless input is refused after a bound, quickly: endless
+/// text (yes(1) on standard input) at 256 MiB, NULs (/dev/zero, for the
+/// profile and for a control file's listing) at once.
 #[test]
 fn endless_input_is_bounded() {
+    let mut yes = Guard(
+        Command::new("yes")
+            .arg("allocinfo - version: 1.0")
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let out = Command::new(BIN)
+        .args(["top", "-"])
+        .stdin(yes.0.stdout.take().unwrap())
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(
+        err,
+        "allocinfo: error: reading standard input: larger than 256 MiB, which no allocation profile is\n"
+    );
+    drop(yes);
+    let err = fails(&["fail", "--control", "/dev/zero", "list"], 1);
+    assert!(
+        err.contains("/dev/zero: not text (a NUL byte at offset 0)"),
+        "{err}"
+    );
     let mut child = Command::new(BIN)
         .args(["top", "-f", "/dev/zero"])
         .stdout(Stdio::null())
@@ -228,8 +254,18 @@ fn endless_input_is_bounded() {
     let mut err = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
     assert_eq!(status.code(), Some(1), "{err}");
-    assert!(
-        err.contains("/dev/zero") && err.contains("larger than"),
-        "{err}"
+    assert_eq!(
+        err,
+        "allocinfo: error: reading /dev/zero: not text (a NUL byte at offset 0), so not an allocation profile\n"
     );
+}
+
+/// Kills and reaps a child when dropped.
+struct Guard(std::process::Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
