@@ -14,6 +14,7 @@
 //! that one report. No I/O; [`control`] talks to the files.
 
 pub mod control;
+pub mod listing;
 
 use anyhow::{Result, anyhow, bail};
 use serde_json::{Value, json};

@@ -773,7 +773,17 @@ pub enum CaptureCmd {
     /// Set the most records kept; only while nothing is selected.
     Limit(CaptureLimitArgs),
     /// List the pool, the selections and their call sites.
-    List,
+    List(CaptureListArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CaptureListArgs {
+    /// JSON, one object per line: the pool and the selections with their sites.
+    #[arg(long)]
+    pub json: bool,
+    /// Indent the JSON.
+    #[arg(long, requires = "json")]
+    pub pretty: bool,
 }
 
 #[derive(Args, Debug)]

@@ -130,138 +130,98 @@ fn fault(text: &str) -> Result<Vec<Family>> {
     Ok(vec![count, injected, sites])
 }
 
-/// `key=value` words at the start of `rest`, and what follows them.
-fn pairs(rest: &str) -> (Vec<(&str, &str)>, &str) {
-    let mut out = Vec::new();
-    let mut rest = rest.trim_start_matches(' ');
-    loop {
-        let (word, next) = rest.split_once(' ').unwrap_or((rest, ""));
-        match word.split_once('=') {
-            Some((k, v)) if !word.is_empty() && k != "select" => {
-                out.push((k, v));
-                rest = next.trim_start_matches(' ');
-            }
-            _ => return (out, rest),
-        }
-    }
-}
-
-fn value(pairs: &[(&str, &str)], key: &str, line: usize) -> Result<u64> {
-    let v = pairs
-        .iter()
-        .find(|(k, _)| *k == key)
-        .ok_or_else(|| anyhow!("line {line}: no {key}="))?
-        .1;
-    v.parse()
-        .map_err(|_| anyhow!("line {line}: invalid {key}={v:?}"))
-}
-
 /// The capture families, from the control file's listing (see
 /// Documentation/capture.rst): the pool line, `selection` and `site` lines.
 fn capture(text: &str) -> Result<Vec<Family>> {
-    let mut pool = Vec::new();
-    let mut selections = 0u64;
-    let site_families = [
-        (
-            "allocinfo_capture_live_objects",
-            "live",
-            "Recorded live objects of each captured call site.",
-        ),
-        (
-            "allocinfo_capture_live_bytes",
-            "live_bytes",
-            "Bytes of the recorded live objects of each captured call site.",
-        ),
-        (
-            "allocinfo_capture_untracked_objects",
-            "untracked",
-            "What a captured call site's counters hold beyond its records, in objects.",
-        ),
-        (
-            "allocinfo_capture_untracked_bytes",
-            "untracked_bytes",
-            "What a captured call site's counters hold beyond its records, in bytes.",
-        ),
-    ];
-    let mut sites: Vec<Family> = site_families
-        .iter()
-        .map(|(name, _, help)| Family::new(name, "gauge", help))
-        .collect();
-    for (i, line) in text.lines().enumerate() {
-        let n = i + 1;
-        let line = line.trim_end();
-        if let Some(rest) = line.strip_prefix("capture ") {
-            let (p, _) = pairs(rest);
-            pool = vec![
-                (
-                    "allocinfo_capture_pool_limit",
-                    "gauge",
-                    "The most capture records kept.",
-                    value(&p, "limit", n)?,
-                ),
-                (
-                    "allocinfo_capture_pool_size",
-                    "gauge",
-                    "Capture records in the pool.",
-                    value(&p, "size", n)?,
-                ),
-                (
-                    "allocinfo_capture_pool_used",
-                    "gauge",
-                    "Capture records in use.",
-                    value(&p, "used", n)?,
-                ),
-                (
-                    "allocinfo_capture_dropped_total",
-                    "counter",
-                    "Objects not recorded because the pool was full, since capture turned on.",
-                    value(&p, "dropped", n)?,
-                ),
-                (
-                    "allocinfo_capture_busy_total",
-                    "counter",
-                    "Allocations made by capture itself and not recorded, since capture turned on.",
-                    value(&p, "busy", n)?,
-                ),
-            ];
-        } else if line.starts_with("selection ") {
-            selections += 1;
-        } else if let Some(rest) = line.strip_prefix("site ") {
-            let (p, location) = pairs(rest);
-            let selection = value(&p, "selection", n)?.to_string();
-            let (file, line_no, module, function) =
-                fail::parse_location(location).map_err(|e| anyhow!("line {n}: {e}"))?;
-            let line_no = line_no.to_string();
-            let labels = [
-                ("selection", selection.as_str()),
-                ("file", file.as_str()),
-                ("line", line_no.as_str()),
-                ("module", module.as_deref().unwrap_or_default()),
-                ("function", function.as_str()),
-            ];
-            for (family, (_, key, _)) in sites.iter_mut().zip(&site_families) {
-                family.add(&labels, value(&p, key, n)?);
-            }
-        } else if !line.is_empty() {
-            bail!("line {n}: expected a capture, selection or site line, found {line:?}");
-        }
-    }
-    let mut out: Vec<Family> = pool
-        .into_iter()
-        .map(|(name, kind, help, v)| {
+    let l = crate::capture::listing::parse(text)?;
+    let mut out = Vec::new();
+    if let Some(p) = l.pool {
+        let pool: [(&'static str, &'static str, &'static str, u64); 5] = [
+            (
+                "allocinfo_capture_pool_limit",
+                "gauge",
+                "The most capture records kept.",
+                p.limit,
+            ),
+            (
+                "allocinfo_capture_pool_size",
+                "gauge",
+                "Capture records in the pool.",
+                p.size,
+            ),
+            (
+                "allocinfo_capture_pool_used",
+                "gauge",
+                "Capture records in use.",
+                p.used,
+            ),
+            (
+                "allocinfo_capture_dropped_total",
+                "counter",
+                "Objects not recorded because the pool was full, since capture turned on.",
+                p.dropped,
+            ),
+            (
+                "allocinfo_capture_busy_total",
+                "counter",
+                "Allocations made by capture itself and not recorded, since capture turned on.",
+                p.busy,
+            ),
+        ];
+        for (name, kind, help, v) in pool {
             let mut f = Family::new(name, kind, help);
             f.add(&[], v);
-            f
-        })
-        .collect();
+            out.push(f);
+        }
+    }
     let mut count = Family::new(
         "allocinfo_capture_selections",
         "gauge",
         "Capture selections in force.",
     );
-    count.add(&[], selections);
+    count.add(&[], l.selections.len() as u64);
     out.push(count);
-    out.extend(sites);
+    type Get = fn(&crate::capture::listing::Site) -> u64;
+    let per_site: [(&'static str, &'static str, Get); 4] = [
+        (
+            "allocinfo_capture_live_objects",
+            "Recorded live objects of each captured call site.",
+            |s| s.live,
+        ),
+        (
+            "allocinfo_capture_live_bytes",
+            "Bytes of the recorded live objects of each captured call site.",
+            |s| s.live_bytes,
+        ),
+        (
+            "allocinfo_capture_untracked_objects",
+            "What a captured call site's counters hold beyond its records, in objects.",
+            |s| s.untracked,
+        ),
+        (
+            "allocinfo_capture_untracked_bytes",
+            "What a captured call site's counters hold beyond its records, in bytes.",
+            |s| s.untracked_bytes,
+        ),
+    ];
+    for (name, help, get) in per_site {
+        let mut f = Family::new(name, "gauge", help);
+        for s in &l.sites {
+            let selection = s.selection.to_string();
+            let line = s.line.to_string();
+            f.add(
+                &[
+                    ("selection", &selection),
+                    ("file", &s.file),
+                    ("line", &line),
+                    ("module", s.module.as_deref().unwrap_or_default()),
+                    ("function", &s.function),
+                ],
+                get(s),
+            );
+        }
+        out.push(f);
+    }
     Ok(out)
 }
 

@@ -98,3 +98,31 @@ fn capture_usage_errors_write_nothing() {
         assert_eq!(std::fs::read_to_string(d.join("capture")).unwrap(), "");
     }
 }
+
+/// `capture list` prints the kernel's listing; `--json` one object on one
+/// line (`--pretty` indents it), as every JSON of allocinfo.
+#[test]
+fn capture_list_as_text_and_json() {
+    let d = dir("list");
+    let listing = "capture limit=4096 size=4096 used=5 dropped=0 busy=0\n\
+        selection 1 sites=1 unmarked=0 select=module:alloctag_test func:hold_object\n\
+        site selection=1 live=5 live_bytes=2560 untracked=0 untracked_bytes=0 lib/t.c:172 [alloctag_test] func:hold_object\n";
+    std::fs::write(d.join("capture"), listing).unwrap();
+    let ds = d.to_str().unwrap();
+    assert_eq!(ok(&["capture", "--dir", ds, "list"]), listing);
+    let json = ok(&["capture", "--dir", ds, "list", "--json"]);
+    assert_eq!(json.lines().count(), 1);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["pool"]["used"], 5);
+    assert_eq!(
+        v["selections"][0]["select"],
+        "module:alloctag_test func:hold_object"
+    );
+    assert_eq!(v["selections"][0]["sites"][0]["live_bytes"], 2560);
+    let pretty = ok(&["capture", "--dir", ds, "list", "--json", "--pretty"]);
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&pretty).unwrap(),
+        v
+    );
+    assert!(pretty.lines().count() > 5);
+}

@@ -47,8 +47,20 @@ fn run_in(args: CaptureArgs, trust: Trust, out: &mut dyn Write) -> Result<()> {
         CaptureCmd::Limit(a) => CONTROL
             .send(&path, &Command::Limit(a.records), trust)
             .context("capture limit")?,
-        CaptureCmd::List => {
-            out.write_all(CONTROL.read(&path).context("capture list")?.as_bytes())?
+        CaptureCmd::List(a) => {
+            let text = CONTROL.read(&path).context("capture list")?;
+            if a.json {
+                let listing = super::listing::parse(&text)
+                    .map_err(|e| anyhow!("capture list: {}: {e}", path.display()))?;
+                let v = super::listing::json(&listing);
+                if a.pretty {
+                    writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+                } else {
+                    writeln!(out, "{v}")?;
+                }
+            } else {
+                out.write_all(text.as_bytes())?
+            }
         }
     }
     out.flush()?;
@@ -166,7 +178,7 @@ mod tests {
     #[test]
     fn remove_by_selection() {
         let d = dir("remove-selection");
-        let listing = "pool records=3 limit=4096\n\
+        let listing = "capture limit=4096 size=4096 used=5 dropped=0 busy=0\n\
             selection 1 sites=1 unmarked=0 select=module:a func:f\n\
             site selection=1 live=5 live_bytes=2560 untracked=0 untracked_bytes=0 a.c:1 [a] func:f\n\
             selection 3 sites=0 unmarked=0 select=mm/slub.c\n";
