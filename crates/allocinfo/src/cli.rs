@@ -52,14 +52,30 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Cmd {
     /// Show the largest call sites (or modules, directories, files, functions).
+    #[command(after_help = "Examples:
+  allocinfo top                          the 20 largest call sites
+  allocinfo top -b module -n 10          the 10 largest modules
+  allocinfo top -b tree -s name -n 0     totals by path prefix, A to Z
+  allocinfo top --path 'fs/xfs/*' --min-size 64K --csv
+  allocinfo top snapshot.txt             a saved profile, as diff OLD NEW takes them")]
     Top(TopArgs),
     /// Print the tags matching exact filters, through the kernel's ioctl where it has one.
     Query(QueryArgs),
     /// Show growth per call site between two profiles (leak hunting).
+    #[command(after_help = "Example, a leak hunt:
+  allocinfo snapshot -o /var/tmp         prints /var/tmp/allocinfo-<UTC time>.txt
+  <run the workload>
+  allocinfo diff /var/tmp/allocinfo-*.txt /proc/allocinfo")]
     Diff(DiffArgs),
     /// Save a timestamped copy of the profile, in the kernel's format.
     Snapshot(SnapshotArgs),
     /// Refresh a table with deltas every interval, like top (q or Ctrl-C quits).
+    #[command(
+        after_help = "Keys: s cycles the sort, r reverses it, q, Esc or Ctrl-C quit.
+Examples:
+  allocinfo watch -d 2 -b module         every 2 seconds, by module
+  allocinfo watch --plain -c 10 -i 0.5   ten frames as text, for a serial console"
+    )]
     Watch(WatchArgs),
     /// Draw live bytes as an SVG treemap: directory, file, call site.
     Treemap(TreemapArgs),
@@ -70,6 +86,10 @@ pub enum Cmd {
     /// Show the live objects of the captured call sites: age, bytes, process, stack.
     Live(LiveArgs),
     /// Every figure for Prometheus: profile, fault injection, capture (node_exporter's textfile collector).
+    #[command(
+        after_help = "Example (contrib/node_exporter has a systemd service and timer for it):
+  allocinfo metrics -o /var/lib/node_exporter/textfile_collector/allocinfo.prom"
+    )]
     Metrics(MetricsArgs),
     /// Print a shell completion script, e.g. `allocinfo completions bash > /etc/bash_completion.d/allocinfo`.
     Completions(CompletionsArgs),

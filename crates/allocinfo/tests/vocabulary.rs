@@ -201,6 +201,21 @@ fn completions_and_manual_page() {
     let (man, _) = ok(&["man"]);
     assert!(man.contains(".TH allocinfo 1"), "{man}");
     assert!(man.contains("snapshot") && man.contains("treemap"));
+    for (cmd, example) in [
+        ("top", "allocinfo top -b module -n 10"),
+        (
+            "diff",
+            "allocinfo diff /var/tmp/allocinfo-*.txt /proc/allocinfo",
+        ),
+        ("watch", "s cycles the sort, r reverses it"),
+        (
+            "metrics",
+            "allocinfo metrics -o /var/lib/node_exporter/textfile_collector/allocinfo.prom",
+        ),
+    ] {
+        let (help, _) = ok(&[cmd, "--help"]);
+        assert!(help.contains(example), "{cmd}: {help}");
+    }
     let (help, _) = ok(&["--help"]);
     for example in [
         "allocinfo top -b module",
