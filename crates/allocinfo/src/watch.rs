@@ -124,6 +124,10 @@ pub fn run(args: WatchArgs) -> Result<()> {
     let args_reverse = args.view.reverse;
     let interval = Duration::from_secs_f64(args.interval);
     let cur = input::load(&args.input.path())?;
+    if plain {
+        // Said once, before the frames (full screen would wipe it).
+        crate::warn_unmatched(&args.filter.filter(), &cur.profile.tags, &cur.path);
+    }
     let mut w = Watcher {
         args,
         format,

@@ -137,6 +137,30 @@ fn patterns_that_match_nothing_are_said() {
         err.contains("module pattern 'nomod' matches nothing"),
         "{err}"
     );
+    let (_, err) = ok(&[
+        "watch",
+        "--plain",
+        "-c",
+        "1",
+        "linux-6.12.txt",
+        "-p",
+        "nope.c",
+    ]);
+    assert_eq!(
+        err,
+        "allocinfo: warning: file pattern 'nope.c' matches nothing in linux-6.12.txt\n"
+    );
+    let (_, err) = ok(&[
+        "diff",
+        "linux-6.12.txt",
+        "linux-6.12-later.txt",
+        "--function",
+        "zz*",
+    ]);
+    assert!(
+        err.contains("function pattern 'zz*' matches nothing in either profile"),
+        "{err}"
+    );
 }
 
 #[test]
