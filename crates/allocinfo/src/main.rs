@@ -257,6 +257,13 @@ fn run(cli: Cli) -> Result<()> {
 /// What a write error on standard output is said with.
 pub const STDOUT: &str = "writing standard output";
 
+/// Writes `bytes` to standard output; an error names it.
+pub fn write_stdout(bytes: &[u8]) -> Result<()> {
+    let mut out = io::stdout().lock();
+    out.write_all(bytes).context(STDOUT)?;
+    out.flush().context(STDOUT)
+}
+
 fn print(
     format: Format,
     report: &allocinfo_report::Report,

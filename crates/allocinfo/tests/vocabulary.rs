@@ -197,6 +197,47 @@ fn error_messages_name_the_value_and_the_stream() {
         String::from_utf8(out.stderr).unwrap(),
         "allocinfo: error: writing standard output: No space left on device (os error 28)\n"
     );
+    // The same for the debugfs listings (plain files here: reading is harmless).
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("vocab-full-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("fail"), "rule 1 probability=100 interval=1 times=-1 space=0 verbose=1 pid=0 injected=2 sites=0 unarmed=0 select=func:f\n").unwrap();
+    std::fs::write(
+        dir.join("capture"),
+        "capture limit=1 size=1 used=0 dropped=0 busy=0\n",
+    )
+    .unwrap();
+    let d = dir.to_str().unwrap().to_owned();
+    let control = dir.join("fail").to_str().unwrap().to_owned();
+    for args in [
+        vec!["fail", "--control", control.as_str(), "list"],
+        vec!["capture", "--dir", d.as_str(), "list", "--json"],
+        vec![
+            "metrics",
+            "linux-6.12.txt",
+            "--control",
+            control.as_str(),
+            "--dir",
+            d.as_str(),
+        ],
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let out = Command::new(BIN)
+            .args(&args)
+            .current_dir(data_dir())
+            .stdout(full)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(
+            String::from_utf8(out.stderr).unwrap(),
+            "allocinfo: error: writing standard output: No space left on device (os error 28)\n",
+            "{args:?}"
+        );
+    }
     // A path that is not UTF-8 is shown lossily, not as "?".
     let name = OsStr::from_bytes(b"bad-\xff.txt");
     let dir =

@@ -6,13 +6,16 @@ use crate::cli::{CaptureArgs, CaptureCmd, LiveArgs, LiveBy, Target};
 use crate::debugfs::{Control, Trust};
 use crate::usage;
 use anyhow::{Context, Result, anyhow, bail};
-use std::io::{self, Write};
+use std::io::Write;
 
 /// Where debugfs has the capture files.
 pub const DEFAULT_DIR: &str = "/sys/kernel/debug/alloctag";
 
 pub fn run(args: CaptureArgs) -> Result<()> {
-    run_in(args, Trust::Debugfs, &mut io::stdout().lock())
+    // Printed once the command succeeded; a write error names stdout.
+    let mut out = Vec::new();
+    run_in(args, Trust::Debugfs, &mut out)?;
+    crate::write_stdout(&out)
 }
 
 fn run_in(args: CaptureArgs, trust: Trust, out: &mut dyn Write) -> Result<()> {
@@ -82,7 +85,7 @@ pub fn live(args: LiveArgs) -> Result<()> {
         LiveBy::Process => ("processes", super::by_process(&objects)),
     };
     let groups = groups.map_err(|e| anyhow!("{}: {e}", path.display()))?;
-    let mut out = io::BufWriter::new(io::stdout().lock());
+    let mut out = Vec::new();
     if args.json {
         let value = super::json(view, &objects, &groups, &live.untracked);
         if args.pretty {
@@ -98,8 +101,7 @@ pub fn live(args: LiveArgs) -> Result<()> {
         };
         out.write_all(text.as_bytes())?;
     }
-    out.flush()?;
-    Ok(())
+    crate::write_stdout(&out)
 }
 
 /// The id of the selection `selection` in the capture file's listing
@@ -139,6 +141,7 @@ mod tests {
     use super::*;
     use crate::cli::{Cli, Cmd};
     use clap::Parser;
+    use std::io;
     use std::path::{Path, PathBuf};
 
     /// A directory standing in for debugfs's, with an empty `capture`.

@@ -5,13 +5,16 @@ use crate::cli::{FailArgs, FailCmd, Target};
 use crate::debugfs::{Control, Trust};
 use crate::usage;
 use anyhow::{Context, Result, anyhow, bail};
-use std::io::{self, Write};
+use std::io::Write;
 
 /// Where debugfs has the control file.
 pub const DEFAULT: &str = "/sys/kernel/debug/alloctag/fail";
 
 pub fn run(args: FailArgs) -> Result<()> {
-    run_in(args, Trust::Debugfs, &mut io::stdout().lock())
+    // Printed once the command succeeded; a write error names stdout.
+    let mut out = Vec::new();
+    run_in(args, Trust::Debugfs, &mut out)?;
+    crate::write_stdout(&out)
 }
 
 fn run_in(args: FailArgs, trust: Trust, out: &mut dyn Write) -> Result<()> {
@@ -93,6 +96,7 @@ mod tests {
     use super::*;
     use crate::cli::{Cli, Cmd};
     use clap::Parser;
+    use std::io;
     use std::path::{Path, PathBuf};
 
     const LISTING: &str = "\
