@@ -58,14 +58,23 @@ impl Control {
         if line.len() > MAX_COMMAND {
             bail!("command longer than {MAX_COMMAND} bytes: '{command}'");
         }
+        // Checked before opening (opening a device or a FIFO for writing
+        // can have effects of its own) and again on the opened file (the
+        // path may have changed in between).
+        if trust == Trust::Debugfs {
+            match fs_magic(Magic::Path(path)) {
+                Ok(magic) => self.check(path, magic)?,
+                Err(e) => return Err(self.open_error(path, e)),
+            }
+        }
         let mut file = OpenOptions::new()
             .write(true)
             .open(path)
             .map_err(|e| self.open_error(path, e))?;
-        match trust {
-            Trust::Debugfs => self.check(path, &file)?,
-            #[cfg(test)]
-            Trust::AnyFile => {}
+        if trust == Trust::Debugfs {
+            let magic =
+                fs_magic(Magic::File(&file)).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+            self.check(path, magic)?;
         }
         match file.write(line.as_bytes()) {
             Ok(n) if n == line.len() => Ok(()),
@@ -78,22 +87,10 @@ impl Control {
         }
     }
 
-    /// Refuses an opened `file` that is not the kernel's control file: one
-    /// named [`Control::name`] on debugfs (tracefs, which can host debugfs's
-    /// mount point, is not enough).
-    fn check(&self, path: &Path, file: &File) -> Result<()> {
-        let mut st = std::mem::MaybeUninit::<libc::statfs>::zeroed();
-        // SAFETY: fstatfs writes a `struct statfs` into `st`, which is large
-        // enough, for a file descriptor that `file` keeps open.
-        let rc = unsafe { libc::fstatfs(file.as_raw_fd(), st.as_mut_ptr()) };
-        if rc != 0 {
-            let e = io::Error::last_os_error();
-            bail!("{}: {e}", path.display());
-        }
-        // SAFETY: fstatfs succeeded, so it filled `st`.
-        // f_type is i64 here, u32 or u64 on other architectures.
-        #[allow(clippy::unnecessary_cast)]
-        let magic = unsafe { st.assume_init() }.f_type as i64;
+    /// Refuses a file that is not the kernel's control file: one named
+    /// [`Control::name`] on debugfs (`magic` is its filesystem's; tracefs,
+    /// which can host debugfs's mount point, is not enough).
+    fn check(&self, path: &Path, magic: i64) -> Result<()> {
         let refuse = |why: String| {
             anyhow!(
                 "{}: not alloctag's control file: {why}; refusing to write to it \
@@ -151,6 +148,37 @@ impl Control {
             None => anyhow!("the kernel refused '{command}': {e}"),
         }
     }
+}
+
+/// What [`fs_magic`] asks about.
+enum Magic<'a> {
+    Path(&'a Path),
+    File(&'a File),
+}
+
+/// The magic number of the filesystem holding a path or an open file
+/// (statfs(2), fstatfs(2)).
+fn fs_magic(of: Magic) -> io::Result<i64> {
+    let mut st = std::mem::MaybeUninit::<libc::statfs>::zeroed();
+    let rc = match of {
+        Magic::Path(path) => {
+            let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
+                .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+            // SAFETY: `c` is a NUL-terminated path that outlives the call;
+            // statfs writes a `struct statfs` into `st`, which is large enough.
+            unsafe { libc::statfs(c.as_ptr(), st.as_mut_ptr()) }
+        }
+        // SAFETY: as above, for a file descriptor that `file` keeps open.
+        Magic::File(file) => unsafe { libc::fstatfs(file.as_raw_fd(), st.as_mut_ptr()) },
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the call succeeded, so it filled `st`.
+    let st = unsafe { st.assume_init() };
+    // f_type is i64 here, u32 or u64 on other architectures.
+    #[allow(clippy::unnecessary_cast)]
+    Ok(st.f_type as i64)
 }
 
 /// The name of the filesystem with this magic number, for messages.

@@ -129,6 +129,21 @@ fn control_files_elsewhere_than_debugfs_are_refused() {
         assert!(err.contains("not on debugfs"), "{args:?}: {err}");
         assert_eq!(std::fs::read_to_string(&c).unwrap(), "precious data line\n");
     }
+    // Nothing is opened for writing before the check: a FIFO without a
+    // reader would block the open.
+    let fifo = dir.join("fail");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let err = fails(
+        &["fail", "--control", fifo.to_str().unwrap(), "remove", "1"],
+        1,
+    );
+    assert!(err.contains("not on debugfs"), "{err}");
     // /dev/full's ENOSPC is not the kernel saying that the rules are full.
     let err = fails(&["fail", "--control", "/dev/full", "add", "x"], 1);
     assert!(err.contains("not on debugfs"), "{err}");
