@@ -72,6 +72,8 @@ pub enum Cmd {
     /// Refresh a table with deltas every interval, like top (q or Ctrl-C quits).
     #[command(
         after_help = "Keys: s cycles the sort, r reverses it, q, Esc or Ctrl-C quit.
+Note: -n is the number of rows, as in every allocinfo command (head -n);
+procps watch's -n SECONDS is -i or -d SECONDS here, and a decimal -n is refused.
 Examples:
   allocinfo watch -d 2 -b module         every 2 seconds, by module
   allocinfo watch --plain -c 10 -i 0.5   ten frames as text, for a serial console"

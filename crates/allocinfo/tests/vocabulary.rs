@@ -274,6 +274,10 @@ fn completions_and_manual_page() {
         ),
         ("watch", "s cycles the sort, r reverses it"),
         (
+            "watch",
+            "procps watch's -n SECONDS is -i or -d SECONDS here",
+        ),
+        (
             "metrics",
             "allocinfo metrics -o /var/lib/node_exporter/textfile_collector/allocinfo.prom",
         ),
