@@ -59,7 +59,7 @@ pub enum Cmd {
   allocinfo top --path 'fs/xfs/*' --min-size 64K --csv
   allocinfo top snapshot.txt             a saved profile, as diff OLD NEW takes them")]
     Top(TopArgs),
-    /// Print the tags matching exact filters, through the kernel's ioctl where it has one.
+    /// Print the tags matching filters, through the kernel's ioctl where it has one.
     Query(QueryArgs),
     /// Show growth per call site between two profiles (leak hunting).
     #[command(after_help = "Example, a leak hunt:
