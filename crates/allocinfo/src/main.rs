@@ -90,6 +90,7 @@ fn usage_exit(path: &[String], msg: &str) -> ! {
 /// A listing command's filter patterns that match nothing are said on
 /// standard error (the output, empty or not, is still the answer).
 pub fn warn_unmatched(filter: &Filter, tags: &[Tag], source: &str) {
+    let source = allocinfo_output::source_name(source);
     for (what, pattern) in filter.unmatched(tags) {
         eprintln!("allocinfo: warning: {what} pattern '{pattern}' matches nothing in {source}");
     }
