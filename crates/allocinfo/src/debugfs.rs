@@ -56,7 +56,9 @@ impl Control {
     pub fn send(&self, path: &Path, command: &dyn Display, trust: Trust) -> Result<()> {
         let line = format!("{command}\n");
         if line.len() > MAX_COMMAND {
-            bail!("command longer than {MAX_COMMAND} bytes: '{command}'");
+            return Err(crate::usage(format!(
+                "command longer than {MAX_COMMAND} bytes: '{command}'"
+            )));
         }
         // Checked before opening (opening a device or a FIFO for writing
         // can have effects of its own) and again on the opened file (the
@@ -239,6 +241,10 @@ mod tests {
             .send(Path::new("/nonexistent/x"), &long, Trust::Debugfs)
             .unwrap_err();
         assert!(err.to_string().contains("longer than 1024 bytes"));
+        assert!(
+            err.downcast_ref::<crate::Usage>().is_some(),
+            "a usage error"
+        );
     }
 
     /// A plain file is refused before anything is written; the same file,

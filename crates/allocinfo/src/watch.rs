@@ -12,7 +12,7 @@ use crate::input::{self, Loaded};
 use crate::time::Utc;
 use allocinfo_output::{Command, Format, Meta, TableOptions};
 use allocinfo_report::{Query, Report, SortKey};
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use crossterm::style::{Attribute, Print, SetAttribute};
 use crossterm::terminal::{self, ClearType};
@@ -118,7 +118,9 @@ pub fn run(args: WatchArgs) -> Result<()> {
     let format = args.output.format();
     let plain = args.plain || !io::stdout().is_terminal();
     if !plain && format != Format::Table {
-        bail!("--json, --csv and --prometheus need --plain (or output that is not a terminal)");
+        return Err(crate::usage(
+            "--json, --csv and --prometheus need --plain (or output that is not a terminal)",
+        ));
     }
     let sort = args.view.sort_key(SortKey::Bytes);
     let args_reverse = args.view.reverse;

@@ -726,6 +726,15 @@ fn watch_full_screen_count_narrow_and_tiny() {
         after.contains('…'),
         "call sites cut, not dropped: {after:?}"
     );
+    // Machine formats need --plain on a terminal: a usage error.
+    let (mut child, screen) = watch_in_pty(120, 30, "--json");
+    assert_eq!(child.wait().unwrap().code(), Some(2));
+    let text = screen.finish();
+    // clap colours its usage on a terminal.
+    assert!(
+        text.contains("need --plain") && text.contains("allocinfo watch\x1b[0m [OPTIONS] [FILE]"),
+        "{text:?}"
+    );
     let (mut child, screen) = watch_in_pty(30, 4, "-c 1");
     assert!(child.wait().unwrap().success());
     let text = screen.finish();
