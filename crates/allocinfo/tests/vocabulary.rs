@@ -47,6 +47,16 @@ fn positional_files_as_diff_takes_them() {
         q,
         ok(&["query", "-f", "linux-6.12.txt", "--module", "xfs"]).0
     );
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("vocab-snap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let copy = dir.join("copy.txt");
+    let (written, _) = ok(&["snapshot", "linux-6.12.txt", "-o", copy.to_str().unwrap()]);
+    assert_eq!(written.trim_end(), copy.to_str().unwrap());
+    assert_eq!(
+        std::fs::read(&copy).unwrap(),
+        std::fs::read(data_dir().join("linux-6.12.txt")).unwrap()
+    );
     let err = usage_error(&["top", "-f", "linux-6.12.txt", "linux-6.12-later.txt"]);
     assert!(err.contains("cannot be used with"), "{err}");
 }
