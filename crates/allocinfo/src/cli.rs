@@ -519,7 +519,7 @@ pub struct WatchArgs {
     #[command(flatten)]
     pub input: InputArgs,
     /// Seconds between refreshes, decimals allowed (-d as in top and slabtop).
-    #[arg(short = 'i', long, short_alias = 'd', alias = "delay", value_name = "SECONDS", default_value = "1", value_parser = interval_arg)]
+    #[arg(short = 'i', long, visible_short_alias = 'd', visible_alias = "delay", value_name = "SECONDS", default_value = "1", value_parser = interval_arg)]
     pub interval: f64,
     /// Print each frame as plain text, no escape codes (serial consoles, logs).
     /// Implied when standard output is not a terminal.
