@@ -41,15 +41,16 @@ if [ -x /bin/allocinfo_ioctl ]; then
 	# the text pipeline makes every line and sums every tag's per-CPU
 	# counters; through the allocinfo ioctl the kernel filters first and
 	# sums only the matching tags. (allocinfo_ioctl is the guest tests'
-	# small static C client; allocinfo query, below, takes the same path.)
+	# small static C client; allocinfo query, below, reads through the same
+	# ioctl and matches the path, a path suffix by its rule, itself.)
 	f=mm/slub.c
 	section "a filtered query, 50 times: grep ' $f:' /proc/allocinfo"
 	time sh -c "for i in \$(seq 50); do grep ' $f:' /proc/allocinfo >/dev/null; done"
 	section "the same through the ioctl, 50 times: allocinfo_ioctl dump --file $f"
 	time sh -c "for i in \$(seq 50); do allocinfo_ioctl dump --file $f >/dev/null; done"
 	if [ -x /bin/allocinfo ]; then
-		section "allocinfo query -v --filename $f"
-		allocinfo query -v --filename $f
+		section "allocinfo query -v --path $f"
+		allocinfo query -v --path "$f"
 	fi
 fi
 if [ -e /lib/modules/alloctag_rust_sample.ko ]; then

@@ -220,11 +220,11 @@ test_inject_sweep_catches_the_leak() {
 test_inject_cli_arms_lists_and_removes() {
 	fail_ctl_ready
 	[ -x /bin/allocinfo ] || fail "no /bin/allocinfo"
-	out=$(allocinfo fail add module:alloctag_errpath func:errpath_init --times 2 --verbose 0) ||
+	out=$(allocinfo fail add module:alloctag_errpath func:errpath_init --times 2 --fault-verbosity 0) ||
 		fail "add: $out"
 	echo "$out" | grep -q "rule 1: module:alloctag_errpath func:errpath_init" || fail "add printed: $out"
 	loadmod "$MODDIR/alloctag_errpath.ko" 2>/dev/null && fail "the load did not fail"
-	json=$(allocinfo fail list --format json) || fail "list failed"
+	json=$(allocinfo fail list --json) || fail "list failed"
 	echo "$json" | grep -q '"injected":1' || fail "list: $json"
 	allocinfo fail list | grep -q "module:alloctag_errpath func:errpath_init" || fail "table"
 	allocinfo fail add module:alloctag_errpath func:errpath_init >/dev/null 2>&1 &&

@@ -33,5 +33,5 @@ mod model;
 mod parse;
 pub mod size;
 
-pub use model::{COLUMN_HEADER, Profile, Tag, Totals, Version};
+pub use model::{COLUMN_HEADER, OverflowError, Profile, Tag, Totals, Version};
 pub use parse::{ParseError, ParseErrorKind};

@@ -169,6 +169,31 @@ impl Profile {
     pub fn totals(&self) -> Totals {
         self.tags.iter().collect()
     }
+
+    /// Checks that every sum over any subset of the tags is exact: the
+    /// bytes' magnitudes add up within `i64` and the calls within `u64`.
+    /// Reports built on a profile that passes never saturate.
+    pub fn check_sums(&self) -> Result<(), OverflowError> {
+        let mut bytes: u64 = 0;
+        let mut calls: u64 = 0;
+        for tag in &self.tags {
+            bytes = bytes
+                .checked_add(tag.bytes.unsigned_abs())
+                .filter(|&b| b <= i64::MAX as u64)
+                .ok_or(OverflowError::Bytes)?;
+            calls = calls.checked_add(tag.calls).ok_or(OverflowError::Calls)?;
+        }
+        Ok(())
+    }
+}
+
+/// Error from [`Profile::check_sums`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum OverflowError {
+    #[error("the sizes add up beyond 8 EiB (64-bit overflow): no kernel has that much memory")]
+    Bytes,
+    #[error("the calls add up beyond 2^64 (64-bit overflow)")]
+    Calls,
 }
 
 /// Prints the profile in the kernel's exact format, header included.
@@ -180,5 +205,32 @@ impl fmt::Display for Profile {
             writeln!(f, "{tag}")?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod sum_tests {
+    use super::*;
+
+    fn profile(lines: &str) -> Profile {
+        Profile::parse(format!("allocinfo - version: 1.0\n{COLUMN_HEADER}\n{lines}").as_bytes())
+            .unwrap()
+    }
+
+    #[test]
+    fn sums_beyond_64_bits_are_refused() {
+        let half = i64::MAX / 2 + 1;
+        let p = profile(&format!("{half} 1 a.c:1 func:f\n{half} 1 b.c:1 func:g\n"));
+        assert_eq!(p.check_sums(), Err(OverflowError::Bytes));
+        // Magnitudes: a negative tag cannot hide a positive overflow in a subset.
+        let p = profile(&format!("{half} 1 a.c:1 func:f\n-{half} 1 b.c:1 func:g\n"));
+        assert_eq!(p.check_sums(), Err(OverflowError::Bytes));
+        let p = profile(&format!("1 {} a.c:1 func:f\n1 1 b.c:1 func:g\n", u64::MAX));
+        assert_eq!(p.check_sums(), Err(OverflowError::Calls));
+        let p = profile(&format!(
+            "{} 1 a.c:1 func:f\n1 0 b.c:1 func:g\n",
+            i64::MAX - 1
+        ));
+        assert_eq!(p.check_sums(), Ok(()));
     }
 }

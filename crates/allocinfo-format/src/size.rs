@@ -66,11 +66,15 @@ fn scale(v: u64) -> (String, &'static str) {
 
 /// Error from [`parse_size`].
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "invalid size {input:?}: expected a number with an optional unit (B, K, KiB, M, MiB, G, GiB, ...)"
-)]
-pub struct SizeError {
-    input: String,
+pub enum SizeError {
+    #[error(
+        "invalid size {0:?}: expected a number with an optional unit (B, K, KiB, M, MiB, G, GiB, ...)"
+    )]
+    Syntax(String),
+    #[error("invalid size {0:?}: sizes are not negative")]
+    Negative(String),
+    #[error("invalid size {0:?}: larger than the largest size, 8 EiB less one byte (2^63 - 1)")]
+    TooLarge(String),
 }
 
 /// Parses a size: a non-negative number (decimals allowed) with an optional
@@ -86,17 +90,22 @@ pub struct SizeError {
 /// assert!(parse_size("12 parsecs").is_err());
 /// ```
 pub fn parse_size(input: &str) -> Result<i64, SizeError> {
-    let error = || SizeError {
-        input: input.to_owned(),
-    };
+    let error = || SizeError::Syntax(input.to_owned());
+    let too_large = || SizeError::TooLarge(input.to_owned());
     let s = input.trim();
+    if s.starts_with('-') && s.len() > 1 {
+        return Err(SizeError::Negative(input.to_owned()));
+    }
     let split = s
         .find(|c: char| !c.is_ascii_digit() && c != '.')
         .unwrap_or(s.len());
     let (number, unit) = (&s[..split], s[split..].trim_start());
     let (whole, frac) = number.split_once('.').unwrap_or((number, ""));
-    if whole.is_empty() && frac.is_empty() || frac.contains('.') || whole.len() > 20 {
+    if whole.is_empty() && frac.is_empty() || frac.contains('.') {
         return Err(error());
+    }
+    if whole.len() > 20 && whole.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(too_large());
     }
     let unit = unit.to_ascii_lowercase();
     let unit = unit.strip_suffix('b').unwrap_or(&unit);
@@ -126,8 +135,8 @@ pub fn parse_size(input: &str) -> Result<i64, SizeError> {
     let total = whole
         .checked_mul(multiplier)
         .and_then(|w| w.checked_add(div_ceil(frac * multiplier, 10u128.pow(frac_digits as u32))))
-        .ok_or_else(error)?;
-    i64::try_from(total).map_err(|_| error())
+        .ok_or_else(too_large)?;
+    i64::try_from(total).map_err(|_| too_large())
 }
 
 #[cfg(test)]
@@ -196,8 +205,17 @@ mod tests {
         ] {
             assert_eq!(parse_size(s), Ok(v), "{s}");
         }
-        assert!(parse_size("8EiB").is_err(), "overflows i64");
-        assert!(parse_size("8E").is_err(), "overflows i64");
+        assert_eq!(parse_size("8EiB"), Err(SizeError::TooLarge("8EiB".into())));
+        assert_eq!(
+            parse_size("8E").unwrap_err().to_string(),
+            "invalid size \"8E\": larger than the largest size, 8 EiB less one byte (2^63 - 1)"
+        );
+        assert_eq!(
+            parse_size("-1").unwrap_err().to_string(),
+            "invalid size \"-1\": sizes are not negative"
+        );
+        assert_eq!(parse_size("-4K"), Err(SizeError::Negative("-4K".into())));
+        assert_eq!(parse_size("1Q"), Err(SizeError::Syntax("1Q".into())));
         for bad in [
             "",
             "K",

@@ -94,7 +94,8 @@ fn source<'a>(s: &'a Source, total: &Totals) -> JsonSource<'a> {
     }
 }
 
-pub fn write(out: &mut dyn Write, report: &Report, meta: &Meta) -> io::Result<()> {
+/// One line, or indented with `pretty`.
+pub fn write(out: &mut dyn Write, report: &Report, meta: &Meta, pretty: bool) -> io::Result<()> {
     let doc = Document {
         schema: SCHEMA,
         command: meta.command.name(),
@@ -136,6 +137,10 @@ pub fn write(out: &mut dyn Write, report: &Report, meta: &Meta) -> io::Result<()
             })
             .collect(),
     };
-    serde_json::to_writer(&mut *out, &doc).map_err(io::Error::from)?;
+    if pretty {
+        serde_json::to_writer_pretty(&mut *out, &doc).map_err(io::Error::from)?;
+    } else {
+        serde_json::to_writer(&mut *out, &doc).map_err(io::Error::from)?;
+    }
     writeln!(out)
 }

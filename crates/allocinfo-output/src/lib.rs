@@ -10,7 +10,7 @@ use std::io::{self, Write};
 
 mod csv_out;
 mod json;
-mod prometheus;
+pub mod prometheus;
 pub mod table;
 pub mod tags;
 
@@ -87,7 +87,7 @@ pub fn write(
             }
             Ok(())
         }
-        Format::Json => json::write(out, report, meta),
+        Format::Json => json::write(out, report, meta, table.pretty),
         Format::Csv => csv_out::write(out, report),
         Format::Prometheus => prometheus::write(out, report, meta),
     }
@@ -138,6 +138,7 @@ pub fn group_noun(by: GroupBy) -> &'static str {
         GroupBy::Dir => "directory",
         GroupBy::File => "file",
         GroupBy::Function => "function",
+        GroupBy::Tree => "path prefix",
     }
 }
 
@@ -149,6 +150,7 @@ pub fn group_plural(by: GroupBy) -> &'static str {
         GroupBy::Dir => "directories",
         GroupBy::File => "files",
         GroupBy::Function => "functions",
+        GroupBy::Tree => "path prefixes",
     }
 }
 

@@ -33,6 +33,7 @@ fn labels(row: &Row, by: GroupBy) -> String {
         GroupBy::Dir => vec![("dir", text(f.dir))],
         GroupBy::File => vec![("file", text(f.file))],
         GroupBy::Function => vec![("function", text(f.function))],
+        GroupBy::Tree => vec![("prefix", text(f.dir))],
     };
     let inner: Vec<String> = pairs
         .iter()
@@ -50,6 +51,7 @@ pub fn write(out: &mut dyn Write, report: &Report, _meta: &Meta) -> io::Result<(
         GroupBy::Dir => "source directory",
         GroupBy::File => "source file",
         GroupBy::Function => "function",
+        GroupBy::Tree => "source path prefix (a prefix holds all below it)",
     };
     let mut families: Vec<(&str, String, Value)> = vec![
         (

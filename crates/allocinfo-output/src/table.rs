@@ -17,6 +17,8 @@ pub struct TableOptions {
     /// Leave the "-n 0 shows all" hint out of the footer (when the number
     /// of rows is not up to `-n`, as in full-screen `watch`).
     pub no_limit_hint: bool,
+    /// JSON only: indent it (`--pretty`) instead of one document per line.
+    pub pretty: bool,
 }
 
 fn plural(n: usize, one: &str) -> String {
@@ -149,6 +151,7 @@ pub fn render(report: &Report, meta: &Meta, opts: &TableOptions) -> Vec<String> 
         GroupBy::Dir => "DIRECTORY",
         GroupBy::File => "FILE",
         GroupBy::Function => "FUNCTION",
+        GroupBy::Tree => "PATH PREFIX",
     };
     let mut key = column(key_title, |r| {
         let mut k = r.key.to_string();
@@ -218,9 +221,14 @@ pub fn render(report: &Report, meta: &Meta, opts: &TableOptions) -> Vec<String> 
         ));
     }
     if let Some(width) = opts.width {
+        // Cut lines say so with an ellipsis in their last column.
         for line in &mut lines {
             if let Some((i, _)) = line.char_indices().nth(width) {
                 line.truncate(i);
+                if width > 0 {
+                    line.pop();
+                    line.push('…');
+                }
             }
         }
     }

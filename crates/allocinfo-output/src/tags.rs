@@ -44,7 +44,8 @@ struct JsonTag<'a> {
 /// One JSON document on one line: `{"schema":"allocinfo-query/1",
 /// "source":{"path":...},"tags":[{"file":...,"line":...,"module":null,
 /// "function":...,"bytes":...,"calls":...,"accurate":true}]}`.
-pub fn write_json(out: &mut dyn Write, source: &str, tags: &[Tag]) -> io::Result<()> {
+/// One line, or indented with `pretty`.
+pub fn write_json(out: &mut dyn Write, source: &str, tags: &[Tag], pretty: bool) -> io::Result<()> {
     let doc = Document {
         schema: QUERY_SCHEMA,
         source: JsonSource { path: source },
@@ -61,6 +62,10 @@ pub fn write_json(out: &mut dyn Write, source: &str, tags: &[Tag]) -> io::Result
             })
             .collect(),
     };
-    serde_json::to_writer(&mut *out, &doc).map_err(io::Error::from)?;
+    if pretty {
+        serde_json::to_writer_pretty(&mut *out, &doc).map_err(io::Error::from)?;
+    } else {
+        serde_json::to_writer(&mut *out, &doc).map_err(io::Error::from)?;
+    }
     writeln!(out)
 }

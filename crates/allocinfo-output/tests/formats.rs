@@ -296,6 +296,7 @@ fn table_exact_sizes_and_width() {
             width: Some(30),
             title: Some("T".into()),
             no_limit_hint: true,
+            pretty: false,
         },
     );
     assert_eq!(lines[0], "T");

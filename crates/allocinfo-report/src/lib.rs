@@ -22,15 +22,20 @@ pub enum GroupBy {
     Dir,
     File,
     Function,
+    /// Totals by path prefix, as alloctop's tree view: `fs/` holds
+    /// everything under it, `fs/xfs/` included (a tag counts in every
+    /// directory above it, so shares add up to more than 100%).
+    Tree,
 }
 
 impl GroupBy {
-    pub const ALL: [GroupBy; 5] = [
+    pub const ALL: [GroupBy; 6] = [
         GroupBy::Site,
         GroupBy::Module,
         GroupBy::Dir,
         GroupBy::File,
         GroupBy::Function,
+        GroupBy::Tree,
     ];
 
     pub fn name(self) -> &'static str {
@@ -40,6 +45,7 @@ impl GroupBy {
             GroupBy::Dir => "dir",
             GroupBy::File => "file",
             GroupBy::Function => "function",
+            GroupBy::Tree => "tree",
         }
     }
 }
@@ -50,7 +56,8 @@ impl fmt::Display for GroupBy {
     }
 }
 
-/// What rows are sorted by (always descending, ties by key).
+/// What rows are sorted by: numbers descending (largest first), the name
+/// ascending; ties by bytes, then by key. [`Query::reverse`] flips it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum SortKey {
     #[default]
@@ -60,14 +67,17 @@ pub enum SortKey {
     DeltaBytes,
     /// Growth in calls (diff and watch).
     DeltaCalls,
+    /// The row's name (call site, module, path...), A to Z.
+    Name,
 }
 
 impl SortKey {
-    pub const ALL: [SortKey; 4] = [
+    pub const ALL: [SortKey; 5] = [
         SortKey::Bytes,
         SortKey::Calls,
         SortKey::DeltaBytes,
         SortKey::DeltaCalls,
+        SortKey::Name,
     ];
 
     pub fn name(self) -> &'static str {
@@ -76,10 +86,12 @@ impl SortKey {
             SortKey::Calls => "calls",
             SortKey::DeltaBytes => "delta-bytes",
             SortKey::DeltaCalls => "delta-calls",
+            SortKey::Name => "name",
         }
     }
 
-    /// The next key in the cycle bytes → calls → delta-bytes → delta-calls.
+    /// The next key in the cycle bytes → calls → delta-bytes → delta-calls
+    /// → name.
     pub fn next(self) -> SortKey {
         let i = SortKey::ALL.iter().position(|&k| k == self).unwrap_or(0);
         SortKey::ALL[(i + 1) % SortKey::ALL.len()]
@@ -127,42 +139,132 @@ from_str_by_name!(SortKey, "sort key");
 
 /// Error for an invalid glob pattern in a [`Filter`].
 #[derive(Debug, thiserror::Error)]
-#[error("invalid pattern {pattern:?}: {source}")]
+#[error("invalid pattern {pattern:?}: {reason}")]
 pub struct PatternError {
     pattern: String,
-    source: glob::PatternError,
+    // Not a `source`: the message says it once.
+    reason: glob::PatternError,
+}
+
+/// A name pattern, by the one rule every command uses:
+///
+/// - a pattern with `*`, `?` or `[` is a glob over the whole name (in a
+///   path, `*` also matches `/`);
+/// - otherwise it is the name exactly; a source file also matches by a path
+///   suffix that starts after a `/` (`slub.c` and `mm/slub.c` match
+///   `mm/slub.c`, `ub.c` does not).
+#[derive(Clone, Debug)]
+pub enum NamePattern {
+    Exact(String),
+    Glob(glob::Pattern),
+}
+
+impl NamePattern {
+    /// Whether `p` would be a glob.
+    pub fn is_glob(p: &str) -> bool {
+        p.contains(['*', '?', '['])
+    }
+
+    pub fn new(p: &str) -> Result<NamePattern, PatternError> {
+        if Self::is_glob(p) {
+            glob::Pattern::new(p)
+                .map(NamePattern::Glob)
+                .map_err(|reason| PatternError {
+                    pattern: p.to_owned(),
+                    reason,
+                })
+        } else {
+            Ok(NamePattern::Exact(p.to_owned()))
+        }
+    }
+
+    /// The pattern as given.
+    pub fn as_str(&self) -> &str {
+        match self {
+            NamePattern::Exact(s) => s,
+            NamePattern::Glob(g) => g.as_str(),
+        }
+    }
+
+    /// Whether a function or module name matches: exactly or by the glob.
+    pub fn matches(&self, name: &str) -> bool {
+        match self {
+            NamePattern::Exact(s) => s == name,
+            NamePattern::Glob(g) => g.matches(name),
+        }
+    }
+
+    /// Whether a source file's path matches: exactly, by a path suffix
+    /// that starts after a `/`, or by the glob.
+    pub fn matches_path(&self, path: &str) -> bool {
+        match self {
+            NamePattern::Exact(s) => is_path_suffix(s, path),
+            NamePattern::Glob(g) => g.matches(path),
+        }
+    }
+}
+
+/// Whether `suffix` is `path` or ends it after a `/`.
+pub fn is_path_suffix(suffix: &str, path: &str) -> bool {
+    !suffix.is_empty()
+        && path
+            .strip_suffix(suffix)
+            .is_some_and(|head| head.is_empty() || head.ends_with('/') || suffix.starts_with('/'))
 }
 
 /// Which tags take part. Each list matches if any entry matches; an empty
 /// list matches everything. `min_bytes` applies to rows after grouping.
 #[derive(Clone, Debug, Default)]
 pub struct Filter {
-    /// Module names; [`BUILTIN_MODULE`] selects built-in code.
-    pub modules: Vec<String>,
-    /// Globs over the source file path (`*` also matches `/`).
-    pub files: Vec<glob::Pattern>,
-    /// Globs over the function name.
-    pub functions: Vec<glob::Pattern>,
+    /// Module names ([`NamePattern::matches`]); [`BUILTIN_MODULE`] is built-in code.
+    pub modules: Vec<NamePattern>,
+    /// Source file paths ([`NamePattern::matches_path`]).
+    pub files: Vec<NamePattern>,
+    /// Function names ([`NamePattern::matches`]).
+    pub functions: Vec<NamePattern>,
     /// Rows with fewer (current) bytes are dropped.
     pub min_bytes: Option<i64>,
 }
 
 impl Filter {
-    /// Compiles a glob pattern for [`Filter::files`] or [`Filter::functions`].
-    pub fn pattern(p: &str) -> Result<glob::Pattern, PatternError> {
-        glob::Pattern::new(p).map_err(|source| PatternError {
-            pattern: p.to_owned(),
-            source,
-        })
+    /// Compiles a pattern for [`Filter::modules`], [`Filter::files`] or
+    /// [`Filter::functions`].
+    pub fn pattern(p: &str) -> Result<NamePattern, PatternError> {
+        NamePattern::new(p)
     }
 
     /// Whether a tag passes the module, file and function filters.
     pub fn matches(&self, tag: &Tag) -> bool {
         let module = tag.module.as_deref().unwrap_or(BUILTIN_MODULE);
-        (self.modules.is_empty() || self.modules.iter().any(|m| m == module))
-            && (self.files.is_empty() || self.files.iter().any(|p| p.matches(&tag.file)))
+        (self.modules.is_empty() || self.modules.iter().any(|m| m.matches(module)))
+            && (self.files.is_empty() || self.files.iter().any(|p| p.matches_path(&tag.file)))
             && (self.functions.is_empty()
                 || self.functions.iter().any(|p| p.matches(&tag.function)))
+    }
+
+    /// The patterns that match no tag of `tags`, as `(what, pattern)`
+    /// (`what` is `module`, `file` or `function`), for a warning.
+    pub fn unmatched(&self, tags: &[Tag]) -> Vec<(&'static str, &str)> {
+        let mut out = Vec::new();
+        for m in &self.modules {
+            if !tags
+                .iter()
+                .any(|t| m.matches(t.module.as_deref().unwrap_or(BUILTIN_MODULE)))
+            {
+                out.push(("module", m.as_str()));
+            }
+        }
+        for p in &self.files {
+            if !tags.iter().any(|t| p.matches_path(&t.file)) {
+                out.push(("file", p.as_str()));
+            }
+        }
+        for f in &self.functions {
+            if !tags.iter().any(|t| f.matches(&t.function)) {
+                out.push(("function", f.as_str()));
+            }
+        }
+        out
     }
 }
 
@@ -180,6 +282,8 @@ pub enum Key {
     Dir(String),
     File(String),
     Function(String),
+    /// A path prefix, ending in `/`.
+    Tree(String),
 }
 
 impl Key {
@@ -195,7 +299,19 @@ impl Key {
             GroupBy::Dir => Key::Dir(tag.dir().to_owned()),
             GroupBy::File => Key::File(tag.file.clone()),
             GroupBy::Function => Key::Function(tag.function.clone()),
+            GroupBy::Tree => Key::Tree(format!("{}/", tag.dir())),
         }
+    }
+
+    /// Every path prefix of a tag's directory, shortest first: `fs/`,
+    /// `fs/xfs/`, `fs/xfs/libxfs/`.
+    pub fn tree(tag: &Tag) -> impl Iterator<Item = Key> + '_ {
+        let dir = tag.dir().strip_suffix('/').unwrap_or(tag.dir());
+        dir.match_indices('/')
+            .map(|(i, _)| i)
+            .chain([dir.len()])
+            .filter(move |&end| end > 0 || dir.is_empty())
+            .map(move |end| Key::Tree(format!("{}/", &dir[..end])))
     }
 
     pub fn group_by(&self) -> GroupBy {
@@ -205,6 +321,7 @@ impl Key {
             Key::Dir(_) => GroupBy::Dir,
             Key::File(_) => GroupBy::File,
             Key::Function(_) => GroupBy::Function,
+            Key::Tree(_) => GroupBy::Tree,
         }
     }
 
@@ -238,7 +355,7 @@ impl Key {
 
     pub fn dir(&self) -> Option<&str> {
         match self {
-            Key::Dir(dir) => Some(dir),
+            Key::Dir(dir) | Key::Tree(dir) => Some(dir),
             _ => None,
         }
     }
@@ -262,7 +379,7 @@ impl fmt::Display for Key {
                 function,
             } => write!(f, "{file}:{line} func:{function}"),
             Key::Module(m) => f.write_str(m.as_deref().unwrap_or(BUILTIN_MODULE)),
-            Key::Dir(s) | Key::File(s) | Key::Function(s) => f.write_str(s),
+            Key::Dir(s) | Key::File(s) | Key::Function(s) | Key::Tree(s) => f.write_str(s),
         }
     }
 }
@@ -355,6 +472,7 @@ impl Row {
             SortKey::Calls => self.sums.calls.into(),
             SortKey::DeltaBytes => change.map_or(0, |c| c.delta_bytes.into()),
             SortKey::DeltaCalls => change.map_or(0, |c| c.delta_calls.into()),
+            SortKey::Name => 0,
         }
     }
 
@@ -426,16 +544,24 @@ pub struct Query {
     pub limit: Option<usize>,
     /// In a comparison, drop rows whose bytes and calls did not change.
     pub changed_only: bool,
+    /// Reverse the order: smallest first, or the name Z to A.
+    pub reverse: bool,
 }
 
 impl Query {
     fn aggregate<'a>(&self, tags: impl IntoIterator<Item = &'a Tag>) -> BTreeMap<Key, Sums> {
         let mut groups: BTreeMap<Key, Sums> = BTreeMap::new();
         for tag in tags.into_iter().filter(|t| self.filter.matches(t)) {
-            groups
-                .entry(Key::of(tag, self.group_by))
-                .or_insert_with(Sums::empty)
-                .add(tag);
+            if self.group_by == GroupBy::Tree {
+                for key in Key::tree(tag) {
+                    groups.entry(key).or_insert_with(Sums::empty).add(tag);
+                }
+            } else {
+                groups
+                    .entry(Key::of(tag, self.group_by))
+                    .or_insert_with(Sums::empty)
+                    .add(tag);
+            }
         }
         groups
     }
@@ -445,12 +571,24 @@ impl Query {
             rows.retain(|r| r.sums.bytes >= min);
         }
         let sort = self.sort;
-        rows.sort_by(|a, b| {
-            b.sort_value(sort)
-                .cmp(&a.sort_value(sort))
-                .then_with(|| b.sums.bytes.cmp(&a.sums.bytes))
-                .then_with(|| a.key.cmp(&b.key))
-        });
+        if sort == SortKey::Name {
+            // Call sites by file, then line as a number; modules by the
+            // name shown (vmlinux among the others).
+            rows.sort_by(|a, b| match (&a.key, &b.key) {
+                (Key::Module(_), Key::Module(_)) => a.key.to_string().cmp(&b.key.to_string()),
+                _ => a.key.cmp(&b.key),
+            });
+        } else {
+            rows.sort_by(|a, b| {
+                b.sort_value(sort)
+                    .cmp(&a.sort_value(sort))
+                    .then_with(|| b.sums.bytes.cmp(&a.sums.bytes))
+                    .then_with(|| a.key.cmp(&b.key))
+            });
+        }
+        if self.reverse {
+            rows.reverse();
+        }
         let matched_rows = rows.len();
         let counts = StatusCounts::of(&rows);
         if let Some(limit) = self.limit {

@@ -148,12 +148,15 @@ fn filters_select_module_file_function_and_size() {
         .top(&p)
     };
     let r = run(Filter {
-        modules: vec!["virtio_net".into(), "xfs".into()],
+        modules: vec![
+            Filter::pattern("virtio_net").unwrap(),
+            Filter::pattern("xfs").unwrap(),
+        ],
         ..Filter::default()
     });
     assert_eq!(r.rows.len(), 6);
     let r = run(Filter {
-        modules: vec!["vmlinux".into()],
+        modules: vec![Filter::pattern("vmlinux").unwrap()],
         ..Filter::default()
     });
     assert!(r.rows.iter().all(|r| r.key.module().is_none()));
@@ -190,6 +193,43 @@ fn filters_select_module_file_function_and_size() {
     assert_eq!(r.rows.len(), 5);
     assert_eq!(r.total, p.totals(), "totals are of the whole profile");
     assert!(Filter::pattern("[").is_err());
+}
+
+/// The one rule: exact names or globs; files also by a path suffix that
+/// starts after a `/`.
+#[test]
+fn one_rule_for_names() {
+    let p = |s: &str| Filter::pattern(s).unwrap();
+    assert!(p("mm/slub.c").matches_path("mm/slub.c"));
+    assert!(p("slub.c").matches_path("mm/slub.c"));
+    assert!(p("/slub.c").matches_path("mm/slub.c"));
+    assert!(
+        !p("ub.c").matches_path("mm/slub.c"),
+        "suffixes start after a /"
+    );
+    assert!(!p("mm/").matches_path("mm/slub.c"));
+    assert!(p("mm/*").matches_path("mm/kasan/init.c"), "* crosses /");
+    assert!(p("alloc_slab_page").matches("alloc_slab_page"));
+    assert!(!p("alloc_slab").matches("alloc_slab_page"), "no prefixes");
+    assert!(p("alloc_slab*").matches("alloc_slab_page"));
+    let f = Filter {
+        modules: vec![p("xfs"), p("nope*")],
+        files: vec![p("slub.c"), p("nothing.c")],
+        functions: vec![p("*kernfs*"), p("no_such_fn")],
+        min_bytes: None,
+    };
+    let tags = golden("linux-6.12.txt").tags;
+    assert_eq!(
+        f.unmatched(&tags),
+        vec![
+            ("module", "nope*"),
+            ("file", "nothing.c"),
+            ("function", "no_such_fn")
+        ]
+    );
+    let err = Filter::pattern("[").unwrap_err();
+    let chain = std::iter::successors(Some(&err as &dyn std::error::Error), |e| e.source()).count();
+    assert_eq!(chain, 1, "the glob's error is said once: {err}");
 }
 
 #[test]
@@ -314,14 +354,14 @@ fn names_parse_and_sort_keys_cycle() {
     let e = "directory".parse::<GroupBy>().unwrap_err().to_string();
     assert_eq!(
         e,
-        "unknown grouping \"directory\" (expected one of: site, module, dir, file, function)"
+        "unknown grouping \"directory\" (expected one of: site, module, dir, file, function, tree)"
     );
     assert_eq!(
         "delta-calls".parse::<SortKey>().unwrap(),
         SortKey::DeltaCalls
     );
     let mut k = SortKey::Bytes;
-    let seen: Vec<_> = (0..4)
+    let seen: Vec<_> = (0..5)
         .map(|_| {
             k = k.next();
             k
@@ -333,6 +373,7 @@ fn names_parse_and_sort_keys_cycle() {
             SortKey::Calls,
             SortKey::DeltaBytes,
             SortKey::DeltaCalls,
+            SortKey::Name,
             SortKey::Bytes
         ]
     );
@@ -349,15 +390,86 @@ proptest! {
             acc + &format!("{b} {c} {}:{} {module} func:f{} \n", files[*f], i % 7, i % 5)
         });
         let p = Profile::parse(text.as_bytes()).unwrap();
+        // The tree's rows overlap: its top-level prefixes partition the tags.
+        let top = |r: &&allocinfo_report::Row| match &r.key {
+            Key::Tree(prefix) => prefix.matches('/').count() == 1,
+            _ => true,
+        };
         for group_by in GroupBy::ALL {
             let r = Query { group_by, ..Query::default() }.top(&p);
-            prop_assert_eq!(r.rows.iter().map(|r| r.sums.bytes).sum::<i64>(), p.totals().bytes);
-            prop_assert_eq!(r.rows.iter().map(|r| r.sums.tags).sum::<usize>(), p.tags.len());
+            prop_assert_eq!(r.rows.iter().filter(top).map(|r| r.sums.bytes).sum::<i64>(), p.totals().bytes);
+            prop_assert_eq!(r.rows.iter().filter(top).map(|r| r.sums.tags).sum::<usize>(), p.tags.len());
             // The diff against an empty profile is growth by everything.
             let empty = Profile { version: p.version, tags: vec![] };
             let d = Query { group_by, ..Query::default() }.diff(&empty, &p);
             prop_assert!(d.rows.iter().all(|r| r.change.as_ref().unwrap().status == allocinfo_report::Status::New));
-            prop_assert_eq!(d.rows.iter().map(|r| r.change.as_ref().unwrap().delta_bytes).sum::<i64>(), p.totals().bytes);
+            prop_assert_eq!(d.rows.iter().filter(top).map(|r| r.change.as_ref().unwrap().delta_bytes).sum::<i64>(), p.totals().bytes);
         }
     }
+}
+
+/// alloctop's tree view: every path prefix holds all below it.
+#[test]
+fn tree_totals_by_path_prefix_and_name_order() {
+    let p = golden("linux-6.12.txt");
+    let tree = Query {
+        group_by: GroupBy::Tree,
+        sort: SortKey::Name,
+        ..Query::default()
+    }
+    .top(&p);
+    let row = |k: &str| {
+        tree.rows
+            .iter()
+            .find(|r| r.key == Key::Tree(k.into()))
+            .unwrap_or_else(|| panic!("no {k}"))
+            .sums
+            .clone()
+    };
+    let under = |prefix: &str| -> i64 {
+        p.tags
+            .iter()
+            .filter(|t| t.file.starts_with(prefix))
+            .map(|t| t.bytes)
+            .sum()
+    };
+    assert_eq!(row("fs/").bytes, under("fs/"));
+    assert_eq!(row("fs/kernfs/").bytes, under("fs/kernfs/"));
+    assert!(row("fs/").bytes > row("fs/kernfs/").bytes);
+    assert_eq!(
+        row("fs/").tags,
+        p.tags.iter().filter(|t| t.file.starts_with("fs/")).count()
+    );
+    // Name order: a prefix comes before what is under it.
+    let names: Vec<String> = tree.rows.iter().map(|r| r.key.to_string()).collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted);
+    let fs = names.iter().position(|n| n == "fs/").unwrap();
+    assert!(names[fs + 1].starts_with("fs/"), "{names:?}");
+    // Reversed: Z to A; and numbers smallest first.
+    let rev = Query {
+        group_by: GroupBy::Tree,
+        sort: SortKey::Name,
+        reverse: true,
+        ..Query::default()
+    }
+    .top(&p);
+    let mut back: Vec<String> = rev.rows.iter().map(|r| r.key.to_string()).collect();
+    back.reverse();
+    assert_eq!(back, names);
+    let small_first = Query {
+        reverse: true,
+        ..Query::default()
+    }
+    .top(&p);
+    let bytes: Vec<i64> = small_first.rows.iter().map(|r| r.sums.bytes).collect();
+    assert!(bytes.windows(2).all(|w| w[0] <= w[1]), "{bytes:?}");
+    // Sites by line as a number, not as text.
+    let sites = Query {
+        sort: SortKey::Name,
+        ..Query::default()
+    }
+    .top(&p);
+    assert!(sites.rows.windows(2).all(|w| w[0].key <= w[1].key));
 }

@@ -14,6 +14,7 @@
 //! that one report. No I/O; [`control`] talks to the files.
 
 pub mod control;
+pub mod listing;
 
 use anyhow::{Result, anyhow, bail};
 use serde_json::{Value, json};
@@ -204,15 +205,17 @@ impl Group {
         }
     }
 
-    fn add(&mut self, o: &Object) {
-        self.count += 1;
-        self.bytes += o.bytes;
+    /// Adds `o`; `None` when the count or the bytes would pass 64 bits.
+    fn add(&mut self, o: &Object) -> Option<()> {
+        self.count = self.count.checked_add(1)?;
+        self.bytes = self.bytes.checked_add(o.bytes)?;
         self.age_min = self.age_min.min(o.age_ns);
         self.age_max = self.age_max.max(o.age_ns);
         self.age_sum += u128::from(o.age_ns);
         if !self.processes.iter().any(|(t, _)| *t == o.tgid) {
             self.processes.push((o.tgid, o.comm.clone()));
         }
+        Some(())
     }
 
     pub fn age_avg(&self) -> u64 {
@@ -220,29 +223,46 @@ impl Group {
     }
 }
 
+/// Error for a group whose bytes or count pass 64 bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Overflow;
+
+impl std::fmt::Display for Overflow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the objects' bytes add up beyond 2^64 (64-bit overflow): no kernel has that much memory")
+    }
+}
+
+impl std::error::Error for Overflow {}
+
 /// Groups `objects` by site and stack, most bytes first.
-pub fn by_stack(objects: &[&Object]) -> Vec<Group> {
+pub fn by_stack(objects: &[&Object]) -> Result<Vec<Group>, Overflow> {
     let mut groups: BTreeMap<(&str, &[String]), Group> = BTreeMap::new();
     for o in objects {
         groups
             .entry((o.site.as_str(), o.stack.as_slice()))
             .or_insert_with(|| Group::new(o))
-            .add(o);
+            .add(o)
+            .ok_or(Overflow)?;
     }
     let mut v: Vec<Group> = groups.into_values().collect();
     v.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(b.count.cmp(&a.count)));
-    v
+    Ok(v)
 }
 
 /// Groups `objects` by process (thread group), most bytes first.
-pub fn by_process(objects: &[&Object]) -> Vec<Group> {
+pub fn by_process(objects: &[&Object]) -> Result<Vec<Group>, Overflow> {
     let mut groups: BTreeMap<i64, Group> = BTreeMap::new();
     for o in objects {
-        groups.entry(o.tgid).or_insert_with(|| Group::new(o)).add(o);
+        groups
+            .entry(o.tgid)
+            .or_insert_with(|| Group::new(o))
+            .add(o)
+            .ok_or(Overflow)?;
     }
     let mut v: Vec<Group> = groups.into_values().collect();
     v.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.processes.cmp(&b.processes)));
-    v
+    Ok(v)
 }
 
 fn frames(out: &mut String, stack: &[String]) {
@@ -408,7 +428,7 @@ untracked objects=2 bytes=512 dropped=1 busy=0
     fn groups_by_stack_and_process() {
         let live = parse(LIVE).unwrap();
         let all: Vec<&Object> = live.objects.iter().collect();
-        let stacks = by_stack(&all);
+        let stacks = by_stack(&all).unwrap();
         assert_eq!(stacks.len(), 2);
         assert_eq!((stacks[0].count, stacks[0].bytes), (2, 4352));
         assert_eq!(
@@ -419,7 +439,7 @@ untracked objects=2 bytes=512 dropped=1 busy=0
             (stacks[0].age_min, stacks[0].age_max),
             (1_000_000, 3_000_000_000)
         );
-        let procs = by_process(&all);
+        let procs = by_process(&all).unwrap();
         assert_eq!(procs.len(), 2);
         assert_eq!(
             (procs[0].processes[0].0, procs[0].count, procs[0].bytes),
@@ -463,7 +483,12 @@ untracked objects=2 bytes=512 dropped=1 busy=0
         assert_eq!(v["objects"][0]["comm"], "cat");
         assert_eq!(v["objects"][0]["stack"][0], "f+0x1a/0x40 [m]");
         assert_eq!(v["untracked"]["objects"], 2);
-        let v = json("processes", &all, &by_process(&all), &live.untracked);
+        let v = json(
+            "processes",
+            &all,
+            &by_process(&all).unwrap(),
+            &live.untracked,
+        );
         assert_eq!(v["processes"][0]["processes"][0]["tgid"], 8);
     }
 

@@ -63,6 +63,12 @@ pub fn selector(word: &str) -> Result<String, String> {
     if !word.bytes().all(|c| c.is_ascii_graphic()) {
         return bad("expected ASCII");
     }
+    if allocinfo_report::NamePattern::is_glob(word) {
+        return bad(
+            "the kernel matches selectors itself, exactly (files also by path suffix): \
+             no globs; list the matching names with allocinfo top --function/--path first",
+        );
+    }
     if let Some(name) = word.strip_prefix("func:") {
         return match name {
             "" => bad("expected func:NAME"),
@@ -245,6 +251,19 @@ fn parse_site(mut rest: &str) -> Result<(u32, Site)> {
     }
     let rule = rule.ok_or_else(|| anyhow!("site without rule="))?;
     let injected = injected.ok_or_else(|| anyhow!("site without injected="))?;
+    let (file, line, module, function) = parse_location(rest)?;
+    let site = Site {
+        injected,
+        file,
+        line,
+        module,
+        function,
+    };
+    Ok((rule, site))
+}
+
+/// A call site as /proc/allocinfo names it: `FILE:LINE [MODULE] func:NAME`.
+pub fn parse_location(rest: &str) -> Result<(String, u32, Option<String>, String)> {
     let tag_error = || anyhow!("expected FILE:LINE [MODULE] func:NAME, found {rest:?}");
     let (location, tail) = rest.split_once(' ').ok_or_else(tag_error)?;
     let (file, line) = location.rsplit_once(':').ok_or_else(tag_error)?;
@@ -257,18 +276,14 @@ fn parse_site(mut rest: &str) -> Result<(u32, Site)> {
         }
         None => (None, tail),
     };
-    let function = tail.strip_prefix("func:").ok_or_else(tag_error)?;
+    let function = tail
+        .trim_end()
+        .strip_prefix("func:")
+        .ok_or_else(tag_error)?;
     if file.is_empty() || function.is_empty() || module.as_deref() == Some("") {
         return Err(tag_error());
     }
-    let site = Site {
-        injected,
-        file: file.to_owned(),
-        line,
-        module,
-        function: function.to_owned(),
-    };
-    Ok((rule, site))
+    Ok((file.to_owned(), line, module, function.to_owned()))
 }
 
 /// The rule armed for exactly these selectors.

@@ -12,29 +12,87 @@ mod cli;
 mod debugfs;
 mod fail;
 mod input;
+mod metrics;
 mod snapshot;
 mod time;
 mod via;
 mod watch;
 
+use allocinfo_format::Tag;
 use allocinfo_output::{Command, Format, Meta, Source};
-use allocinfo_report::SortKey;
-use anyhow::{Context, Result, bail};
-use clap::{CommandFactory, Parser};
+use allocinfo_report::{Filter, SortKey};
+use anyhow::{Context, Result};
+use clap::{CommandFactory, FromArgMatches};
 use cli::{Cli, Cmd, ViaArgs};
 use std::io::{self, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    // The subcommands named, for the usage printed with a usage error.
+    let mut path = Vec::new();
+    let mut m = &matches;
+    while let Some((name, sub)) = m.subcommand() {
+        path.push(name.to_owned());
+        m = sub;
+    }
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("allocinfo: error: {e:#}");
-            ExitCode::FAILURE
+        Err(e) => match e.downcast_ref::<Usage>() {
+            Some(u) => usage_exit(&path, &u.0),
+            None => {
+                eprintln!("allocinfo: error: {e:#}");
+                ExitCode::FAILURE
+            }
+        },
+    }
+}
+
+/// A usage error found after parsing: exit status 2, with the usage of
+/// the subcommand, as clap's own.
+#[derive(Debug)]
+pub struct Usage(pub String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
+/// A usage error, for `?`.
+pub fn usage(msg: impl Into<String>) -> anyhow::Error {
+    Usage(msg.into()).into()
+}
+
+/// Prints `msg` with the usage of the subcommand at `path` and exits 2.
+fn usage_exit(path: &[String], msg: &str) -> ! {
+    let mut cmd = Cli::command();
+    cmd.build();
+    let mut sub = cmd;
+    for name in path {
+        match sub.find_subcommand(name) {
+            Some(s) => sub = s.clone(),
+            None => break,
         }
+    }
+    sub.error(clap::error::ErrorKind::ValueValidation, msg)
+        .exit()
+}
+
+/// A listing command's filter patterns that match nothing are said on
+/// standard error (the output, empty or not, is still the answer).
+pub fn warn_unmatched(filter: &Filter, tags: &[Tag], source: &str) {
+    let source = allocinfo_output::source_name(source);
+    for (what, pattern) in filter.unmatched(tags) {
+        eprintln!("allocinfo: warning: {what} pattern '{pattern}' matches nothing in {source}");
     }
 }
 
@@ -47,100 +105,130 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 }
 
 /// `--via ioctl` with a file is a usage error (exit status 2).
-fn check_via(args: &ViaArgs, input: &Path) {
-    if let Err(msg) = via::plan(args.via, input) {
-        Cli::command()
-            .error(clap::error::ErrorKind::ArgumentConflict, msg)
-            .exit();
-    }
+fn check_via(args: &ViaArgs, input: &Path) -> Result<()> {
+    via::plan(args.via, input).map(drop).map_err(usage)
 }
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Cmd::Top(a) => {
             let format = a.output.format();
-            check_via(&a.via, &a.input.file);
+            let file = a.input.path();
+            check_via(&a.via, &file)?;
             if a.view.sort.is_some_and(|s| s.is_delta()) {
-                bail!(
+                return Err(usage(format!(
                     "--sort {} needs two profiles: use it with diff or watch",
                     a.view.sort_key(SortKey::Bytes)
-                );
+                )));
             }
             let query = a.view.query(&a.filter, format, SortKey::Bytes, false)?;
-            let (loaded, taken) = via::load_profile(&a.input.file, &a.via)?;
+            let (loaded, taken) = via::load_profile(&file, &a.via)?;
             if a.via.verbose {
                 let n = loaded.profile.tags.len();
                 eprintln!("{}", via::describe("top", &loaded.path, &taken, n, "tag"));
             }
+            warn_unmatched(&query.filter, &loaded.profile.tags, &loaded.path);
             let report = query.top(&loaded.profile);
             let meta = Meta {
                 command: Command::Top,
                 source: loaded.source(),
                 old_source: None,
             };
-            print(format, &report, &meta, a.view.exact)
+            print(format, &report, &meta, a.view.exact, a.output.pretty)
         }
         Cmd::Query(a) => {
-            check_via(&a.via, &a.input.file);
+            let file = a.input.path();
+            check_via(&a.via, &file)?;
             let filter = a.filter.filter();
             if !filter.is_valid() {
-                Cli::command()
-                    .error(
-                        clap::error::ErrorKind::ValueValidation,
-                        "--min-size is above --max-size (the kernel refuses such a filter)",
-                    )
-                    .exit();
+                return Err(usage(
+                    "--min-size is above --max-size (the kernel refuses such a filter)",
+                ));
             }
-            let (tags, taken) = via::query(&a.input.file, &a.via, &filter)?;
-            let path = a.input.file.display().to_string();
+            let (tags, taken) = via::query(&file, &a.via, &filter)?;
+            let tags: Vec<Tag> = tags
+                .into_iter()
+                .filter(|t| a.filter.names_match(t))
+                .collect();
+            let path = file.to_string_lossy().into_owned();
             if a.via.verbose {
                 let line = via::describe("query", &path, &taken, tags.len(), "matching tag");
                 eprintln!("{line}");
             }
+            if tags.is_empty() && a.filter.has_names() {
+                eprintln!(
+                    "allocinfo: warning: the name patterns and filters match no tag in {}",
+                    allocinfo_output::source_name(&path)
+                );
+            }
             let mut out = io::BufWriter::new(io::stdout().lock());
             if a.json {
-                allocinfo_output::tags::write_json(&mut out, &path, &tags)?;
+                allocinfo_output::tags::write_json(&mut out, &path, &tags, a.pretty)
+                    .context(STDOUT)?;
             } else {
-                allocinfo_output::tags::write_lines(&mut out, &tags)?;
+                allocinfo_output::tags::write_lines(&mut out, &tags).context(STDOUT)?;
             }
-            out.flush()?;
+            out.flush().context(STDOUT)?;
             Ok(())
         }
         Cmd::Diff(a) => {
             let format = a.output.format();
             if a.old.as_os_str() == "-" && a.new.as_os_str() == "-" {
-                bail!("only one of OLD and NEW can be standard input");
+                return Err(usage("only one of OLD and NEW can be standard input"));
             }
             let old = input::load(&a.old)?;
             let new = input::load(&a.new)?;
             let query = a
                 .view
                 .query(&a.filter, format, SortKey::DeltaBytes, !a.all)?;
+            let both: Vec<Tag> = old
+                .profile
+                .tags
+                .iter()
+                .chain(&new.profile.tags)
+                .cloned()
+                .collect();
+            warn_unmatched(&query.filter, &both, "either profile");
             let report = query.diff(&old.profile, &new.profile);
             let meta = Meta {
                 command: Command::Diff,
                 source: new.source(),
                 old_source: Some(old.source()),
             };
-            print(format, &report, &meta, a.view.exact)
+            print(format, &report, &meta, a.view.exact, a.output.pretty)
         }
         Cmd::Snapshot(a) => {
-            let path = snapshot::write(&a.input.file, &a.output)?;
-            writeln!(io::stdout().lock(), "{}", path.display())?;
+            let path = snapshot::write(&a.input.path(), &a.output)?;
+            writeln!(io::stdout().lock(), "{}", path.display()).context(STDOUT)?;
             Ok(())
         }
         Cmd::Watch(a) => watch::run(a),
         Cmd::Fail(a) => fail::control::run(a),
         Cmd::Capture(a) => capture::control::run(a),
         Cmd::Live(a) => capture::control::live(a),
+        Cmd::Metrics(a) => metrics::run(a),
+        Cmd::Completions(a) => {
+            let mut cmd = Cli::command();
+            clap_complete::generate(a.shell, &mut cmd, "allocinfo", &mut io::stdout().lock());
+            Ok(())
+        }
+        Cmd::Man => {
+            let mut out = io::stdout().lock();
+            clap_mangen::Man::new(Cli::command())
+                .render(&mut out)
+                .context(STDOUT)?;
+            out.flush().context(STDOUT)?;
+            Ok(())
+        }
         Cmd::Treemap(a) => {
-            let loaded = input::load(&a.input.file)?;
-            let filter = a.filter.filter()?;
+            let loaded = input::load(&a.input.path())?;
+            let filter = a.filter.filter();
+            warn_unmatched(&filter, &loaded.profile.tags, &loaded.path);
             let tags: Vec<_> = loaded
                 .profile
                 .tags
                 .iter()
-                .filter(|t| filter.matches(t))
+                .filter(|t| filter.matches(t) && filter.min_bytes.is_none_or(|min| t.bytes >= min))
                 .collect();
             let title = a.title.clone().unwrap_or_else(|| {
                 format!(
@@ -155,14 +243,26 @@ fn run(cli: Cli) -> Result<()> {
             };
             let svg = allocinfo_treemap::render(&tags, &opts);
             if a.output.as_os_str() == "-" {
-                io::stdout().lock().write_all(svg.as_bytes())?;
+                let mut out = io::stdout().lock();
+                out.write_all(svg.as_bytes()).context(STDOUT)?;
+                out.flush().context(STDOUT)?;
             } else {
                 std::fs::write(&a.output, svg)
-                    .with_context(|| format!("writing {}", a.output.display()))?;
+                    .with_context(|| format!("writing {}", a.output.to_string_lossy()))?;
             }
             Ok(())
         }
     }
+}
+
+/// What a write error on standard output is said with.
+pub const STDOUT: &str = "writing standard output";
+
+/// Writes `bytes` to standard output; an error names it.
+pub fn write_stdout(bytes: &[u8]) -> Result<()> {
+    let mut out = io::stdout().lock();
+    out.write_all(bytes).context(STDOUT)?;
+    out.flush().context(STDOUT)
 }
 
 fn print(
@@ -170,14 +270,16 @@ fn print(
     report: &allocinfo_report::Report,
     meta: &Meta,
     exact: bool,
+    pretty: bool,
 ) -> Result<()> {
     let mut out = io::BufWriter::new(io::stdout().lock());
     let table = allocinfo_output::TableOptions {
         exact,
+        pretty,
         ..Default::default()
     };
-    allocinfo_output::write(&mut out, format, report, meta, &table)?;
-    out.flush()?;
+    allocinfo_output::write(&mut out, format, report, meta, &table).context(STDOUT)?;
+    out.flush().context(STDOUT)?;
     Ok(())
 }
 

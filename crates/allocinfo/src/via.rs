@@ -56,13 +56,19 @@ pub enum Plan {
 
 /// What `--via` asks for `input`; an error for `--via ioctl` on a file.
 pub fn plan(via: Via, input: &Path) -> Result<Plan, String> {
-    let proc = input == Path::new(PROC);
+    plan_for(via, input, Path::new(PROC))
+}
+
+/// [`plan`], with `proc` as the kernel's file (unit tests give one that
+/// is missing, to be the same on every host).
+fn plan_for(via: Via, input: &Path, proc: &Path) -> Result<Plan, String> {
+    let proc = input == proc;
     match (via, proc) {
         (Via::Text, _) => Ok(Plan::Text(TextReason::Asked)),
         (Via::Auto, false) => Ok(Plan::Text(TextReason::NotProc)),
         (Via::Ioctl, false) => Err(format!(
             "--via ioctl reads {PROC} only, not {}",
-            input.display()
+            input.to_string_lossy()
         )),
         (_, true) => Ok(Plan::Ioctl),
     }
@@ -140,7 +146,17 @@ pub fn query_text(profile: &Profile, filter: &TagFilter) -> Vec<Tag> {
 /// `allocinfo query`: the tags matching `filter`, as the ioctl reports them
 /// (on the text path too: see [`allocinfo_ioctl::as_reported`]).
 pub fn query(input: &Path, args: &ViaArgs, filter: &TagFilter) -> Result<(Vec<Tag>, Taken)> {
-    let reason = match plan(args.via, input).map_err(|e| anyhow!(e))? {
+    query_for(input, args, filter, Path::new(PROC))
+}
+
+/// [`query`], with `proc` as the kernel's file.
+fn query_for(
+    input: &Path,
+    args: &ViaArgs,
+    filter: &TagFilter,
+    proc: &Path,
+) -> Result<(Vec<Tag>, Taken)> {
+    let reason = match plan_for(args.via, input, proc).map_err(|e| anyhow!(e))? {
         Plan::Text(reason) => reason,
         Plan::Ioctl => {
             let r = ProcFile::open(input)
@@ -197,6 +213,9 @@ pub fn load_profile(input: &Path, args: &ViaArgs) -> Result<(Loaded, Taken)> {
                 .and_then(|mut f| profile_by_ioctl(&mut f, input, args.via));
             match r {
                 Ok(Ok((profile, attempts))) => {
+                    profile
+                        .check_sums()
+                        .map_err(|e| anyhow!("{}: {e}", input.display()))?;
                     let loaded = Loaded {
                         path: input.display().to_string(),
                         profile,
@@ -229,6 +248,27 @@ fn read_version(path: &Path) -> Result<allocinfo_format::Version> {
 mod tests {
     use super::*;
     use std::io;
+
+    /// Without the kernel's file (a host without allocation profiling),
+    /// `auto` cannot open it for the ioctl and reads the text, which says
+    /// why it fails; `--via ioctl` says why the ioctl cannot be made. A
+    /// path that exists nowhere stands in for /proc/allocinfo, so this is
+    /// the same on every host, whether it has /proc/allocinfo or not.
+    #[test]
+    fn query_without_the_kernels_file() {
+        let proc = Path::new("/nonexistent-alloctag-test/allocinfo");
+        let args = |via| ViaArgs { via, verbose: true };
+        let err = query_for(proc, &args(Via::Auto), &TagFilter::default(), proc).unwrap_err();
+        assert_eq!(
+            format!("{err:#}"),
+            "reading /nonexistent-alloctag-test/allocinfo: No such file or directory (os error 2)"
+        );
+        let err = query_for(proc, &args(Via::Ioctl), &TagFilter::default(), proc).unwrap_err();
+        assert_eq!(
+            format!("{err:#}"),
+            "opening /nonexistent-alloctag-test/allocinfo: No such file or directory (os error 2)"
+        );
+    }
 
     #[test]
     fn the_ioctl_only_for_proc_allocinfo() {

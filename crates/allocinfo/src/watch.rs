@@ -1,13 +1,18 @@
 //! `allocinfo watch`: re-read the profile every interval and show the table
 //! with deltas since the previous frame. Full-screen in a terminal (q, Esc or
 //! Ctrl-C quits, s cycles the sort key), plain frames with `--plain`.
+//!
+//! As slabtop and top: a read that fails (a file rewritten while read)
+//! keeps the last good frame, says why on an error line and retries next
+//! interval; SIGTERM and SIGHUP restore the terminal as q does; a terminal
+//! too small to draw in says so; `-c N` leaves its last frame on screen.
 
 use crate::cli::WatchArgs;
 use crate::input::{self, Loaded};
 use crate::time::Utc;
 use allocinfo_output::{Command, Format, Meta, TableOptions};
 use allocinfo_report::{Query, Report, SortKey};
-use anyhow::{Result, bail};
+use anyhow::{Context, Result};
 use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use crossterm::style::{Attribute, Print, SetAttribute};
 use crossterm::terminal::{self, ClearType};
@@ -22,10 +27,20 @@ struct Watcher {
     format: Format,
     interval: Duration,
     sort: SortKey,
+    /// Reversed order (-r, or the r key).
+    reverse: bool,
     frame: u64,
     prev: Option<Loaded>,
     cur: Loaded,
+    /// Why the last refresh failed; the frame shows the last good data.
+    error: Option<String>,
 }
+
+/// The smallest terminal drawn in: the call-site column keeps at least
+/// this many characters, and there are rows for the title, the source,
+/// the change line, the column header, one row and the footer.
+const MIN_KEY: usize = 12;
+const MIN_ROWS: usize = 6;
 
 impl Watcher {
     fn report(&self, limit: Option<usize>) -> Result<Report> {
@@ -34,6 +49,7 @@ impl Watcher {
                 .view
                 .query(&self.args.filter, self.format, self.sort, false)?;
         query.limit = limit;
+        query.reverse = self.reverse;
         let prev = self.prev.as_ref().unwrap_or(&self.cur);
         Ok(query.diff(&prev.profile, &self.cur.profile))
     }
@@ -51,22 +67,38 @@ impl Watcher {
     }
 
     fn title(&self, keys: bool) -> String {
-        let keys = if keys { "  (s: sort, q: quit)" } else { "" };
+        let keys = if keys {
+            "  (s: sort, r: reverse, q: quit)"
+        } else {
+            ""
+        };
         format!(
-            "allocinfo watch: frame {} at {} UTC, every {}s, by {}, sorted by {}{keys}",
+            "allocinfo watch: frame {} at {} UTC, every {}s, by {}, sorted by {}{}{keys}",
             self.frame,
             Utc::now().clock(),
             self.args.interval,
             self.args.view.group_by(),
             self.sort,
+            if self.reverse { ", reversed" } else { "" },
         )
     }
 
-    fn advance(&mut self) -> Result<()> {
-        let next = input::load(&self.args.input.file)?;
-        self.prev = Some(std::mem::replace(&mut self.cur, next));
+    /// Re-reads the input. On failure the last good profile stays and
+    /// [`Watcher::error`] says why; the next refresh tries again.
+    fn advance(&mut self) {
         self.frame += 1;
-        Ok(())
+        match input::load(&self.args.input.path()) {
+            Ok(next) => {
+                self.prev = Some(std::mem::replace(&mut self.cur, next));
+                self.error = None;
+            }
+            Err(e) => {
+                self.error = Some(format!(
+                    "frame {}: {e:#}; showing the last good read, retrying every {}s",
+                    self.frame, self.args.interval
+                ))
+            }
+        }
     }
 
     fn done(&self) -> bool {
@@ -75,8 +107,10 @@ impl Watcher {
 }
 
 pub fn run(args: WatchArgs) -> Result<()> {
-    if args.input.file.as_os_str() == "-" {
-        bail!("watch re-reads its input every interval: give a file, not standard input");
+    if args.input.path().as_os_str() == "-" {
+        return Err(crate::usage(
+            "watch re-reads its input every interval: give a file, not standard input",
+        ));
     }
     if args.count == Some(0) {
         return Ok(());
@@ -84,19 +118,28 @@ pub fn run(args: WatchArgs) -> Result<()> {
     let format = args.output.format();
     let plain = args.plain || !io::stdout().is_terminal();
     if !plain && format != Format::Table {
-        bail!("--json, --csv and --prometheus need --plain (or output that is not a terminal)");
+        return Err(crate::usage(
+            "--json, --csv and --prometheus need --plain (or output that is not a terminal)",
+        ));
     }
     let sort = args.view.sort_key(SortKey::Bytes);
+    let args_reverse = args.view.reverse;
     let interval = Duration::from_secs_f64(args.interval);
-    let cur = input::load(&args.input.file)?;
+    let cur = input::load(&args.input.path())?;
+    if plain {
+        // Said once, before the frames (full screen would wipe it).
+        crate::warn_unmatched(&args.filter.filter(), &cur.profile.tags, &cur.path);
+    }
     let mut w = Watcher {
         args,
         format,
         interval,
         sort,
+        reverse: args_reverse,
         frame: 1,
         prev: None,
         cur,
+        error: None,
     };
     if plain {
         run_plain(&mut w)
@@ -108,41 +151,70 @@ pub fn run(args: WatchArgs) -> Result<()> {
 /// Frames as text (or one JSON/CSV/Prometheus report per frame), until
 /// `--count` frames were printed or SIGINT/SIGTERM arrives.
 fn run_plain(w: &mut Watcher) -> Result<()> {
-    let stop = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(signal, Arc::clone(&stop))?;
-    }
+    let stop = stop_flag()?;
     let mut out = io::stdout().lock();
     loop {
+        if let Some(error) = &w.error {
+            // The last good frame was printed already: the error line only.
+            eprintln!("allocinfo: watch: {error}");
+            if w.done() {
+                return Ok(());
+            }
+            if wait_plain(w.interval, &stop) {
+                return Ok(());
+            }
+            w.advance();
+            continue;
+        }
         let report = w.report(w.args.view.limit(w.format))?;
         let table = TableOptions {
             title: Some(w.title(false)),
             exact: w.args.view.exact,
+            pretty: w.args.output.pretty,
             ..TableOptions::default()
         };
         if w.frame > 1 && w.format == Format::Table {
             writeln!(out)?;
         }
-        allocinfo_output::write(&mut out, w.format, &report, &w.meta(), &table)?;
-        out.flush()?;
+        allocinfo_output::write(&mut out, w.format, &report, &w.meta(), &table)
+            .context(crate::STDOUT)?;
+        out.flush().context(crate::STDOUT)?;
         if w.done() {
             return Ok(());
         }
-        let deadline = Instant::now() + w.interval;
-        while let Some(left) = deadline
-            .checked_duration_since(Instant::now())
-            .filter(|d| !d.is_zero())
-        {
-            if stop.load(Ordering::Relaxed) {
-                return Ok(());
-            }
-            std::thread::sleep(left.min(Duration::from_millis(50)));
-        }
-        if stop.load(Ordering::Relaxed) {
+        if wait_plain(w.interval, &stop) {
             return Ok(());
         }
-        w.advance()?;
+        w.advance();
     }
+}
+
+/// A flag raised by SIGINT, SIGTERM or SIGHUP.
+fn stop_flag() -> Result<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
+        signal_hook::flag::register(signal, Arc::clone(&stop))?;
+    }
+    Ok(stop)
+}
+
+/// Sleeps `interval`; true when a signal asked to stop.
+fn wait_plain(interval: Duration, stop: &AtomicBool) -> bool {
+    let deadline = Instant::now() + interval;
+    while let Some(left) = deadline
+        .checked_duration_since(Instant::now())
+        .filter(|d| !d.is_zero())
+    {
+        if stop.load(Ordering::Relaxed) {
+            return true;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(50)));
+    }
+    stop.load(Ordering::Relaxed)
 }
 
 /// Restores the terminal when dropped, also on errors and panics.
@@ -178,31 +250,87 @@ impl Drop for Screen {
     }
 }
 
-fn draw(w: &Watcher) -> Result<()> {
-    // A terminal that does not know its size (0x0) gets 80x24.
-    let (cols, rows) = match terminal::size()? {
-        (0, _) | (_, 0) => (80, 24),
-        (c, r) => (usize::from(c.max(20)), usize::from(r.max(8))),
-    };
+/// The lines of a full-screen frame for a `cols` x `rows` terminal.
+fn frame_lines(w: &Watcher, cols: usize, rows: usize) -> Result<Vec<String>> {
     // Title, source, change, column header, and a footer line.
     let limit = match w.args.view.limit {
         Some(0) | None => rows.saturating_sub(5),
         Some(n) => n.min(rows.saturating_sub(5)),
     };
-    let report = w.report(Some(limit))?;
-    let opts = TableOptions {
+    let report = w.report(Some(limit.max(1)))?;
+    let mut opts = TableOptions {
         title: Some(w.title(true)),
         exact: w.args.view.exact,
-        width: Some(cols),
+        width: None,
         no_limit_hint: true,
+        pretty: false,
     };
-    let lines = allocinfo_output::table::render(&report, &w.meta(), &opts);
+    let wide = allocinfo_output::table::render(&report, &w.meta(), &opts);
+    // The last column (call site, module, ...) starts after the last
+    // two-space gap of the column header (line 4).
+    let key_at = wide
+        .get(3)
+        .and_then(|h| h.rfind("  ").map(|i| i + 2))
+        .unwrap_or(0);
+    let (need_cols, need_rows) = (key_at + MIN_KEY, MIN_ROWS + usize::from(w.error.is_some()));
+    if cols < need_cols || rows < need_rows {
+        let msg = format!(
+            "allocinfo watch: the terminal is {cols}x{rows}; it needs at least \
+             {need_cols}x{need_rows} (or use --plain). q quits."
+        );
+        return Ok(textwrap(&msg, cols.max(1)));
+    }
+    opts.width = Some(cols);
+    let mut lines = allocinfo_output::table::render(&report, &w.meta(), &opts);
+    if let Some(error) = &w.error {
+        // The last good frame stays; the error line takes the last row.
+        lines.truncate(rows - 1);
+        let mut line = format!("error: {error}");
+        if let Some((i, _)) = line.char_indices().nth(cols) {
+            line.truncate(i);
+        }
+        lines.push(line);
+    }
+    lines.truncate(rows);
+    Ok(lines)
+}
+
+/// `text` in lines of at most `width` characters, broken between words
+/// (a word longer than a line is cut).
+fn textwrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        let len = line.chars().count();
+        if len > 0 && len + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    lines.push(line);
+    lines
+        .into_iter()
+        .map(|l| l.chars().take(width).collect())
+        .collect()
+}
+
+fn draw(w: &Watcher) -> Result<Vec<String>> {
+    // A terminal that does not know its size (0x0) gets 80x24.
+    let (cols, rows) = match terminal::size()? {
+        (0, _) | (_, 0) => (80, 24),
+        (c, r) => (usize::from(c), usize::from(r)),
+    };
+    let lines = frame_lines(w, cols, rows)?;
+    let error_row = w.error.is_some().then(|| lines.len().saturating_sub(1));
     let mut out = io::stdout().lock();
     queue!(out, cursor::MoveTo(0, 0), terminal::Clear(ClearType::All))?;
-    for (i, line) in lines.iter().take(rows).enumerate() {
+    for (i, line) in lines.iter().enumerate() {
         queue!(out, cursor::MoveTo(0, i as u16))?;
-        // The title and the column header stand out.
-        if i == 0 || i == 3 {
+        // The title, the column header and an error line stand out.
+        if i == 0 || i == 3 || Some(i) == error_row {
             queue!(
                 out,
                 SetAttribute(Attribute::Reverse),
@@ -214,14 +342,22 @@ fn draw(w: &Watcher) -> Result<()> {
         }
     }
     out.flush()?;
-    Ok(())
+    Ok(lines)
 }
 
 fn run_terminal(w: &mut Watcher) -> Result<()> {
-    let _screen = Screen::enter()?;
+    let stop = stop_flag()?;
+    let screen = Screen::enter()?;
     loop {
-        draw(w)?;
+        let lines = draw(w)?;
         if w.done() {
+            // As top -n: the last frame stays on the screen.
+            drop(screen);
+            let mut out = io::stdout().lock();
+            for line in &lines {
+                writeln!(out, "{line}").context(crate::STDOUT)?;
+            }
+            out.flush().context(crate::STDOUT)?;
             return Ok(());
         }
         let deadline = Instant::now() + w.interval;
@@ -229,8 +365,13 @@ fn run_terminal(w: &mut Watcher) -> Result<()> {
             .checked_duration_since(Instant::now())
             .filter(|d| !d.is_zero())
         {
-            if !event::poll(left)? {
-                break;
+            // SIGTERM and SIGHUP end watch as q does (the Screen's drop
+            // restores the terminal); polls are short to notice them.
+            if stop.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            if !event::poll(left.min(Duration::from_millis(50)))? {
+                continue;
             }
             match event::read()? {
                 Event::Key(key) if key.kind != KeyEventKind::Release => match key.code {
@@ -242,12 +383,128 @@ fn run_terminal(w: &mut Watcher) -> Result<()> {
                         w.sort = w.sort.next();
                         draw(w)?;
                     }
+                    KeyCode::Char('r' | 'R') => {
+                        w.reverse = !w.reverse;
+                        draw(w)?;
+                    }
                     _ => {}
                 },
-                Event::Resize(..) => draw(w)?,
+                Event::Resize(..) => {
+                    draw(w)?;
+                }
                 _ => {}
             }
         }
-        w.advance()?;
+        if stop.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        w.advance();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Cmd};
+    use clap::Parser;
+
+    fn watcher(file: &str) -> Watcher {
+        let data = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../allocinfo-format/tests/data/"
+        );
+        let path = format!("{data}{file}");
+        let Cmd::Watch(args) = Cli::try_parse_from(["allocinfo", "watch", &path])
+            .unwrap()
+            .command
+        else {
+            unreachable!()
+        };
+        let cur = input::load(&args.input.path()).unwrap();
+        Watcher {
+            sort: SortKey::Bytes,
+            reverse: false,
+            format: Format::Table,
+            interval: Duration::from_secs(1),
+            args,
+            frame: 1,
+            prev: None,
+            cur,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn narrow_terminals_truncate_the_call_site_and_tiny_ones_say_so() {
+        let w = watcher("linux-6.12.txt");
+        let wide = frame_lines(&w, 200, 30).unwrap();
+        let header = &wide[3];
+        let key_at = header.find("CALL SITE").unwrap();
+        let narrow = frame_lines(&w, key_at + MIN_KEY, 30).unwrap();
+        assert_eq!(&narrow[3], header, "the header fits");
+        for (n, w) in narrow.iter().zip(&wide).skip(4).take(5) {
+            assert!(n.chars().count() <= key_at + MIN_KEY, "{n}");
+            // The call site is cut, not dropped.
+            assert!(
+                n.len() > key_at && w.starts_with(n.trim_end_matches('…')),
+                "{n}"
+            );
+        }
+        assert!(narrow[4].ends_with('…'), "{}", narrow[4]);
+        let tiny = frame_lines(&w, key_at + MIN_KEY - 1, 30).unwrap();
+        assert!(tiny.join(" ").contains("needs at least"), "{tiny:?}");
+        let short = frame_lines(&w, 200, MIN_ROWS - 1).unwrap();
+        assert!(short[0].contains("the terminal is 200x5"), "{short:?}");
+        assert_eq!(
+            textwrap("the terminal is 30x4; it needs", 12),
+            ["the terminal", "is 30x4; it", "needs"]
+        );
+        assert!(frame_lines(&w, 200, MIN_ROWS).unwrap().len() <= MIN_ROWS);
+    }
+
+    #[test]
+    fn a_bad_read_keeps_the_last_good_frame() {
+        let dir = std::env::temp_dir().join(format!("alloctag-watch-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("p.txt");
+        let data = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../allocinfo-format/tests/data/"
+        );
+        std::fs::copy(format!("{data}linux-6.12.txt"), &file).unwrap();
+        let Cmd::Watch(args) = Cli::try_parse_from(["allocinfo", "watch", file.to_str().unwrap()])
+            .unwrap()
+            .command
+        else {
+            unreachable!()
+        };
+        let mut w = watcher("linux-6.12.txt");
+        w.cur = input::load(&args.input.path()).unwrap();
+        w.args = args;
+        let good = frame_lines(&w, 200, 30).unwrap();
+        // Rewritten while read: a partial last line.
+        std::fs::write(
+            &file,
+            "allocinfo - version: 1.0\n#\n  4096 1 mm/a.c:1 func:f\n  12",
+        )
+        .unwrap();
+        w.advance();
+        let bad = frame_lines(&w, 200, 30).unwrap();
+        let error = bad.last().unwrap();
+        assert!(
+            error.starts_with("error: frame 2: ") && error.contains("p.txt"),
+            "{error}"
+        );
+        assert_eq!(
+            bad[4..bad.len() - 1],
+            good[4..bad.len() - 1],
+            "the last good rows stay"
+        );
+        std::fs::copy(format!("{data}linux-6.12-later.txt"), &file).unwrap();
+        w.advance();
+        assert!(w.error.is_none());
+        let next = frame_lines(&w, 200, 30).unwrap();
+        assert!(next[0].contains("frame 3"), "{}", next[0]);
+        assert!(!next.last().unwrap().starts_with("error:"));
     }
 }

@@ -208,14 +208,27 @@ fn errors_and_usage() {
         err.contains("possible values: site, module, dir, file, function"),
         "{err}"
     );
-    let err = fails(&["top", "-f", "linux-6.12.txt", "--sort", "delta-bytes"], 1);
+    // Usage errors found after parsing are usage errors too: status 2 and
+    // the subcommand's usage.
+    let err = fails(&["top", "-f", "linux-6.12.txt", "--sort", "delta-bytes"], 2);
     assert!(err.contains("needs two profiles"), "{err}");
-    let err = fails(&["top", "-f", "linux-6.12.txt", "--path", "[x"], 1);
-    assert!(err.contains("invalid pattern \"[x\""), "{err}");
-    let err = fails(&["diff", "-", "-"], 1);
+    assert!(
+        err.contains("Usage: allocinfo top [OPTIONS] [FILE]"),
+        "{err}"
+    );
+    let err = fails(&["top", "-f", "linux-6.12.txt", "--path", "[x"], 2);
+    assert_eq!(err.matches("invalid pattern \"[x\"").count(), 1, "{err}");
+    assert_eq!(
+        err.matches("invalid range pattern").count(),
+        1,
+        "said once: {err}"
+    );
+    let err = fails(&["diff", "-", "-"], 2);
     assert!(err.contains("only one of OLD and NEW"), "{err}");
-    let err = fails(&["watch", "-f", "-", "--plain"], 1);
+    assert!(err.contains("Usage: allocinfo diff"), "{err}");
+    let err = fails(&["watch", "-f", "-", "--plain"], 2);
     assert!(err.contains("not standard input"), "{err}");
+    assert!(err.contains("Usage: allocinfo watch"), "{err}");
     let err = fails(&["watch", "-f", "linux-6.12.txt", "--interval", "0"], 2);
     assert!(err.contains("invalid interval"), "{err}");
     assert!(ok(&["--help"]).contains("treemap"));
@@ -439,28 +452,25 @@ fn watch_full_screen_keys_and_terminal_restore() {
         .spawn()
         .expect("script(1) from util-linux");
     let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut all = Vec::new();
-        let _ = stdout.read_to_end(&mut all);
-        String::from_utf8_lossy(&all).into_owned()
-    });
-    std::thread::sleep(Duration::from_millis(800));
+    let screen = Screen::read(child.stdout.take().unwrap());
+    // Each key is sent once the frame it acts on is on the screen: events,
+    // not sleeps, order the exchange; the deadline only catches a hang.
+    screen.wait_for("sorted by bytes");
     stdin.write_all(b"s").unwrap();
     stdin.flush().unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+    screen.wait_for("sorted by calls");
     stdin.write_all(b"q").unwrap();
     stdin.flush().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + Duration::from_secs(60);
     let status = loop {
         if let Some(s) = child.try_wait().unwrap() {
             break s;
         }
         assert!(Instant::now() < deadline, "watch did not quit on q");
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(20));
     };
     drop(stdin);
-    let screen = reader.join().unwrap();
+    let screen = screen.finish();
     assert!(status.success(), "{status:?}\n{screen}");
     assert!(
         screen.contains("\x1b[?1049h"),
@@ -522,5 +532,214 @@ fn treemap_writes_svg() {
     assert_eq!(
         to_stdout.matches("<rect").count(),
         text.matches("<rect").count()
+    );
+}
+
+/// What a child wrote to its terminal so far, read on a thread.
+struct Screen {
+    text: std::sync::Arc<(std::sync::Mutex<(String, bool)>, std::sync::Condvar)>,
+    reader: std::thread::JoinHandle<()>,
+}
+
+impl Screen {
+    fn read(mut from: impl Read + Send + 'static) -> Screen {
+        let text = std::sync::Arc::new((
+            std::sync::Mutex::new((String::new(), false)),
+            std::sync::Condvar::new(),
+        ));
+        let shared = text.clone();
+        let reader = std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            loop {
+                let n = from.read(&mut buf).unwrap_or(0);
+                let (lock, cond) = &*shared;
+                let mut t = lock.lock().unwrap();
+                if n == 0 {
+                    t.1 = true;
+                    cond.notify_all();
+                    return;
+                }
+                t.0.push_str(&String::from_utf8_lossy(&buf[..n]));
+                cond.notify_all();
+            }
+        });
+        Screen { text, reader }
+    }
+
+    /// Waits until `needle` has been written; fails after a generous
+    /// deadline or when the output ends without it.
+    fn wait_for(&self, needle: &str) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let (lock, cond) = &*self.text;
+        let mut t = lock.lock().unwrap();
+        while !t.0.contains(needle) {
+            let now = Instant::now();
+            assert!(
+                now < deadline && !t.1,
+                "{needle:?} never appeared on the screen:\n{}",
+                t.0
+            );
+            t = cond.wait_timeout(t, deadline - now).unwrap().0;
+        }
+    }
+
+    /// Everything written, once the writer closed the terminal.
+    fn finish(self) -> String {
+        self.reader.join().unwrap();
+        let (lock, _) = &*self.text;
+        std::mem::take(&mut lock.lock().unwrap().0)
+    }
+}
+
+/// Item 5: a read that fails (a file rewritten badly) keeps watch going:
+/// an error line on stderr, and the next good read is the next frame.
+#[test]
+fn watch_plain_survives_a_bad_read() {
+    let dir = scratch("watch-bad-read");
+    let file = dir.join("p.txt");
+    std::fs::copy(data_dir().join("linux-6.12.txt"), &file).unwrap();
+    let mut child = Command::new(BIN)
+        .args(["watch", "--plain", "-i", "0.1"])
+        .arg(&file)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert!(line.starts_with("allocinfo watch: frame 1 "), "{line}");
+    // A partial rewrite: the next read fails, whenever it comes.
+    let tmp = dir.join("next");
+    std::fs::write(
+        &tmp,
+        "allocinfo - version: 1.0\n#\n  4096 1 mm/a.c:1 func:f\n  12",
+    )
+    .unwrap();
+    std::fs::rename(&tmp, &file).unwrap();
+    let mut err = String::new();
+    stderr.read_line(&mut err).unwrap();
+    assert!(
+        err.starts_with("allocinfo: watch: frame ") && err.contains("p.txt: line 4"),
+        "{err}"
+    );
+    let bad_frame: u64 = err["allocinfo: watch: frame ".len()..]
+        .split(':')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    std::fs::copy(data_dir().join("linux-6.12-later.txt"), &tmp).unwrap();
+    std::fs::rename(&tmp, &file).unwrap();
+    // Frames after the bad one come again (stdout is read until one does).
+    let later = loop {
+        line.clear();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "watch ended");
+        if let Some(rest) = line.strip_prefix("allocinfo watch: frame ") {
+            let n: u64 = rest.split(' ').next().unwrap().parse().unwrap();
+            if n > bad_frame {
+                break n;
+            }
+        }
+    };
+    assert!(later > bad_frame);
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).unwrap();
+    assert!(child.wait().unwrap().success());
+}
+
+/// Runs `watch ARGS` full-screen in a pseudo-terminal of `cols` x `rows`.
+fn watch_in_pty(cols: u16, rows: u16, args: &str) -> (std::process::Child, Screen) {
+    let file = data_dir().join("linux-6.12.txt");
+    let command = format!(
+        "stty cols {cols} rows {rows}; exec '{BIN}' watch {args} '{}'",
+        file.display()
+    );
+    let mut child = Command::new("script")
+        .args(["-qfec", &command, "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("script(1) from util-linux");
+    let screen = Screen::read(child.stdout.take().unwrap());
+    (child, screen)
+}
+
+/// The process script(1) runs (the shell that exec'd allocinfo).
+fn pty_child(script: &std::process::Child) -> String {
+    let children =
+        std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", script.id())).unwrap();
+    children.split_whitespace().next().unwrap().to_owned()
+}
+
+/// Item 6: SIGTERM and SIGHUP restore the terminal as q does.
+#[test]
+fn watch_full_screen_restores_the_terminal_on_sigterm_and_sighup() {
+    for signal in ["-TERM", "-HUP"] {
+        let (mut child, screen) = watch_in_pty(120, 30, "-i 0.2");
+        screen.wait_for("sorted by bytes");
+        let pid = pty_child(&child);
+        assert!(
+            Command::new("kill")
+                .args([signal, &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let status = child.wait().unwrap();
+        let text = screen.finish();
+        assert!(status.success(), "{signal}: {status:?}");
+        let tail = &text[text.rfind("sorted by bytes").unwrap()..];
+        assert!(
+            tail.contains("\x1b[?25h") && tail.contains("\x1b[?1049l"),
+            "{signal}: cursor shown and screen left"
+        );
+    }
+}
+
+/// Item 7: `-c N` leaves its last frame on the screen; a narrow terminal
+/// cuts the call site (…); one too small says so.
+#[test]
+fn watch_full_screen_count_narrow_and_tiny() {
+    let (mut child, screen) = watch_in_pty(120, 30, "-c 2 -i 0.1");
+    assert!(child.wait().unwrap().success());
+    let text = screen.finish();
+    let after = &text[text.rfind("\x1b[?1049l").expect("left the screen")..];
+    assert!(
+        after.contains("allocinfo watch: frame 2") && after.contains("CALL SITE"),
+        "the last frame stays: {after:?}"
+    );
+    let (mut child, screen) = watch_in_pty(60, 30, "-c 1");
+    assert!(child.wait().unwrap().success());
+    let text = screen.finish();
+    let after = &text[text.rfind("\x1b[?1049l").unwrap()..];
+    assert!(after.contains("CALL SITE"), "{after:?}");
+    assert!(
+        after.contains('…'),
+        "call sites cut, not dropped: {after:?}"
+    );
+    // Machine formats need --plain on a terminal: a usage error.
+    let (mut child, screen) = watch_in_pty(120, 30, "--json");
+    assert_eq!(child.wait().unwrap().code(), Some(2));
+    let text = screen.finish();
+    // clap colours its usage on a terminal.
+    assert!(
+        text.contains("need --plain") && text.contains("allocinfo watch\x1b[0m [OPTIONS] [FILE]"),
+        "{text:?}"
+    );
+    let (mut child, screen) = watch_in_pty(30, 4, "-c 1");
+    assert!(child.wait().unwrap().success());
+    let text = screen.finish();
+    assert!(
+        text.contains("is 30x4;") && text.contains("needs at least"),
+        "{text:?}"
     );
 }

@@ -2,33 +2,68 @@
 //! file, and the live objects read from the `live` report.
 
 use super::{Command, Object};
-use crate::cli::{CaptureArgs, CaptureCmd, LiveArgs, LiveBy};
-use crate::debugfs::Control;
-use anyhow::{Context, Result, anyhow};
-use std::io::{self, Write};
+use crate::cli::{CaptureArgs, CaptureCmd, LiveArgs, LiveBy, Target};
+use crate::debugfs::{Control, Trust};
+use crate::usage;
+use anyhow::{Context, Result, anyhow, bail};
+use std::io::Write;
 
 /// Where debugfs has the capture files.
 pub const DEFAULT_DIR: &str = "/sys/kernel/debug/alloctag";
 
 pub fn run(args: CaptureArgs) -> Result<()> {
+    // Printed once the command succeeded; a write error names stdout.
+    let mut out = Vec::new();
+    run_in(args, Trust::Debugfs, &mut out)?;
+    crate::write_stdout(&out)
+}
+
+fn run_in(args: CaptureArgs, trust: Trust, out: &mut dyn Write) -> Result<()> {
     let path = args.dir.join("capture");
-    let mut out = io::stdout().lock();
     match args.command {
         CaptureCmd::Add(a) => {
             CONTROL
-                .send(&path, &Command::Add(a.selectors))
+                .send(&path, &Command::Add(a.selectors), trust)
                 .context("capture add")?;
             writeln!(out, "capture on; see allocinfo capture list")?;
         }
         CaptureCmd::Remove(a) => {
-            let command = a.id.map_or(Command::Clear, Command::Remove);
-            CONTROL.send(&path, &command).context("capture remove")?;
+            let command = match a.target().map_err(usage)? {
+                Target::Id(id) => Command::Remove(id),
+                Target::All => Command::Clear,
+                Target::Selection(selectors) => {
+                    let text = CONTROL.read(&path).context("capture remove")?;
+                    let selection = selectors.join(" ");
+                    match selection_id(&text, &selection) {
+                        Some(id) => Command::Remove(id),
+                        None => bail!(
+                            "capture remove: no selection is exactly '{selection}' \
+                             (see allocinfo capture list)"
+                        ),
+                    }
+                }
+            };
+            CONTROL
+                .send(&path, &command, trust)
+                .context("capture remove")?;
         }
         CaptureCmd::Limit(a) => CONTROL
-            .send(&path, &Command::Limit(a.records))
+            .send(&path, &Command::Limit(a.records), trust)
             .context("capture limit")?,
-        CaptureCmd::List => {
-            out.write_all(CONTROL.read(&path).context("capture list")?.as_bytes())?
+        CaptureCmd::List(a) => {
+            let text = CONTROL.read(&path).context("capture list")?;
+            if a.json {
+                let listing = super::listing::parse(&text)
+                    .map_err(|e| anyhow!("capture list: {}: {e}", path.display()))?;
+                let v = super::listing::json(&listing);
+                if a.pretty {
+                    writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+                } else {
+                    writeln!(out, "{v}")?;
+                }
+            } else {
+                out.write_all(text.as_bytes())?
+            }
         }
     }
     out.flush()?;
@@ -45,14 +80,19 @@ pub fn live(args: LiveArgs) -> Result<()> {
         .filter(|o| args.older_than.is_none_or(|min| o.age_ns >= min))
         .collect();
     let (view, groups) = match args.by {
-        LiveBy::Object => ("objects", Vec::new()),
+        LiveBy::Object => ("objects", Ok(Vec::new())),
         LiveBy::Stack => ("stacks", super::by_stack(&objects)),
         LiveBy::Process => ("processes", super::by_process(&objects)),
     };
-    let mut out = io::BufWriter::new(io::stdout().lock());
+    let groups = groups.map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let mut out = Vec::new();
     if args.json {
         let value = super::json(view, &objects, &groups, &live.untracked);
-        writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
+        if args.pretty {
+            writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
+        } else {
+            writeln!(out, "{value}")?;
+        }
     } else {
         let text = match args.by {
             LiveBy::Object => super::objects_table(&objects, &live.untracked),
@@ -61,12 +101,23 @@ pub fn live(args: LiveArgs) -> Result<()> {
         };
         out.write_all(text.as_bytes())?;
     }
-    out.flush()?;
-    Ok(())
+    crate::write_stdout(&out)
+}
+
+/// The id of the selection `selection` in the capture file's listing
+/// (`selection ID sites=N unmarked=N select=SELECTORS`).
+fn selection_id(listing: &str, selection: &str) -> Option<u32> {
+    listing.lines().find_map(|line| {
+        let rest = line.strip_prefix("selection ")?;
+        let (id, rest) = rest.split_once(' ')?;
+        let (_, select) = rest.split_once("select=")?;
+        (select.trim_end() == selection).then(|| id.parse().ok())?
+    })
 }
 
 /// The capture control file.
 const CONTROL: Control = Control {
+    name: "capture",
     config: "CONFIG_ALLOCTAG_CAPTURE",
     reasons: &[
         (
@@ -88,6 +139,94 @@ const CONTROL: Control = Control {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::{Cli, Cmd};
+    use clap::Parser;
+    use std::io;
+    use std::path::{Path, PathBuf};
+
+    /// A directory standing in for debugfs's, with an empty `capture`.
+    fn dir(name: &str) -> PathBuf {
+        let d =
+            std::env::temp_dir().join(format!("alloctag-capture-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("capture"), "").unwrap();
+        d
+    }
+
+    /// Runs `allocinfo capture --dir DIR ARGS` with `dir` trusted, and
+    /// returns what it wrote to the control file.
+    fn capture(dir: &Path, args: &[&str]) -> String {
+        std::fs::write(dir.join("capture"), "").unwrap();
+        let mut argv = vec!["allocinfo", "capture", "--dir", dir.to_str().unwrap()];
+        argv.extend_from_slice(args);
+        let Cmd::Capture(a) = Cli::try_parse_from(argv).unwrap().command else {
+            unreachable!()
+        };
+        run_in(a, Trust::AnyFile, &mut Vec::new()).unwrap();
+        std::fs::read_to_string(dir.join("capture")).unwrap()
+    }
+
+    #[test]
+    fn commands_write_one_line_each() {
+        let d = dir("commands");
+        assert_eq!(
+            capture(&d, &["add", "module:alloctag_test", "func:hold_object"]),
+            "add module:alloctag_test func:hold_object\n"
+        );
+        assert_eq!(capture(&d, &["limit", "64"]), "limit 64\n");
+        assert_eq!(capture(&d, &["remove", "--all"]), "clear\n");
+        assert_eq!(capture(&d, &["remove", "3"]), "remove 3\n");
+    }
+
+    #[test]
+    fn remove_by_selection() {
+        let d = dir("remove-selection");
+        let listing = "capture limit=4096 size=4096 used=5 dropped=0 busy=0\n\
+            selection 1 sites=1 unmarked=0 select=module:a func:f\n\
+            site selection=1 live=5 live_bytes=2560 untracked=0 untracked_bytes=0 a.c:1 [a] func:f\n\
+            selection 3 sites=0 unmarked=0 select=mm/slub.c\n";
+        assert_eq!(selection_id(listing, "mm/slub.c"), Some(3));
+        assert_eq!(selection_id(listing, "module:a func:f"), Some(1));
+        assert_eq!(selection_id(listing, "module:a"), None);
+        // The command overwrites the start of the file: padding keeps the
+        // listing after it.
+        let path = d.join("capture");
+        std::fs::write(&path, format!("{}\n{listing}", "#".repeat(20))).unwrap();
+        let argv = [
+            "allocinfo",
+            "capture",
+            "--dir",
+            d.to_str().unwrap(),
+            "remove",
+            "mm/slub.c",
+        ];
+        let Cmd::Capture(a) = Cli::try_parse_from(argv).unwrap().command else {
+            unreachable!()
+        };
+        run_in(a, Trust::AnyFile, &mut Vec::new()).unwrap();
+        assert!(
+            std::fs::read_to_string(&path)
+                .unwrap()
+                .starts_with("remove 3\n")
+        );
+        let argv = [
+            "allocinfo",
+            "capture",
+            "--dir",
+            d.to_str().unwrap(),
+            "remove",
+            "func:nope",
+        ];
+        let Cmd::Capture(a) = Cli::try_parse_from(argv).unwrap().command else {
+            unreachable!()
+        };
+        let err = run_in(a, Trust::AnyFile, &mut Vec::new()).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("no selection is exactly 'func:nope'"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn errno_messages() {

@@ -1,21 +1,28 @@
 //! `allocinfo fail`: commands to the control file and its listing.
 
 use super::{Command, OtherLines};
-use crate::cli::{FailArgs, FailCmd, ListFormat};
-use crate::debugfs::Control;
-use anyhow::{Context, Result, anyhow};
-use std::io::{self, Write};
+use crate::cli::{FailArgs, FailCmd, Target};
+use crate::debugfs::{Control, Trust};
+use crate::usage;
+use anyhow::{Context, Result, anyhow, bail};
+use std::io::Write;
 
 /// Where debugfs has the control file.
 pub const DEFAULT: &str = "/sys/kernel/debug/alloctag/fail";
 
 pub fn run(args: FailArgs) -> Result<()> {
+    // Printed once the command succeeded; a write error names stdout.
+    let mut out = Vec::new();
+    run_in(args, Trust::Debugfs, &mut out)?;
+    crate::write_stdout(&out)
+}
+
+fn run_in(args: FailArgs, trust: Trust, out: &mut dyn Write) -> Result<()> {
     let path = args.control.as_path();
-    let mut out = io::stdout().lock();
     match args.command {
         FailCmd::Add(a) => {
             let command = Command::Add(a.selectors.clone(), a.knobs());
-            CONTROL.send(path, &command).context("fail add")?;
+            CONTROL.send(path, &command, trust).context("fail add")?;
             // A plain file given as --control holds the command just written:
             // skip such lines, and a listing that cannot be read is no error.
             let rules = CONTROL
@@ -26,20 +33,37 @@ pub fn run(args: FailArgs) -> Result<()> {
             writeln!(out, "{}", super::armed(rule, &a.selectors))?;
         }
         FailCmd::Remove(a) => {
-            let (command, done) = match a.id {
-                Some(id) => (Command::Remove(id), format!("removed rule {id}")),
-                None => (Command::Clear, "removed all rules".to_owned()),
+            let target = a.target().map_err(usage)?;
+            let (command, done) = match target {
+                Target::Id(id) => (Command::Remove(id), format!("removed rule {id}")),
+                Target::All => (Command::Clear, "removed all rules".to_owned()),
+                Target::Selection(selectors) => {
+                    let text = CONTROL.read(path).context("fail remove")?;
+                    let rules = super::parse(&text, OtherLines::Refuse)
+                        .map_err(|e| anyhow!("fail remove: {}: {e}", path.display()))?;
+                    let Some(rule) = super::find(&rules, &selectors) else {
+                        bail!(
+                            "fail remove: no rule's selection is exactly '{}' \
+                             (see allocinfo fail list)",
+                            selectors.join(" ")
+                        );
+                    };
+                    let id = rule.id;
+                    (Command::Remove(id), format!("removed rule {id}"))
+                }
             };
-            CONTROL.send(path, &command).context("fail remove")?;
+            CONTROL.send(path, &command, trust).context("fail remove")?;
             writeln!(out, "{done}")?;
         }
         FailCmd::List(a) => {
             let text = CONTROL.read(path).context("fail list")?;
             let rules = super::parse(&text, OtherLines::Refuse)
                 .map_err(|e| anyhow!("fail list: {}: {e}", path.display()))?;
-            match a.format {
-                ListFormat::Table => write!(out, "{}", super::table(&rules))?,
-                ListFormat::Json => writeln!(out, "{}", super::json(&rules))?,
+            let json = super::json(&rules);
+            match (a.json(), a.pretty) {
+                (false, _) => write!(out, "{}", super::table(&rules))?,
+                (true, false) => writeln!(out, "{json}")?,
+                (true, true) => writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?,
             }
         }
     }
@@ -49,6 +73,7 @@ pub fn run(args: FailArgs) -> Result<()> {
 
 /// The fault-injection control file.
 const CONTROL: Control = Control {
+    name: "fail",
     config: "CONFIG_ALLOCTAG_FAULT_INJECTION",
     reasons: &[
         (
@@ -69,6 +94,139 @@ const CONTROL: Control = Control {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::{Cli, Cmd};
+    use clap::Parser;
+    use std::io;
+    use std::path::{Path, PathBuf};
+
+    const LISTING: &str = "\
+rule 1 probability=100 interval=1 times=-1 space=0 verbose=1 pid=0 injected=2 sites=1 unarmed=0 select=module:m func:f
+site rule=1 injected=2 lib/m.c:42 [m] func:f
+rule 4 probability=100 interval=1 times=-1 space=0 verbose=1 pid=0 injected=0 sites=0 unarmed=0 select=func:kernel::alloc::f
+";
+
+    /// A plain file standing in for the control file, holding `text`.
+    fn control(name: &str, text: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("alloctag-fail-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// Runs `allocinfo fail --control FILE ARGS` with `file` trusted.
+    fn fail(file: &Path, args: &[&str]) -> Result<String> {
+        let mut argv = vec!["allocinfo", "fail", "--control", file.to_str().unwrap()];
+        argv.extend_from_slice(args);
+        let Cmd::Fail(a) = Cli::try_parse_from(argv).unwrap().command else {
+            unreachable!()
+        };
+        let mut out = Vec::new();
+        run_in(a, Trust::AnyFile, &mut out)?;
+        Ok(String::from_utf8(out).unwrap())
+    }
+
+    #[test]
+    fn add_writes_one_command_line() {
+        let file = control("add", "");
+        let args = [
+            "add",
+            "module:foo",
+            "lib/m.c:042",
+            "--probability",
+            "50",
+            "--interval",
+            "2",
+            "--times",
+            "-1",
+            "--space",
+            "64K",
+            "--fault-verbosity",
+            "0",
+            "--pid",
+            "1",
+        ];
+        assert_eq!(
+            fail(&file, &args).unwrap(),
+            "armed: module:foo lib/m.c:42 (rule id not shown by the kernel)\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            "add module:foo lib/m.c:42 probability=50 interval=2 times=-1 space=65536 verbose=0 pid=1\n"
+        );
+        let file = control("add-defaults", "");
+        fail(&file, &["add", "func:kernel::alloc::f"]).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            "add func:kernel::alloc::f\n"
+        );
+    }
+
+    #[test]
+    fn add_reports_the_rule_the_kernel_lists() {
+        // The command overwrites the start of the file: padding keeps the
+        // listing after it intact.
+        let file = control("add-listed", &format!("{}\n{LISTING}", "#".repeat(64)));
+        assert_eq!(
+            fail(&file, &["add", "module:m", "func:f"]).unwrap(),
+            "armed rule 1: module:m func:f (1 site)\n"
+        );
+        assert_eq!(
+            fail(&file, &["add", "func:kernel::alloc::f"]).unwrap(),
+            "armed rule 4: func:kernel::alloc::f (no call site matches yet)\n"
+        );
+    }
+
+    #[test]
+    fn remove_one_or_all() {
+        let file = control("remove", "");
+        assert_eq!(fail(&file, &["remove", "32"]).unwrap(), "removed rule 32\n");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "remove 32\n");
+        let file = control("remove-all", "");
+        assert_eq!(
+            fail(&file, &["remove", "--all"]).unwrap(),
+            "removed all rules\n"
+        );
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "clear\n");
+    }
+
+    #[test]
+    fn remove_by_selection() {
+        // The listing is read first, then the command overwrites its start.
+        let file = control("remove-selection", LISTING);
+        assert_eq!(
+            fail(&file, &["remove", "func:kernel::alloc::f"]).unwrap(),
+            "removed rule 4\n"
+        );
+        assert!(
+            std::fs::read_to_string(&file)
+                .unwrap()
+                .starts_with("remove 4\n")
+        );
+        let file = control("remove-selection-none", LISTING);
+        let err = fail(&file, &["remove", "module:m"]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "fail remove: no rule's selection is exactly 'module:m' (see allocinfo fail list)"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            LISTING,
+            "nothing written"
+        );
+    }
+
+    /// Where the file is trusted, errno is the kernel's answer: /dev/full
+    /// fails every write with ENOSPC, as a full rule table does.
+    #[test]
+    fn kernel_refusals() {
+        let err = fail(&PathBuf::from("/dev/full"), &["add", "func:f"]).unwrap_err();
+        assert_eq!(
+            format!("{err:#}"),
+            "fail add: the kernel refused 'add func:f': No space left on device \
+             (all 32 rules are in use; remove one first)"
+        );
+    }
 
     #[test]
     fn errno_messages() {

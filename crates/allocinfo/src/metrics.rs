@@ -1,0 +1,371 @@
+//! `allocinfo metrics`: every figure for Prometheus in one exposition, for
+//! node_exporter's textfile collector, written atomically with `-o`.
+//!
+//! The families, their labels and their types are a stable interface,
+//! documented in Documentation/allocinfo-tool.rst ("Metrics"):
+//!
+//! - the profile, per call site (`allocinfo_bytes`, `allocinfo_calls`) and
+//!   in total (`allocinfo_total_bytes`, `allocinfo_total_calls`,
+//!   `allocinfo_sites`), as `top -n 0 --prometheus` prints them;
+//! - fault injection, where its control file exists
+//!   (`allocinfo_fault_rules`, `allocinfo_fault_injected_total`,
+//!   `allocinfo_fault_site_injected_total`);
+//! - capture, where its control file exists (`allocinfo_capture_*`);
+//! - `allocinfo_source_up{source}`: 1 for each source read, 0 for one
+//!   that exists but could not be read (the others are still written).
+
+use crate::cli::MetricsArgs;
+use crate::debugfs::MAX_READ;
+use crate::fail::{self, OtherLines};
+use crate::input;
+use allocinfo_output::prometheus::escape_label;
+use allocinfo_output::{Command, Format, Meta, Source, TableOptions};
+use allocinfo_report::Query;
+use anyhow::{Context, Result, anyhow, bail};
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::io::{self, Write};
+use std::path::Path;
+
+/// One metric family: its samples are written together after its HELP
+/// and TYPE lines.
+struct Family {
+    name: &'static str,
+    help: &'static str,
+    kind: &'static str,
+    samples: Vec<(String, u64)>,
+}
+
+impl Family {
+    fn new(name: &'static str, kind: &'static str, help: &'static str) -> Family {
+        Family {
+            name,
+            help,
+            kind,
+            samples: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, labels: &[(&str, &str)], value: u64) {
+        let inner: Vec<String> = labels
+            .iter()
+            .map(|(k, v)| format!("{k}=\"{}\"", escape_label(v)))
+            .collect();
+        let labels = if inner.is_empty() {
+            String::new()
+        } else {
+            format!("{{{}}}", inner.join(","))
+        };
+        self.samples.push((labels, value));
+    }
+
+    /// The family in the text format; a series listed twice is written
+    /// once (the first value), so no series is duplicated.
+    fn write(&self, out: &mut String) {
+        let _ = writeln!(out, "# HELP {} {}", self.name, self.help);
+        let _ = writeln!(out, "# TYPE {} {}", self.name, self.kind);
+        let mut seen = BTreeSet::new();
+        for (labels, value) in &self.samples {
+            if seen.insert(labels.as_str()) {
+                let _ = writeln!(out, "{}{labels} {value}", self.name);
+            }
+        }
+    }
+}
+
+/// Turns a control file's listing into families.
+type Families = fn(&str) -> Result<Vec<Family>>;
+
+/// Reads a control file for its listing: `None` when it does not exist
+/// (the kernel lacks the feature), an error when it cannot be read.
+fn listing(path: &Path) -> Result<Option<String>> {
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => bail!("{}: {e}", path.display()),
+    };
+    let name = path.display().to_string();
+    let raw = input::read_text(file, &name, MAX_READ, "alloctag listing")?;
+    String::from_utf8(raw)
+        .map(Some)
+        .map_err(|_| anyhow!("{}: not UTF-8 text", path.display()))
+}
+
+/// The fault-injection families, from the control file's listing.
+fn fault(text: &str) -> Result<Vec<Family>> {
+    let rules = fail::parse(text, OtherLines::Refuse)?;
+    let mut count = Family::new(
+        "allocinfo_fault_rules",
+        "gauge",
+        "Fault-injection rules armed.",
+    );
+    count.add(&[], rules.len() as u64);
+    let mut injected = Family::new(
+        "allocinfo_fault_injected_total",
+        "counter",
+        "Allocation failures injected by each fault-injection rule since it was armed.",
+    );
+    let mut sites = Family::new(
+        "allocinfo_fault_site_injected_total",
+        "counter",
+        "Allocation failures injected at each armed call site, per rule.",
+    );
+    for r in &rules {
+        let id = r.id.to_string();
+        injected.add(&[("rule", &id), ("selection", &r.selection)], r.injected);
+        for s in &r.sites {
+            let line = s.line.to_string();
+            sites.add(
+                &[
+                    ("rule", &id),
+                    ("file", &s.file),
+                    ("line", &line),
+                    ("module", s.module.as_deref().unwrap_or_default()),
+                    ("function", &s.function),
+                ],
+                s.injected,
+            );
+        }
+    }
+    Ok(vec![count, injected, sites])
+}
+
+/// The capture families, from the control file's listing (see
+/// Documentation/capture.rst): the pool line, `selection` and `site` lines.
+fn capture(text: &str) -> Result<Vec<Family>> {
+    let l = crate::capture::listing::parse(text)?;
+    let mut out = Vec::new();
+    if let Some(p) = l.pool {
+        let pool: [(&'static str, &'static str, &'static str, u64); 5] = [
+            (
+                "allocinfo_capture_pool_limit",
+                "gauge",
+                "The most capture records kept.",
+                p.limit,
+            ),
+            (
+                "allocinfo_capture_pool_size",
+                "gauge",
+                "Capture records in the pool.",
+                p.size,
+            ),
+            (
+                "allocinfo_capture_pool_used",
+                "gauge",
+                "Capture records in use.",
+                p.used,
+            ),
+            (
+                "allocinfo_capture_dropped_total",
+                "counter",
+                "Objects not recorded because the pool was full, since capture turned on.",
+                p.dropped,
+            ),
+            (
+                "allocinfo_capture_busy_total",
+                "counter",
+                "Allocations made by capture itself and not recorded, since capture turned on.",
+                p.busy,
+            ),
+        ];
+        for (name, kind, help, v) in pool {
+            let mut f = Family::new(name, kind, help);
+            f.add(&[], v);
+            out.push(f);
+        }
+    }
+    let mut count = Family::new(
+        "allocinfo_capture_selections",
+        "gauge",
+        "Capture selections in force.",
+    );
+    count.add(&[], l.selections.len() as u64);
+    out.push(count);
+    type Get = fn(&crate::capture::listing::Site) -> u64;
+    let per_site: [(&'static str, &'static str, Get); 4] = [
+        (
+            "allocinfo_capture_live_objects",
+            "Recorded live objects of each captured call site.",
+            |s| s.live,
+        ),
+        (
+            "allocinfo_capture_live_bytes",
+            "Bytes of the recorded live objects of each captured call site.",
+            |s| s.live_bytes,
+        ),
+        (
+            "allocinfo_capture_untracked_objects",
+            "What a captured call site's counters hold beyond its records, in objects.",
+            |s| s.untracked,
+        ),
+        (
+            "allocinfo_capture_untracked_bytes",
+            "What a captured call site's counters hold beyond its records, in bytes.",
+            |s| s.untracked_bytes,
+        ),
+    ];
+    for (name, help, get) in per_site {
+        let mut f = Family::new(name, "gauge", help);
+        for s in &l.sites {
+            let selection = s.selection.to_string();
+            let line = s.line.to_string();
+            f.add(
+                &[
+                    ("selection", &selection),
+                    ("file", &s.file),
+                    ("line", &line),
+                    ("module", s.module.as_deref().unwrap_or_default()),
+                    ("function", &s.function),
+                ],
+                get(s),
+            );
+        }
+        out.push(f);
+    }
+    Ok(out)
+}
+
+/// The whole exposition.
+pub fn render(args: &MetricsArgs) -> Result<String> {
+    let loaded = input::load(&args.input.path())?;
+    let report = Query::default().top(&loaded.profile);
+    let meta = Meta {
+        command: Command::Top,
+        source: Source {
+            path: loaded.path.clone(),
+            version: loaded.profile.version,
+        },
+        old_source: None,
+    };
+    let mut profile = Vec::new();
+    allocinfo_output::write(
+        &mut profile,
+        Format::Prometheus,
+        &report,
+        &meta,
+        &TableOptions::default(),
+    )?;
+    let mut out = String::from_utf8(profile).expect("the profile's metrics are text");
+    let mut up = Family::new(
+        "allocinfo_source_up",
+        "gauge",
+        "1 if the source was read for these metrics, 0 if it exists but could not be read.",
+    );
+    up.add(&[("source", "profile")], 1);
+    let sources: [(&str, &Path, Families); 2] = [
+        ("fault", &args.control, fault),
+        ("capture", &args.capture_file(), capture),
+    ];
+    for (name, path, families) in sources {
+        let read = listing(path).and_then(|text| text.map(|t| families(&t)).transpose());
+        match read {
+            Ok(None) => {}
+            Ok(Some(families)) => {
+                up.add(&[("source", name)], 1);
+                families.iter().for_each(|f| f.write(&mut out));
+            }
+            Err(e) => {
+                eprintln!(
+                    "allocinfo: warning: metrics: {name}: {}: {e:#}",
+                    path.display()
+                );
+                up.add(&[("source", name)], 0);
+            }
+        }
+    }
+    up.write(&mut out);
+    Ok(out)
+}
+
+/// Writes `text` to `path` atomically: a temporary file in the same
+/// directory (not ending in .prom, so the collector skips it), synced,
+/// readable by all, then renamed over `path`.
+pub fn write_atomically(path: &Path, text: &str) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| anyhow!("{}: not a file name", path.display()))?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let result = (|| -> io::Result<()> {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        use std::os::unix::fs::PermissionsExt;
+        f.set_permissions(std::fs::Permissions::from_mode(0o644))?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        bail!("writing {}: {e}", path.display());
+    }
+    Ok(())
+}
+
+pub fn run(args: MetricsArgs) -> Result<()> {
+    let text = render(&args)?;
+    match &args.output {
+        Some(path) => write_atomically(path, &text),
+        None => {
+            let mut out = io::stdout().lock();
+            out.write_all(text.as_bytes()).context(crate::STDOUT)?;
+            out.flush().context(crate::STDOUT)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capture_listing_to_families() {
+        let text = "capture limit=4096 size=4096 used=5 dropped=1 busy=2\n\
+            selection 1 sites=1 unmarked=0 select=module:t func:hold\n\
+            site selection=1 live=5 live_bytes=2560 untracked=3 untracked_bytes=96 lib/t.c:172 [t] func:hold\n";
+        let mut out = String::new();
+        capture(text)
+            .unwrap()
+            .iter()
+            .for_each(|f| f.write(&mut out));
+        assert!(out.contains("allocinfo_capture_pool_used 5\n"), "{out}");
+        assert!(out.contains("allocinfo_capture_dropped_total 1\n"));
+        assert!(out.contains("allocinfo_capture_selections 1\n"));
+        assert!(out.contains(
+            "allocinfo_capture_live_bytes{selection=\"1\",file=\"lib/t.c\",line=\"172\",module=\"t\",function=\"hold\"} 2560\n"
+        ));
+        assert!(out.contains("allocinfo_capture_untracked_objects{selection=\"1\",file=\"lib/t.c\",line=\"172\",module=\"t\",function=\"hold\"} 3\n"));
+        assert!(capture("bogus line\n").is_err());
+        assert!(capture("site selection=1 live=x lib/t.c:1 func:f\n").is_err());
+    }
+
+    #[test]
+    fn atomic_writes_leave_no_temporary_file() {
+        let dir = std::env::temp_dir().join(format!("alloctag-metrics-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("allocinfo.prom");
+        std::fs::write(&path, "old\n").unwrap();
+        write_atomically(&path, "new\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new\n");
+        let names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["allocinfo.prom"]);
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o644);
+        let err = write_atomically(&dir.join("no/such/dir/x.prom"), "x").unwrap_err();
+        assert!(err.to_string().starts_with("writing "), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
