@@ -228,7 +228,8 @@ update() {
 	file=$(manifest_file "$unit")
 	if [ "$unit" = host ] && [ -z "$log" ]; then
 		log=$(mktemp)
-		trap 'rm -f "$log"' EXIT
+		# shellcheck disable=SC2064 # the file is known now; $log is local
+		trap "rm -f '$log'" EXIT
 		log "running cargo test --workspace in $ALLOCTAG_ROOT"
 		(cd "$ALLOCTAG_ROOT" && cargo test --workspace 2>&1) >"$log" || true
 	fi
