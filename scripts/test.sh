@@ -7,7 +7,12 @@
 # kernel and on a second one whose vm.mem_profiling sysctl can be written
 # (tests/guest/boots.txt), and the build matrix (scripts/build-matrix.sh).
 # Ends with one line "N passed, N failed" counting all four; exits non-zero
-# on any failure.
+# on any failure. After each stage its results are compared with the tests
+# that tests/manifest/ says it must run (scripts/manifest.sh): a test that
+# did not run, one that is not listed, an unexpected skip, or a boot or
+# stage that ran or passed nothing counts as a failure, named. Refuses to
+# start with a variable set that makes tests rewrite their expected files
+# (UPDATE_GOLDEN and the like).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
