@@ -377,6 +377,9 @@ test_stress_modules_readers_allocators() {
 	cat /proc/allocinfo >/dev/null
 	# So do capture's commands, its pool and its reports, with records.
 	[ -e "$ST_CAP" ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+	# Both kernels build capture: without it, its part of the stress would
+	# not run, which is a failure, not a pass.
+	[ -w "$ST_CAP" ] || { echo "no $ST_CAP (CONFIG_ALLOCTAG_CAPTURE)"; return 1; }
 	if [ -w "$ST_CAP" ]; then
 		echo "add func:pipe_write" >"$ST_CAP" || { echo "capture refused a selection"; return 1; }
 		echo "add module:alloctag_test" >"$ST_CAP" || { echo "capture refused a selection"; return 1; }
@@ -533,5 +536,10 @@ test_stress_modules_readers_allocators() {
 		"toggles $(cat "$ST_DIR/count-toggle" 2>/dev/null || echo off);" \
 		"capture selections $(cat "$ST_DIR/count-capture");" \
 		"storm rounds $(cat "$ST_DIR"/storm-* | awk '{ printf "%s%s", sep, $5; sep = "+" }')"
-	[ "$reads" -gt 0 ]
+	# Each loop did its part at least once.
+	[ "$reads" -gt 0 ] || { echo "no read checked"; return 1; }
+	[ "$(cat "$ST_DIR/count-capture")" -gt 0 ] || { echo "no capture selection made"; return 1; }
+	if [ "$toggle" = 1 ]; then
+		[ "$(cat "$ST_DIR/count-toggle")" -gt 0 ] || { echo "no sysctl toggle"; return 1; }
+	fi
 }
