@@ -454,6 +454,21 @@ fn selectors_match_allocinfo_words(test: &Test) {
     check(core::str::from_utf8(&at).unwrap_or(""), true);
     let next = formatted(format_args!("fault.rs:{}", line + 1));
     check(core::str::from_utf8(&next).unwrap_or(""), false);
+    // Globs over the whole name, as allocinfo matches names: `*` crosses `/`.
+    check("func:alloctag_fault_sel*", true);
+    check("func:*fault_select", true);
+    check("func:alloctag_fault_?elect", true);
+    check("func:alloctag_[ef]ault_select", true);
+    check("func:alloctag_[a-e]ault_select", false);
+    check("func:alloctag_[!f]ault_select", false);
+    check("func:alloctag_fault_sel", false);
+    check("func:*nothing*", false);
+    check("lib/*/fault.rs", true);
+    check("*/tests/fault.rs", true);
+    check("*.c", false);
+    check("module:*", false);
+    let at_glob = formatted(format_args!("*/fault.rs:{line}"));
+    check(core::str::from_utf8(&at_glob).unwrap_or(""), true);
     for bad in [
         "",
         "  ",
@@ -463,6 +478,8 @@ fn selectors_match_allocinfo_words(test: &Test) {
         "func:",
         "module:",
         "a b c d e",
+        "func:a[b",
+        "x[.c",
     ] {
         kunit_expect!(test, selection(bad).is_err(), "'{bad}' accepted");
     }
