@@ -11,9 +11,15 @@
 //! the API (rust/kernel/alloc_tag.rs `charge_caller()`). A static tag in the `alloc_tags`
 //! section cannot exist for such a line, since nothing was written there; so the tag is made
 //! at run time, the first time the line allocates, in a [`Pool`] of tags laid out as
-//! `struct alloc_tag` with their per-CPU counters in `.data..percpu`. The registry lists the
-//! pool's tags after every module's ([`crate::codetag::DynamicTags`]), so `/proc/allocinfo`, its
-//! ioctl and `show_mem()` see them as they see static tags.
+//! `struct alloc_tag`. The registry lists the pool's tags after every module's
+//! ([`crate::codetag::DynamicTags`]), so `/proc/allocinfo`, its ioctl and `show_mem()` see them
+//! as they see static tags.
+//! - Memory: the pool grows by chunks of [`CHUNK_TAGS`] tags, each with its own per-CPU
+//!   counters, allocated in process context: the first at boot unless profiling is booted
+//!   `never`, the next by a work item once the chunks made hold fewer than a quarter of a
+//!   chunk free, up to [`POOL_TAGS`] tags. Chunks are never freed (a tag's address must stay
+//!   valid while anything may hold it); a slot of a dropped tag is reused. A maker finding no
+//!   free slot charges the allocation to the fallback tag, counted, and asks for a chunk.
 //!
 //! - Lookup takes no lock: an open-addressing table maps the address of the `Location` (one
 //!   constant per call site) to a slot of the pool. A slot holds its key, so a reader that finds
@@ -48,6 +54,7 @@ use naming::{copy_file, find_function};
 
 use super::AllocTag;
 use crate::codetag::DynamicTags;
+use crate::rwsem::{RwSem, RwSemStorage};
 use core::{
     cell::UnsafeCell,
     ffi::c_void,
@@ -55,11 +62,23 @@ use core::{
     ptr,
     sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering},
 };
-use kernel::{bindings, prelude::*, types::Opaque};
+use kernel::{
+    alloc::{
+        flags::{__GFP_ZERO, GFP_KERNEL},
+        KVBox,
+    },
+    bindings,
+    prelude::*,
+    types::Opaque,
+};
 
-/// The number of dynamic tags: memory is bounded, and each takes about 300 bytes (tag, names)
-/// plus 16 bytes of counters per CPU.
+/// The most dynamic tags: memory is bounded, and each takes about 330 bytes (tag, names) plus
+/// 16 bytes of counters per possible CPU, paid a chunk at a time as they are made.
 pub(crate) const POOL_TAGS: usize = 2048;
+/// Tags per chunk: the pool grows by one chunk at a time.
+pub(crate) const CHUNK_TAGS: usize = 64;
+/// Chunks of the kernel's pool.
+const POOL_CHUNKS: usize = POOL_TAGS / CHUNK_TAGS;
 /// Entries of the lookup table: twice the tags, so that probe sequences stay short.
 const TABLE_ENTRIES: usize = 2 * POOL_TAGS;
 /// The longest probe sequence: a key is found, or a new one placed, within this many entries.
@@ -121,12 +140,27 @@ impl Slot {
     }
 }
 
-/// A pool of `N` dynamic tags with a lookup table of `M` entries.
+/// One chunk of a pool: its tags, their slots, and their per-CPU counters.
 ///
 /// # Invariants
 ///
-/// - `counters` is the `__percpu` address of `N` zeroed `struct alloc_tag_counters` that live
-///   forever and that no other tag uses; tag `i` counts into the `i`th.
+/// `counters` is the `__percpu` address of [`CHUNK_TAGS`] zeroed `struct alloc_tag_counters`,
+/// this chunk's alone, which live as long as the chunk: forever, chunks are never freed. Tag
+/// `i` of the chunk counts into the `i`th.
+struct Chunk {
+    tags: [AllocTag; CHUNK_TAGS],
+    slots: [Slot; CHUNK_TAGS],
+    counters: *mut bindings::alloc_tag_counters,
+}
+
+/// A pool of up to `C` chunks of dynamic tags, with a lookup table of `M` entries. Tag `i` is
+/// tag `i % CHUNK_TAGS` of chunk `i / CHUNK_TAGS`.
+///
+/// # Invariants
+///
+/// - `chunks[..grown]` point to chunks, published with a release store after they are
+///   initialised, and never change or go; the others are null. `grown` only grows, and only
+///   under [`GROW`].
 /// - A slot's tag and names change only under the makers' lock while the slot is [`FREE`]; a
 ///   slot leaves [`FREE`] only under the makers' lock, with a release store after they are
 ///   written, and goes back to [`FREE`] (its state written last) only under the registry's
@@ -135,14 +169,14 @@ impl Slot {
 ///   their lock, change an [`EMPTY`] or [`TOMBSTONE`] entry (to an index); only module unload,
 ///   under the registry's write lock, changes an index (to [`TOMBSTONE`]); none goes back to
 ///   [`EMPTY`].
-pub(crate) struct Pool<const N: usize, const M: usize> {
-    tags: [AllocTag; N],
-    slots: [Slot; N],
+pub(crate) struct Pool<const C: usize, const M: usize> {
+    chunks: [AtomicPtr<Chunk>; C],
+    /// Chunks made.
+    grown: AtomicUsize,
     table: [AtomicU32; M],
-    counters: *mut bindings::alloc_tag_counters,
     /// Slots not [`FREE`].
     used: AtomicUsize,
-    /// The most slots used: `N`, less in tests that make the pool look full.
+    /// The most slots used: all `C` chunks' unless a test makes the pool look full sooner.
     limit: AtomicUsize,
     /// Allocations charged to a fallback tag because no tag could be made.
     overflows: AtomicU64,
@@ -152,25 +186,31 @@ pub(crate) struct Pool<const N: usize, const M: usize> {
     warned: AtomicBool,
     /// The lookups' names, for messages and tests.
     name: &'static str,
+    /// Whether the glue's work item grows the pool (the kernel's does; the tests' grow theirs).
+    grown_by_work: bool,
 }
 
-// SAFETY: The tags' names and fields change only under the makers' lock while no reader can see the slot
-// (see the invariants); everything else is atomic. `counters` is a per-CPU address.
-unsafe impl<const N: usize, const M: usize> Sync for Pool<N, M> {}
+// SAFETY: The tags' names and fields change only under the makers' lock while no reader can see
+// the slot (see the invariants); everything else is atomic, or a chunk's fields written before
+// the chunk is published. `counters` are per-CPU addresses.
+unsafe impl<const C: usize, const M: usize> Sync for Pool<C, M> {}
 
 /// The kernel's pool.
-static POOL: Pool<POOL_TAGS, TABLE_ENTRIES> = {
-    #[link_section = ".data..percpu"]
-    static mut COUNTERS: [bindings::alloc_tag_counters; POOL_TAGS] =
-        [bindings::alloc_tag_counters { bytes: 0, calls: 0 }; POOL_TAGS];
-    // SAFETY: `COUNTERS` is a zeroed `.data..percpu` static of this pool alone.
-    unsafe { Pool::new(ptr::addr_of_mut!(COUNTERS).cast(), "dynamic") }
-};
+static POOL: Pool<POOL_CHUNKS, TABLE_ENTRIES> = Pool::new("dynamic", true);
 
 /// Returns the kernel's pool.
-pub(crate) fn pool() -> &'static Pool<POOL_TAGS, TABLE_ENTRIES> {
+pub(crate) fn pool() -> &'static Pool<POOL_CHUNKS, TABLE_ENTRIES> {
     &POOL
 }
+
+extern "C" {
+    /// Defined by `DECLARE_RWSEM()` in src/glue.c.
+    static mut alloctag_dynamic_grow_lock: RwSemStorage;
+}
+
+/// Serializes the growth of every pool: one chunk made at a time.
+// SAFETY: `alloctag_dynamic_grow_lock` is defined with `DECLARE_RWSEM()` for this alone.
+static GROW: RwSem<()> = unsafe { RwSem::new((&raw mut alloctag_dynamic_grow_lock).cast(), ()) };
 
 /// The makers' lock, a raw spinlock that leaves interrupts as they were; unlocked on drop.
 struct LockGuard(());
@@ -200,45 +240,114 @@ fn hash(key: usize) -> usize {
         .rotate_left(32) as usize
 }
 
-impl<const N: usize, const M: usize> Pool<N, M> {
-    /// Makes an empty pool.
-    ///
-    /// # Safety
-    ///
-    /// `counters` must be the `__percpu` address of `N` zeroed counters that live forever and
-    /// that nothing else uses.
-    pub(crate) const unsafe fn new(
-        counters: *mut bindings::alloc_tag_counters,
-        name: &'static str,
-    ) -> Self {
-        // INVARIANT: The caller guarantees `counters`; every slot is free, every entry empty.
+impl<const C: usize, const M: usize> Pool<C, M> {
+    /// The most tags the pool holds.
+    const CAPACITY: usize = C * CHUNK_TAGS;
+
+    /// Makes an empty pool, with no chunk yet ([`Pool::grow`]); `grown_by_work` for the
+    /// kernel's, which the glue's work item grows when it runs low.
+    pub(crate) const fn new(name: &'static str, grown_by_work: bool) -> Self {
+        // INVARIANT: No chunk, every entry empty.
         Self {
-            tags: [const { AllocTag(Opaque::uninit()) }; N],
-            slots: [const { Slot::new() }; N],
+            chunks: [const { AtomicPtr::new(ptr::null_mut()) }; C],
+            grown: AtomicUsize::new(0),
             table: [const { AtomicU32::new(EMPTY) }; M],
-            counters,
             used: AtomicUsize::new(0),
-            limit: AtomicUsize::new(N),
+            limit: AtomicUsize::new(Self::CAPACITY),
             overflows: AtomicU64::new(0),
             generation: AtomicU64::new(0),
             warned: AtomicBool::new(false),
             name,
+            grown_by_work,
         }
+    }
+
+    /// Returns the chunk of tag `i`, if made.
+    fn chunk(&self, i: usize) -> Option<&Chunk> {
+        let chunk = self.chunks.get(i / CHUNK_TAGS)?.load(Ordering::Acquire);
+        // SAFETY: A non-null chunk was published after it was initialised and never goes.
+        (!chunk.is_null()).then(|| unsafe { &*chunk })
+    }
+
+    /// Returns the slot of tag `i`, if its chunk is made.
+    fn slot(&self, i: usize) -> Option<&Slot> {
+        self.chunk(i).map(|c| &c.slots[i % CHUNK_TAGS])
+    }
+
+    /// Returns tag `i`, if its chunk is made.
+    fn tag_at(&self, i: usize) -> Option<&AllocTag> {
+        self.chunk(i).map(|c| &c.tags[i % CHUNK_TAGS])
+    }
+
+    /// Returns the slots of the chunks made, with their tags' indices.
+    fn slots(&self) -> impl Iterator<Item = (usize, &Slot)> {
+        let made = self.grown.load(Ordering::Acquire) * CHUNK_TAGS;
+        (0..made).filter_map(|i| self.slot(i).map(|s| (i, s)))
+    }
+
+    /// Makes one more chunk, up to `C`; process context, may sleep. Returns whether it did.
+    pub(crate) fn grow(&self) -> bool {
+        let _grow = GROW.write();
+        let n = self.grown.load(Ordering::Relaxed);
+        if n >= C {
+            return false;
+        }
+        let size = core::mem::size_of::<bindings::alloc_tag_counters>();
+        let align = core::mem::align_of::<bindings::alloc_tag_counters>();
+        // SAFETY: Process context; the size and alignment are those of the counters.
+        let counters = unsafe { bindings::__alloc_percpu(CHUNK_TAGS * size, align) };
+        if counters.is_null() {
+            return false;
+        }
+        // Zeroed: every slot free (state 0, no key, no module, no names), every tag unwritten.
+        let chunk = match KVBox::<Chunk>::new_uninit(GFP_KERNEL | __GFP_ZERO) {
+            Ok(chunk) => chunk,
+            Err(_) => {
+                // SAFETY: Allocated above, never published.
+                unsafe { bindings::free_percpu(counters) };
+                return false;
+            }
+        };
+        // SAFETY: All zeroes is a valid `Chunk`: atomics at 0, null pointers, bytes, and
+        // `Opaque` tags that need no initialisation.
+        let mut chunk = unsafe { chunk.assume_init() };
+        // INVARIANT: `__alloc_percpu()` returns zeroed per-CPU memory of `CHUNK_TAGS` counters.
+        chunk.counters = counters.cast();
+        let chunk = KVBox::into_raw(chunk);
+        // INVARIANT: Published after it was initialised; never freed; `grown` grows under
+        // `GROW`.
+        self.chunks[n].store(chunk, Ordering::Release);
+        self.grown.store(n + 1, Ordering::Release);
+        true
+    }
+
+    /// Makes chunks until the pool has at least `chunks`; process context, may sleep.
+    #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+    pub(crate) fn reserve(&self, chunks: usize) {
+        while self.grown.load(Ordering::Acquire) < chunks.min(C) && self.grow() {}
     }
 
     /// Returns whether `tag` is one of this pool's.
     #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
     pub(crate) fn owns(&self, tag: &AllocTag) -> bool {
-        self.tags.as_ptr_range().contains(&ptr::from_ref(tag))
+        self.slots()
+            .any(|(i, _)| self.tag_at(i).is_some_and(|t| ptr::eq(t, tag)))
     }
 
     /// Makes `tag`, one of this pool's, a tag of `module`, as if its call site were in that
     /// module; for the tests of module unload.
     #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
     pub(crate) fn set_module(&self, tag: &AllocTag, module: *mut bindings::module) {
-        if let Some(slot) = self.tags.iter().position(|t| ptr::eq(t, tag)) {
-            self.slots[slot].module.store(module, Ordering::Relaxed);
+        for (i, slot) in self.slots() {
+            if self.tag_at(i).is_some_and(|t| ptr::eq(t, tag)) {
+                slot.module.store(module, Ordering::Relaxed);
+            }
         }
+    }
+
+    /// Returns the number of chunks made.
+    pub(crate) fn chunks_made(&self) -> usize {
+        self.grown.load(Ordering::Acquire)
     }
 
     /// Returns the number of tags in use.
@@ -252,10 +361,11 @@ impl<const N: usize, const M: usize> Pool<N, M> {
     }
 
     /// Makes the pool look full once `limit` tags are used, as if it had room for `limit` tags
-    /// only; `N` restores it. For the tests of the fallback.
+    /// only; `usize::MAX` restores it. For the tests of the fallback.
     #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
     pub(crate) fn set_limit(&self, limit: usize) {
-        self.limit.store(limit.min(N), Ordering::Relaxed);
+        self.limit
+            .store(limit.min(Self::CAPACITY), Ordering::Relaxed);
         self.warned.store(false, Ordering::Relaxed);
     }
 
@@ -271,12 +381,12 @@ impl<const N: usize, const M: usize> Pool<N, M> {
                 continue;
             }
             let i = (entry - 1) as usize;
-            let slot = self.slots.get(i)?;
+            let slot = self.slot(i)?;
             // The slot's key is checked in the slot: the entry may have been reused for
             // another key since it was read, but a slot's key and tag change together.
             if slot.key.load(Ordering::Acquire) == key && slot.state.load(Ordering::Acquire) == LIVE
             {
-                return Some(&self.tags[i]);
+                return self.tag_at(i);
             }
         }
         None
@@ -307,9 +417,16 @@ impl<const N: usize, const M: usize> Pool<N, M> {
             // SAFETY: Schedules the glue's static work item; callable in any task context.
             unsafe { bindings::alloctag_dynamic_select_later() };
         }
+        let grown = self.grown.load(Ordering::Acquire);
+        // Less than a quarter of a chunk free: the work item makes the next chunk.
+        if self.grown_by_work && grown < C && grown * CHUNK_TAGS < self.used() + CHUNK_TAGS / 4 {
+            // SAFETY: Schedules the glue's static work item; callable in any task context.
+            unsafe { bindings::alloctag_dynamic_grow_later() };
+        }
         if made.is_none() {
             self.overflows.fetch_add(1, Ordering::Relaxed);
-            if !self.warned.swap(true, Ordering::Relaxed) {
+            let full = grown == C || self.used() >= self.limit.load(Ordering::Relaxed);
+            if full && !self.warned.swap(true, Ordering::Relaxed) {
                 pr_warn!(
                     "{} tags: no room for {}:{} ({} of {} tags used); its allocations and later \
                      ones without a tag go to the fallback tags\n",
@@ -317,7 +434,7 @@ impl<const N: usize, const M: usize> Pool<N, M> {
                     location.file(),
                     location.line(),
                     self.used(),
-                    N
+                    Self::CAPACITY
                 );
             }
         }
@@ -338,11 +455,10 @@ impl<const N: usize, const M: usize> Pool<N, M> {
         let entry = (0..MAX_PROBES.min(M))
             .map(|probe| (start + probe) % M)
             .find(|&e| matches!(self.table[e].load(Ordering::Relaxed), EMPTY | TOMBSTONE))?;
-        let i = self
-            .slots
-            .iter()
-            .position(|s| s.state.load(Ordering::Relaxed) == FREE)?;
-        let slot = &self.slots[i];
+        let (i, slot) = self
+            .slots()
+            .find(|(_, s)| s.state.load(Ordering::Relaxed) == FREE)?;
+        let chunk = self.chunk(i)?;
         // SAFETY: The slot is free and we hold the lock: nothing else reads or writes its names.
         let names = unsafe { &mut *slot.names.get() };
         copy_file(&mut names.file, location.file());
@@ -356,10 +472,10 @@ impl<const N: usize, const M: usize> Pool<N, M> {
             )
         };
         find_function(guard, &mut names.function, module);
-        let tag = &self.tags[i];
-        // SAFETY: The slot is free: no reader looks at its tag. `counters.add(i)` is the `i`th of
-        // the pool's `N` per-CPU counters; the names are NUL-terminated and stay until the slot
-        // is freed.
+        let tag = &chunk.tags[i % CHUNK_TAGS];
+        // SAFETY: The slot is free: no reader looks at its tag. By `Chunk`'s invariant the tag's
+        // counters are the `i % CHUNK_TAGS`th of its chunk's, which read zero (a slot is freed
+        // only then); the names are NUL-terminated and stay until the slot is freed.
         unsafe {
             tag.as_raw().write(bindings::alloc_tag {
                 ct: bindings::codetag {
@@ -373,7 +489,7 @@ impl<const N: usize, const M: usize> Pool<N, M> {
                     function: names.function.as_ptr().cast(),
                     filename: names.file.as_ptr().cast(),
                 },
-                counters: self.counters.wrapping_add(i),
+                counters: chunk.counters.wrapping_add(i % CHUNK_TAGS),
             })
         };
         slot.module.store(module, Ordering::Relaxed);
@@ -395,7 +511,10 @@ impl<const N: usize, const M: usize> Pool<N, M> {
     /// slots (their state last) and tombstones the entries of slots it drops.
     pub(crate) fn module_unload(&self, module: *mut bindings::module) {
         let mut changed = false;
-        for (i, slot) in self.slots.iter().enumerate() {
+        for (i, slot) in self.slots() {
+            let Some(tag) = self.tag_at(i) else {
+                continue;
+            };
             let state = slot.state.load(Ordering::Relaxed);
             let going =
                 state == LIVE && !module.is_null() && slot.module.load(Ordering::Relaxed) == module;
@@ -407,14 +526,14 @@ impl<const N: usize, const M: usize> Pool<N, M> {
             // only go down, and a sum of zero means that no object refers to the tag any more
             // (see `module_unload` of the static tags in src/alloc_tag.rs). A tag of vmlinux
             // is never freed.
-            let zero = self.tags[i].read().is_zero();
+            let zero = tag.read().is_zero();
             if going {
                 self.untable(i);
                 if !zero {
-                    let counters = self.tags[i].read();
+                    let counters = tag.read();
                     pr_warn!(
                         "{} has {} bytes in {} allocations at module unload\n",
-                        self.tags[i].codetag(),
+                        tag.codetag(),
                         counters.bytes,
                         counters.calls
                     );
@@ -438,7 +557,9 @@ impl<const N: usize, const M: usize> Pool<N, M> {
 
     /// Replaces slot `i`'s table entry with a tombstone; at module unload.
     fn untable(&self, i: usize) {
-        let key = self.slots[i].key.load(Ordering::Relaxed);
+        let Some(key) = self.slot(i).map(|s| s.key.load(Ordering::Relaxed)) else {
+            return;
+        };
         let start = hash(key);
         for probe in 0..MAX_PROBES.min(M) {
             let e = &self.table[(start + probe) % M];
@@ -451,21 +572,21 @@ impl<const N: usize, const M: usize> Pool<N, M> {
 
     /// Returns whether tag `i` is listed.
     fn is_listed(&self, i: usize) -> bool {
-        self.slots
-            .get(i)
+        self.slot(i)
             .is_some_and(|s| s.state.load(Ordering::Acquire) != FREE)
     }
 }
 
-// SAFETY: `tags` is an array of `struct alloc_tag`, whose listed slots are initialised (see the
-// type invariants).
-unsafe impl<const N: usize, const M: usize> DynamicTags for Pool<N, M> {
-    fn start(&self) -> *const u8 {
-        self.tags.as_ptr().cast()
+// SAFETY: Every tag is a `struct alloc_tag` in a chunk that never goes, whose listed slots are
+// initialised (see the type invariants).
+unsafe impl<const C: usize, const M: usize> DynamicTags for Pool<C, M> {
+    fn tag(&self, index: usize) -> *const u8 {
+        self.tag_at(index)
+            .map_or(ptr::null(), |t| ptr::from_ref(t).cast())
     }
 
     fn capacity(&self) -> usize {
-        N
+        Self::CAPACITY
     }
 
     fn is_listed(&self, index: usize) -> bool {
@@ -478,23 +599,20 @@ unsafe impl<const N: usize, const M: usize> DynamicTags for Pool<N, M> {
 
     #[cfg(CONFIG_ALLOCTAG_SELECTION)]
     fn module(&self, index: usize) -> *mut bindings::module {
-        self.slots
-            .get(index)
+        self.slot(index)
             .map_or(ptr::null_mut(), |s| s.module.load(Ordering::Relaxed))
     }
 
     #[cfg(CONFIG_ALLOCTAG_SELECTION)]
     fn is_selectable(&self, index: usize) -> bool {
         // Only found tags: a kept one is freed by `module_unload` without being unmarked.
-        self.slots
-            .get(index)
+        self.slot(index)
             .is_some_and(|s| s.state.load(Ordering::Acquire) == LIVE)
     }
 
     #[cfg(CONFIG_ALLOCTAG_SELECTION)]
     fn take_unselected(&self, index: usize) -> bool {
-        self.slots
-            .get(index)
+        self.slot(index)
             .is_some_and(|s| s.unselected.swap(false, Ordering::Relaxed))
     }
 
@@ -533,6 +651,18 @@ pub(crate) extern "C" fn alloctag_dynamic_select_work() {
 
 #[cfg(CONFIG_ALLOCTAG_SELECTION)]
 c_declared!(alloctag_dynamic_select_work);
+
+/// Makes the next chunk of the kernel's pool, unless profiling is off for good (booted
+/// `never`): at boot (a `core_initcall` of the glue) and when the pool runs low (the glue's work
+/// item). Process context; may sleep.
+#[no_mangle]
+pub(crate) extern "C" fn alloctag_dynamic_grow() {
+    if crate::profiling::supported() {
+        POOL.grow();
+    }
+}
+
+c_declared!(alloctag_dynamic_grow);
 
 /// Writes the use of the kernel's pool, for debugfs.
 ///

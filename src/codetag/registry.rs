@@ -77,13 +77,14 @@ impl Range {
 ///
 /// # Safety
 ///
-/// `start` must be an array of `capacity` tags of the type the pool is added for, each of which
-/// is initialised and lives while [`DynamicTags::is_listed`] says it is listed; a tag stops
-/// being listed only under the registry's write lock ([`DynamicTags::module_unload`]).
+/// For each index below `capacity` that [`DynamicTags::is_listed`] says is listed, `tag` must
+/// return the address of a tag of the type the pool is added for, initialised, which lives
+/// while it is listed; a tag stops being listed only under the registry's write lock
+/// ([`DynamicTags::module_unload`]).
 pub(crate) unsafe trait DynamicTags: Sync {
-    /// Returns the address of the first tag of the pool.
-    fn start(&self) -> *const u8;
-    /// Returns the number of tags in the pool.
+    /// Returns the address of the tag at `index`, or null where the pool has none.
+    fn tag(&self, index: usize) -> *const u8;
+    /// Returns the most tags the pool holds: their indices are below it.
     fn capacity(&self) -> usize;
     /// Returns whether the tag at `index` is in use.
     fn is_listed(&self, index: usize) -> bool;

@@ -593,13 +593,7 @@ fn failed_vector_marks_tag_inaccurate(test: &Test) {
 }
 
 /// The pool of [`kept_dynamic_tag_never_marked`], apart from the kernel's.
-static KEPT_POOL: Pool<2, 4> = {
-    #[link_section = ".data..percpu"]
-    static mut COUNTERS: [bindings::alloc_tag_counters; 2] =
-        [bindings::alloc_tag_counters { bytes: 0, calls: 0 }; 2];
-    // SAFETY: `COUNTERS` is a zeroed `.data..percpu` static of this pool alone.
-    unsafe { Pool::new(ptr::addr_of_mut!(COUNTERS).cast(), "kept") }
-};
+static KEPT_POOL: Pool<1, 4> = Pool::new("kept", false);
 
 /// A stand-in for the `struct module` of the kept tag's call site; only its address is used.
 // SAFETY: All zeroes is a valid `struct module`: integers, null pointers and empty lists.
@@ -665,6 +659,7 @@ fn kept_dynamic_tag_never_marked(test: &Test) {
     let Ok(handle) = handle else {
         return;
     };
+    KEPT_POOL.reserve(1);
     // SAFETY: `KEPT_POOL` holds allocation tags.
     let added = unsafe { registry.add_test_dynamic(handle, &KEPT_POOL) };
     kunit_expect!(test, added.is_ok());

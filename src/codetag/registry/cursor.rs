@@ -162,13 +162,10 @@ impl<'a, T: TagType> Iterator for Tags<'a, T> {
         while self.index < dynamic.capacity() {
             let i = self.index;
             self.index += 1;
-            if dynamic.is_listed(i) {
-                let tag = dynamic
-                    .start()
-                    .wrapping_add(i.wrapping_mul(size))
-                    .cast::<T::Tag>();
-                // SAFETY: By `DynamicTags`' contract the pool holds tags of `T`, and a listed
-                // one stays while the registry, borrowed for `'a`, is not locked for writing.
+            let tag = dynamic.tag(i).cast::<T::Tag>();
+            if dynamic.is_listed(i) && !tag.is_null() {
+                // SAFETY: By `DynamicTags`' contract a listed tag is a tag of `T`, which stays
+                // while the registry, borrowed for `'a`, is not locked for writing.
                 return Some(unsafe { &*tag });
             }
         }
