@@ -294,13 +294,18 @@ impl<const C: usize, const M: usize> Pool<C, M> {
         }
         let size = core::mem::size_of::<bindings::alloc_tag_counters>();
         let align = core::mem::align_of::<bindings::alloc_tag_counters>();
+        // Both allocations are charged to their own lines' static tags (`alloc_hooks!`), never
+        // to a dynamic tag, which would need this very pool.
         // SAFETY: Process context; the size and alignment are those of the counters.
-        let counters = unsafe { bindings::__alloc_percpu(CHUNK_TAGS * size, align) };
+        let counters = kernel::alloc_hooks!(unsafe {
+            bindings::pcpu_alloc_noprof(CHUNK_TAGS * size, align, false, bindings::GFP_KERNEL)
+        });
         if counters.is_null() {
             return false;
         }
         // Zeroed: every slot free (state 0, no key, no module, no names), every tag unwritten.
-        let chunk = match KVBox::<Chunk>::new_uninit(GFP_KERNEL | __GFP_ZERO) {
+        let chunk = match kernel::alloc_hooks!(KVBox::<Chunk>::new_uninit(GFP_KERNEL | __GFP_ZERO))
+        {
             Ok(chunk) => chunk,
             Err(_) => {
                 // SAFETY: Allocated above, never published.
