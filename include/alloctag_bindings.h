@@ -55,5 +55,8 @@ struct alloc_tag *alloctag_rust_caller_tag(const void *location);
 
 /* gfp_t constants that the kernel crate does not bind; bindgen drops the prefix. */
 const gfp_t RUST_CONST_HELPER___GFP_NOFAIL = ___GFP_NOFAIL;
+const gfp_t RUST_CONST_HELPER___GFP_DIRECT_RECLAIM = ___GFP_DIRECT_RECLAIM;
+const gfp_t RUST_CONST_HELPER___GFP_KSWAPD_RECLAIM = ___GFP_KSWAPD_RECLAIM;
+const gfp_t RUST_CONST_HELPER___GFP_HIGH = ___GFP_HIGH;
 
 #endif /* _ALLOCTAG_BINDINGS_H */

@@ -31,6 +31,7 @@ void alloctag_dynamic_lock(void);
 void alloctag_dynamic_unlock(void);
 bool alloctag_irqs_disabled(void);
 void alloctag_dynamic_select_later(void);
+void alloctag_dynamic_grow_later(void);
 struct module *alloctag_module_of(const void *addr, char *name, size_t len);
 unsigned int alloctag_stack(unsigned long *entries, unsigned int n);
 const char *alloctag_symbol(unsigned long addr, char *buf);
@@ -41,6 +42,7 @@ struct alloc_tag *alloctag_rust_caller_tag(const void *location);
 /* In Rust (src/alloc_tag/dynamic.rs), for C. */
 struct alloc_tag *alloctag_dynamic_tag(const void *location);
 void alloctag_dynamic_select_work(void);
+void alloctag_dynamic_grow(void);
 void alloctag_dynamic_stats(unsigned long *used, unsigned long *capacity,
 			    unsigned long *overflows);
 

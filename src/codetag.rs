@@ -27,6 +27,8 @@ mod registry;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 pub(crate) use registry::*;
 #[cfg(CONFIG_ALLOCTAG_SELECTION)]
+mod glob;
+#[cfg(CONFIG_ALLOCTAG_SELECTION)]
 mod select;
 #[cfg(CONFIG_ALLOCTAG_SELECTION)]
 pub(crate) use select::*;

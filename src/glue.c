@@ -116,6 +116,36 @@ void alloctag_dynamic_unlock(void)
 	raw_spin_unlock(&alloctag_dynamic_lock_);
 }
 
+/*
+ * Serializes the growth of the dynamic tags' pools, which allocates and may
+ * sleep; DECLARE_RWSEM gives it a lockdep class.
+ */
+DECLARE_RWSEM(alloctag_dynamic_grow_lock);
+
+/*
+ * Makes the next chunk of dynamic tags in process context: makers run in any
+ * task context and cannot allocate one themselves.
+ */
+static void alloctag_dynamic_grow_fn(struct work_struct *work)
+{
+	alloctag_dynamic_grow();
+}
+
+static DECLARE_WORK(alloctag_dynamic_grow_work, alloctag_dynamic_grow_fn);
+
+void alloctag_dynamic_grow_later(void)
+{
+	schedule_work(&alloctag_dynamic_grow_work);
+}
+
+/* The first chunk, before Rust code allocates (unless profiling is never). */
+static int __init alloctag_dynamic_init(void)
+{
+	alloctag_dynamic_grow();
+	return 0;
+}
+core_initcall(alloctag_dynamic_init);
+
 /* irqs_disabled() is a macro; for the tests of the dynamic tags. */
 bool alloctag_irqs_disabled(void)
 {

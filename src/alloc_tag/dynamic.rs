@@ -11,9 +11,15 @@
 //! the API (rust/kernel/alloc_tag.rs `charge_caller()`). A static tag in the `alloc_tags`
 //! section cannot exist for such a line, since nothing was written there; so the tag is made
 //! at run time, the first time the line allocates, in a [`Pool`] of tags laid out as
-//! `struct alloc_tag` with their per-CPU counters in `.data..percpu`. The registry lists the
-//! pool's tags after every module's ([`crate::codetag::DynamicTags`]), so `/proc/allocinfo`, its
-//! ioctl and `show_mem()` see them as they see static tags.
+//! `struct alloc_tag`. The registry lists the pool's tags after every module's
+//! ([`crate::codetag::DynamicTags`]), so `/proc/allocinfo`, its ioctl and `show_mem()` see them
+//! as they see static tags.
+//! - Memory: the pool grows by chunks of [`CHUNK_TAGS`] tags, each with its own per-CPU
+//!   counters, allocated in process context: the first at boot unless profiling is booted
+//!   `never`, the next by a work item once the chunks made hold fewer than a quarter of a
+//!   chunk free, up to [`POOL_TAGS`] tags. Chunks are never freed (a tag's address must stay
+//!   valid while anything may hold it); a slot of a dropped tag is reused. A maker finding no
+//!   free slot charges the allocation to the fallback tag, counted, and asks for a chunk.
 //!
 //! - Lookup takes no lock: an open-addressing table maps the address of the `Location` (one
 //!   constant per call site) to a slot of the pool. A slot holds its key, so a reader that finds
@@ -40,8 +46,15 @@
 //!   their copied names, until their counters read zero at a later unload, but are no longer
 //!   found by lookup, since another module may be loaded where the `Location` was.
 
+mod naming;
+
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+pub(crate) use naming::NAMED_WITH_IRQS_OFF;
+use naming::{copy_file, find_function};
+
 use super::AllocTag;
 use crate::codetag::DynamicTags;
+use crate::rwsem::{RwSem, RwSemStorage};
 use core::{
     cell::UnsafeCell,
     ffi::c_void,
@@ -49,11 +62,23 @@ use core::{
     ptr,
     sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering},
 };
-use kernel::{bindings, prelude::*, types::Opaque};
+use kernel::{
+    alloc::{
+        flags::{__GFP_ZERO, GFP_KERNEL},
+        KVBox,
+    },
+    bindings,
+    prelude::*,
+    types::Opaque,
+};
 
-/// The number of dynamic tags: memory is bounded, and each takes about 300 bytes (tag, names)
-/// plus 16 bytes of counters per CPU.
+/// The most dynamic tags: memory is bounded, and each takes about 330 bytes (tag, names) plus
+/// 16 bytes of counters per possible CPU, paid a chunk at a time as they are made.
 pub(crate) const POOL_TAGS: usize = 2048;
+/// Tags per chunk: the pool grows by one chunk at a time.
+pub(crate) const CHUNK_TAGS: usize = 64;
+/// Chunks of the kernel's pool.
+const POOL_CHUNKS: usize = POOL_TAGS / CHUNK_TAGS;
 /// Entries of the lookup table: twice the tags, so that probe sequences stay short.
 const TABLE_ENTRIES: usize = 2 * POOL_TAGS;
 /// The longest probe sequence: a key is found, or a new one placed, within this many entries.
@@ -64,16 +89,6 @@ const FILE_LEN: usize = 96;
 const FUNCTION_LEN: usize = 96;
 /// Room for the module name with its NUL, as `struct module`'s.
 const MODULE_LEN: usize = 56;
-/// Return addresses looked at to find the function: a guessing unwinder
-/// (`CONFIG_UNWINDER_GUESS`) also reports the stale text addresses left on the stack, many more
-/// than the frames.
-const STACK_DEPTH: usize = 256;
-/// `KSYM_NAME_LEN`.
-const KSYM_NAME_LEN: usize = 512;
-/// The function's name where kallsyms does not find it (no `CONFIG_STACKTRACE` or
-/// `CONFIG_KALLSYMS`, or no frame outside the allocation path): `func:unknown`.
-const UNKNOWN_FUNCTION: &[u8] = b"unknown";
-
 /// A table entry that never held a key.
 const EMPTY: u32 = 0;
 /// A table entry whose key went away; lookups go on past it, new keys may reuse it.
@@ -125,12 +140,27 @@ impl Slot {
     }
 }
 
-/// A pool of `N` dynamic tags with a lookup table of `M` entries.
+/// One chunk of a pool: its tags, their slots, and their per-CPU counters.
 ///
 /// # Invariants
 ///
-/// - `counters` is the `__percpu` address of `N` zeroed `struct alloc_tag_counters` that live
-///   forever and that no other tag uses; tag `i` counts into the `i`th.
+/// `counters` is the `__percpu` address of [`CHUNK_TAGS`] zeroed `struct alloc_tag_counters`,
+/// this chunk's alone, which live as long as the chunk: forever, chunks are never freed. Tag
+/// `i` of the chunk counts into the `i`th.
+struct Chunk {
+    tags: [AllocTag; CHUNK_TAGS],
+    slots: [Slot; CHUNK_TAGS],
+    counters: *mut bindings::alloc_tag_counters,
+}
+
+/// A pool of up to `C` chunks of dynamic tags, with a lookup table of `M` entries. Tag `i` is
+/// tag `i % CHUNK_TAGS` of chunk `i / CHUNK_TAGS`.
+///
+/// # Invariants
+///
+/// - `chunks[..grown]` point to chunks, published with a release store after they are
+///   initialised, and never change or go; the others are null. `grown` only grows, and only
+///   under [`GROW`].
 /// - A slot's tag and names change only under the makers' lock while the slot is [`FREE`]; a
 ///   slot leaves [`FREE`] only under the makers' lock, with a release store after they are
 ///   written, and goes back to [`FREE`] (its state written last) only under the registry's
@@ -139,14 +169,14 @@ impl Slot {
 ///   their lock, change an [`EMPTY`] or [`TOMBSTONE`] entry (to an index); only module unload,
 ///   under the registry's write lock, changes an index (to [`TOMBSTONE`]); none goes back to
 ///   [`EMPTY`].
-pub(crate) struct Pool<const N: usize, const M: usize> {
-    tags: [AllocTag; N],
-    slots: [Slot; N],
+pub(crate) struct Pool<const C: usize, const M: usize> {
+    chunks: [AtomicPtr<Chunk>; C],
+    /// Chunks made.
+    grown: AtomicUsize,
     table: [AtomicU32; M],
-    counters: *mut bindings::alloc_tag_counters,
     /// Slots not [`FREE`].
     used: AtomicUsize,
-    /// The most slots used: `N`, less in tests that make the pool look full.
+    /// The most slots used: all `C` chunks' unless a test makes the pool look full sooner.
     limit: AtomicUsize,
     /// Allocations charged to a fallback tag because no tag could be made.
     overflows: AtomicU64,
@@ -156,38 +186,31 @@ pub(crate) struct Pool<const N: usize, const M: usize> {
     warned: AtomicBool,
     /// The lookups' names, for messages and tests.
     name: &'static str,
+    /// Whether the glue's work item grows the pool (the kernel's does; the tests' grow theirs).
+    grown_by_work: bool,
 }
 
-// SAFETY: The tags' names and fields change only under the makers' lock while no reader can see the slot
-// (see the invariants); everything else is atomic. `counters` is a per-CPU address.
-unsafe impl<const N: usize, const M: usize> Sync for Pool<N, M> {}
+// SAFETY: The tags' names and fields change only under the makers' lock while no reader can see
+// the slot (see the invariants); everything else is atomic, or a chunk's fields written before
+// the chunk is published. `counters` are per-CPU addresses.
+unsafe impl<const C: usize, const M: usize> Sync for Pool<C, M> {}
 
 /// The kernel's pool.
-static POOL: Pool<POOL_TAGS, TABLE_ENTRIES> = {
-    #[link_section = ".data..percpu"]
-    static mut COUNTERS: [bindings::alloc_tag_counters; POOL_TAGS] =
-        [bindings::alloc_tag_counters { bytes: 0, calls: 0 }; POOL_TAGS];
-    // SAFETY: `COUNTERS` is a zeroed `.data..percpu` static of this pool alone.
-    unsafe { Pool::new(ptr::addr_of_mut!(COUNTERS).cast(), "dynamic") }
-};
+static POOL: Pool<POOL_CHUNKS, TABLE_ENTRIES> = Pool::new("dynamic", true);
 
 /// Returns the kernel's pool.
-pub(crate) fn pool() -> &'static Pool<POOL_TAGS, TABLE_ENTRIES> {
+pub(crate) fn pool() -> &'static Pool<POOL_CHUNKS, TABLE_ENTRIES> {
     &POOL
 }
 
-/// The buffers of [`find_function`], used under the makers' lock: static, since a stack
-/// trace deep enough for guessing unwinders would take too much of the allocating task's stack.
-struct Buffers {
-    symbol: UnsafeCell<[u8; KSYM_NAME_LEN]>,
-    entries: UnsafeCell<[usize; STACK_DEPTH]>,
+extern "C" {
+    /// Defined by `DECLARE_RWSEM()` in src/glue.c.
+    static mut alloctag_dynamic_grow_lock: RwSemStorage;
 }
-// SAFETY: Only used under the makers' lock (`bindings::alloctag_dynamic_lock()`), which is global.
-unsafe impl Sync for Buffers {}
-static BUFFERS: Buffers = Buffers {
-    symbol: UnsafeCell::new([0; KSYM_NAME_LEN]),
-    entries: UnsafeCell::new([0; STACK_DEPTH]),
-};
+
+/// Serializes the growth of every pool: one chunk made at a time.
+// SAFETY: `alloctag_dynamic_grow_lock` is defined with `DECLARE_RWSEM()` for this alone.
+static GROW: RwSem<()> = unsafe { RwSem::new((&raw mut alloctag_dynamic_grow_lock).cast(), ()) };
 
 /// The makers' lock, a raw spinlock that leaves interrupts as they were; unlocked on drop.
 struct LockGuard(());
@@ -217,45 +240,119 @@ fn hash(key: usize) -> usize {
         .rotate_left(32) as usize
 }
 
-impl<const N: usize, const M: usize> Pool<N, M> {
-    /// Makes an empty pool.
-    ///
-    /// # Safety
-    ///
-    /// `counters` must be the `__percpu` address of `N` zeroed counters that live forever and
-    /// that nothing else uses.
-    pub(crate) const unsafe fn new(
-        counters: *mut bindings::alloc_tag_counters,
-        name: &'static str,
-    ) -> Self {
-        // INVARIANT: The caller guarantees `counters`; every slot is free, every entry empty.
+impl<const C: usize, const M: usize> Pool<C, M> {
+    /// The most tags the pool holds.
+    const CAPACITY: usize = C * CHUNK_TAGS;
+
+    /// Makes an empty pool, with no chunk yet ([`Pool::grow`]); `grown_by_work` for the
+    /// kernel's, which the glue's work item grows when it runs low.
+    pub(crate) const fn new(name: &'static str, grown_by_work: bool) -> Self {
+        // INVARIANT: No chunk, every entry empty.
         Self {
-            tags: [const { AllocTag(Opaque::uninit()) }; N],
-            slots: [const { Slot::new() }; N],
+            chunks: [const { AtomicPtr::new(ptr::null_mut()) }; C],
+            grown: AtomicUsize::new(0),
             table: [const { AtomicU32::new(EMPTY) }; M],
-            counters,
             used: AtomicUsize::new(0),
-            limit: AtomicUsize::new(N),
+            limit: AtomicUsize::new(Self::CAPACITY),
             overflows: AtomicU64::new(0),
             generation: AtomicU64::new(0),
             warned: AtomicBool::new(false),
             name,
+            grown_by_work,
         }
+    }
+
+    /// Returns the chunk of tag `i`, if made.
+    fn chunk(&self, i: usize) -> Option<&Chunk> {
+        let chunk = self.chunks.get(i / CHUNK_TAGS)?.load(Ordering::Acquire);
+        // SAFETY: A non-null chunk was published after it was initialised and never goes.
+        (!chunk.is_null()).then(|| unsafe { &*chunk })
+    }
+
+    /// Returns the slot of tag `i`, if its chunk is made.
+    fn slot(&self, i: usize) -> Option<&Slot> {
+        self.chunk(i).map(|c| &c.slots[i % CHUNK_TAGS])
+    }
+
+    /// Returns tag `i`, if its chunk is made.
+    fn tag_at(&self, i: usize) -> Option<&AllocTag> {
+        self.chunk(i).map(|c| &c.tags[i % CHUNK_TAGS])
+    }
+
+    /// Returns the slots of the chunks made, with their tags' indices.
+    fn slots(&self) -> impl Iterator<Item = (usize, &Slot)> {
+        let made = self.grown.load(Ordering::Acquire) * CHUNK_TAGS;
+        (0..made).filter_map(|i| self.slot(i).map(|s| (i, s)))
+    }
+
+    /// Makes one more chunk, up to `C`; process context, may sleep. Returns whether it did.
+    pub(crate) fn grow(&self) -> bool {
+        let _grow = GROW.write();
+        let n = self.grown.load(Ordering::Relaxed);
+        if n >= C {
+            return false;
+        }
+        let size = core::mem::size_of::<bindings::alloc_tag_counters>();
+        let align = core::mem::align_of::<bindings::alloc_tag_counters>();
+        // Both allocations are charged to their own lines' static tags (`alloc_hooks!`), never
+        // to a dynamic tag, which would need this very pool.
+        // SAFETY: Process context; the size and alignment are those of the counters.
+        let counters = kernel::alloc_hooks!(unsafe {
+            bindings::pcpu_alloc_noprof(CHUNK_TAGS * size, align, false, bindings::GFP_KERNEL)
+        });
+        if counters.is_null() {
+            return false;
+        }
+        // Zeroed: every slot free (state 0, no key, no module, no names), every tag unwritten.
+        let chunk = match kernel::alloc_hooks!(KVBox::<Chunk>::new_uninit(GFP_KERNEL | __GFP_ZERO))
+        {
+            Ok(chunk) => chunk,
+            Err(_) => {
+                // SAFETY: Allocated above, never published.
+                unsafe { bindings::free_percpu(counters) };
+                return false;
+            }
+        };
+        // SAFETY: All zeroes is a valid `Chunk`: atomics at 0, null pointers, bytes, and
+        // `Opaque` tags that need no initialisation.
+        let mut chunk = unsafe { chunk.assume_init() };
+        // INVARIANT: `__alloc_percpu()` returns zeroed per-CPU memory of `CHUNK_TAGS` counters.
+        chunk.counters = counters.cast();
+        let chunk = KVBox::into_raw(chunk);
+        // INVARIANT: Published after it was initialised; never freed; `grown` grows under
+        // `GROW`.
+        self.chunks[n].store(chunk, Ordering::Release);
+        self.grown.store(n + 1, Ordering::Release);
+        true
+    }
+
+    /// Makes chunks until the pool has at least `chunks`; process context, may sleep.
+    #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+    pub(crate) fn reserve(&self, chunks: usize) {
+        while self.grown.load(Ordering::Acquire) < chunks.min(C) && self.grow() {}
     }
 
     /// Returns whether `tag` is one of this pool's.
     #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
     pub(crate) fn owns(&self, tag: &AllocTag) -> bool {
-        self.tags.as_ptr_range().contains(&ptr::from_ref(tag))
+        self.slots()
+            .any(|(i, _)| self.tag_at(i).is_some_and(|t| ptr::eq(t, tag)))
     }
 
     /// Makes `tag`, one of this pool's, a tag of `module`, as if its call site were in that
     /// module; for the tests of module unload.
     #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
     pub(crate) fn set_module(&self, tag: &AllocTag, module: *mut bindings::module) {
-        if let Some(slot) = self.tags.iter().position(|t| ptr::eq(t, tag)) {
-            self.slots[slot].module.store(module, Ordering::Relaxed);
+        for (i, slot) in self.slots() {
+            if self.tag_at(i).is_some_and(|t| ptr::eq(t, tag)) {
+                slot.module.store(module, Ordering::Relaxed);
+            }
         }
+    }
+
+    /// Returns the number of chunks made.
+    pub(crate) fn chunks_made(&self) -> usize {
+        self.grown.load(Ordering::Acquire)
     }
 
     /// Returns the number of tags in use.
@@ -269,10 +366,11 @@ impl<const N: usize, const M: usize> Pool<N, M> {
     }
 
     /// Makes the pool look full once `limit` tags are used, as if it had room for `limit` tags
-    /// only; `N` restores it. For the tests of the fallback.
+    /// only; `usize::MAX` restores it. For the tests of the fallback.
     #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
     pub(crate) fn set_limit(&self, limit: usize) {
-        self.limit.store(limit.min(N), Ordering::Relaxed);
+        self.limit
+            .store(limit.min(Self::CAPACITY), Ordering::Relaxed);
         self.warned.store(false, Ordering::Relaxed);
     }
 
@@ -288,12 +386,12 @@ impl<const N: usize, const M: usize> Pool<N, M> {
                 continue;
             }
             let i = (entry - 1) as usize;
-            let slot = self.slots.get(i)?;
+            let slot = self.slot(i)?;
             // The slot's key is checked in the slot: the entry may have been reused for
             // another key since it was read, but a slot's key and tag change together.
             if slot.key.load(Ordering::Acquire) == key && slot.state.load(Ordering::Acquire) == LIVE
             {
-                return Some(&self.tags[i]);
+                return self.tag_at(i);
             }
         }
         None
@@ -311,10 +409,10 @@ impl<const N: usize, const M: usize> Pool<N, M> {
     #[inline(never)]
     fn make(&self, key: usize, location: &'static Location<'static>) -> Option<&AllocTag> {
         let made = {
-            let _guard = LockGuard::lock();
+            let guard = LockGuard::lock();
             match self.lookup(key) {
                 Some(tag) => return Some(tag),
-                None => self.insert(key, location),
+                None => self.insert(&guard, key, location),
             }
         };
         // A selection in force (fault injection's rules) marks the new tag before its first
@@ -324,9 +422,16 @@ impl<const N: usize, const M: usize> Pool<N, M> {
             // SAFETY: Schedules the glue's static work item; callable in any task context.
             unsafe { bindings::alloctag_dynamic_select_later() };
         }
+        let grown = self.grown.load(Ordering::Acquire);
+        // Less than a quarter of a chunk free: the work item makes the next chunk.
+        if self.grown_by_work && grown < C && grown * CHUNK_TAGS < self.used() + CHUNK_TAGS / 4 {
+            // SAFETY: Schedules the glue's static work item; callable in any task context.
+            unsafe { bindings::alloctag_dynamic_grow_later() };
+        }
         if made.is_none() {
             self.overflows.fetch_add(1, Ordering::Relaxed);
-            if !self.warned.swap(true, Ordering::Relaxed) {
+            let full = grown == C || self.used() >= self.limit.load(Ordering::Relaxed);
+            if full && !self.warned.swap(true, Ordering::Relaxed) {
                 pr_warn!(
                     "{} tags: no room for {}:{} ({} of {} tags used); its allocations and later \
                      ones without a tag go to the fallback tags\n",
@@ -334,7 +439,7 @@ impl<const N: usize, const M: usize> Pool<N, M> {
                     location.file(),
                     location.line(),
                     self.used(),
-                    N
+                    Self::CAPACITY
                 );
             }
         }
@@ -342,7 +447,12 @@ impl<const N: usize, const M: usize> Pool<N, M> {
     }
 
     /// Places `key` in the table and a free slot, under the makers' lock.
-    fn insert(&self, key: usize, location: &'static Location<'static>) -> Option<&AllocTag> {
+    fn insert(
+        &self,
+        guard: &LockGuard,
+        key: usize,
+        location: &'static Location<'static>,
+    ) -> Option<&AllocTag> {
         if self.used() >= self.limit.load(Ordering::Relaxed) {
             return None;
         }
@@ -350,11 +460,10 @@ impl<const N: usize, const M: usize> Pool<N, M> {
         let entry = (0..MAX_PROBES.min(M))
             .map(|probe| (start + probe) % M)
             .find(|&e| matches!(self.table[e].load(Ordering::Relaxed), EMPTY | TOMBSTONE))?;
-        let i = self
-            .slots
-            .iter()
-            .position(|s| s.state.load(Ordering::Relaxed) == FREE)?;
-        let slot = &self.slots[i];
+        let (i, slot) = self
+            .slots()
+            .find(|(_, s)| s.state.load(Ordering::Relaxed) == FREE)?;
+        let chunk = self.chunk(i)?;
         // SAFETY: The slot is free and we hold the lock: nothing else reads or writes its names.
         let names = unsafe { &mut *slot.names.get() };
         copy_file(&mut names.file, location.file());
@@ -367,11 +476,11 @@ impl<const N: usize, const M: usize> Pool<N, M> {
                 MODULE_LEN,
             )
         };
-        find_function(&mut names.function, module);
-        let tag = &self.tags[i];
-        // SAFETY: The slot is free: no reader looks at its tag. `counters.add(i)` is the `i`th of
-        // the pool's `N` per-CPU counters; the names are NUL-terminated and stay until the slot
-        // is freed.
+        find_function(guard, &mut names.function, module);
+        let tag = &chunk.tags[i % CHUNK_TAGS];
+        // SAFETY: The slot is free: no reader looks at its tag. By `Chunk`'s invariant the tag's
+        // counters are the `i % CHUNK_TAGS`th of its chunk's, which read zero (a slot is freed
+        // only then); the names are NUL-terminated and stay until the slot is freed.
         unsafe {
             tag.as_raw().write(bindings::alloc_tag {
                 ct: bindings::codetag {
@@ -385,7 +494,7 @@ impl<const N: usize, const M: usize> Pool<N, M> {
                     function: names.function.as_ptr().cast(),
                     filename: names.file.as_ptr().cast(),
                 },
-                counters: self.counters.wrapping_add(i),
+                counters: chunk.counters.wrapping_add(i % CHUNK_TAGS),
             })
         };
         slot.module.store(module, Ordering::Relaxed);
@@ -407,7 +516,10 @@ impl<const N: usize, const M: usize> Pool<N, M> {
     /// slots (their state last) and tombstones the entries of slots it drops.
     pub(crate) fn module_unload(&self, module: *mut bindings::module) {
         let mut changed = false;
-        for (i, slot) in self.slots.iter().enumerate() {
+        for (i, slot) in self.slots() {
+            let Some(tag) = self.tag_at(i) else {
+                continue;
+            };
             let state = slot.state.load(Ordering::Relaxed);
             let going =
                 state == LIVE && !module.is_null() && slot.module.load(Ordering::Relaxed) == module;
@@ -419,14 +531,14 @@ impl<const N: usize, const M: usize> Pool<N, M> {
             // only go down, and a sum of zero means that no object refers to the tag any more
             // (see `module_unload` of the static tags in src/alloc_tag.rs). A tag of vmlinux
             // is never freed.
-            let zero = self.tags[i].read().is_zero();
+            let zero = tag.read().is_zero();
             if going {
                 self.untable(i);
                 if !zero {
-                    let counters = self.tags[i].read();
+                    let counters = tag.read();
                     pr_warn!(
                         "{} has {} bytes in {} allocations at module unload\n",
-                        self.tags[i].codetag(),
+                        tag.codetag(),
                         counters.bytes,
                         counters.calls
                     );
@@ -450,7 +562,9 @@ impl<const N: usize, const M: usize> Pool<N, M> {
 
     /// Replaces slot `i`'s table entry with a tombstone; at module unload.
     fn untable(&self, i: usize) {
-        let key = self.slots[i].key.load(Ordering::Relaxed);
+        let Some(key) = self.slot(i).map(|s| s.key.load(Ordering::Relaxed)) else {
+            return;
+        };
         let start = hash(key);
         for probe in 0..MAX_PROBES.min(M) {
             let e = &self.table[(start + probe) % M];
@@ -463,21 +577,21 @@ impl<const N: usize, const M: usize> Pool<N, M> {
 
     /// Returns whether tag `i` is listed.
     fn is_listed(&self, i: usize) -> bool {
-        self.slots
-            .get(i)
+        self.slot(i)
             .is_some_and(|s| s.state.load(Ordering::Acquire) != FREE)
     }
 }
 
-// SAFETY: `tags` is an array of `struct alloc_tag`, whose listed slots are initialised (see the
-// type invariants).
-unsafe impl<const N: usize, const M: usize> DynamicTags for Pool<N, M> {
-    fn start(&self) -> *const u8 {
-        self.tags.as_ptr().cast()
+// SAFETY: Every tag is a `struct alloc_tag` in a chunk that never goes, whose listed slots are
+// initialised (see the type invariants).
+unsafe impl<const C: usize, const M: usize> DynamicTags for Pool<C, M> {
+    fn tag(&self, index: usize) -> *const u8 {
+        self.tag_at(index)
+            .map_or(ptr::null(), |t| ptr::from_ref(t).cast())
     }
 
     fn capacity(&self) -> usize {
-        N
+        Self::CAPACITY
     }
 
     fn is_listed(&self, index: usize) -> bool {
@@ -490,23 +604,20 @@ unsafe impl<const N: usize, const M: usize> DynamicTags for Pool<N, M> {
 
     #[cfg(CONFIG_ALLOCTAG_SELECTION)]
     fn module(&self, index: usize) -> *mut bindings::module {
-        self.slots
-            .get(index)
+        self.slot(index)
             .map_or(ptr::null_mut(), |s| s.module.load(Ordering::Relaxed))
     }
 
     #[cfg(CONFIG_ALLOCTAG_SELECTION)]
     fn is_selectable(&self, index: usize) -> bool {
         // Only found tags: a kept one is freed by `module_unload` without being unmarked.
-        self.slots
-            .get(index)
+        self.slot(index)
             .is_some_and(|s| s.state.load(Ordering::Acquire) == LIVE)
     }
 
     #[cfg(CONFIG_ALLOCTAG_SELECTION)]
     fn take_unselected(&self, index: usize) -> bool {
-        self.slots
-            .get(index)
+        self.slot(index)
             .is_some_and(|s| s.unselected.swap(false, Ordering::Relaxed))
     }
 
@@ -517,100 +628,6 @@ unsafe impl<const N: usize, const M: usize> DynamicTags for Pool<N, M> {
     fn module_unload(&self, module: *mut bindings::module) {
         Pool::module_unload(self, module)
     }
-}
-
-/// Copies `file` into `out`, NUL-terminated, keeping its end when it is too long: the file's
-/// name says more than its first directories.
-fn copy_file(out: &mut [u8; FILE_LEN], file: &str) {
-    let bytes = file.as_bytes();
-    let skip = bytes.len().saturating_sub(FILE_LEN - 1);
-    let kept = &bytes[skip..];
-    out[..kept.len()].copy_from_slice(kept);
-    out[kept.len()] = 0;
-    // `/proc/allocinfo` shows the file as one field.
-    for c in &mut out[..kept.len()] {
-        if *c == b' ' || *c == 0 {
-            *c = b'_';
-        }
-    }
-}
-
-/// Whether a tag was named with interrupts off since the tests last cleared it: making a tag
-/// must leave interrupts as its caller had them.
-#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
-pub(crate) static NAMED_WITH_IRQS_OFF: AtomicBool = AtomicBool::new(false);
-
-/// Symbols of the allocation path: the kernel crate's allocating modules (Rust v0 mangled
-/// paths) and this file. The function of a call site is the first frame on the stack that is
-/// none of them.
-const PATH_SYMBOLS: &[&[u8]] = &[
-    b"alloctag_rust_caller_tag",
-    b"alloctag_dynamic_tag",
-    b"alloctag_stack",
-    b"8alloctag9alloc_tag7dynamic",
-    b"6kernel5alloc",
-    b"6kernel9alloc_tag",
-    b"6kernel4sync3arc",
-    b"6kernel3str",
-    b"6kernel4init",
-    b"6kernel4page",
-];
-
-/// Returns whether `needle` occurs in `haystack`.
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
-}
-
-/// Writes the name of the function that called the allocating API into `out`, NUL-terminated,
-/// or [`UNKNOWN_FUNCTION`]. Under the makers' lock (it uses [`BUFFERS`]).
-///
-/// The function is the first frame that is a Rust function (a v0 symbol: a `Location` is only
-/// ever in Rust code) of `module`, the call site's module (null for vmlinux), and not on the
-/// allocation path. The checks matter where the unwinder guesses (`CONFIG_UNWINDER_GUESS`
-/// reports every text address left on the stack, stale ones of earlier calls included).
-fn find_function(out: &mut [u8; FUNCTION_LEN], module: *mut bindings::module) {
-    #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
-    // SAFETY: Reading the interrupt state has no precondition.
-    NAMED_WITH_IRQS_OFF.fetch_or(
-        unsafe { bindings::alloctag_irqs_disabled() },
-        Ordering::Relaxed,
-    );
-    // SAFETY: Under the makers' lock, which guards `BUFFERS`.
-    let (entries, buf) = unsafe { (&mut *BUFFERS.entries.get(), &mut *BUFFERS.symbol.get()) };
-    // SAFETY: `entries` has room for `STACK_DEPTH` addresses.
-    let n = unsafe { bindings::alloctag_stack(entries.as_mut_ptr(), STACK_DEPTH as u32) } as usize;
-    for &addr in &entries[..n.min(STACK_DEPTH)] {
-        let mut no_name = [0u8; 1];
-        // SAFETY: `no_name` has room for the 1 byte given.
-        let frame_module = unsafe {
-            bindings::alloctag_module_of(addr as *const c_void, no_name.as_mut_ptr().cast(), 1)
-        };
-        if frame_module != module {
-            continue;
-        }
-        // SAFETY: `buf` has `KSYM_NAME_LEN` bytes.
-        let name = unsafe { bindings::alloctag_symbol(addr, buf.as_mut_ptr().cast()) };
-        if name.is_null() {
-            continue;
-        }
-        let len = buf.iter().position(|&c| c == 0).unwrap_or(0);
-        let symbol = &buf[..len];
-        if !symbol.starts_with(b"_R") || PATH_SYMBOLS.iter().any(|p| contains(symbol, p)) {
-            continue;
-        }
-        if !super::demangle::demangle(symbol, out) {
-            copy_name(out, symbol);
-        }
-        return;
-    }
-    copy_name(out, UNKNOWN_FUNCTION);
-}
-
-/// Copies `name` into `out`, NUL-terminated and cut to fit.
-fn copy_name(out: &mut [u8; FUNCTION_LEN], name: &[u8]) {
-    let len = name.len().min(FUNCTION_LEN - 1);
-    out[..len].copy_from_slice(&name[..len]);
-    out[len] = 0;
 }
 
 /// Returns the dynamic tag of the Rust call site at `location` (a `core::panic::Location`),
@@ -639,6 +656,18 @@ pub(crate) extern "C" fn alloctag_dynamic_select_work() {
 
 #[cfg(CONFIG_ALLOCTAG_SELECTION)]
 c_declared!(alloctag_dynamic_select_work);
+
+/// Makes the next chunk of the kernel's pool, unless profiling is off for good (booted
+/// `never`): at boot (a `core_initcall` of the glue) and when the pool runs low (the glue's work
+/// item). Process context; may sleep.
+#[no_mangle]
+pub(crate) extern "C" fn alloctag_dynamic_grow() {
+    if crate::profiling::supported() {
+        POOL.grow();
+    }
+}
+
+c_declared!(alloctag_dynamic_grow);
 
 /// Writes the use of the kernel's pool, for debugfs.
 ///

@@ -3,6 +3,9 @@
 //! The registry of code-tag types and of the vmlinux and module ranges of their tags.
 //!
 //! C header: [`include/linux/codetag.h`](srctree/include/linux/codetag.h)
+//!
+//! Here the registry itself; walking its tags in [`cursor`], the module loader's side in
+//! [`module`], the selections in force in `selections`.
 
 #[cfg(CONFIG_ALLOCTAG_SELECTION)]
 use crate::rwsem::WriteGuard;
@@ -12,10 +15,15 @@ use core::{
     mem::size_of,
     sync::atomic::{AtomicU64, AtomicUsize, Ordering},
 };
-use kernel::{alloc::flags::GFP_KERNEL, bindings, c_str, prelude::*, str::CStr};
+use kernel::{alloc::flags::GFP_KERNEL, bindings, prelude::*, str::CStr};
 
+mod cursor;
+mod module;
 #[cfg(CONFIG_ALLOCTAG_SELECTION)]
 mod selections;
+
+pub(crate) use cursor::{Cursor, ModuleTags, ReadPosition, Tags};
+use module::{find_range, name as module_name};
 
 /// A type of code tag, bound to the linker section that holds its tags.
 ///
@@ -69,13 +77,14 @@ impl Range {
 ///
 /// # Safety
 ///
-/// `start` must be an array of `capacity` tags of the type the pool is added for, each of which
-/// is initialised and lives while [`DynamicTags::is_listed`] says it is listed; a tag stops
-/// being listed only under the registry's write lock ([`DynamicTags::module_unload`]).
+/// For each index below `capacity` that [`DynamicTags::is_listed`] says is listed, `tag` must
+/// return the address of a tag of the type the pool is added for, initialised, which lives
+/// while it is listed; a tag stops being listed only under the registry's write lock
+/// ([`DynamicTags::module_unload`]).
 pub(crate) unsafe trait DynamicTags: Sync {
-    /// Returns the address of the first tag of the pool.
-    fn start(&self) -> *const u8;
-    /// Returns the number of tags in the pool.
+    /// Returns the address of the tag at `index`, or null where the pool has none.
+    fn tag(&self, index: usize) -> *const u8;
+    /// Returns the most tags the pool holds: their indices are below it.
     fn capacity(&self) -> usize;
     /// Returns whether the tag at `index` is in use.
     fn is_listed(&self, index: usize) -> bool;
@@ -259,71 +268,6 @@ pub(crate) fn made_dynamic_wait() {
 /// Locks the registry for reading if that needs no wait, as atomic context requires.
 pub(crate) fn try_read() -> Option<ReadGuard<'static, Registry>> {
     REGISTRY.try_read()
-}
-
-/// The longest symbol name [`find_range`] looks up, with its NUL.
-const SYMBOL_MAX: usize = 64;
-
-/// Writes `prefix` and `section` into `buf` as a NUL-terminated string.
-fn symbol_name<'a>(
-    buf: &'a mut [u8; SYMBOL_MAX],
-    prefix: &str,
-    section: &CStr,
-) -> Result<&'a [u8]> {
-    let (prefix, section) = (prefix.as_bytes(), section.as_bytes());
-    let len = prefix.len() + section.len();
-    if len >= SYMBOL_MAX {
-        return Err(EINVAL);
-    }
-    buf[..prefix.len()].copy_from_slice(prefix);
-    buf[prefix.len()..len].copy_from_slice(section);
-    buf[len] = 0;
-    Ok(&buf[..=len])
-}
-
-/// Returns `module`'s (or vmlinux's, when null) range of the tags in `section`: `Ok(None)` when
-/// it has none. Allocates nothing, so that module unload can call it.
-///
-/// # Safety
-///
-/// `module` must be null or point to a module that the loader keeps alive across the call.
-unsafe fn find_range(
-    module: *mut bindings::module,
-    section: &CStr,
-    tag_size: usize,
-) -> Result<Option<(*const u8, *const u8)>> {
-    let mut buf = [0u8; SYMBOL_MAX];
-    let mut find = |prefix: &str| -> Result<*const u8> {
-        let name = symbol_name(&mut buf, prefix, section)?;
-        // SAFETY: `name` is NUL-terminated; the caller guarantees `module`.
-        Ok(unsafe { bindings::alloctag_find_symbol(module, name.as_ptr().cast()) } as *const u8)
-    };
-    let (start, stop) = (find("__start_")?, find("__stop_")?);
-    if start.is_null() || stop.is_null() {
-        return Err(ENOENT);
-    }
-    let whole_tags = (stop as usize)
-        .checked_sub(start as usize)
-        .and_then(|size| size.checked_rem(tag_size))
-        == Some(0);
-    if !whole_tags {
-        return Err(EINVAL);
-    }
-    Ok((start != stop).then_some((start, stop)))
-}
-
-/// Returns a name for `module` in messages.
-///
-/// # Safety
-///
-/// `module` must be null or point to a module that lives for `'a`.
-unsafe fn module_name<'a>(module: *mut bindings::module) -> &'a CStr {
-    if module.is_null() {
-        return c_str!("(built-in)");
-    }
-    // SAFETY: The caller guarantees that `module` lives for `'a`; its name is a NUL-terminated
-    // array.
-    unsafe { CStr::from_char_ptr((*module).name.as_ptr()) }
 }
 
 impl Registry {
@@ -596,255 +540,3 @@ impl Registry {
         unsafe { self.unload_module(module, false) }
     }
 }
-
-/// A position in the tags of one type: a module id and an index in that module's range.
-///
-/// A cursor stays meaningful when the registry changes: if its module went away it stands at
-/// the start of the next module loaded after it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Cursor {
-    module_id: u64,
-    index: usize,
-}
-
-impl Cursor {
-    /// The position of the first tag.
-    pub(crate) const START: Self = Self {
-        module_id: 0,
-        index: 0,
-    };
-}
-
-/// Where a reader of the tags of one type stands between two reads, as seq_file readers of
-/// `/proc/allocinfo` need: the position of the tag it stands on in the listing, where that
-/// tag is, and where the one after it is.
-///
-/// Both cursors are kept because either may be asked for next (seq_file shows a record again
-/// when its buffer overflowed). The one after is taken right after the tag was found, so that
-/// when the tag's module goes away between two reads the next read starts at the first tag of
-/// the next module, with none skipped: each tag of a module loaded for the whole reading is
-/// returned exactly once.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct ReadPosition {
-    /// The position in the listing of the tag at `at`; -1 before the first.
-    pos: i64,
-    at: Cursor,
-    after: Cursor,
-}
-
-impl ReadPosition {
-    /// Before the first tag.
-    pub(crate) const START: Self = Self {
-        pos: -1,
-        at: Cursor::START,
-        after: Cursor::START,
-    };
-
-    /// Returns the position in the listing of the tag it stands on; -1 before the first.
-    pub(crate) fn pos(&self) -> i64 {
-        self.pos
-    }
-
-    /// Returns the tag at position `pos` of the listing and stands on it, or `None` past the
-    /// end. The same position and the next one resume from the stored cursors; any other, as
-    /// after a seek, walks from the first tag.
-    pub(crate) fn seek<'a, T: TagType>(
-        &mut self,
-        registry: &'a Registry,
-        handle: Handle<T>,
-        pos: i64,
-    ) -> Option<&'a T::Tag> {
-        let mut tags = if pos == self.pos {
-            registry.tags(handle, self.at)
-        } else if Some(pos) == self.pos.checked_add(1) {
-            registry.tags(handle, self.after)
-        } else {
-            let mut tags = registry.tags(handle, Cursor::START);
-            for _ in 0..pos {
-                tags.next()?;
-            }
-            tags
-        };
-        self.pos = pos;
-        self.at = tags.cursor();
-        let tag = tags.next();
-        self.after = tags.cursor();
-        tag
-    }
-}
-
-/// An iterator over the tags of one type.
-pub(crate) struct Tags<'a, T: TagType> {
-    ranges: &'a [Range],
-    /// Listed after the ranges.
-    dynamic: Option<&'a dyn DynamicTags>,
-    /// The range of the next tag; `ranges.len()` in the dynamic tags and at the end.
-    range: usize,
-    /// The index of the next tag in its range, or in the dynamic tags' pool.
-    index: usize,
-    _type: PhantomData<T>,
-}
-
-impl<'a, T: TagType> Tags<'a, T> {
-    fn new(ranges: &'a [Range], dynamic: Option<&'a dyn DynamicTags>, from: Cursor) -> Self {
-        let range = ranges.partition_point(|r| r.id < from.module_id);
-        let index = match ranges.get(range) {
-            Some(r) if r.id == from.module_id => from.index,
-            // Past the ranges: in the dynamic tags, or at the end.
-            None if from.module_id == DYNAMIC_ID => from.index,
-            None if from.module_id > DYNAMIC_ID => usize::MAX,
-            _ => 0,
-        };
-        Self {
-            ranges,
-            dynamic,
-            range,
-            index,
-            _type: PhantomData,
-        }
-    }
-
-    /// Returns the position of the tag that `next()` returns next.
-    pub(crate) fn cursor(&self) -> Cursor {
-        match (self.ranges.get(self.range), self.dynamic) {
-            (Some(r), _) => Cursor {
-                module_id: r.id,
-                index: self.index,
-            },
-            (None, Some(d)) if self.index < d.capacity() => Cursor {
-                module_id: DYNAMIC_ID,
-                index: self.index,
-            },
-            _ => Cursor {
-                module_id: u64::MAX,
-                index: 0,
-            },
-        }
-    }
-}
-
-impl<'a, T: TagType> Iterator for Tags<'a, T> {
-    type Item = &'a T::Tag;
-
-    fn next(&mut self) -> Option<&'a T::Tag> {
-        let size = size_of::<T::Tag>();
-        while let Some(r) = self.ranges.get(self.range) {
-            if self.index < r.len(size) {
-                let tag = r
-                    .start
-                    .wrapping_add(self.index.wrapping_mul(size))
-                    .cast::<T::Tag>();
-                self.index += 1;
-                // SAFETY: By `Range`'s invariant the range holds `len` tags of `T` (the type
-                // of this registration), alive while the registry, borrowed for `'a`, holds it.
-                return Some(unsafe { &*tag });
-            }
-            self.range += 1;
-            self.index = 0;
-        }
-        let dynamic = self.dynamic?;
-        while self.index < dynamic.capacity() {
-            let i = self.index;
-            self.index += 1;
-            if dynamic.is_listed(i) {
-                let tag = dynamic
-                    .start()
-                    .wrapping_add(i.wrapping_mul(size))
-                    .cast::<T::Tag>();
-                // SAFETY: By `DynamicTags`' contract the pool holds tags of `T`, and a listed
-                // one stays while the registry, borrowed for `'a`, is not locked for writing.
-                return Some(unsafe { &*tag });
-            }
-        }
-        None
-    }
-}
-
-/// The tags of one module of type `T`, as [`TagType::module_unload`] sees them.
-pub(crate) struct ModuleTags<'a, T: TagType> {
-    range: &'a Range,
-    _type: PhantomData<T>,
-}
-
-impl<'a, T: TagType> ModuleTags<'a, T> {
-    fn new(range: &'a Range) -> Self {
-        Self {
-            range,
-            _type: PhantomData,
-        }
-    }
-
-    /// Returns the module's name.
-    pub(crate) fn name(&self) -> &CStr {
-        // SAFETY: By `Range`'s invariant the module lives while its range is in the registry,
-        // or across the unload call that made this `ModuleTags`.
-        unsafe { module_name(self.range.module) }
-    }
-
-    /// Returns the module's tags.
-    pub(crate) fn tags(&self) -> Tags<'a, T> {
-        Tags::new(
-            core::slice::from_ref(self.range),
-            None,
-            Cursor {
-                module_id: self.range.id,
-                index: 0,
-            },
-        )
-    }
-}
-
-/// Waits for every pending `kvfree_rcu()`; may sleep.
-#[cfg(CONFIG_TREE_RCU)]
-fn kvfree_rcu_barrier() {
-    // SAFETY: Called in process context.
-    unsafe { bindings::kvfree_rcu_barrier() };
-}
-
-/// Waits for every pending `kvfree_rcu()`; may sleep. Tiny RCU's `kvfree_rcu_barrier()` is
-/// this inline wrapper.
-#[cfg(not(CONFIG_TREE_RCU))]
-fn kvfree_rcu_barrier() {
-    // SAFETY: Called in process context.
-    unsafe { bindings::rcu_barrier() };
-}
-
-/// Adds the code tags of `module`, which has just been loaded.
-///
-/// Called by the module loader (kernel/module/main.c).
-///
-/// # Safety
-///
-/// `module` must be null or a module being loaded, which lives until
-/// [`codetag_unload_module`] is called for it.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn codetag_load_module(module: *mut bindings::module) {
-    if !module.is_null() {
-        // SAFETY: The caller guarantees `module`.
-        unsafe { REGISTRY.write().load_module(module) };
-    }
-}
-
-/// Drops the code tags of `module`, which is going away. Returns whether its memory may be
-/// freed; `false` when a tag type still needs its tags.
-///
-/// Called by the module loader (kernel/module/main.c).
-///
-/// # Safety
-///
-/// `module` must be null or a module that the loader is freeing, alive across the call.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn codetag_unload_module(module: *mut bindings::module) -> bool {
-    if module.is_null() {
-        return true;
-    }
-    // Let the module's pending kfree_rcu() frees happen before its tags are checked.
-    kvfree_rcu_barrier();
-    // SAFETY: The caller guarantees `module`.
-    unsafe { REGISTRY.write().unload_module(module, true) }
-}
-
-#[cfg(CONFIG_MODULES)]
-c_declared!(codetag_load_module);
-#[cfg(CONFIG_MODULES)]
-c_declared!(codetag_unload_module);

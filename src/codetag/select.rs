@@ -7,11 +7,12 @@
 //!
 //! A selection is up to [`MAX_SELECTORS`] selectors separated by blanks, all of which a tag
 //! must match: `FILE:LINE`, `FILE` (the tag's file or a path suffix of it at a `/`),
-//! `func:NAME` and `module:NAME`. A user owns a bit field of `struct codetag`'s `flags`
+//! `func:NAME` and `module:NAME`. A `FILE`, `NAME` with `*`, `?` or `[` is a glob over the
+//! whole name ([`super::glob`]), as the `allocinfo` tool matches names. A user owns a bit field of `struct codetag`'s `flags`
 //! ([`Field`]), in which the registry stores the user's mark on each tag its selections match,
 //! so that an allocator hook tests one word of the tag it already has.
 
-use super::Codetag;
+use super::{glob, Codetag};
 use core::{fmt, num::NonZeroU32, sync::atomic::Ordering};
 use kernel::{alloc::flags::GFP_KERNEL, prelude::*};
 
@@ -77,6 +78,9 @@ impl Selector {
         if text.is_empty() || kind != Kind::Function && text.contains(&b':') {
             return Err(EINVAL);
         }
+        if !glob::is_valid(text) {
+            return Err(EINVAL);
+        }
         let mut owned = KVec::with_capacity(text.len(), GFP_KERNEL)?;
         owned.extend_from_slice(text, GFP_KERNEL)?;
         Ok(Self { kind, text: owned })
@@ -84,13 +88,24 @@ impl Selector {
 
     fn matches(&self, tag: &Codetag) -> bool {
         let text = self.text.as_slice();
+        let name_is = |name: &[u8]| {
+            if glob::is_glob(text) {
+                glob::matches(text, name)
+            } else {
+                name == text
+            }
+        };
         match self.kind {
             Kind::File { line } => {
                 (line == 0 || line == tag.lineno())
-                    && path_ends_with(tag.filename().as_bytes(), text)
+                    && if glob::is_glob(text) {
+                        glob::matches(text, tag.filename().as_bytes())
+                    } else {
+                        path_ends_with(tag.filename().as_bytes(), text)
+                    }
             }
-            Kind::Function => tag.function().as_bytes() == text,
-            Kind::Module => tag.modname().is_some_and(|m| m.as_bytes() == text),
+            Kind::Function => name_is(tag.function().as_bytes()),
+            Kind::Module => tag.modname().is_some_and(|m| name_is(m.as_bytes())),
         }
     }
 }

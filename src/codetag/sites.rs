@@ -30,6 +30,9 @@ pub(crate) enum Reuse {
     AfterGracePeriod,
 }
 
+/// The most slots a table has: [`Sites::reap`] keeps a bit per slot on the stack.
+const MAX_SLOTS: usize = 64 * 64;
+
 const FREE: u8 = 0;
 const LIVE: u8 = 1;
 /// Unmarked; free after a grace period.
@@ -55,12 +58,9 @@ pub(crate) struct Sites<const N: usize, const OWNERS: usize> {
 }
 
 impl<const N: usize, const OWNERS: usize> Sites<N, OWNERS> {
-    /// The most slots a table has: [`Sites::reap`] keeps a bit per slot on the stack.
-    const MAX: usize = 64 * 64;
-
     /// Makes an empty table.
     pub(crate) const fn new(reuse: Reuse) -> Self {
-        assert!(N <= Self::MAX);
+        assert!(N <= MAX_SLOTS);
         Self {
             slots: [const {
                 Slot {
@@ -148,7 +148,7 @@ impl<const N: usize, const OWNERS: usize> Sites<N, OWNERS> {
     /// waits for the next call. Its callers must be serialized, so that no slot is freed,
     /// reused and unmarked again between its two passes. Process context.
     pub(crate) fn reap(&self) {
-        let mut dying = [0u64; Self::MAX / 64];
+        let mut dying = [0u64; MAX_SLOTS / 64];
         let mut any = false;
         for (i, slot) in self.slots.iter().enumerate() {
             if slot.state.load(Ordering::Acquire) == DYING {

@@ -520,6 +520,44 @@ fn split_after_deselection_makes_no_record(test: &Test) {
     unsafe { bindings::__free_pages(page, 1) };
 }
 
+/// The stack depot allocates, while recording, with the allocation's own flags masked as
+/// page_owner and kmemleak mask theirs: never waking kswapd or dipping into reserves where the
+/// caller forbade it, never reclaiming directly (preemption is off there), never warning.
+fn depot_flags_follow_the_allocation(test: &Test) {
+    let depot = |gfp| {
+        // SAFETY: A pure function of its argument.
+        unsafe { bindings::alloctag_capture_depot_gfp(gfp) }
+    };
+    let (kswapd, direct) = (
+        bindings::__GFP_KSWAPD_RECLAIM,
+        bindings::__GFP_DIRECT_RECLAIM,
+    );
+    // Allowed neither reclaim nor reserves (GFP_NOWAIT without kswapd): nor is the depot.
+    let quiet = depot(bindings::GFP_NOWAIT & !kswapd);
+    kunit_expect!(
+        test,
+        quiet & (kswapd | direct | bindings::__GFP_HIGH) == 0,
+        "{quiet:#x}"
+    );
+    // GFP_ATOMIC may wake kswapd and use reserves: so may the depot, without sleeping.
+    let atomic = depot(bindings::GFP_ATOMIC);
+    kunit_expect!(
+        test,
+        atomic & kswapd != 0 && atomic & direct == 0,
+        "{atomic:#x}"
+    );
+    // GFP_KERNEL may sleep, but the depot runs with preemption off: no direct reclaim.
+    let kernel = depot(bindings::GFP_KERNEL);
+    kunit_expect!(
+        test,
+        kernel & direct == 0 && kernel & kswapd != 0,
+        "{kernel:#x}"
+    );
+    for gfp in [quiet, atomic, kernel] {
+        kunit_expect!(test, gfp & bindings::__GFP_NOWARN != 0, "{gfp:#x} warns");
+    }
+}
+
 test_tag!(LIMIT_TAG, "alloctag_capture_limit");
 
 fn bounded_with_exact_drops(test: &Test) {
@@ -936,6 +974,7 @@ kunit_suite!(
         cache_free_and_bulk_free,
         pages_split_and_vmalloc,
         split_after_deselection_makes_no_record,
+        depot_flags_follow_the_allocation,
         migration_moves_the_record,
         bounded_with_exact_drops,
         spinlock_and_hardirq_recorded,

@@ -5,10 +5,11 @@
 //! making the same new location at once make one tag; with no room for a tag the allocation goes
 //! to the fallback tag; Rust symbols read as paths.
 
+use super::with_tag;
 use crate::{
     alloc_tag::{
         demangle::demangle,
-        dynamic::{pool, Pool, NAMED_WITH_IRQS_OFF, POOL_TAGS},
+        dynamic::{pool, Pool, CHUNK_TAGS, NAMED_WITH_IRQS_OFF, POOL_TAGS},
         AllocTag, Counters, ALLOC_TAGS,
     },
     codetag,
@@ -97,14 +98,16 @@ fn explicit_alloc_hooks_wins(test: &Test) {
     kunit_expect!(test, find_dynamic(line).is_none());
 }
 
-/// The pool of the concurrency test, apart from the kernel's.
-static RACE_POOL: Pool<8, 16> = {
-    #[link_section = ".data..percpu"]
-    static mut COUNTERS: [bindings::alloc_tag_counters; 8] =
-        [bindings::alloc_tag_counters { bytes: 0, calls: 0 }; 8];
-    // SAFETY: `COUNTERS` is a zeroed `.data..percpu` static of this pool alone.
-    unsafe { Pool::new(ptr::addr_of_mut!(COUNTERS).cast(), "test") }
-};
+/// The pool of the concurrency test, apart from the kernel's: one chunk, of which it uses 8
+/// tags ([`race_pool`]).
+static RACE_POOL: Pool<1, 16> = Pool::new("test", false);
+
+/// Returns [`RACE_POOL`], with its chunk made and room for 8 tags.
+fn race_pool() -> &'static Pool<1, 16> {
+    RACE_POOL.reserve(1);
+    RACE_POOL.set_limit(8);
+    &RACE_POOL
+}
 
 const RACE_THREADS: usize = 4;
 const RACE_SITES: usize = 3;
@@ -164,7 +167,7 @@ fn concurrent_make_one_tag(test: &Test) {
     for (slot, location) in RACE.locations.iter().zip(locations) {
         slot.store(ptr::from_ref(location).cast_mut(), Ordering::Relaxed);
     }
-    let used = RACE_POOL.used();
+    let used = race_pool().used();
     let mut started = 0;
     for t in 0..RACE_THREADS {
         // SAFETY: `race_thread` takes its index as data; the name is a NUL-terminated format
@@ -256,6 +259,7 @@ fn fallback_when_no_tag(test: &Test) {
         find_dynamic(line).map(|t| t.read()) == Some(Counters::default())
     );
     // The test pool: every free slot taken, then one more location.
+    let pool8 = race_pool();
     let mut made = 0;
     for location in [
         here(),
@@ -268,10 +272,10 @@ fn fallback_when_no_tag(test: &Test) {
         here(),
         here(),
     ] {
-        made += usize::from(RACE_POOL.tag(location).is_some());
+        made += usize::from(pool8.tag(location).is_some());
     }
-    kunit_expect!(test, RACE_POOL.used() == 8, "{} used", RACE_POOL.used());
-    kunit_expect!(test, made < 9 && RACE_POOL.overflows() >= 1);
+    kunit_expect!(test, pool8.used() == 8, "{} used", pool8.used());
+    kunit_expect!(test, made < 9 && pool8.overflows() >= 1);
 }
 
 /// Making a tag leaves interrupts as its caller had them: the naming (a stack walk, kallsyms)
@@ -280,7 +284,7 @@ fn made_with_interrupts_on(test: &Test) {
     NAMED_WITH_IRQS_OFF.store(false, Ordering::Relaxed);
     // SAFETY: Reading the interrupt state has no precondition.
     kunit_expect!(test, !unsafe { bindings::alloctag_irqs_disabled() });
-    let used = RACE_POOL.used();
+    let used = race_pool().used();
     // The pool has room: the race above used 3 of its 8 tags.
     let made = RACE_POOL.tag(here());
     kunit_expect!(test, made.is_some(), "no tag made");
@@ -289,6 +293,55 @@ fn made_with_interrupts_on(test: &Test) {
         test,
         !NAMED_WITH_IRQS_OFF.load(Ordering::Relaxed),
         "named with interrupts off"
+    );
+}
+
+/// The pool costs nothing before its tags are made: it grows a chunk of [`CHUNK_TAGS`] tags
+/// (and their per-CPU counters) at a time, in process context; a pool with no chunk makes no
+/// tag and counts the allocation as an overflow. The kernel's pool made its first chunk at boot
+/// and holds no tag in its static data.
+fn pool_grows_by_chunks(test: &Test) {
+    static LAZY: Pool<2, 8> = Pool::new("lazy", false);
+    let overflows = LAZY.overflows();
+    kunit_expect!(test, LAZY.chunks_made() == 0 && LAZY.tag(here()).is_none());
+    kunit_expect!(test, LAZY.overflows() == overflows + 1);
+    kunit_expect!(test, LAZY.grow() && LAZY.chunks_made() == 1);
+    let tag = LAZY.tag(here());
+    kunit_expect!(
+        test,
+        tag.is_some() && LAZY.used() == 1,
+        "no tag with a chunk made"
+    );
+    // SAFETY: Allocating has no precondition.
+    let obj = tag.map(|t| {
+        with_tag(t, || unsafe {
+            bindings::__kmalloc_noprof(24, bindings::GFP_KERNEL)
+        })
+    });
+    kunit_expect!(
+        test,
+        tag.is_some_and(|t| t.read().calls == 1),
+        "the tag's counters"
+    );
+    if let Some(obj) = obj {
+        // SAFETY: From kmalloc, or null.
+        unsafe { bindings::kfree(obj) };
+    }
+    kunit_expect!(test, LAZY.grow() && LAZY.chunks_made() == 2);
+    kunit_expect!(test, !LAZY.grow(), "grew past its bound");
+    let kernel = pool();
+    kunit_expect!(
+        test,
+        kernel.chunks_made() >= 1 && kernel.chunks_made() * CHUNK_TAGS >= kernel.used(),
+        "{} chunks for {} tags",
+        kernel.chunks_made(),
+        kernel.used()
+    );
+    let size = core::mem::size_of_val(kernel);
+    kunit_expect!(
+        test,
+        size < 32 * 1024,
+        "the kernel's pool is {size} bytes of static data"
     );
 }
 
@@ -332,6 +385,7 @@ kunit_suite!(
         explicit_alloc_hooks_wins,
         concurrent_make_one_tag,
         made_with_interrupts_on,
+        pool_grows_by_chunks,
         fallback_when_no_tag,
         symbols_demangled,
     ]

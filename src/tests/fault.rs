@@ -454,6 +454,21 @@ fn selectors_match_allocinfo_words(test: &Test) {
     check(core::str::from_utf8(&at).unwrap_or(""), true);
     let next = formatted(format_args!("fault.rs:{}", line + 1));
     check(core::str::from_utf8(&next).unwrap_or(""), false);
+    // Globs over the whole name, as allocinfo matches names: `*` crosses `/`.
+    check("func:alloctag_fault_sel*", true);
+    check("func:*fault_select", true);
+    check("func:alloctag_fault_?elect", true);
+    check("func:alloctag_[ef]ault_select", true);
+    check("func:alloctag_[a-e]ault_select", false);
+    check("func:alloctag_[!f]ault_select", false);
+    check("func:alloctag_fault_sel", false);
+    check("func:*nothing*", false);
+    check("lib/*/fault.rs", true);
+    check("*/tests/fault.rs", true);
+    check("*.c", false);
+    check("module:*", false);
+    let at_glob = formatted(format_args!("*/fault.rs:{line}"));
+    check(core::str::from_utf8(&at_glob).unwrap_or(""), true);
     for bad in [
         "",
         "  ",
@@ -463,6 +478,8 @@ fn selectors_match_allocinfo_words(test: &Test) {
         "func:",
         "module:",
         "a b c d e",
+        "func:a[b",
+        "x[.c",
     ] {
         kunit_expect!(test, selection(bad).is_err(), "'{bad}' accepted");
     }
@@ -576,13 +593,7 @@ fn failed_vector_marks_tag_inaccurate(test: &Test) {
 }
 
 /// The pool of [`kept_dynamic_tag_never_marked`], apart from the kernel's.
-static KEPT_POOL: Pool<2, 4> = {
-    #[link_section = ".data..percpu"]
-    static mut COUNTERS: [bindings::alloc_tag_counters; 2] =
-        [bindings::alloc_tag_counters { bytes: 0, calls: 0 }; 2];
-    // SAFETY: `COUNTERS` is a zeroed `.data..percpu` static of this pool alone.
-    unsafe { Pool::new(ptr::addr_of_mut!(COUNTERS).cast(), "kept") }
-};
+static KEPT_POOL: Pool<1, 4> = Pool::new("kept", false);
 
 /// A stand-in for the `struct module` of the kept tag's call site; only its address is used.
 // SAFETY: All zeroes is a valid `struct module`: integers, null pointers and empty lists.
@@ -648,6 +659,7 @@ fn kept_dynamic_tag_never_marked(test: &Test) {
     let Ok(handle) = handle else {
         return;
     };
+    KEPT_POOL.reserve(1);
     // SAFETY: `KEPT_POOL` holds allocation tags.
     let added = unsafe { registry.add_test_dynamic(handle, &KEPT_POOL) };
     kunit_expect!(test, added.is_ok());

@@ -63,11 +63,12 @@ pub fn selector(word: &str) -> Result<String, String> {
     if !word.bytes().all(|c| c.is_ascii_graphic()) {
         return bad("expected ASCII");
     }
-    if allocinfo_report::NamePattern::is_glob(word) {
-        return bad(
-            "the kernel matches selectors itself, exactly (files also by path suffix): \
-             no globs; list the matching names with allocinfo top --function/--path first",
-        );
+    // The kernel matches globs as allocinfo does (a `*`, `?` or `[` makes a glob over the
+    // whole name); it refuses one whose `[` has no `]`, and so does this, before writing.
+    if allocinfo_report::NamePattern::is_glob(word)
+        && allocinfo_report::NamePattern::new(word).is_err()
+    {
+        return bad("a '[' without its ']'");
     }
     if let Some(name) = word.strip_prefix("func:") {
         return match name {
@@ -489,7 +490,12 @@ rule 32 probability=0 interval=1 times=0 space=0 verbose=2 pid=0 injected=0 site
         assert_eq!(selector("lib/m.c:042").unwrap(), "lib/m.c:42");
         assert_eq!(selector("func:a::b").unwrap(), "func:a::b");
         assert_eq!(selector("mm").unwrap(), "mm");
-        for bad in ["a b", "x=1", "", "a.c:0", "a.c:x", "module:", "func:", "é"] {
+        assert_eq!(selector("func:kmalloc*").unwrap(), "func:kmalloc*");
+        assert_eq!(selector("fs/*/super.c:12").unwrap(), "fs/*/super.c:12");
+        assert_eq!(selector("module:xfs_[a-z]*").unwrap(), "module:xfs_[a-z]*");
+        for bad in [
+            "a b", "x=1", "", "a.c:0", "a.c:x", "module:", "func:", "é", "func:a[b",
+        ] {
             assert!(selector(bad).is_err(), "{bad:?}");
         }
     }

@@ -77,11 +77,13 @@ fn for_each_codetag(scope: Scope<'_>, tag_size: usize, walk: Walk, mut f: impl F
             _ if walk == Walk::Mark => pool.is_selectable(i),
             _ => pool.is_listed(i),
         };
-        if listed {
-            // SAFETY: By `DynamicTags`' contract the pool holds tags of the type, listed ones
-            // initialised and alive while listed; the caller holds the registry locked for
-            // writing, so none stops being listed meanwhile.
-            f(unsafe { &*pool.start().add(i * tag_size).cast::<Codetag>() });
+        let tag = pool.tag(i).cast::<Codetag>();
+        if listed && !tag.is_null() {
+            // SAFETY: By `DynamicTags`' contract a listed tag is a tag of the type, whose
+            // `TagType` contract says it starts with a `struct codetag`, initialised and alive
+            // while listed; the caller holds the registry locked for writing, so none stops
+            // being listed meanwhile.
+            f(unsafe { &*tag });
         }
     }
 }

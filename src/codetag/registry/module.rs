@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The module loader's side of the registry: finding a module's (or vmlinux's) tags by their
+//! section's symbols, and the calls the loader makes at load and unload.
+//!
+//! C header: [`include/linux/codetag.h`](srctree/include/linux/codetag.h)
+
+use super::REGISTRY;
+use kernel::{bindings, c_str, prelude::*, str::CStr};
+
+/// The longest symbol name [`find_range`] looks up, with its NUL.
+const SYMBOL_MAX: usize = 64;
+
+/// Writes `prefix` and `section` into `buf` as a NUL-terminated string.
+fn symbol_name<'a>(
+    buf: &'a mut [u8; SYMBOL_MAX],
+    prefix: &str,
+    section: &CStr,
+) -> Result<&'a [u8]> {
+    let (prefix, section) = (prefix.as_bytes(), section.as_bytes());
+    let len = prefix.len() + section.len();
+    if len >= SYMBOL_MAX {
+        return Err(EINVAL);
+    }
+    buf[..prefix.len()].copy_from_slice(prefix);
+    buf[prefix.len()..len].copy_from_slice(section);
+    buf[len] = 0;
+    Ok(&buf[..=len])
+}
+
+/// Returns `module`'s (or vmlinux's, when null) range of the tags in `section`: `Ok(None)` when
+/// it has none. Allocates nothing, so that module unload can call it.
+///
+/// # Safety
+///
+/// `module` must be null or point to a module that the loader keeps alive across the call.
+pub(super) unsafe fn find_range(
+    module: *mut bindings::module,
+    section: &CStr,
+    tag_size: usize,
+) -> Result<Option<(*const u8, *const u8)>> {
+    let mut buf = [0u8; SYMBOL_MAX];
+    let mut find = |prefix: &str| -> Result<*const u8> {
+        let name = symbol_name(&mut buf, prefix, section)?;
+        // SAFETY: `name` is NUL-terminated; the caller guarantees `module`.
+        Ok(unsafe { bindings::alloctag_find_symbol(module, name.as_ptr().cast()) } as *const u8)
+    };
+    let (start, stop) = (find("__start_")?, find("__stop_")?);
+    if start.is_null() || stop.is_null() {
+        return Err(ENOENT);
+    }
+    let whole_tags = (stop as usize)
+        .checked_sub(start as usize)
+        .and_then(|size| size.checked_rem(tag_size))
+        == Some(0);
+    if !whole_tags {
+        return Err(EINVAL);
+    }
+    Ok((start != stop).then_some((start, stop)))
+}
+
+/// Returns a name for `module` in messages.
+///
+/// # Safety
+///
+/// `module` must be null or point to a module that lives for `'a`.
+pub(super) unsafe fn name<'a>(module: *mut bindings::module) -> &'a CStr {
+    if module.is_null() {
+        return c_str!("(built-in)");
+    }
+    // SAFETY: The caller guarantees that `module` lives for `'a`; its name is a NUL-terminated
+    // array.
+    unsafe { CStr::from_char_ptr((*module).name.as_ptr()) }
+}
+
+/// Waits for every pending `kvfree_rcu()`; may sleep.
+#[cfg(CONFIG_TREE_RCU)]
+fn kvfree_rcu_barrier() {
+    // SAFETY: Called in process context.
+    unsafe { bindings::kvfree_rcu_barrier() };
+}
+
+/// Waits for every pending `kvfree_rcu()`; may sleep. Tiny RCU's `kvfree_rcu_barrier()` is
+/// this inline wrapper.
+#[cfg(not(CONFIG_TREE_RCU))]
+fn kvfree_rcu_barrier() {
+    // SAFETY: Called in process context.
+    unsafe { bindings::rcu_barrier() };
+}
+
+/// Adds the code tags of `module`, which has just been loaded.
+///
+/// Called by the module loader (kernel/module/main.c).
+///
+/// # Safety
+///
+/// `module` must be null or a module being loaded, which lives until
+/// [`codetag_unload_module`] is called for it.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn codetag_load_module(module: *mut bindings::module) {
+    if !module.is_null() {
+        // SAFETY: The caller guarantees `module`.
+        unsafe { REGISTRY.write().load_module(module) };
+    }
+}
+
+/// Drops the code tags of `module`, which is going away. Returns whether its memory may be
+/// freed; `false` when a tag type still needs its tags.
+///
+/// Called by the module loader (kernel/module/main.c).
+///
+/// # Safety
+///
+/// `module` must be null or a module that the loader is freeing, alive across the call.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn codetag_unload_module(module: *mut bindings::module) -> bool {
+    if module.is_null() {
+        return true;
+    }
+    // Let the module's pending kfree_rcu() frees happen before its tags are checked.
+    kvfree_rcu_barrier();
+    // SAFETY: The caller guarantees `module`.
+    unsafe { REGISTRY.write().unload_module(module, true) }
+}
+
+#[cfg(CONFIG_MODULES)]
+c_declared!(codetag_load_module);
+#[cfg(CONFIG_MODULES)]
+c_declared!(codetag_unload_module);
