@@ -69,7 +69,6 @@ use kernel::{
     },
     bindings,
     prelude::*,
-    types::Opaque,
 };
 
 /// The most dynamic tags: memory is bounded, and each takes about 330 bytes (tag, names) plus
@@ -119,26 +118,12 @@ struct Slot {
     /// Set when the tag is made, cleared when the selections in force have marked it.
     #[cfg(CONFIG_ALLOCTAG_SELECTION)]
     unselected: AtomicBool,
-    /// Written under the pool's lock while the slot is [`FREE`], read while it is not.
+    /// Written under the makers' lock while the slot is [`FREE`], read while it is not.
     names: UnsafeCell<Names>,
 }
-
-impl Slot {
-    const fn new() -> Self {
-        Self {
-            state: AtomicU8::new(FREE),
-            key: AtomicUsize::new(0),
-            module: AtomicPtr::new(ptr::null_mut()),
-            #[cfg(CONFIG_ALLOCTAG_SELECTION)]
-            unselected: AtomicBool::new(false),
-            names: UnsafeCell::new(Names {
-                file: [0; FILE_LEN],
-                function: [0; FUNCTION_LEN],
-                module: [0; MODULE_LEN],
-            }),
-        }
-    }
-}
+// A free slot is all zeroes (state [`FREE`], no key, no module, no names): a chunk is made
+// zeroed ([`Pool::grow`]).
+const _: () = assert!(FREE == 0);
 
 /// One chunk of a pool: its tags, their slots, and their per-CPU counters.
 ///
