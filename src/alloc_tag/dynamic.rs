@@ -281,10 +281,12 @@ impl<const C: usize, const M: usize> Pool<C, M> {
         let align = core::mem::align_of::<bindings::alloc_tag_counters>();
         // Both allocations are charged to their own lines' static tags (`alloc_hooks!`), never
         // to a dynamic tag, which would need this very pool.
-        // SAFETY: Process context; the size and alignment are those of the counters.
-        let counters = kernel::alloc_hooks!(unsafe {
-            bindings::pcpu_alloc_noprof(CHUNK_TAGS * size, align, false, bindings::GFP_KERNEL)
-        });
+        let counters = kernel::alloc_hooks!(
+            // SAFETY: Process context; the size and alignment are those of the counters.
+            unsafe {
+                bindings::pcpu_alloc_noprof(CHUNK_TAGS * size, align, false, bindings::GFP_KERNEL)
+            }
+        );
         if counters.is_null() {
             return false;
         }
@@ -314,7 +316,11 @@ impl<const C: usize, const M: usize> Pool<C, M> {
     /// Makes chunks until the pool has at least `chunks`; process context, may sleep.
     #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
     pub(crate) fn reserve(&self, chunks: usize) {
-        while self.grown.load(Ordering::Acquire) < chunks.min(C) && self.grow() {}
+        while self.grown.load(Ordering::Acquire) < chunks.min(C) {
+            if !self.grow() {
+                break;
+            }
+        }
     }
 
     /// Returns whether `tag` is one of this pool's.

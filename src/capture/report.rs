@@ -143,7 +143,8 @@ unsafe fn write_object(w: &mut impl Write, r: &Record, now: u64) -> fmt::Result 
         Kind::Pages => write!(w, "kind=pages order={} pfn={:#x}", r.order, r.object)?,
     }
     // SAFETY: The caller guarantees `r`.
-    writeln!(w, " site={}", unsafe { tag(r) })
+    let site = unsafe { tag(r) };
+    writeln!(w, " site={site}")
 }
 
 /// The records of one group: counts, bytes, ages, and the processes seen.
@@ -225,7 +226,8 @@ unsafe fn write_stack_group(
         seen += 1;
     }
     // SAFETY: The caller guarantees the records.
-    writeln!(w, " site={}", unsafe { tag(first) })?;
+    let site = unsafe { tag(first) };
+    writeln!(w, " site={site}")?;
     write_stack(w, first.stack, buf)
 }
 

@@ -312,10 +312,10 @@ fn pool_grows_by_chunks(test: &Test) {
         tag.is_some() && LAZY.used() == 1,
         "no tag with a chunk made"
     );
-    // SAFETY: Allocating has no precondition.
     let obj = tag.map(|t| {
-        with_tag(t, || unsafe {
-            bindings::__kmalloc_noprof(24, bindings::GFP_KERNEL)
+        with_tag(t, || {
+            // SAFETY: Allocating has no precondition.
+            unsafe { bindings::__kmalloc_noprof(24, bindings::GFP_KERNEL) }
         })
     });
     kunit_expect!(
