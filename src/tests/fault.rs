@@ -222,6 +222,41 @@ fn times_is_exact(test: &Test) {
     kunit_expect!(test, fault::disarm(id).is_ok());
 }
 
+test_tag!(STALE_A_TAG, "alloctag_fault_stale_a");
+test_tag!(STALE_B_TAG, "alloctag_fault_stale_b");
+
+/// A mark read before its slot was given to another tag (unmarked, reaped and reused while a
+/// hook on another CPU still held the old value) never fails the allocation under the new
+/// tag's rule: the hook takes a slot's rule only if the slot is its tag's. Forced: tag B is
+/// given, by hand, the mark of the slot that a rule armed for tag A.
+fn stale_mark_never_applies_another_sites_rule(test: &Test) {
+    let config = Config {
+        verbose: 0,
+        ..Config::default()
+    };
+    let Some(id) = arm(test, "func:alloctag_fault_stale_a", config) else {
+        return;
+    };
+    let mark = Field::FAULT.get(STALE_A_TAG.codetag());
+    kunit_expect!(test, mark != 0, "tag A is not marked");
+    kunit_expect!(
+        test,
+        kmallocs(STALE_A_TAG, 1, bindings::GFP_KERNEL) == 1,
+        "A armed"
+    );
+    Field::FAULT.set(STALE_B_TAG.codetag(), mark);
+    let failed = kmallocs(STALE_B_TAG, 4, bindings::GFP_KERNEL);
+    Field::FAULT.set(STALE_B_TAG.codetag(), 0);
+    kunit_expect!(test, failed == 0, "B failed {failed:#b} under A's rule");
+    kunit_expect!(
+        test,
+        fault::injected(id) == Some(1),
+        "{:?}",
+        fault::injected(id)
+    );
+    kunit_expect!(test, fault::disarm(id).is_ok());
+}
+
 test_tag!(INTERVAL_TAG, "alloctag_fault_interval");
 
 fn interval_is_exact(test: &Test) {
@@ -715,6 +750,7 @@ kunit_suite!(
         plain_site_made_while_registry_busy,
         plain_site_armed_in_atomic_context,
         times_is_exact,
+        stale_mark_never_applies_another_sites_rule,
         interval_is_exact,
         probability_100_and_0,
         space_lets_bytes_through_first,
