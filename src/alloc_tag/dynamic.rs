@@ -341,7 +341,8 @@ impl<const C: usize, const M: usize> Pool<C, M> {
         }
     }
 
-    /// Returns the number of chunks made.
+    /// Returns the number of chunks made; for the tests.
+    #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
     pub(crate) fn chunks_made(&self) -> usize {
         self.grown.load(Ordering::Acquire)
     }
