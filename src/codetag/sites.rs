@@ -25,8 +25,10 @@ use core::{
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Reuse {
     /// At once: nothing reads the slots outside the registry's lock.
+    #[cfg_attr(not(CONFIG_ALLOCTAG_CAPTURE), allow(dead_code))]
     AtOnce,
     /// After an RCU grace period ([`Sites::reap`]): allocator hooks read the slots.
+    #[cfg_attr(not(CONFIG_ALLOCTAG_FAULT_INJECTION), allow(dead_code))]
     AfterGracePeriod,
 }
 
@@ -75,6 +77,7 @@ impl<const N: usize, const OWNERS: usize> Sites<N, OWNERS> {
     }
 
     /// Returns the slot index of mark `value`.
+    #[cfg_attr(not(CONFIG_ALLOCTAG_FAULT_INJECTION), allow(dead_code))]
     pub(crate) const fn index(value: u32) -> Option<usize> {
         let i = (value as usize).wrapping_sub(1);
         if i < N {
@@ -135,6 +138,7 @@ impl<const N: usize, const OWNERS: usize> Sites<N, OWNERS> {
     /// an allocator hook that read the mark of `tag`: the slot may have been unmarked since,
     /// and with [`Reuse::AtOnce`] given to another tag.
     #[inline]
+    #[cfg_attr(not(CONFIG_ALLOCTAG_FAULT_INJECTION), allow(dead_code))]
     pub(crate) fn owner_for(&self, value: u32, tag: &Codetag) -> Option<u32> {
         let slot = self.slot(value)?;
         (slot.state.load(Ordering::Acquire) == LIVE
@@ -147,6 +151,7 @@ impl<const N: usize, const OWNERS: usize> Sites<N, OWNERS> {
     /// no hook can still be using after it; a slot unmarked meanwhile (a module unloading)
     /// waits for the next call. Its callers must be serialized, so that no slot is freed,
     /// reused and unmarked again between its two passes. Process context.
+    #[cfg_attr(not(CONFIG_ALLOCTAG_FAULT_INJECTION), allow(dead_code))]
     pub(crate) fn reap(&self) {
         let mut dying = [0u64; MAX_SLOTS / 64];
         let mut any = false;
