@@ -18,6 +18,8 @@
 /// declaration as bindgen read it (include/alloctag_glue.h, or the kernel header that C's core
 /// declares it in): the two function items coerce to one function pointer type only if their
 /// signatures agree.
+// The C core's configuration builds none of the Rust functions defined for C.
+#[cfg_attr(not(CONFIG_MEM_ALLOC_PROFILING_RUST), allow(unused_macros))]
 macro_rules! c_declared {
     ($name:ident) => {
         const _: () = {

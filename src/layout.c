@@ -48,7 +48,9 @@ void alloctag_layout(void)
 	OFFSET(CODETAG_BYTES_BYTES, codetag_bytes, bytes);
 
 	OFFSET(TASK_ALLOC_TAG, task_struct, alloc_tag);
+#ifdef CONFIG_MODULES
 	OFFSET(MODULE_NAME, module, name);
+#endif
 	OFFSET(SEQ_FILE_PRIVATE, seq_file, private);
 	OFFSET(SEQ_FILE_LOCK, seq_file, lock);
 	OFFSET(FILE_PRIVATE_DATA, file, private_data);

@@ -65,6 +65,8 @@ same!(CODETAG_BYTES_CT, codetag_bytes.ct);
 same!(CODETAG_BYTES_BYTES, codetag_bytes.bytes);
 
 same!(TASK_ALLOC_TAG, task_struct.alloc_tag);
+// Without modules `struct module` is incomplete in C.
+#[cfg(CONFIG_MODULES)]
 same!(MODULE_NAME, module.name);
 same!(SEQ_FILE_PRIVATE, seq_file.private);
 same!(SEQ_FILE_LOCK, seq_file.lock);
