@@ -104,15 +104,20 @@ static IN_MODULE: AllocTag = query_tag!(
 );
 
 /// Makes a filter with `mask` and the fields `set` writes.
-fn filter(mask: u64, set: impl FnOnce(&mut bindings::allocinfo_filter)) -> Filter {
+fn filter(test: &Test, mask: u64, set: impl FnOnce(&mut bindings::allocinfo_filter)) -> Filter {
     // SAFETY: All-zero is a valid `allocinfo_filter`.
     let mut raw: bindings::allocinfo_filter = unsafe { core::mem::zeroed() };
     raw.mask = mask;
     set(&mut raw);
-    match Filter::new(&raw) {
-        Ok(f) => f,
-        Err(_) => Filter::all(),
-    }
+    let made = Filter::new(&raw);
+    // A refused filter is a failure of the case, never "match all".
+    kunit_expect!(
+        test,
+        made.is_ok(),
+        "filter {mask:#x} refused: {:?}",
+        made.as_ref().err()
+    );
+    made.unwrap_or_else(|_| Filter::all())
 }
 
 /// Writes `text` into a filter's name field.
@@ -152,48 +157,52 @@ fn bad_filters_are_refused(test: &Test) {
 fn filters_match_as_mainline(test: &Test) {
     kunit_expect!(test, which(&Filter::all()) == (true, true));
     // Module: an empty name selects the built-in tags.
-    let f = filter(MASK_MODNAME, |_| ());
+    let f = filter(test, MASK_MODNAME, |_| ());
     kunit_expect!(test, which(&f) == (true, false), "empty module name");
-    let f = filter(MASK_MODNAME, |r| set_name(&mut r.fields.modname, b"xfs"));
+    let f = filter(test, MASK_MODNAME, |r| {
+        set_name(&mut r.fields.modname, b"xfs")
+    });
     kunit_expect!(test, which(&f) == (false, true), "module xfs");
-    let f = filter(MASK_MODNAME, |r| set_name(&mut r.fields.modname, b"xf"));
+    let f = filter(test, MASK_MODNAME, |r| {
+        set_name(&mut r.fields.modname, b"xf")
+    });
     kunit_expect!(test, which(&f) == (false, false), "no prefix match");
     // Function and file: exact, on the trimmed name.
-    let f = filter(MASK_FUNCTION, |r| {
+    let f = filter(test, MASK_FUNCTION, |r| {
         set_name(&mut r.fields.function, b"dup_mm")
     });
     kunit_expect!(test, which(&f) == (true, false), "function");
-    let f = filter(MASK_FUNCTION, |r| {
+    let f = filter(test, MASK_FUNCTION, |r| {
         set_name(&mut r.fields.function, b"dup_m")
     });
     kunit_expect!(test, which(&f) == (false, false), "function prefix");
     let long = LONG_FUNCTION.as_bytes();
-    let f = filter(MASK_FUNCTION, |r| {
+    let f = filter(test, MASK_FUNCTION, |r| {
         set_name(&mut r.fields.function, trimmed(long))
     });
     kunit_expect!(test, which(&f) == (false, true), "long function, trimmed");
-    let f = filter(MASK_FUNCTION, |r| {
+    let f = filter(test, MASK_FUNCTION, |r| {
         set_name(&mut r.fields.function, &long[..STR_SIZE])
     });
     kunit_expect!(test, which(&f) == (false, false), "64 bytes, no NUL");
-    let f = filter(MASK_FILENAME, |r| {
+    let f = filter(test, MASK_FILENAME, |r| {
         set_name(&mut r.fields.filename, b"fs/xfs/xfs_icache.c")
     });
     kunit_expect!(test, which(&f) == (false, true), "file");
-    let f = filter(MASK_FILENAME, |r| {
+    let f = filter(test, MASK_FILENAME, |r| {
         set_name(&mut r.fields.filename, b"xfs_icache.c")
     });
     kunit_expect!(test, which(&f) == (false, false), "file suffix");
     // Line, and all tests together.
-    let f = filter(MASK_LINENO, |r| r.fields.lineno = 42);
+    let f = filter(test, MASK_LINENO, |r| r.fields.lineno = 42);
     kunit_expect!(test, which(&f) == (true, true), "line");
-    let f = filter(MASK_LINENO, |r| r.fields.lineno = 42 + (1 << 32));
+    let f = filter(test, MASK_LINENO, |r| r.fields.lineno = 42 + (1 << 32));
     kunit_expect!(
         test,
         which(&f) == (false, false),
         "line compared on 64 bits"
     );
-    let f = filter(MASK_LINENO | MASK_MODNAME | MASK_FILENAME, |r| {
+    let f = filter(test, MASK_LINENO | MASK_MODNAME | MASK_FILENAME, |r| {
         r.fields.lineno = 42;
         set_name(&mut r.fields.modname, b"xfs");
         set_name(&mut r.fields.filename, b"kernel/fork.c");
@@ -202,8 +211,8 @@ fn filters_match_as_mainline(test: &Test) {
 }
 
 fn accuracy_and_size_filters(test: &Test) {
-    let only_inaccurate = filter(MASK_INACCURATE, |r| r.inaccurate = 7);
-    let only_accurate = filter(MASK_INACCURATE, |r| r.inaccurate = 0);
+    let only_inaccurate = filter(test, MASK_INACCURATE, |r| r.inaccurate = 7);
+    let only_accurate = filter(test, MASK_INACCURATE, |r| r.inaccurate = 0);
     kunit_expect!(test, which(&only_inaccurate) == (false, false));
     kunit_expect!(test, which(&only_accurate) == (true, true));
     let flags = IN_MODULE.codetag().flags();
@@ -213,7 +222,7 @@ fn accuracy_and_size_filters(test: &Test) {
     flags.fetch_and(!CODETAG_FLAG_INACCURATE, Ordering::Relaxed);
 
     // The counters read zero: [0, 0] matches, [1, ...] does not.
-    let zero = filter(MASK_MIN_SIZE | MASK_MAX_SIZE, |_| ());
+    let zero = filter(test, MASK_MIN_SIZE | MASK_MAX_SIZE, |_| ());
     let mut counters = None;
     kunit_expect!(test, zero.matches(&BUILT_IN, &mut counters));
     kunit_expect!(
@@ -221,9 +230,9 @@ fn accuracy_and_size_filters(test: &Test) {
         counters == Some(Counters::default()),
         "a size filter sums the counters once"
     );
-    let one = filter(MASK_MIN_SIZE, |r| r.min_size = 1);
+    let one = filter(test, MASK_MIN_SIZE, |r| r.min_size = 1);
     kunit_expect!(test, which(&one) == (false, false));
-    let names_only = filter(MASK_FUNCTION, |r| {
+    let names_only = filter(test, MASK_FUNCTION, |r| {
         set_name(&mut r.fields.function, b"dup_mm")
     });
     let mut counters = None;

@@ -107,7 +107,14 @@ fn registry_with_fakes(test: &Test) -> Option<(Registry, codetag::Handle<TestTag
         (&mut (*c).name)[..7].copy_from_slice(&b"fake_c\0".map(|c| c as _));
     }
     let mut registry = Registry::new();
-    let handle = registry.register::<TestTags>().ok()?;
+    let handle = registry.register::<TestTags>();
+    kunit_expect!(
+        test,
+        handle.is_ok(),
+        "registering: {:?}",
+        handle.as_ref().err()
+    );
+    let handle = handle.ok()?;
     // SAFETY: The stand-ins are statics with NUL-terminated names.
     let added = unsafe {
         registry.add_test_module(handle, a, &FAKE_A).is_ok()
