@@ -85,15 +85,8 @@ fn stop() {
 pub(crate) fn add(selection: Selection) -> Result<(u32, Matched)> {
     let handle = ALLOC_TAGS.handle().ok_or(ENODEV)?;
     let _control = CONTROL.write();
-    {
-        let registry = codetag::read();
-        if ids().any(|id| {
-            registry
-                .selection(&sites::MARKER, id)
-                .is_some_and(|s| s.same_as(&selection))
-        }) {
-            return Err(EEXIST);
-        }
+    if codetag::read().in_force(&sites::MARKER, &selection) {
+        return Err(EEXIST);
     }
     let index = IN_USE
         .iter()

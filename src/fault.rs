@@ -63,15 +63,8 @@ pub(crate) fn arm(selection: Selection, config: &Config) -> Result<(u32, Matched
     let handle = ALLOC_TAGS.handle().ok_or(ENODEV)?;
     let _control = CONTROL.write();
     sites::reap();
-    {
-        let registry = codetag::read();
-        if ids().any(|id| {
-            registry
-                .selection(&sites::MARKER, id)
-                .is_some_and(|s| s.same_as(&selection))
-        }) {
-            return Err(EEXIST);
-        }
+    if codetag::read().in_force(&sites::MARKER, &selection) {
+        return Err(EEXIST);
     }
     let index = RULES.iter().position(|r| !r.is_armed()).ok_or(ENOSPC)?;
     let id = index as u32 + 1;
@@ -89,15 +82,6 @@ pub(crate) fn arm(selection: Selection, config: &Config) -> Result<(u32, Matched
             Err(e)
         }
     }
-}
-
-/// Returns the ids of the armed rules.
-fn ids() -> impl Iterator<Item = u32> {
-    RULES
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| r.is_armed())
-        .map(|(i, _)| i as u32 + 1)
 }
 
 /// Disarms rule `id`: its sites stop failing and their slots are freed. `ENOENT` if no such

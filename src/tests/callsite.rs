@@ -23,7 +23,7 @@ use kernel::{
     new_spinlock,
 };
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
-use kernel::{alloc_page, kbox, kvec_push, kvec_with_capacity, page::PAGE_SIZE};
+use kernel::{alloc_page, kbox, kvbox, kvec_push, kvec_with_capacity, page::PAGE_SIZE, vbox};
 
 /// Returns the current task's allocation tag, if it has one: inside `alloc_hooks!`, the call
 /// site's.
@@ -257,11 +257,34 @@ fn short_forms_tag_their_lines(test: &Test) {
     }
     let page_line = line!() + 1;
     let page = alloc_page!(GFP_KERNEL);
-    kunit_expect!(test, b.is_ok() && v.is_ok() && pushed && page.is_ok());
+    let kvbox_line = line!() + 1;
+    let kvb = kvbox!([0u8; 96], GFP_KERNEL);
+    kunit_expect!(
+        test,
+        b.is_ok() && v.is_ok() && pushed && page.is_ok() && kvb.is_ok()
+    );
+    // vmalloc charges its pages and the array that lists them: at least a page.
+    let vbox_line = line!() + 1;
+    let vb = vbox!([0u64; 64], GFP_KERNEL);
+    kunit_expect!(test, vb.is_ok());
+    let vheld = find_site(vbox_line).map(|t| t.read());
+    kunit_expect!(
+        test,
+        vheld.is_some_and(|c| c.calls >= 1 && c.bytes >= PAGE_SIZE as i64),
+        "vbox!: {vheld:?}"
+    );
+    drop(vb);
+    let vnow = find_site(vbox_line).map(|t| t.read());
+    kunit_expect!(
+        test,
+        vnow == Some(Counters::default()),
+        "vbox! after free: {vnow:?}"
+    );
     let sites = [
         (kbox_line, 64),
         (kvec_line, 16),
         (page_line, PAGE_SIZE as i64),
+        (kvbox_line, 96),
     ];
     for (line, min) in sites {
         let Some(tag) = find_site(line) else {
@@ -283,7 +306,7 @@ fn short_forms_tag_their_lines(test: &Test) {
         test,
         page_tag.map(|t| t.read().bytes) == Some(PAGE_SIZE as i64)
     );
-    drop((b, v, page));
+    drop((b, v, page, kvb));
     for (line, _) in sites {
         let now = find_site(line).map(|t| t.read());
         kunit_expect!(

@@ -465,6 +465,43 @@ fn pages_split_and_vmalloc(test: &Test) {
     kunit_expect!(test, capture::remove(id).is_ok());
 }
 
+test_tag!(LARGE_TAG, "alloctag_capture_large");
+
+/// A kmalloc too large for the slab caches goes to the page allocator (`kmalloc_large()`): it
+/// is recorded as pages of its order, with the bytes charged, and its record goes with kfree.
+fn large_kmalloc_recorded_as_pages(test: &Test) {
+    let Some(id) = select(test, "func:alloctag_capture_large") else {
+        return;
+    };
+    let size = 8 * PAGE_SIZE;
+    // SAFETY: Allocating has no precondition.
+    let obj = with_tag(LARGE_TAG, || unsafe {
+        bindings::__kmalloc_noprof(size, bindings::GFP_KERNEL)
+    });
+    kunit_expect!(test, !obj.is_null());
+    let found = records(test, LARGE_TAG);
+    kunit_expect!(test, found.len() == 1, "{} records", found.len());
+    if let Some(r) = found.first() {
+        kunit_expect!(
+            test,
+            r.kind == Kind::Pages && r.order == 3 && r.bytes == size,
+            "kind pages: {}, order {}, bytes {}",
+            r.kind == Kind::Pages,
+            r.order,
+            r.bytes
+        );
+    }
+    expect_all_tracked(test, LARGE_TAG);
+    // SAFETY: From kmalloc, or null.
+    unsafe { bindings::kfree(obj) };
+    kunit_expect!(
+        test,
+        records(test, LARGE_TAG).is_empty(),
+        "kfree left a record"
+    );
+    kunit_expect!(test, capture::remove(id).is_ok());
+}
+
 test_tag!(SPLIT_RACE_TAG, "alloctag_capture_split_race");
 
 /// A split or a migration that runs after a deselection cleared a site's mark, but before the
@@ -974,6 +1011,7 @@ kunit_suite!(
         cache_free_and_bulk_free,
         pages_split_and_vmalloc,
         split_after_deselection_makes_no_record,
+        large_kmalloc_recorded_as_pages,
         depot_flags_follow_the_allocation,
         migration_moves_the_record,
         bounded_with_exact_drops,

@@ -222,6 +222,92 @@ fn times_is_exact(test: &Test) {
     kunit_expect!(test, fault::disarm(id).is_ok());
 }
 
+test_tag!(TIMES_RACE_TAG, "alloctag_fault_times_race");
+
+/// Threads of [`times_is_exact_under_concurrency`].
+const TIMES_THREADS: usize = 4;
+/// Allocations each thread makes.
+const TIMES_EACH: u32 = 50;
+/// Failures of all threads together, and threads done.
+static TIMES_FAILED: AtomicUsize = AtomicUsize::new(0);
+static TIMES_DONE: AtomicUsize = AtomicUsize::new(0);
+static TIMES_START: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
+/// A thread of [`times_is_exact_under_concurrency`]: waits for the start, then allocates.
+///
+/// # Safety
+///
+/// Called by the kthread core.
+unsafe extern "C" fn times_thread(_data: *mut c_void) -> core::ffi::c_int {
+    let mut spins = 0u64;
+    while !TIMES_START.load(Ordering::Acquire) && spins < 1_000_000_000 {
+        core::hint::spin_loop();
+        spins += 1;
+    }
+    let failed = kmallocs(TIMES_RACE_TAG, TIMES_EACH, bindings::GFP_KERNEL);
+    TIMES_FAILED.fetch_add(failed.count_ones() as usize, Ordering::Relaxed);
+    TIMES_DONE.fetch_add(1, Ordering::Release);
+    0
+}
+
+/// `times=N` fails exactly N allocations when threads on both CPUs allocate at the site at
+/// once: the count is taken atomically, never twice for one value.
+fn times_is_exact_under_concurrency(test: &Test) {
+    const TIMES: u32 = 17;
+    let config = Config {
+        times: TIMES as i64,
+        verbose: 0,
+        ..Config::default()
+    };
+    let Some(id) = arm(test, "func:alloctag_fault_times_race", config) else {
+        return;
+    };
+    TIMES_FAILED.store(0, Ordering::Relaxed);
+    TIMES_DONE.store(0, Ordering::Relaxed);
+    TIMES_START.store(false, Ordering::Relaxed);
+    for t in 0..TIMES_THREADS {
+        // SAFETY: `times_thread` ignores its data; the name is a NUL-terminated format with
+        // one integer.
+        let task = unsafe {
+            bindings::kthread_create_on_node(
+                Some(times_thread),
+                core::ptr::null_mut(),
+                bindings::NUMA_NO_NODE,
+                kernel::c_str!("alloctag-times%d").as_char_ptr(),
+                t as core::ffi::c_int,
+            )
+        };
+        if (task as usize) >= (-(bindings::MAX_ERRNO as isize)) as usize {
+            kunit_expect!(test, false, "kthread {t} not created");
+            TIMES_DONE.fetch_add(1, Ordering::Relaxed);
+            continue;
+        }
+        // SAFETY: `task` is a new kthread, not yet woken.
+        unsafe { bindings::wake_up_process(task) };
+    }
+    TIMES_START.store(true, Ordering::Release);
+    let mut waits = 0;
+    while TIMES_DONE.load(Ordering::Acquire) < TIMES_THREADS && waits < 3000 {
+        // SAFETY: The test runs in process context.
+        unsafe { bindings::msleep(10) };
+        waits += 1;
+    }
+    kunit_expect!(test, TIMES_DONE.load(Ordering::Acquire) == TIMES_THREADS);
+    let failed = TIMES_FAILED.load(Ordering::Relaxed);
+    kunit_expect!(
+        test,
+        failed == TIMES as usize,
+        "{failed} failed, times={TIMES}"
+    );
+    kunit_expect!(
+        test,
+        fault::injected(id) == Some(TIMES as u64),
+        "{:?}",
+        fault::injected(id)
+    );
+    kunit_expect!(test, fault::disarm(id).is_ok());
+}
+
 test_tag!(STALE_A_TAG, "alloctag_fault_stale_a");
 test_tag!(STALE_B_TAG, "alloctag_fault_stale_b");
 
@@ -751,6 +837,7 @@ kunit_suite!(
         plain_site_armed_in_atomic_context,
         times_is_exact,
         stale_mark_never_applies_another_sites_rule,
+        times_is_exact_under_concurrency,
         interval_is_exact,
         probability_100_and_0,
         space_lets_bytes_through_first,

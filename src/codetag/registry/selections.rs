@@ -79,10 +79,8 @@ fn for_each_codetag(scope: Scope<'_>, tag_size: usize, walk: Walk, mut f: impl F
         };
         let tag = pool.tag(i).cast::<Codetag>();
         if listed && !tag.is_null() {
-            // SAFETY: By `DynamicTags`' contract a listed tag is a tag of the type, whose
-            // `TagType` contract says it starts with a `struct codetag`, initialised and alive
-            // while listed; the caller holds the registry locked for writing, so none stops
-            // being listed meanwhile.
+            // SAFETY: A listed tag is an initialised tag of the type (`DynamicTags`), starting with
+            // its `struct codetag` (`TagType`), alive while listed: the registry is write-locked.
             f(unsafe { &*tag });
         }
     }
@@ -243,6 +241,13 @@ impl Registry {
             }
         }
         true
+    }
+
+    /// Returns whether `marker` has a selection in force that reads as `selection`.
+    pub(crate) fn in_force(&self, marker: &'static Marker, selection: &Selection) -> bool {
+        self.selections
+            .iter()
+            .any(|s| core::ptr::eq(s.marker, marker) && s.selection.same_as(selection))
     }
 
     /// Returns the selection `id` of `marker`, if in force.
