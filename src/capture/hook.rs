@@ -24,7 +24,8 @@ pub(crate) unsafe extern "C" fn alloctag_capture_insert(
     let info = unsafe { &*info };
     let record = Record::from_info(info);
     let mut state = pool::lock();
-    // SAFETY: The caller guarantees the tag is live; the lock is held.
+    // SAFETY: The lock is held; the record is being made for an allocation just charged to its
+    // tag, which the caller guarantees is live.
     if !unsafe { still_selected(&record) } {
         return;
     }

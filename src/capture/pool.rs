@@ -363,8 +363,9 @@ pub(crate) fn swap(table: Option<Table>) -> Option<Table> {
 ///
 /// # Safety
 ///
-/// The caller holds the pool's lock, and `record` is, or was until now under that lock, in the
-/// pool: its tag is then alive (a purge, which comes before the tag can go, has not passed it).
+/// The caller holds the pool's lock, and the tag of `record` is alive while it is held: the
+/// record is, or was until now under that lock, in the pool (a purge, which comes before the tag
+/// can go, has not passed it), or it is being made for an allocation just charged to that tag.
 pub(crate) unsafe fn still_selected(record: &Record) -> bool {
     // SAFETY: By the caller's guarantee the tag lives; `Codetag` wraps `struct codetag`.
     Field::CAPTURE.get(unsafe { &*record.tag }) != 0
