@@ -8,12 +8,18 @@
 #define _ALLOCTAG_GLUE_H
 
 #include <linux/alloc_tag.h>
+#include <linux/jump_label.h>
 #include <linux/module.h>
 #include <linux/types.h>
 
 /* In C (src/static_key.c), for Rust. */
 bool alloctag_profiling_enabled(void);
 void alloctag_set_profiling(bool enable);
+
+/* In C (src/static_key.c), for the KUnit test of rust/kernel/jump_label.rs. */
+DECLARE_STATIC_KEY_TRUE(alloctag_test_key_true);
+DECLARE_STATIC_KEY_FALSE(alloctag_test_key_false);
+void alloctag_test_key_set(bool initially_true, bool enable);
 
 /* In C (src/glue.c), for Rust. */
 unsigned long alloctag_find_symbol(struct module *mod, const char *name);

@@ -64,12 +64,16 @@ fi
 
 # The kernel crate gets alloctag's Rust call-site API (src/kernel/alloc_tag.rs),
 # which names call sites with const type_name().
+# Its inline static-key test (src/kernel/jump_label.rs) needs asm goto and
+# const operands, stable since rustc 1.87 and 1.82, later than 6.12's minimum.
 ln -sfn "$ALLOCTAG_ROOT/src/kernel/alloc_tag.rs" "$tree/rust/kernel/alloc_tag.rs"
+ln -sfn "$ALLOCTAG_ROOT/src/kernel/jump_label.rs" "$tree/rust/kernel/jump_label.rs"
 lib_rs=$tree/rust/kernel/lib.rs
 if ! grep -q "$MARK" "$lib_rs"; then
-	sed -i -e "s|^#!\[feature(used_with_arg)\]$|&\n#![feature(const_type_name)] // $MARK|" \
-		-e "s|^pub mod alloc;$|&\npub mod alloc_tag; // $MARK|" "$lib_rs"
-	[ "$(grep -c "$MARK" "$lib_rs")" = 2 ] || die "rust/kernel/lib.rs: graft failed"
+	sed -i -e "s|^#!\[feature(used_with_arg)\]$|&\n#![feature(const_type_name, asm_goto, asm_const)] // $MARK|" \
+		-e "s|^pub mod alloc;$|&\npub mod alloc_tag; // $MARK|" \
+		-e "s|^pub mod ioctl;$|&\npub mod jump_label; // $MARK|" "$lib_rs"
+	[ "$(grep -c "$MARK" "$lib_rs")" = 3 ] || die "rust/kernel/lib.rs: graft failed"
 	log "grafted rust/kernel/lib.rs"
 fi
 

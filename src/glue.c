@@ -31,6 +31,13 @@
  */
 DEFINE_STATIC_KEY_MAYBE(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT,
 			mem_alloc_profiling_key);
+/*
+ * Rust modules test it inline (rust/kernel/jump_label.rs): the kernel
+ * crate's allocating paths, instantiated in them, skip the call that finds a
+ * Rust call site's tag while profiling is off. C's 6.12 core does not export
+ * it because no C code in a module tests it.
+ */
+EXPORT_SYMBOL_GPL(mem_alloc_profiling_key);
 
 /*
  * The counters that module tags share where per-CPU variables must be weak
@@ -81,7 +88,9 @@ unsigned long alloctag_find_symbol(struct module *mod, const char *name)
 /*
  * Rust call sites without alloc_hooks!: the kernel crate's allocators
  * (rust/kernel/alloc_tag.rs charge_caller()) ask for the dynamic tag of their
- * caller's location. None when profiling is off, in interrupt context (the
+ * caller's location; they test the profiling key inline first
+ * (rust/kernel/jump_label.rs), and it is tested again here because it may
+ * have flipped since. None when profiling is off, in interrupt context (the
  * helpers charge the fallback tag there: current->alloc_tag is the
  * interrupted task's) or when a tag is already current (an explicit
  * alloc_hooks!, or C's alloc_hooks() around a callback into Rust): that tag

@@ -23,3 +23,24 @@ void alloctag_set_profiling(bool enable)
 	else
 		static_branch_disable(&mem_alloc_profiling_key);
 }
+
+#ifdef CONFIG_ALLOCTAG_KUNIT_TEST
+/*
+ * A key of each initial state for the test of the kernel crate's inline
+ * static branch (src/tests/jump_label.rs): DEFINE_STATIC_KEY_* are macros.
+ */
+DEFINE_STATIC_KEY_TRUE(alloctag_test_key_true);
+DEFINE_STATIC_KEY_FALSE(alloctag_test_key_false);
+
+/* Flips one of them; may sleep. */
+void alloctag_test_key_set(bool initially_true, bool enable)
+{
+	struct static_key *key = initially_true ? &alloctag_test_key_true.key :
+						  &alloctag_test_key_false.key;
+
+	if (enable)
+		static_key_enable(key);
+	else
+		static_key_disable(key);
+}
+#endif

@@ -20,6 +20,7 @@ mod dynamic;
 mod fault;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod format;
+mod jump_label;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod query;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]

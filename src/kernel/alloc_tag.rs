@@ -115,7 +115,7 @@ pub fn with_tag<R>(tag: &'static CallSiteTag, f: impl FnOnce() -> R) -> R {
 #[track_caller]
 pub fn charge_caller<R>(allocates: bool, f: impl FnOnce() -> R) -> R {
     #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
-    if allocates {
+    if allocates && profiling_enabled() {
         let location: *const core::panic::Location<'static> = core::panic::Location::caller();
         // SAFETY: `location` is a `Location` that lives forever, the only thing the function
         // asks; it reads no other state of ours.
@@ -128,6 +128,28 @@ pub fn charge_caller<R>(allocates: bool, f: impl FnOnce() -> R) -> R {
     }
     let _ = allocates;
     f()
+}
+
+/// Returns whether allocation profiling is on (`mem_alloc_profiling_key`), tested inline: while
+/// it is off, [`charge_caller`] costs one no-op and makes no call (`crate::jump_label`).
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+#[inline(always)]
+pub fn profiling_enabled() -> bool {
+    // The key is a `static_key_true` exactly when profiling is on by default
+    // (`DEFINE_STATIC_KEY_MAYBE()` in lib/alloctag/src/glue.c).
+    #[cfg(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT)]
+    let on = crate::static_branch_maybe!(
+        true,
+        bindings::mem_alloc_profiling_key,
+        bindings::static_key_true
+    );
+    #[cfg(not(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT))]
+    let on = crate::static_branch_maybe!(
+        false,
+        bindings::mem_alloc_profiling_key,
+        bindings::static_key_false
+    );
+    on
 }
 
 /// Runs `f` with `tag` as the current task's allocation tag, as [`with_tag`] does.
