@@ -11,7 +11,7 @@
 //! read that continues where the last one stopped resumes there instead of walking from the
 //! first tag. The registry is read-locked from seq_file's `start` to its `stop`, that is
 //! within one `read()` (seq_file copies to user space after `stop`), and lines are written
-//! straight into seq_file's buffer.
+//! straight into seq_file's buffer ([`crate::seq::SeqState`]).
 //!
 //! The ioctls ([`ioctl`], with [`filter`]) have their own position per open file. They and
 //! `read()` on one file are serialized by the seq_file's mutex.
@@ -25,9 +25,10 @@ use crate::{
     codetag::{self, ReadPosition, Registry},
     profiling::EarlyParam,
     rwsem::ReadGuard,
+    seq::{SeqOps, SeqState, SeqWriter},
 };
-use core::ffi::{c_int, c_uint, c_void};
-use kernel::{alloc::flags::GFP_KERNEL, bindings, c_str, prelude::*, str::CStr};
+use core::ffi::{c_int, c_uint};
+use kernel::{bindings, c_str, prelude::*, str::CStr};
 
 #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
 pub(crate) use {filter::*, ioctl::*, text::*};
@@ -44,17 +45,10 @@ struct FileState {
     ioctl: ioctl::IoctlState,
 }
 
-/// Returns the state of the open file of seq_file `m`.
-///
-/// # Safety
-///
-/// `m` must be a seq_file opened by [`open`], not yet released, with its mutex held by the
-/// caller (seq_file holds it in its callbacks), so that the state is used by one thread.
-unsafe fn state<'a>(m: *mut bindings::seq_file) -> &'a mut FileState {
-    // SAFETY: `open` set `private` to a `FileState` that lives until `release`, and the caller
-    // guarantees exclusive use.
-    unsafe { &mut *(*m).private.cast::<FileState>() }
-}
+// SAFETY: The registry guard and the tag it keeps valid are taken by `start` and given back by
+// `stop`, within one `read()`, by one task; between reads the state holds neither, and the
+// ioctl state is plain data.
+unsafe impl Send for FileState {}
 
 impl FileState {
     /// Moves to the tag at `pos`, with the registry locked. Returns whether there is one.
@@ -68,104 +62,44 @@ impl FileState {
         }
         !self.tag.is_null()
     }
+}
 
-    /// Returns what seq_file's `start` and `next` return: the state, or null at the end.
-    fn cookie(&mut self, found: bool) -> *mut c_void {
-        if found {
-            (self as *mut Self).cast()
-        } else {
-            core::ptr::null_mut()
+impl SeqState for FileState {
+    /// Locks the registry until `stop`, and moves to the tag at `pos`.
+    fn start(&mut self, pos: i64) -> bool {
+        self.registry = Some(codetag::read());
+        self.seek(pos)
+    }
+
+    fn next(&mut self, pos: i64) -> bool {
+        self.seek(pos)
+    }
+
+    /// Unlocks the registry. seq_file calls it after every `start`.
+    fn stop(&mut self) {
+        self.tag = core::ptr::null();
+        self.registry = None;
+    }
+
+    /// The header before the first tag, then the tag's line, written into the seq_file's
+    /// buffer. When they do not fit, the buffer is marked overflowed, and seq_file calls
+    /// `start` again for the same position with a larger buffer.
+    fn show(&mut self, w: &mut SeqWriter) {
+        if self.tag.is_null() {
+            return;
         }
+        // SAFETY: `tag` was found by `start` or `next` and the registry is locked until `stop`.
+        let tag = unsafe { &*self.tag };
+        let mut out = text::Out::new(w.free());
+        let v2 = text::version_2();
+        let written = (self.position.pos() != 0 || out.put(text::header()).is_some())
+            && text::put_line(&mut out, tag.read(), tag.codetag(), v2).is_some();
+        let len = out.len();
+        w.commit(written.then_some(len));
     }
 }
 
-/// seq_file's `start`: locks the registry until `stop`, and moves to the tag at `*pos`.
-///
-/// # Safety
-///
-/// Called by seq_file with a seq_file opened by [`open`] and a valid `pos`.
-unsafe extern "C" fn start(m: *mut bindings::seq_file, pos: *mut bindings::loff_t) -> *mut c_void {
-    // SAFETY: seq_file calls with its mutex held, on a file opened by `open`.
-    let state = unsafe { state(m) };
-    state.registry = Some(codetag::read());
-    // SAFETY: `pos` is valid.
-    let found = state.seek(unsafe { *pos });
-    state.cookie(found)
-}
-
-/// seq_file's `next`.
-///
-/// # Safety
-///
-/// As for [`start`].
-unsafe extern "C" fn next(
-    m: *mut bindings::seq_file,
-    _v: *mut c_void,
-    pos: *mut bindings::loff_t,
-) -> *mut c_void {
-    // SAFETY: As in `start`.
-    let state = unsafe { state(m) };
-    // SAFETY: `pos` is valid.
-    let pos = unsafe {
-        *pos += 1;
-        *pos
-    };
-    let found = state.seek(pos);
-    state.cookie(found)
-}
-
-/// seq_file's `stop`: unlocks the registry. seq_file calls it after every `start`.
-///
-/// # Safety
-///
-/// As for [`start`].
-unsafe extern "C" fn stop(m: *mut bindings::seq_file, _v: *mut c_void) {
-    // SAFETY: As in `start`.
-    let state = unsafe { state(m) };
-    state.tag = core::ptr::null();
-    state.registry = None;
-}
-
-/// seq_file's `show`: the header before the first tag, then the tag's line, written into the
-/// seq_file's buffer. When they do not fit, the buffer is marked overflowed, and seq_file
-/// calls `start` again for the same position with a larger buffer.
-///
-/// # Safety
-///
-/// As for [`start`], between `start` and `stop`.
-unsafe extern "C" fn show(m: *mut bindings::seq_file, _v: *mut c_void) -> c_int {
-    // SAFETY: As in `start`.
-    let state = unsafe { state(m) };
-    if state.tag.is_null() {
-        return 0;
-    }
-    // SAFETY: `tag` was found by `start` or `next` and the registry is locked until `stop`.
-    let tag = unsafe { &*state.tag };
-    // SAFETY: seq_file's buffer is `size` bytes, of which `count` are used, and it is ours
-    // while seq_file calls us with its mutex held.
-    let (free, used, size) = unsafe {
-        let m = &mut *m;
-        let free = core::slice::from_raw_parts_mut(
-            m.buf.add(m.count).cast::<u8>(),
-            m.size.saturating_sub(m.count),
-        );
-        (free, &mut m.count, m.size)
-    };
-    let mut out = text::Out::new(free);
-    let v2 = text::version_2();
-    let written = (state.position.pos() != 0 || out.put(text::header()).is_some())
-        && text::put_line(&mut out, tag.read(), tag.codetag(), v2).is_some();
-    // As `seq_commit()`: the bytes written, or all of them to say the buffer overflowed.
-    *used = if written { *used + out.len() } else { size };
-    0
-}
-
-static SEQ_OPS: bindings::seq_operations = bindings::seq_operations {
-    start: Some(start),
-    stop: Some(stop),
-    next: Some(next),
-    show: Some(show),
-};
+static SEQ_OPS: bindings::seq_operations = SeqOps::<FileState>::OPS;
 
 /// `open` of `/proc/allocinfo`: a seq_file with a fresh [`FileState`].
 ///
@@ -173,44 +107,14 @@ static SEQ_OPS: bindings::seq_operations = bindings::seq_operations {
 ///
 /// Called by procfs with a valid inode and file.
 unsafe extern "C" fn open(_inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
-    let state = match KBox::new(
-        FileState {
-            position: ReadPosition::START,
-            registry: None,
-            tag: core::ptr::null(),
-            ioctl: ioctl::IoctlState::new(),
-        },
-        GFP_KERNEL,
-    ) {
-        Ok(state) => state,
-        Err(_) => return ENOMEM.to_errno(),
+    let state = FileState {
+        position: ReadPosition::START,
+        registry: None,
+        tag: core::ptr::null(),
+        ioctl: ioctl::IoctlState::new(),
     };
-    // SAFETY: `file` is being opened; `SEQ_OPS` is static.
-    let ret = unsafe { bindings::seq_open(file, &SEQ_OPS) };
-    if ret != 0 {
-        return ret;
-    }
-    // SAFETY: `seq_open` succeeded, so `private_data` is the new seq_file.
-    unsafe {
-        let m = (*file).private_data.cast::<bindings::seq_file>();
-        (*m).private = KBox::into_raw(state).cast();
-    }
-    0
-}
-
-/// `release` of `/proc/allocinfo`.
-///
-/// # Safety
-///
-/// Called by procfs with a file that [`open`] opened.
-unsafe extern "C" fn release(inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
-    // SAFETY: `open` made `private_data` a seq_file whose `private` is a boxed `FileState`,
-    // released once, here.
-    unsafe {
-        let m = (*file).private_data.cast::<bindings::seq_file>();
-        drop(KBox::from_raw((*m).private.cast::<FileState>()));
-        bindings::seq_release(inode, file)
-    }
+    // SAFETY: `file` is being opened with `PROC_OPS`, whose release is `FileState`'s.
+    unsafe { SeqOps::open(file, &SEQ_OPS, Ok(state)) }
 }
 
 /// `ioctl` of `/proc/allocinfo`.
@@ -226,7 +130,9 @@ unsafe extern "C" fn unlocked_ioctl(file: *mut bindings::file, cmd: c_uint, arg:
     // SAFETY: `m` is a live seq_file; its mutex is initialised by `seq_open`.
     unsafe { bindings::mutex_lock(&raw mut (*m).lock) };
     // SAFETY: `m` was opened by `open` and its mutex is held.
-    let result = unsafe { state(m) }.ioctl.ioctl(cmd, arg);
+    let result = unsafe { SeqOps::<FileState>::state(m) }
+        .ioctl
+        .ioctl(cmd, arg);
     // SAFETY: Locked above.
     unsafe { bindings::mutex_unlock(&raw mut (*m).lock) };
     match result {
@@ -250,7 +156,7 @@ static PROC_OPS: bindings::proc_ops = bindings::proc_ops {
     proc_open: Some(open),
     proc_read_iter: Some(bindings::seq_read_iter),
     proc_lseek: Some(bindings::seq_lseek),
-    proc_release: Some(release),
+    proc_release: Some(SeqOps::<FileState>::release),
     proc_ioctl: Some(unlocked_ioctl),
     #[cfg(CONFIG_COMPAT)]
     proc_compat_ioctl: Some(compat_ioctl),

@@ -17,6 +17,10 @@ const MAX_COMMAND: usize = 1024;
 /// `open` of a file.
 pub(crate) type OpenFn = unsafe extern "C" fn(*mut bindings::inode, *mut bindings::file) -> c_int;
 
+/// `release` of a file.
+pub(crate) type ReleaseFn =
+    unsafe extern "C" fn(*mut bindings::inode, *mut bindings::file) -> c_int;
+
 /// `write` of a file.
 pub(crate) type WriteFn = unsafe extern "C" fn(
     *mut bindings::file,
@@ -44,6 +48,24 @@ impl Fops {
             release: Some(bindings::single_release),
             // SAFETY: All-zero is a valid `file_operations`: no owner (built in), no other
             // callbacks.
+            ..unsafe { core::mem::zeroed() }
+        })
+    }
+
+    /// Operations of a seq_file shown item by item (`crate::seq::SeqOps`), opened by `open`,
+    /// released by `release`, written by `write` if any.
+    pub(crate) const fn seq_state(
+        open: OpenFn,
+        release: ReleaseFn,
+        write: Option<WriteFn>,
+    ) -> Self {
+        Self(bindings::file_operations {
+            open: Some(open),
+            read: Some(bindings::seq_read),
+            write,
+            llseek: Some(bindings::seq_lseek),
+            release: Some(release),
+            // SAFETY: As in `seq`.
             ..unsafe { core::mem::zeroed() }
         })
     }

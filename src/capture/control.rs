@@ -17,15 +17,19 @@
 //!
 //! - `live`, `live_stacks`, `live_processes` (0400): the reports ([`super::report`]).
 //!
+//! Each file's text is made when it is opened and read item by item ([`crate::seq::Listing`]).
+//!
 //! debugfs, as for fault injection: a debugging tool, root's, absent under lockdown.
 
-use super::{report, report::View, sites};
-use crate::{
-    codetag::{self, Selection, MAX_SELECTORS},
-    debugfs::{self, single_open, Fops},
-    seq::SeqWriter,
+use super::{
+    report::{Control, Report, View},
+    sites,
 };
-use core::fmt::Write;
+use crate::{
+    codetag::{Selection, MAX_SELECTORS},
+    debugfs,
+    seq::listing_fops,
+};
 use kernel::{bindings, c_str, prelude::*};
 
 /// A parsed command.
@@ -93,63 +97,6 @@ pub(crate) fn run(text: &[u8]) -> Result {
     }
 }
 
-/// Shows the pool, the selections and their sites.
-fn show(w: &mut impl Write) -> core::fmt::Result {
-    let registry = codetag::read();
-    let (used, size, dropped, busy) = super::stats();
-    writeln!(
-        w,
-        "capture limit={} size={size} used={used} dropped={dropped} busy={busy}",
-        super::limit()
-    )?;
-    let records = report::snapshot(&registry).map_err(|_| core::fmt::Error)?;
-    for id in super::ids() {
-        let Some(selection) = registry.selection(&sites::MARKER, id) else {
-            continue;
-        };
-        let mut n = 0usize;
-        sites::for_each(&registry, |owner, _| n += usize::from(owner == id));
-        writeln!(
-            w,
-            "selection {id} sites={n} unmarked={} select={selection}",
-            sites::unmarked(id)
-        )?;
-        let mut result = Ok(());
-        sites::for_each(&registry, |owner, tag| {
-            if owner != id || result.is_err() {
-                return;
-            }
-            let mine = records
-                .iter()
-                .filter(|r| core::ptr::eq(r.tag, tag.codetag()));
-            let (live, bytes) = mine.fold((0usize, 0usize), |(n, b), r| (n + 1, b + r.bytes));
-            let (untracked, untracked_bytes) = report::untracked(tag, &records);
-            result = writeln!(
-                w,
-                "site selection={id} live={live} live_bytes={bytes} untracked={untracked} \
-                 untracked_bytes={untracked_bytes} {}",
-                tag.codetag()
-            );
-        });
-        result?;
-    }
-    Ok(())
-}
-
-single_open!(open_control, show);
-single_open!(open_objects, |w: &mut SeqWriter| report::write(
-    w,
-    View::Objects
-));
-single_open!(open_stacks, |w: &mut SeqWriter| report::write(
-    w,
-    View::Stacks
-));
-single_open!(open_processes, |w: &mut SeqWriter| report::write(
-    w,
-    View::Processes
-));
-
 /// `write` of the control file: one command.
 ///
 /// # Safety
@@ -164,10 +111,22 @@ unsafe extern "C" fn write(
     debugfs::write_command("capture", buf, count, run)
 }
 
-static CONTROL: Fops = Fops::seq(open_control, Some(write));
-static OBJECTS: Fops = Fops::seq(open_objects, None);
-static STACKS: Fops = Fops::seq(open_stacks, None);
-static PROCESSES: Fops = Fops::seq(open_processes, None);
+listing_fops!(CONTROL, open_control, Control, Control::new(), Some(write));
+listing_fops!(
+    OBJECTS,
+    open_objects,
+    Report,
+    Report::new(View::Objects),
+    None
+);
+listing_fops!(STACKS, open_stacks, Report, Report::new(View::Stacks), None);
+listing_fops!(
+    PROCESSES,
+    open_processes,
+    Report,
+    Report::new(View::Processes),
+    None
+);
 
 /// Creates the files in `/sys/kernel/debug/alloctag/`. Without debugfs (disabled or locked
 /// down) there are none, and nothing is ever captured.

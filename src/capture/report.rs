@@ -10,15 +10,25 @@
 //! Every line is `WORD key=value ...`, values without blanks, except `site=`, which comes last
 //! and reads as in `/proc/allocinfo`; stack frames follow their line, indented by two spaces,
 //! as `%pS` prints them.
+//!
+//! A report is made once, when its file is opened ([`Report::new`]): the records are copied
+//! and the sites read with the registry read-locked, which is then given back; matching each
+//! record to its site (a binary search by tag address, never dereferenced), sorting and
+//! grouping happen after. A read shows the report item by item ([`Listing`]), so a large
+//! report is never rebuilt while it is read, and module load and unload, `/proc/allocinfo` and
+//! `show_mem()` never wait for its formatting. Making a report, or the control file's listing
+//! ([`Control`]), takes O(records x log sites).
 
 use super::{
     pool::{self, Kind, Record},
     sites,
     sort::sort_by_key,
 };
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+use crate::alloc_tag::AllocTag;
 use crate::{
-    alloc_tag::AllocTag,
     codetag::{self, Codetag},
+    seq::{Listing, SeqWriter},
 };
 use core::{
     cmp::Reverse,
@@ -59,19 +69,6 @@ pub(crate) fn snapshot(_registry: &codetag::Registry) -> Result<KVVec<Record>> {
     }
     drop(state);
     Ok(out)
-}
-
-/// The tag a record's tag pointer names.
-///
-/// # Safety
-///
-/// `r` must be a copy of a record that was in the pool while the caller held the registry
-/// locked (read or write), as [`snapshot`] makes them, and the caller must still hold it: a
-/// tag's records are freed when it is unmarked, under the registry's write lock, before the tag
-/// can go.
-unsafe fn tag(r: &Record) -> &Codetag {
-    // SAFETY: By the caller's guarantee the tag is alive while the registry stays locked.
-    unsafe { &*r.tag }
 }
 
 /// Writes a task name with every byte that is not printable or is blank as `?`, so that it is
@@ -120,12 +117,8 @@ fn write_stack(w: &mut impl Write, stack: u32, buf: &mut [u8]) -> fmt::Result {
     Ok(())
 }
 
-/// Writes the line of the record `r`.
-///
-/// # Safety
-///
-/// As for [`tag`].
-unsafe fn write_object(w: &mut impl Write, r: &Record, now: u64) -> fmt::Result {
+/// Writes the line of the record `r`, whose site is named `site`.
+fn write_object(w: &mut impl Write, r: &Record, site: &str, now: u64) -> fmt::Result {
     write!(
         w,
         "object age_ns={} bytes={} pid={} tgid={} comm={} cpu={} ctx={} gfp={:#x} ",
@@ -142,8 +135,6 @@ unsafe fn write_object(w: &mut impl Write, r: &Record, now: u64) -> fmt::Result 
         Kind::Slab => write!(w, "kind=slab addr={:#x}", r.object)?,
         Kind::Pages => write!(w, "kind=pages order={} pfn={:#x}", r.order, r.object)?,
     }
-    // SAFETY: The caller guarantees `r`.
-    let site = unsafe { tag(r) };
     writeln!(w, " site={site}")
 }
 
@@ -185,21 +176,18 @@ impl Group {
 /// The most distinct processes listed on a stack's line.
 const MAX_PIDS: usize = 8;
 
-/// Writes the line of a group of records with one stack and site.
-///
-/// # Safety
-///
-/// As for [`tag`], for each record of `group`.
-unsafe fn write_stack_group(
+/// Writes the line of a group of records with one stack and the site named `site`.
+fn write_stack_group(
     w: &mut impl Write,
-    group: &[Record],
+    group: &[Entry],
+    site: &str,
     now: u64,
     buf: &mut [u8],
 ) -> fmt::Result {
-    let Some(first) = group.first() else {
+    let Some(first) = group.first().map(|e| &e.record) else {
         return Ok(());
     };
-    let g = Group::of(group.iter(), now);
+    let g = Group::of(group.iter().map(|e| &e.record), now);
     write!(
         w,
         "stack count={} bytes={} age_min_ns={} age_avg_ns={} age_max_ns={} pids=",
@@ -211,8 +199,8 @@ unsafe fn write_stack_group(
     )?;
     // The distinct thread groups, in the order of the records (oldest first).
     let mut seen = 0;
-    for (i, r) in group.iter().enumerate() {
-        if group[..i].iter().any(|o| o.tgid == r.tgid) {
+    for (i, r) in group.iter().map(|e| &e.record).enumerate() {
+        if group[..i].iter().any(|o| o.record.tgid == r.tgid) {
             continue;
         }
         if seen == MAX_PIDS {
@@ -225,62 +213,12 @@ unsafe fn write_stack_group(
         write!(w, "{}:{}", r.tgid, Word(r.comm()))?;
         seen += 1;
     }
-    // SAFETY: The caller guarantees the records.
-    let site = unsafe { tag(first) };
     writeln!(w, " site={site}")?;
     write_stack(w, first.stack, buf)
 }
 
-/// Writes, for each process (thread group), its live objects and bytes at the captured sites,
-/// most bytes first.
-fn write_processes(w: &mut impl Write, records: &mut [Record]) -> fmt::Result {
-    sort_by_key(records, |r| r.tgid);
-    let mut groups = KVVec::<(i32, usize, usize, usize)>::new();
-    let mut start = 0;
-    while start < records.len() {
-        let tgid = records[start].tgid;
-        let end = records[start..]
-            .iter()
-            .position(|r| r.tgid != tgid)
-            .map_or(records.len(), |n| start + n);
-        let bytes = records[start..end].iter().map(|r| r.bytes).sum::<usize>();
-        groups
-            .push((tgid, end - start, bytes, start), GFP_KERNEL)
-            .map_err(|_| fmt::Error)?;
-        start = end;
-    }
-    // Most bytes first, then by tgid.
-    sort_by_key(&mut groups, |g| (Reverse(g.2), g.0));
-    for &(tgid, objects, bytes, first) in groups.iter() {
-        writeln!(
-            w,
-            "process tgid={tgid} comm={} objects={objects} bytes={bytes}",
-            Word(records[first].comm())
-        )?;
-    }
-    Ok(())
-}
-
-/// Writes what the captured sites' counters hold beyond their records.
-fn write_untracked(
-    w: &mut impl Write,
-    registry: &codetag::Registry,
-    records: &[Record],
-) -> fmt::Result {
-    let (mut objects, mut bytes) = (0u64, 0i64);
-    sites::for_each(registry, |_, tag| {
-        let (n, b) = untracked(tag, records);
-        objects += n;
-        bytes += b;
-    });
-    let (_, _, dropped, busy) = super::stats();
-    writeln!(
-        w,
-        "untracked objects={objects} bytes={bytes} dropped={dropped} busy={busy}"
-    )
-}
-
 /// Returns the objects and bytes that `tag`'s counters hold beyond its records in `records`.
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
 pub(crate) fn untracked(tag: &AllocTag, records: &[Record]) -> (u64, i64) {
     let ct = tag.codetag();
     let counters = tag.read();
@@ -295,37 +233,404 @@ pub(crate) fn untracked(tag: &AllocTag, records: &[Record]) -> (u64, i64) {
     )
 }
 
-/// Writes the report `view`.
-pub(crate) fn write(w: &mut impl Write, view: View) -> fmt::Result {
-    let registry = codetag::read();
-    let mut records = snapshot(&registry).map_err(|_| fmt::Error)?;
-    // SAFETY: Reading the clock has no precondition.
-    let now = unsafe { bindings::alloctag_capture_now() };
-    let mut buf = KVVec::from_elem(0u8, SYMBOL_LEN, GFP_KERNEL).map_err(|_| fmt::Error)?;
-    match view {
-        View::Objects => {
-            sort_by_key(&mut records, |r| r.time_ns);
-            for r in records.iter() {
-                // SAFETY: `records` is a snapshot made under the registry, still held.
-                unsafe { write_object(w, r, now) }?;
-                write_stack(w, r.stack, &mut buf)?;
+/// One record of a report, with the index of its site in the report's [`SiteTable`].
+#[derive(Clone, Copy)]
+pub(crate) struct Entry {
+    record: Record,
+    site: usize,
+}
+
+/// A captured site as a report sees it.
+struct SiteRow {
+    /// The tag's address: compared with records' tag pointers, never dereferenced once the
+    /// registry is unlocked.
+    tag: usize,
+    /// The selection that captures it.
+    owner: u32,
+    /// Its place among the captured sites, as the sites' table lists them.
+    order: usize,
+    /// Its counters, read with the registry locked.
+    calls: u64,
+    bytes: i64,
+    /// Its records: how many, and their bytes.
+    live: u64,
+    live_bytes: u64,
+    /// Its name, `FILE:LINE [MODULE] func:NAME`, in [`SiteTable::names`].
+    name: (usize, usize),
+}
+
+/// The captured sites and their names, with what their counters hold beyond their records.
+pub(crate) struct SiteTable {
+    /// Sorted by `tag`.
+    rows: KVVec<SiteRow>,
+    names: KVVec<u8>,
+}
+
+/// The name of a site whose record outlived its site's slot: it cannot happen (records go
+/// before their tag is unmarked), but a report says so rather than guess.
+const UNKNOWN: &str = "?";
+
+impl SiteTable {
+    /// Reads the captured sites, with the registry locked by the caller (`registry`).
+    fn new(registry: &codetag::Registry) -> Result<Self> {
+        let mut n = 0;
+        sites::for_each(registry, |_, _| n += 1);
+        let mut rows = KVVec::with_capacity(n, GFP_KERNEL)?;
+        let mut names = KVVec::new();
+        let mut result = Ok(());
+        sites::for_each(registry, |owner, tag| {
+            if result.is_err() || rows.len() == rows.capacity() {
+                return;
             }
+            let start = names.len();
+            result = write!(NameWriter(&mut names), "{}", tag.codetag()).map_err(|_| ENOMEM);
+            let counters = tag.read();
+            let row = SiteRow {
+                tag: core::ptr::from_ref(tag.codetag()) as usize,
+                owner,
+                order: rows.len(),
+                calls: counters.calls,
+                bytes: counters.bytes,
+                live: 0,
+                live_bytes: 0,
+                name: (start, names.len()),
+            };
+            // Within the capacity reserved above: never allocates.
+            let _ = rows.push(row, GFP_NOWAIT);
+        });
+        result?;
+        sort_by_key(&mut rows, |r| r.tag);
+        Ok(Self { rows, names })
+    }
+
+    /// Returns the index of the site whose tag `tag` is, and counts `bytes` as its record's.
+    fn count(&mut self, tag: *const Codetag, bytes: usize) -> Option<usize> {
+        let tag = tag as usize;
+        let (mut lo, mut hi) = (0, self.rows.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.rows[mid].tag.cmp(&tag) {
+                core::cmp::Ordering::Less => lo = mid + 1,
+                core::cmp::Ordering::Greater => hi = mid,
+                core::cmp::Ordering::Equal => {
+                    let row = &mut self.rows[mid];
+                    row.live += 1;
+                    row.live_bytes = row.live_bytes.saturating_add(bytes as u64);
+                    return Some(mid);
+                }
+            }
+        }
+        None
+    }
+
+    /// The name of site `i`, or [`UNKNOWN`].
+    fn name(&self, i: usize) -> &str {
+        self.rows
+            .get(i)
+            .and_then(|r| self.names.get(r.name.0..r.name.1))
+            .and_then(|n| core::str::from_utf8(n).ok())
+            .unwrap_or(UNKNOWN)
+    }
+
+    /// What site `row`'s counters hold beyond its records: objects and bytes.
+    fn untracked(row: &SiteRow) -> (u64, i64) {
+        (
+            row.calls.saturating_sub(row.live),
+            row.bytes.saturating_sub(row.live_bytes as i64).max(0),
+        )
+    }
+
+    /// What all the sites' counters hold beyond their records.
+    fn untracked_total(&self) -> (u64, i64) {
+        self.rows.iter().fold((0, 0), |(n, b), row| {
+            let (rn, rb) = Self::untracked(row);
+            (n + rn, b.saturating_add(rb))
+        })
+    }
+}
+
+/// Appends text to a vector, failing when memory runs out.
+struct NameWriter<'a>(&'a mut KVVec<u8>);
+
+impl Write for NameWriter<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.0
+            .extend_from_slice(s.as_bytes(), GFP_KERNEL)
+            .map_err(|_| fmt::Error)
+    }
+}
+
+/// Copies the records and reads the sites, with the registry locked until both are taken, and
+/// gives each record its site's index.
+fn take() -> Result<(KVVec<Entry>, SiteTable)> {
+    let registry = codetag::read();
+    let records = snapshot(&registry)?;
+    let mut table = SiteTable::new(&registry)?;
+    drop(registry);
+    let mut entries = KVVec::with_capacity(records.len(), GFP_KERNEL)?;
+    for record in records.iter() {
+        let site = table.count(record.tag, record.bytes).unwrap_or(usize::MAX);
+        // Within the capacity reserved above: never allocates.
+        let _ = entries.push(
+            Entry {
+                record: *record,
+                site,
+            },
+            GFP_NOWAIT,
+        );
+    }
+    Ok((entries, table))
+}
+
+/// One process's line: its thread group, its objects and bytes, and one of its records.
+struct Process {
+    tgid: i32,
+    objects: usize,
+    bytes: usize,
+    first: usize,
+}
+
+/// A report, made when its file is opened and shown item by item: each object, stack group or
+/// process is one item, and the untracked remainder the last.
+pub(crate) struct Report {
+    view: View,
+    now: u64,
+    entries: KVVec<Entry>,
+    table: SiteTable,
+    /// Stacks: the runs of `entries` with one stack and site, as (start, end).
+    runs: KVVec<(usize, usize)>,
+    /// Processes, most bytes first.
+    processes: KVVec<Process>,
+    untracked: (u64, i64),
+    dropped: u64,
+    busy: u64,
+    /// `sprint_symbol()`'s buffer.
+    buf: KVVec<u8>,
+}
+
+// SAFETY: The records' tag pointers are compared, never dereferenced, once the report is made;
+// their stack handles are the depot's, which never frees a stack.
+unsafe impl Send for Report {}
+
+impl Report {
+    /// Makes the report `view`. Process context.
+    pub(crate) fn new(view: View) -> Result<Self> {
+        let (mut entries, table) = take()?;
+        let untracked = table.untracked_total();
+        let (_, _, dropped, busy) = super::stats();
+        // SAFETY: Reading the clock has no precondition.
+        let now = unsafe { bindings::alloctag_capture_now() };
+        let mut runs = KVVec::new();
+        let mut processes = KVVec::new();
+        match view {
+            View::Objects => sort_by_key(&mut entries, |e| e.record.time_ns),
+            View::Stacks => {
+                sort_by_key(&mut entries, |e| (e.record.stack, e.site, e.record.time_ns));
+                let mut start = 0;
+                while start < entries.len() {
+                    let key = (entries[start].record.stack, entries[start].site);
+                    let end = entries[start..]
+                        .iter()
+                        .position(|e| (e.record.stack, e.site) != key)
+                        .map_or(entries.len(), |n| start + n);
+                    runs.push((start, end), GFP_KERNEL)?;
+                    start = end;
+                }
+            }
+            View::Processes => {
+                sort_by_key(&mut entries, |e| e.record.tgid);
+                let mut start = 0;
+                while start < entries.len() {
+                    let tgid = entries[start].record.tgid;
+                    let end = entries[start..]
+                        .iter()
+                        .position(|e| e.record.tgid != tgid)
+                        .map_or(entries.len(), |n| start + n);
+                    let bytes = entries[start..end].iter().map(|e| e.record.bytes).sum();
+                    processes.push(
+                        Process {
+                            tgid,
+                            objects: end - start,
+                            bytes,
+                            first: start,
+                        },
+                        GFP_KERNEL,
+                    )?;
+                    start = end;
+                }
+                // Most bytes first, then by tgid.
+                sort_by_key(&mut processes, |p| (Reverse(p.bytes), p.tgid));
+            }
+        }
+        Ok(Self {
+            view,
+            now,
+            entries,
+            table,
+            runs,
+            processes,
+            untracked,
+            dropped,
+            busy,
+            buf: KVVec::from_elem(0u8, SYMBOL_LEN, GFP_KERNEL)?,
+        })
+    }
+
+    /// The items before the untracked remainder.
+    fn items(&self) -> usize {
+        match self.view {
+            View::Objects => self.entries.len(),
+            View::Stacks => self.runs.len(),
+            View::Processes => self.processes.len(),
+        }
+    }
+}
+
+impl Listing for Report {
+    fn len(&self) -> usize {
+        self.items() + 1
+    }
+
+    fn show(&mut self, i: usize, w: &mut SeqWriter) -> fmt::Result {
+        show(self, i, w)
+    }
+}
+
+/// Writes item `i` of `report` into `w`.
+fn show(report: &mut Report, i: usize, w: &mut impl Write) -> fmt::Result {
+    if i == report.items() {
+        let (objects, bytes) = report.untracked;
+        return writeln!(
+            w,
+            "untracked objects={objects} bytes={bytes} dropped={} busy={}",
+            report.dropped, report.busy
+        );
+    }
+    match report.view {
+        View::Objects => {
+            let Some(e) = report.entries.get(i) else {
+                return Ok(());
+            };
+            write_object(w, &e.record, report.table.name(e.site), report.now)?;
+            write_stack(w, e.record.stack, &mut report.buf)
         }
         View::Stacks => {
-            sort_by_key(&mut records, |r| (r.stack, r.tag as usize, r.time_ns));
-            let mut start = 0;
-            while start < records.len() {
-                let key = (records[start].stack, records[start].tag);
-                let end = records[start..]
-                    .iter()
-                    .position(|r| (r.stack, r.tag) != key)
-                    .map_or(records.len(), |n| start + n);
-                // SAFETY: As above.
-                unsafe { write_stack_group(w, &records[start..end], now, &mut buf) }?;
-                start = end;
+            let Some(&(start, end)) = report.runs.get(i) else {
+                return Ok(());
+            };
+            let group = &report.entries[start..end];
+            let site = report.table.name(group[0].site);
+            write_stack_group(w, group, site, report.now, &mut report.buf)
+        }
+        View::Processes => {
+            let Some(p) = report.processes.get(i) else {
+                return Ok(());
+            };
+            writeln!(
+                w,
+                "process tgid={} comm={} objects={} bytes={}",
+                p.tgid,
+                Word(report.entries[p.first].record.comm()),
+                p.objects,
+                p.bytes
+            )
+        }
+    }
+}
+
+/// Writes the whole report `view`, as reading its file shows it.
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+pub(crate) fn write(w: &mut impl Write, view: View) -> Result {
+    let mut report = Report::new(view)?;
+    for i in 0..report.len() {
+        show(&mut report, i, w).map_err(|_| ENOMEM)?;
+    }
+    Ok(())
+}
+
+/// The control file's listing: the pool, then each selection with its sites, made when the
+/// file is opened and shown a line at a time.
+pub(crate) struct Control {
+    text: KVVec<u8>,
+    /// Where each line ends in `text`.
+    ends: KVVec<usize>,
+}
+
+impl Control {
+    /// Makes the listing. Process context.
+    pub(crate) fn new() -> Result<Self> {
+        let (used, size, dropped, busy) = super::stats();
+        // The records, the sites and the selections' texts, with the registry locked.
+        let registry = codetag::read();
+        let records = snapshot(&registry)?;
+        let mut table = SiteTable::new(&registry)?;
+        let mut selections = KVVec::new();
+        let mut selection_text = KVVec::new();
+        for id in super::ids() {
+            if let Some(selection) = registry.selection(&sites::MARKER, id) {
+                let start = selection_text.len();
+                write!(NameWriter(&mut selection_text), "{selection}").map_err(|_| ENOMEM)?;
+                selections.push((id, start, selection_text.len()), GFP_KERNEL)?;
             }
         }
-        View::Processes => write_processes(w, &mut records)?,
+        drop(registry);
+        for record in records.iter() {
+            table.count(record.tag, record.bytes);
+        }
+        drop(records);
+        // The sites in the order of the sites' table.
+        sort_by_key(&mut table.rows, |r| r.order);
+        let mut out = Self {
+            text: KVVec::new(),
+            ends: KVVec::new(),
+        };
+        out.line(format_args!(
+            "capture limit={} size={size} used={used} dropped={dropped} busy={busy}",
+            super::limit()
+        ))?;
+        for &(id, start, end) in selections.iter() {
+            let n = table.rows.iter().filter(|r| r.owner == id).count();
+            let selection = core::str::from_utf8(&selection_text[start..end]).unwrap_or(UNKNOWN);
+            out.line(format_args!(
+                "selection {id} sites={n} unmarked={} select={selection}",
+                sites::unmarked(id)
+            ))?;
+            for (i, row) in table.rows.iter().enumerate() {
+                if row.owner != id {
+                    continue;
+                }
+                let (untracked, untracked_bytes) = SiteTable::untracked(row);
+                out.line(format_args!(
+                    "site selection={id} live={} live_bytes={} untracked={untracked} \
+                     untracked_bytes={untracked_bytes} {}",
+                    row.live,
+                    row.live_bytes,
+                    table.name(i)
+                ))?;
+            }
+        }
+        Ok(out)
     }
-    write_untracked(w, &registry, &records)
+
+    /// Appends a line.
+    fn line(&mut self, args: fmt::Arguments<'_>) -> Result {
+        NameWriter(&mut self.text)
+            .write_fmt(args)
+            .map_err(|_| ENOMEM)?;
+        self.text.push(b'\n', GFP_KERNEL)?;
+        self.ends.push(self.text.len(), GFP_KERNEL)?;
+        Ok(())
+    }
+}
+
+impl Listing for Control {
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn show(&mut self, i: usize, w: &mut SeqWriter) -> fmt::Result {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        let line = self.text.get(start..self.ends[i]).unwrap_or_default();
+        w.write_str(core::str::from_utf8(line).unwrap_or(UNKNOWN))
+    }
 }

@@ -104,6 +104,32 @@ test_capture_module_site_by_process_and_stack() {
 	grep -q "^site selection=1 live=0 " "$CAP_CTL" || fail "records left: $(cat "$CAP_CTL")"
 }
 
+# The capture files are made when opened and read item by item: read in
+# pieces of 100 bytes, each a read() that resumes inside an item, they say what
+# one read of the whole file says (ages aside: each open reads the clock).
+test_capture_files_read_in_small_pieces() {
+	capture_ready
+	insmod "$CAP_MODDIR/alloctag_test.ko" || fail "insmod failed"
+	echo "add module:alloctag_test func:hold_object" >"$CAP_CTL" || fail "add refused"
+	pid=$(capwriter "$HOLD" 64) || fail "capwriter failed"
+	for f in live live_stacks live_processes capture; do
+		sed -E 's/ age(_min|_avg|_max)?_ns=[0-9]+//g' "$CAP_DIR/$f" >/tmp/cap-whole
+		dd if="$CAP_DIR/$f" bs=100 2>/dev/null | sed -E 's/ age(_min|_avg|_max)?_ns=[0-9]+//g' >/tmp/cap-pieces
+		cmp -s /tmp/cap-whole /tmp/cap-pieces ||
+			fail "$f read in pieces differs: $(diff /tmp/cap-whole /tmp/cap-pieces | head -n 8)"
+		echo "$f: $(wc -c </tmp/cap-whole) bytes"
+	done
+	sed -E 's/ age(_min|_avg|_max)?_ns=[0-9]+//g' "$CAP_DIR/live" >/tmp/cap-whole
+	# Larger than seq_file's first buffer (a page), so that reading it needs
+	# more than one buffer.
+	[ "$(wc -c </tmp/cap-whole)" -gt 8192 ] || fail "live is only $(wc -c </tmp/cap-whole) bytes"
+	[ "$(grep -c "^object .* tgid=$pid comm=capwriter " /tmp/cap-whole)" = 64 ] ||
+		fail "not 64 objects of $pid: $(head -n 3 /tmp/cap-whole)"
+	tail -n 1 /tmp/cap-whole | grep -q "^untracked objects=0 bytes=0 " ||
+		fail "last line: $(tail -n 1 /tmp/cap-whole)"
+	capwriter "$HOLD" 0 >/dev/null || fail "freeing failed"
+}
+
 # A user-space program makes the kernel allocate at a selected site of the
 # kernel itself: a pipe's buffer pages (pipe_write()) show under the writer's
 # pid and comm, with pipe_write in the stack, and go when the pipe does.
