@@ -152,9 +152,19 @@ RET=false graft_fail mm/page_alloc.c \
 	'\tif \(should_fail_alloc_page\(gfp_mask, order\)\)\n\t\treturn false;\n' \
 	'alloctag_fail(gfp_mask, PAGE_SIZE << order)'
 
+# Headers under include/ go into the tree as files, not links: the headers
+# package (scripts/package/install-extmod-build) copies include/ as it is, and
+# a link to this checkout would dangle wherever the package is installed.
+# Copied only when they differ, so an unchanged header rebuilds nothing.
+install_header() {
+	[ ! -L "$tree/$1" ] || rm -f "$tree/$1"
+	cmp -s "$ALLOCTAG_ROOT/$1" "$tree/$1" || cp "$ALLOCTAG_ROOT/$1" "$tree/$1"
+}
 # Mainline's allocinfo ioctl ABI (include/uapi/linux/alloc_tag.h), which our
 # /proc/allocinfo serves: tools built against the tree find the header.
-ln -sfn "$ALLOCTAG_ROOT/include/uapi/linux/alloc_tag.h" "$tree/include/uapi/linux/alloc_tag.h"
+install_header include/uapi/linux/alloc_tag.h
+# The capture hooks, which include/linux/alloc_tag.h includes.
+install_header include/linux/alloctag_capture.h
 
 # 6.12's debug check dereferences the empty-tag marker CODETAG_EMPTY (1)
 # when a slab whose extension vector once failed gets a new vector: an oops
@@ -182,7 +192,7 @@ if ! grep -q "$ACC_MARK" "$slub_c"; then
 	log "grafted mm/slub.c (accuracy)"
 fi
 
-# Capture of live objects at selected call sites (include/alloctag_capture.h,
+# Capture of live objects at selected call sites (include/linux/alloctag_capture.h,
 # src/capture/): each hook sits where the tag reference of an object is set,
 # cleared or moved, behind a static key that is off while nothing is
 # selected. The allocation hooks are where the object, its size and the flags
@@ -194,7 +204,7 @@ CAP_MARK=alloctag-graft-capture
 export CAP_MARK
 if ! grep -q "$CAP_MARK" "$at_h"; then
 	perl -0pi -e '
-		s|(#endif /\* CONFIG_MEM_ALLOC_PROFILING_DEBUG \*/\n)|$1\n/* $ENV{CAP_MARK}: the capture hooks, which need struct alloc_tag and is_codetag_empty() */\n#include "../../lib/alloctag/include/alloctag_capture.h"\n| or die "anchor";
+		s|(#endif /\* CONFIG_MEM_ALLOC_PROFILING_DEBUG \*/\n)|$1\n/* $ENV{CAP_MARK}: the capture hooks, which need struct alloc_tag and is_codetag_empty() */\n#include <linux/alloctag_capture.h>\n| or die "anchor";
 	' "$at_h"
 	[ "$(grep -c "$CAP_MARK" "$at_h")" = 1 ] || die "include/linux/alloc_tag.h: capture graft failed"
 	log "grafted include/linux/alloc_tag.h (capture)"

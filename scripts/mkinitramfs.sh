@@ -40,6 +40,16 @@ printf 'root:x:0:\nnogroup:x:65534:\n' >"$stage/etc/group"
 find "$kbuild/lib/alloctag" -name '*.ko' -exec cp {} "$stage/lib/modules/" \; 2>/dev/null || true
 # An in-tree module for the error-path sweeper (tests/guest/inject.sh).
 find "$kbuild/drivers/char/hw_random" -name 'rng-core.ko' -exec cp {} "$stage/lib/modules/" \; 2>/dev/null || true
+# The out-of-tree module built against this kernel's headers package
+# (scripts/build-extmod.sh, tests/guest/extmod.sh), only when built after the
+# kernel and its sources: an older one is another build's.
+extmod=$BUILD_DIR/extmod/${kbuild##*/kernel-}/alloctag_extmod.ko
+if [ -f "$extmod" ] && [ -z "$(find "$kbuild/Module.symvers" "$ALLOCTAG_ROOT/tests/extmod" -newer "$extmod" -print -quit)" ]; then
+	mkdir -p "$stage/lib/modules/extmod"
+	cp "$extmod" "$stage/lib/modules/extmod/"
+else
+	log "mkinitramfs: no fresh $extmod (scripts/build-extmod.sh builds it): its guest test will fail"
+fi
 install -m 755 "$ALLOCTAG_ROOT/scripts/sweep-error-paths.sh" "$stage/alloctag/sweep-error-paths.sh"
 install -m 755 "$ALLOCTAG_ROOT/scripts/guest/sweep.sh" "$stage/alloctag/sweep.sh" # scripts/sweep.sh
 mkdir -p "$stage/alloctag/src"

@@ -133,6 +133,10 @@ else
 	log "guest tests: the test kernel was not built by this run's KUnit stage; its boots fail"
 fi
 for k in "${!images[@]}"; do
+	# An out-of-tree module built against the kernel's headers package alone;
+	# a failed build leaves none, and tests/guest/extmod.sh fails.
+	"$ALLOCTAG_ROOT/scripts/build-extmod.sh" "$k" >"$logs/extmod-$k.log" 2>&1 ||
+		{ tail -n 20 "$logs/extmod-$k.log"; log "extmod: not built for kernel-$k; its guest test will fail"; }
 	if "$ALLOCTAG_ROOT/scripts/mkinitramfs.sh" "$BUILD_DIR/kernel-$k" "$BUILD_DIR/initramfs-$k.cpio.gz"; then
 		initrds[$k]=$BUILD_DIR/initramfs-$k.cpio.gz
 	fi

@@ -3,11 +3,11 @@
 //! Capture, the second level: the live objects of chosen call sites, with the process, CPU,
 //! time, flags and stack of their allocation.
 //!
-//! C header: [`include/alloctag_capture.h`](srctree/lib/alloctag/include/alloctag_capture.h)
+//! C header: [`include/linux/alloctag_capture.h`](srctree/include/linux/alloctag_capture.h)
 //!
 //! Root chooses call sites with the code-tag library's selections ([`crate::codetag::Selection`])
 //! through `/sys/kernel/debug/alloctag/capture`. While a selection is in force a static key
-//! turns the hooks on (include/alloctag_capture.h, grafted into the allocation-tag hooks), and
+//! turns the hooks on (include/linux/alloctag_capture.h, grafted into the allocation-tag hooks), and
 //! each object allocated at a marked site gets a record in a pool of bounded size, keyed by the
 //! object's tag reference, until the object is freed ([`hook`], [`pool`]). The pool is
 //! allocated when the first selection is made and freed, with every record, when the last one

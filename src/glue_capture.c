@@ -23,7 +23,7 @@
 /* struct kmem_cache, for the charged size (Kbuild adds mm/). */
 #include "slab.h"
 
-#include "../include/alloctag_capture.h"
+#include <linux/alloctag_capture.h>
 #include "../include/alloctag_capture_info.h"
 #include "../include/alloctag_glue.h"
 

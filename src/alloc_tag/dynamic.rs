@@ -528,9 +528,12 @@ impl<const C: usize, const M: usize> Pool<C, M> {
                 self.untable(i);
                 if !zero {
                     let counters = tag.read();
+                    // Worded as a static tag's warning (src/alloc_tag.rs), so that one search
+                    // finds both.
                     pr_warn!(
-                        "{} has {} bytes in {} allocations at module unload\n",
+                        "{} module {} has {} bytes in {} allocations at module unload\n",
                         tag.codetag(),
+                        tag.codetag().modname().unwrap_or(kernel::c_str!("?")),
                         counters.bytes,
                         counters.calls
                     );

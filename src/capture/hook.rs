@@ -4,7 +4,7 @@
 //! one, split one, move one. Each takes the pool's lock briefly and never allocates: they run
 //! in every context the allocators run in, interrupts and spinlocked sections included.
 //!
-//! C header: [`include/alloctag_capture.h`](srctree/lib/alloctag/include/alloctag_capture.h)
+//! C header: [`include/linux/alloctag_capture.h`](srctree/include/linux/alloctag_capture.h)
 
 use super::pool::{self, still_selected, Record};
 use core::ffi::c_void;

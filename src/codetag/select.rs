@@ -190,7 +190,7 @@ impl Field {
     };
 
     /// Capture's field: a site slot number plus one. `ALLOCTAG_CAPTURE_MASK` in
-    /// include/alloctag_capture.h is its mask, which the allocator hooks test inline.
+    /// include/linux/alloctag_capture.h is its mask, which the allocator hooks test inline.
     #[cfg_attr(not(CONFIG_ALLOCTAG_CAPTURE), allow(dead_code))]
     pub(crate) const CAPTURE: Self = Self {
         shift: 20,

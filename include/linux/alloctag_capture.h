@@ -10,7 +10,10 @@
  *  - pgalloc_tag_split() and pgalloc_tag_copy() (include/linux/mm.h): the
  *    record follows the pages.
  * Only include/linux/alloc_tag.h includes this header, after its struct
- * alloc_tag and is_codetag_empty(), which the hooks use.
+ * alloc_tag and is_codetag_empty(), which the hooks use. Nearly every module
+ * includes alloc_tag.h (through percpu.h), so this header lives under
+ * include/linux/, where scripts/graft.sh installs it as a file: the headers
+ * package (scripts/package/install-extmod-build) then carries it.
  *
  * The capture key is on only while a capture selection is in force. Behind
  * it, only a tag whose capture field (bits 20 to 31 of its flags,
@@ -19,7 +22,7 @@
  *
  * The slab hooks, the hottest, pay nothing while nothing is selected: they
  * test the slab-plain key instead of mem_alloc_profiling_enabled(), on while
- * profiling is on and capture off (src/capture/keys.rs keeps it so), and only
+ * profiling is on and capture off (src/keys.rs keeps it so), and only
  * when it is off do they test the capture key and take their capture
  * variants, inline too. One static branch, as in 6.12, where capture would
  * add one more.
