@@ -38,7 +38,8 @@ enum Cmd {
     },
     /// Prints how many tags FILTER selects (names as written)
     Count {
-        file: PathBuf,
+        #[arg(value_name = "FILE")]
+        listing: PathBuf,
         #[command(flatten)]
         filter: FilterArgs,
         #[command(flatten)]
@@ -46,13 +47,15 @@ enum Cmd {
     },
     /// Prints "BYTES CALLS" of the one tag FILTER selects
     Get {
-        file: PathBuf,
+        #[arg(value_name = "FILE")]
+        listing: PathBuf,
         #[command(flatten)]
         filter: FilterArgs,
     },
     /// Every tag FILTER selects has 0 bytes in 0 calls (and there is one)
     Zero {
-        file: PathBuf,
+        #[arg(value_name = "FILE")]
+        listing: PathBuf,
         #[command(flatten)]
         filter: FilterArgs,
     },
@@ -232,7 +235,7 @@ fn run(cmd: Cmd) -> Outcome {
             check::check_read(&read(&r)?, &table, final_read)
         }
         Cmd::Count {
-            file,
+            listing: file,
             filter,
             expect,
         } => {
@@ -242,8 +245,14 @@ fn run(cmd: Cmd) -> Outcome {
             Expect::from(expect).check(n, "tags selected")?;
             Ok(n.to_string())
         }
-        Cmd::Get { file, filter } => check::get(&listing(&file)?, &filter.into()),
-        Cmd::Zero { file, filter } => check::zero(&listing(&file)?, &filter.into()),
+        Cmd::Get {
+            listing: file,
+            filter,
+        } => check::get(&listing(&file)?, &filter.into()),
+        Cmd::Zero {
+            listing: file,
+            filter,
+        } => check::zero(&listing(&file)?, &filter.into()),
         Cmd::Unchanged {
             before,
             after,
@@ -314,5 +323,67 @@ fn main() -> ExitCode {
             eprintln!("allocinfo-check: {why}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// clap's own consistency checks: no two arguments of a command share
+    /// a name (a positional FILE and the filter's --file once did).
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn filters_parse_beside_the_file() {
+        let cli = Cli::try_parse_from([
+            "allocinfo-check",
+            "count",
+            "/tmp/x",
+            "--file",
+            "mm/slub.c",
+            "--line",
+            "4294967297",
+            "--module",
+            "",
+            "--min",
+            "9223372036854775808",
+            "--exactly",
+            "0",
+        ])
+        .unwrap();
+        let Cmd::Count {
+            listing,
+            filter,
+            expect,
+        } = cli.cmd
+        else {
+            panic!("not count");
+        };
+        assert_eq!(listing, PathBuf::from("/tmp/x"));
+        let f = Filter::from(filter);
+        assert_eq!(f.file.as_deref(), Some("mm/slub.c"));
+        assert_eq!(f.line, Some((1 << 32) + 1));
+        assert_eq!(f.module.as_deref(), Some(""));
+        assert_eq!(f.min, Some(1 << 63));
+        assert_eq!(expect.exactly, Some(0));
+        for cmd in ["table", "read", "tags", "stable-tags", "counters", "frozen"] {
+            assert!(
+                Cli::try_parse_from(["allocinfo-check", cmd]).is_err(),
+                "{cmd}"
+            );
+        }
+        let t = Cli::try_parse_from(["allocinfo-check", "table", "V", "/tmp/r"]).unwrap();
+        assert!(matches!(
+            t.cmd,
+            Cmd::Table {
+                kind: KindArg::V,
+                ..
+            }
+        ));
     }
 }
