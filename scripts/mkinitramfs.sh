@@ -3,8 +3,8 @@
 #
 # Builds the guest initramfs: busybox-static, our /init, the demo and the
 # in-guest tests with their static tools, the test modules of a kernel build
-# and, when it has been built, the static allocinfo tool. Each kernel gets
-# its own (the modules must match it).
+# and, when they have been built, the static allocinfo and allocinfo-check
+# tools. Each kernel gets its own (the modules must match it).
 #
 # Usage: scripts/mkinitramfs.sh KERNEL_BUILD_DIR OUTPUT.cpio.gz
 set -euo pipefail
@@ -80,23 +80,38 @@ done
 gcc -static -O2 -Wall -Werror -o "$stage/bin/alloctag-storm" "$ALLOCTAG_ROOT/tests/guest/stress/storm.c" ||
 	die "building tests/guest/stress/storm.c failed (needs gcc and libc6-dev)"
 
-# The tool, only as built from the sources now in the checkout: a binary
-# older than any of its sources is an earlier build's (scripts/build-tool.sh
-# deletes it before building, so a failed build leaves none), and without it
-# the guest tests of the tool fail instead of testing old code.
-tool=$ALLOCTAG_ROOT/target/x86_64-unknown-linux-gnu/release/allocinfo
-if [ -x "$tool" ]; then
-	# (The binary's own sources: cargo relinks it when one changes, so a
-	# fresh build is never older than them.)
-	newer=$(find "$ALLOCTAG_ROOT/crates" -path '*/fuzz' -prune -o -type f \
-		\( -path '*/src/*' -o -name Cargo.toml -o -name build.rs \) -newer "$tool" -print 2>/dev/null | head -n 3)
+# The tools (scripts/build-tool.sh), each only as built from the sources
+# now in the checkout: a binary older than any of its sources is an earlier
+# build's (build-tool.sh deletes it before building, so a failed build
+# leaves none), and without it the guest tests that need it fail instead of
+# testing old code. A tool's sources are the files its cargo dep-info
+# (TOOL.d) names and their crates' Cargo.toml and build.rs: cargo relinks
+# the binary when one of them changes, so a fresh build is never older than
+# them, and a change to another tool's crate does not make it look old.
+# (The paths of the dep-info have no spaces: the checkout's path has none.)
+release=$ALLOCTAG_ROOT/target/x86_64-unknown-linux-gnu/release
+for name in allocinfo allocinfo-check; do
+	tool=$release/$name
+	if [ ! -x "$tool" ]; then
+		log "mkinitramfs: no $tool (scripts/build-tool.sh builds it): the guest tests of $name will fail"
+		continue
+	fi
+	if [ ! -f "$tool.d" ]; then
+		log "mkinitramfs: not packing $tool: no $tool.d to name its sources (scripts/build-tool.sh builds it)"
+		continue
+	fi
+	mapfile -t srcs < <(sed 's/^[^:]*: *//' "$tool.d" | tr ' ' '\n' | grep -v '^$' || true)
+	[ "${#srcs[@]}" -gt 0 ] || die "mkinitramfs: $tool.d names no source"
+	for c in $(printf '%s\n' "${srcs[@]}" | sed -n 's|/src/.*||p' | sort -u); do
+		srcs+=("$c/Cargo.toml")
+		[ ! -e "$c/build.rs" ] || srcs+=("$c/build.rs")
+	done
+	newer=$(find "${srcs[@]}" -newer "$tool" -print 2>/dev/null | head -n 3 || true)
 	if [ -n "$newer" ]; then
 		log "mkinitramfs: not packing $tool: older than $(echo "$newer" | tr '\n' ' ')(scripts/build-tool.sh builds it)"
 	else
-		cp "$tool" "$stage/bin/allocinfo"
+		cp "$tool" "$stage/bin/$name"
 	fi
-else
-	log "mkinitramfs: no $tool (scripts/build-tool.sh builds it): the guest tests of the tool will fail"
-fi
+done
 
 (cd "$stage" && find . -print0 | cpio --null -o -H newc --quiet) | gzip -1 >"$out"

@@ -205,6 +205,29 @@ test_inject_sweep_params_and_workload_reach_their_sites() {
 		fail "hold_object with -w: $(sweep_row /tmp/sweep.out "$hold_site")"
 }
 
+# What -w and -p do at each load (scripts/sweep-error-paths.sh): the
+# workload runs after every load that succeeded, the listing load's
+# included, and after no failed one, each time with the module loaded with
+# -p's parameters. The workload records the module's cache parameter (Y with
+# cache=1), or "absent" with the module not loaded.
+test_inject_sweep_runs_the_workload_after_each_load_with_the_params() {
+	fail_ctl_ready
+	rm -f /tmp/sweep-wl
+	"$SWEEP" -p cache=1 \
+		-w "{ cat /sys/module/alloctag_test/parameters/cache || echo absent; } >>/tmp/sweep-wl" \
+		"$MODDIR/alloctag_test.ko" >/tmp/sweep.out 2>&1 || fail "sweep failed: $(cat /tmp/sweep.out)"
+	cat /tmp/sweep.out
+	loaded=$(grep -Ec '^[^ ]+:[0-9]+ +[0-9]+ +loaded( |$)' /tmp/sweep.out || true)
+	failed=$(grep -Ec '^[^ ]+:[0-9]+ +[0-9]+ +failed: ' /tmp/sweep.out || true)
+	echo "rows: $loaded loaded, $failed failed; workload runs: $(wc -l </tmp/sweep-wl)"
+	# Both kinds of row, or the count below would not tell them apart.
+	[ "$loaded" -ge 1 ] || fail "no row loaded"
+	[ "$failed" -ge 1 ] || fail "no row failed its load"
+	[ "$(wc -l </tmp/sweep-wl)" = $((loaded + 1)) ] ||
+		fail "the workload ran $(wc -l </tmp/sweep-wl) times, expected $((loaded + 1)) (the listing load and each loaded row)"
+	[ "$(sort -u /tmp/sweep-wl)" = Y ] || fail "a load without cache=1: $(sort /tmp/sweep-wl | uniq -c)"
+}
+
 test_inject_sweep_catches_the_leak() {
 	fail_ctl_ready
 	rc=0

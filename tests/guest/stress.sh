@@ -56,66 +56,25 @@ st_clock() {
 	st_now=${st_now%%.*}
 }
 
-# The lines of /proc/allocinfo ($1: a copy) of module $2, sorted.
-st_module_lines() {
-	grep -F "[$2] " "$1" | sort
-}
+# The reads are checked by allocinfo-check (crates/allocinfo-check, on the
+# tested parser of crates/allocinfo-format): "table KIND READ [MODULE]"
+# lists the tags a read may show (KIND V vmlinux's, P the pinned module's,
+# C those of a module loaded and unloaded during the reads), and "read READ
+# TABLE" checks a read against them: 6.12's header, every line exactly as
+# the kernel prints it, every tag of kind V and P exactly as many times as
+# in the table, of kind C at most that many times (never with --final),
+# and no tag that is not in the table. Without /bin/allocinfo-check every
+# check fails.
 
-# "KIND<TAB>COUNT<TAB>TAG INFO" for each distinct tag info (fields 3.. of a
-# line) of a copy of /proc/allocinfo ($2), for st_check_read: KIND V takes
-# the vmlinux lines, anything else the lines of module $3.
-st_table() {
-	awk -v kind="$1" -v mod="[$3]" '
-		NR > 2 && (kind == "V" ? $4 !~ /^\[/ : $4 == mod) {
-			sub(/^ *-?[0-9]+ +[0-9]+ /, "")
-			n[$0]++
-		}
-		END { for (i in n) printf "%s\t%d\t%s\n", kind, n[i], i }' "$2"
-}
-
-# Checks a read of /proc/allocinfo ($1) against a table ($2, st_table's
-# lines): the header, the format of every line, every tag of kind V
-# (vmlinux) and P (the pinned module) exactly as many times as in the table,
-# tags of kind C (modules loaded and unloaded during the read) at most that
-# many times, or never with $3 = final, and no tag that is not in the table.
-# Prints at most five complaints.
+# Checks a read of /proc/allocinfo ($1) against the table ($2); $3 = final
+# for the read after the stress. Prints at most five complaints.
 st_check_read() {
-	if [ -n "$(tail -c 1 "$1")" ]; then
-		echo "the read does not end with a newline: $(tail -n 1 "$1")"
-		return 1
-	fi
-	awk -v final="$3" '
-		function bad(msg) { if (nbad++ < 5) print msg }
-		FNR == NR { split($0, a, "\t"); kind[a[3]] = a[1]; want[a[3]] = a[2]; next }
-		FNR == 1 { if ($0 != "allocinfo - version: 1.0") bad("header: " $0); next }
-		FNR == 2 { if ($0 != "#     <size>  <calls> <tag info>") bad("header: " $0); next }
-		$0 !~ /^ *-?[0-9]+ +[0-9]+ [^ ]+:[0-9]+ (\[[A-Za-z0-9_]+\] )?func:[^ ]+ $/ {
-			bad("line " FNR " malformed: " $0); next
-		}
-		{
-			info = $0
-			sub(/^ *-?[0-9]+ +[0-9]+ /, "", info)
-			if (!(info in kind)) bad("line " FNR " unknown tag: " info)
-			else got[info]++
-		}
-		END {
-			if (FNR < 2) bad("no header")
-			for (info in kind) {
-				g = got[info] + 0
-				w = want[info] + 0
-				if (kind[info] != "C") {
-					if (g != w) bad(kind[info] " tag " g " times, not " w ": " info)
-				} else if (g > (final ? 0 : w)) {
-					bad("module tag " g " times: " info)
-				}
-			}
-			exit (nbad > 0)
-		}' "$2" "$1"
+	allocinfo-check read "$1" "$2" ${3:+--final} 2>&1
 }
 
 # Fails the holder tests unless alloctag_test's unload warned about exactly
-# its three hold_* call sites, with the values $1 (a copy of its lines of
-# /proc/allocinfo just before the unload) shows, and the loader warned once.
+# its three hold_* call sites, with the values $1 (a copy of /proc/allocinfo
+# just before the unload) shows, and the loader warned once.
 st_check_hold_warnings() {
 	lines=$1
 	log=$(dmesg)
@@ -123,7 +82,7 @@ st_check_hold_warnings() {
 	[ "$n" = 3 ] || { echo "$n unload warnings, not 3:"; echo "$log" | tail -8; return 1; }
 	for f in hold_kmalloc hold_pages hold_vmalloc; do
 		# shellcheck disable=SC2046 # bytes and calls, two words
-		set -- $(awk -v f="func:$f" '$5 == f { print $1, $2 }' "$lines")
+		set -- $(allocinfo-check get "$lines" --module alloctag_test --function "$f")
 		[ $# = 2 ] || { echo "no tag for $f"; return 1; }
 		echo "$log" | grep -Eq "alloctag_test.c:[0-9]+ \[alloctag_test\] func:$f module alloctag_test has $1 bytes in $2 allocations at module unload" ||
 			{ echo "no warning for $f with $1 bytes in $2 allocations:"; echo "$log" | tail -8; return 1; }
@@ -137,6 +96,15 @@ st_check_hold_warnings() {
 	done
 	[ "$(echo "$log" | grep -c 'alloctag_test: memory allocation(s) from the module still alive')" = 1 ] ||
 		{ echo "no single loader warning:"; echo "$log" | tail -8; return 1; }
+}
+
+# Fails if /proc/allocinfo lists a tag of one of the modules named.
+st_no_tags_of() {
+	cat /proc/allocinfo >/tmp/holder-end
+	for m in "$@"; do
+		allocinfo-check count /tmp/holder-end --module "$m" --exactly 0 >/dev/null ||
+			fail "tags of $m left" || return 1
+	done
 }
 
 # alloctag_test hands objects to the holder and is unloaded; the holder frees
@@ -154,25 +122,23 @@ test_holder_frees_after_owner_unloaded() {
 		echo "the holder went while alloctag_test used it"
 		return 1
 	fi
-	st_module_lines /proc/allocinfo alloctag_test >/tmp/holder-old
+	cat /proc/allocinfo >/tmp/holder-old
 	rmmod alloctag_test
 	st_check_hold_warnings /tmp/holder-old
-	[ "$(grep -c '\[alloctag_test\]' /proc/allocinfo)" = 0 ]
+	allocinfo-check count /proc/allocinfo --module alloctag_test --exactly 0
 
 	dmesg -c >/dev/null
 	insmod "$ST_TEST"
-	st_module_lines /proc/allocinfo alloctag_test >/tmp/holder-new
+	cat /proc/allocinfo >/tmp/holder-new
 	echo 1 >"$ST_RELEASE"
 	[ "$(cat "$ST_HELD")" = 0 ]
-	st_module_lines /proc/allocinfo alloctag_test >/tmp/holder-new-after
-	cmp /tmp/holder-new /tmp/holder-new-after ||
-		{ echo "the late frees moved the new instance's counters:"; diff /tmp/holder-new /tmp/holder-new-after; return 1; }
+	cat /proc/allocinfo >/tmp/holder-new-after
+	allocinfo-check unchanged /tmp/holder-new /tmp/holder-new-after --module alloctag_test ||
+		fail "the late frees moved the new instance's counters"
 	# The new instance's hold_* sites never allocated; the holder freed the
 	# nodes it kept the objects in.
-	awk '$5 ~ /^func:hold_/ && ($1 != 0 || $2 != 0) { print; bad = 1 } END { exit bad }' /tmp/holder-new
-	st_module_lines /proc/allocinfo alloctag_holder >/tmp/holder-self
-	[ -s /tmp/holder-self ]
-	awk '$1 != 0 || $2 != 0 { print; bad = 1 } END { exit bad }' /tmp/holder-self
+	allocinfo-check zero /tmp/holder-new --module alloctag_test --function-prefix hold_
+	allocinfo-check zero /proc/allocinfo --module alloctag_holder
 	rmmod alloctag_test
 	rmmod alloctag_holder
 	# Both unloaded with nothing live. (Only their tags: a Rust dynamic tag
@@ -180,7 +146,7 @@ test_holder_frees_after_owner_unloaded() {
 	if dmesg | grep 'at module unload\|still alive'; then
 		return 1
 	fi
-	[ "$(grep -Ec '\[alloctag_(test|holder)\]' /proc/allocinfo)" = 0 ] || fail "tags of alloctag_test or alloctag_holder left"
+	st_no_tags_of alloctag_test alloctag_holder
 }
 
 # The same, with the holder freeing the objects at its own unload.
@@ -188,7 +154,7 @@ test_holder_frees_at_own_unload() {
 	dmesg -c >/dev/null
 	insmod "$ST_HOLDER"
 	insmod "$ST_TEST" hold=1
-	st_module_lines /proc/allocinfo alloctag_test >/tmp/holder-old
+	cat /proc/allocinfo >/tmp/holder-old
 	rmmod alloctag_test
 	st_check_hold_warnings /tmp/holder-old
 	[ "$(cat "$ST_HELD")" = $ST_HELD_PER_LOAD ]
@@ -198,7 +164,7 @@ test_holder_frees_at_own_unload() {
 		echo "the holder did not free what it held"
 		return 1
 	fi
-	[ "$(grep -Ec '\[alloctag_(test|holder)\]' /proc/allocinfo)" = 0 ] || fail "tags of alloctag_test or alloctag_holder left"
+	st_no_tags_of alloctag_test alloctag_holder
 }
 
 # hold=1 without the holder: the load fails cleanly, freeing what it took.
@@ -212,7 +178,7 @@ test_holder_required_for_hold() {
 	if dmesg | grep 'at module unload\|still alive'; then
 		return 1
 	fi
-	[ "$(grep -c '\[alloctag_test\]' /proc/allocinfo)" = 0 ]
+	allocinfo-check count /proc/allocinfo --module alloctag_test --exactly 0
 }
 
 # --- the stress test ---
@@ -284,7 +250,7 @@ st_loop_reader() {
 	f=$ST_DIR/read-$1
 	while st_running; do
 		dd if=/proc/allocinfo of="$f" bs="$2" 2>/dev/null || { st_fail "$1" "dd failed"; break; }
-		if ! st_check_read "$f" "$ST_DIR/table" >"$f.why"; then
+		if ! st_check_read "$f" "$ST_DIR/table" >"$f.why" 2>&1; then
 			cp "$f" "$ST_DIR/bad-$1"
 			# The modules the bad read listed, on the console.
 			grep -F '] func:' "$f" | head -n 20 | while read -r line; do st_say "$1: $line"; done
@@ -407,31 +373,29 @@ test_stress_modules_readers_allocators() {
 	# The tags every read may list: vmlinux's, from a read with no module
 	# loaded, and each test module's, from a read with it loaded.
 	cat /proc/allocinfo >"$ST_DIR/base"
-	if grep -F '] func:' "$ST_DIR/base" | head -3 | grep .; then
-		echo "module tags with no module loaded"
-		return 1
-	fi
-	st_table V "$ST_DIR/base" >"$ST_DIR/table"
+	allocinfo-check count "$ST_DIR/base" --any-module --exactly 0 >/dev/null ||
+		fail "module tags with no module loaded" || return 1
+	# (table fails on a module with no tag: it would check nothing.)
+	allocinfo-check table V "$ST_DIR/base" >"$ST_DIR/table"
 	insmod "$ST_TEST"
 	cat /proc/allocinfo >"$ST_DIR/r"
 	rmmod alloctag_test
-	st_table C "$ST_DIR/r" alloctag_test >>"$ST_DIR/table"
+	allocinfo-check table C "$ST_DIR/r" alloctag_test >>"$ST_DIR/table"
 	insmod "$ST_LEAK"
 	cat /proc/allocinfo >"$ST_DIR/r"
 	rmmod alloctag_rust_leak
-	st_table C "$ST_DIR/r" alloctag_rust_leak >>"$ST_DIR/table"
+	allocinfo-check table C "$ST_DIR/r" alloctag_rust_leak >>"$ST_DIR/table"
 	# The Rust sample stays loaded, before the holder in the list of modules,
 	# until its loop first unloads it.
 	insmod "$ST_SAMPLE"
 	insmod "$ST_HOLDER"
-	cat /proc/allocinfo >"$ST_DIR/r"
-	st_table C "$ST_DIR/r" alloctag_rust_sample >>"$ST_DIR/table"
-	st_table P "$ST_DIR/r" alloctag_holder >>"$ST_DIR/table"
-	st_module_lines "$ST_DIR/r" alloctag_holder >"$ST_DIR/pinned-at-load"
+	cat /proc/allocinfo >"$ST_DIR/at-load"
+	allocinfo-check table C "$ST_DIR/at-load" alloctag_rust_sample >>"$ST_DIR/table"
+	allocinfo-check table P "$ST_DIR/at-load" alloctag_holder >>"$ST_DIR/table"
 	for k in C P; do
 		[ "$(grep -c "^$k" "$ST_DIR/table")" -gt 0 ] || { echo "no $k tags"; return 1; }
 	done
-	st_check_read "$ST_DIR/r" "$ST_DIR/table" || { echo "the setup read fails the check"; return 1; }
+	st_check_read "$ST_DIR/at-load" "$ST_DIR/table" || { echo "the setup read fails the check"; return 1; }
 	st_clock
 	st_say "setup $((st_now - start)) s: $(grep -c '^V' "$ST_DIR/table") vmlinux tag infos," \
 		"$(grep -c '^C' "$ST_DIR/table") of churned modules, $(grep -c '^P' "$ST_DIR/table") pinned"
@@ -488,9 +452,8 @@ test_stress_modules_readers_allocators() {
 	r_leak=$((r_leak + 1)) # the setup's
 	dmesg >"$ST_DIR/dmesg"
 	if [ "$toggle" != 1 ]; then
-		st_module_lines "$ST_DIR/final" alloctag_holder >"$ST_DIR/pinned-at-end"
-		cmp -s "$ST_DIR/pinned-at-load" "$ST_DIR/pinned-at-end" ||
-			{ echo "the holder's counters moved:"; diff "$ST_DIR/pinned-at-load" "$ST_DIR/pinned-at-end"; return 1; }
+		allocinfo-check unchanged "$ST_DIR/at-load" "$ST_DIR/final" --module alloctag_holder ||
+			{ echo "the holder's counters moved"; return 1; }
 		# Exactly the unloads with live allocations warned, each about
 		# exactly what was live: counts lost or doubled under the stress
 		# would warn elsewhere or with other numbers.
@@ -517,7 +480,9 @@ test_stress_modules_readers_allocators() {
 		echo "the holder went with live allocations"
 		return 1
 	fi
-	[ "$(grep -c '\[alloctag_' /proc/allocinfo)" = 0 ] || { echo "test module tags left"; return 1; }
+	cat /proc/allocinfo >"$ST_DIR/end"
+	allocinfo-check count "$ST_DIR/end" --module-prefix alloctag_ --exactly 0 >/dev/null ||
+		{ echo "test module tags left"; return 1; }
 	if [ -w "$ST_CAP" ]; then
 		grep -q "^capture limit=[0-9]* size=0 used=0 " "$ST_CAP" || { echo "capture left: $(cat "$ST_CAP")"; return 1; }
 		if grep -q "^object " "$ST_CAP_DIR/live"; then echo "capture records left"; return 1; fi

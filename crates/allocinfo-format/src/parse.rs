@@ -139,6 +139,17 @@ fn integer<T: std::str::FromStr>(s: &str) -> Option<T> {
     s.parse().ok()
 }
 
+/// One tag line on its own, as [`Profile::parse`] reads each line after the
+/// two header lines: for listings without the header (a line of the text,
+/// or a tool printing tags in its format).
+impl std::str::FromStr for Tag {
+    type Err = ParseErrorKind;
+
+    fn from_str(line: &str) -> Result<Tag, ParseErrorKind> {
+        parse_tag(line)
+    }
+}
+
 fn parse_tag(line: &str) -> Result<Tag, ParseErrorKind> {
     use ParseErrorKind as K;
     let mut words = line.split_ascii_whitespace();
@@ -288,6 +299,22 @@ mod tests {
             one("99999999999999999999 1 a.c:1 func:f").unwrap_err().kind,
             ParseErrorKind::BadBytes(_)
         ));
+    }
+
+    #[test]
+    fn one_line_without_the_header() {
+        let t: Tag = "        4096        1 a/b.c:7 [m] func:f accurate:no "
+            .parse()
+            .unwrap();
+        assert_eq!(t, one("4096 1 a/b.c:7 [m] func:f accurate:no").unwrap());
+        assert!(matches!(
+            "1 1 a.c:1 f".parse::<Tag>().unwrap_err(),
+            ParseErrorKind::BadFunction(_)
+        ));
+        assert_eq!(
+            "".parse::<Tag>().unwrap_err(),
+            ParseErrorKind::Missing("size")
+        );
     }
 
     #[test]
