@@ -6,8 +6,8 @@
 # alone, written by 6.12's own scripts/package/install-extmod-build (what
 # `make bindeb-pkg` puts in linux-headers), with the source tree, the build
 # tree and this checkout hidden (a private mount namespace covers them). The
-# headers must hold no link out of themselves and no path of the checkout or
-# the source tree: either would dangle wherever the package is installed.
+# headers must hold no link out of themselves and no path of the checkout:
+# either would dangle wherever the package is installed.
 #
 # The module goes to $BUILD_DIR/extmod/KERNEL/alloctag_extmod.ko, which
 # scripts/mkinitramfs.sh packs for tests/guest/extmod.sh. The earlier one is
@@ -38,7 +38,10 @@ while IFS= read -r link; do
 	*) die "the headers hold a link out of themselves: $link -> $(readlink "$link")" ;;
 	esac
 done < <(find "$out/headers" -type l)
-leaks=$(grep -rlF -e "$ALLOCTAG_ROOT" -e "$SRC_TREE/" "$out/headers" || true)
+# No file names the checkout; no text file names the source tree (6.12's own
+# host programs, objtool and generate_rust_target, record its path in their
+# debug information, as in any headers package).
+leaks=$( (grep -rlF -e "$ALLOCTAG_ROOT" "$out/headers"; grep -rlIF -e "$SRC_TREE/" "$out/headers") || true)
 [ -z "$leaks" ] || die "the headers name the checkout or the source tree: $(echo "$leaks" | head -n 5 | tr '\n' ' ')"
 
 cp "$ALLOCTAG_ROOT/tests/extmod/alloctag_extmod.c" "$ALLOCTAG_ROOT/tests/extmod/Kbuild" "$out/src/"
