@@ -201,6 +201,24 @@ fn read_fails_a_vmlinux_or_pinned_tag_missing_or_doubled() {
 }
 
 #[test]
+fn read_takes_a_new_rust_line_of_vmlinux_once() {
+    let ok = stress_base() + &pinned();
+    let rust = l(
+        64,
+        1,
+        "lib/alloctag/src/capture/report.rs:620 func:alloctag::capture::report::Control::line",
+    );
+    read_ok(&(ok.clone() + &rust)).unwrap();
+    let e = read_ok(&(ok.clone() + &rust + &rust)).unwrap_err();
+    assert!(e.contains("dynamic tag 2 times"), "{e}");
+    // Not a module's Rust line, nor a C line of vmlinux.
+    let e = read_ok(&(ok.clone() + &l(64, 1, "m.rs:3 [m] func:m::f"))).unwrap_err();
+    assert!(e.contains("unknown tag: m.rs:3 [m] func:m::f"), "{e}");
+    let e = read_ok(&(ok + &l(64, 1, "mm/x.c:3 func:f"))).unwrap_err();
+    assert!(e.contains("unknown tag: mm/x.c:3 func:f"), "{e}");
+}
+
+#[test]
 fn read_fails_an_unknown_tag_or_a_churned_one_too_often() {
     let ok = stress_base() + &pinned();
     let e = read_ok(&(ok.clone() + &l(1, 1, "x.c:1 func:stray"))).unwrap_err();
