@@ -18,6 +18,7 @@ const MAX_COMMAND: usize = 1024;
 pub(crate) type OpenFn = unsafe extern "C" fn(*mut bindings::inode, *mut bindings::file) -> c_int;
 
 /// `release` of a file.
+#[cfg(CONFIG_ALLOCTAG_CAPTURE)]
 pub(crate) type ReleaseFn =
     unsafe extern "C" fn(*mut bindings::inode, *mut bindings::file) -> c_int;
 
@@ -39,6 +40,7 @@ unsafe impl Sync for Fops {}
 impl Fops {
     /// Operations of a seq_file opened by `open` (see [`single_open`]), written by `write` if
     /// any.
+    #[cfg(CONFIG_ALLOCTAG_FAULT_INJECTION)]
     pub(crate) const fn seq(open: OpenFn, write: Option<WriteFn>) -> Self {
         Self(bindings::file_operations {
             open: Some(open),
@@ -54,6 +56,7 @@ impl Fops {
 
     /// Operations of a seq_file shown item by item (`crate::seq::SeqOps`), opened by `open`,
     /// released by `release`, written by `write` if any.
+    #[cfg(CONFIG_ALLOCTAG_CAPTURE)]
     pub(crate) const fn seq_state(
         open: OpenFn,
         release: ReleaseFn,
@@ -73,6 +76,7 @@ impl Fops {
 
 /// Defines `$open`, the `open` of a seq_file whose whole text `$show` writes: `$show` takes a
 /// `&mut SeqWriter` and returns a `core::fmt::Result`.
+#[cfg(CONFIG_ALLOCTAG_FAULT_INJECTION)]
 macro_rules! single_open {
     ($open:ident, $show:expr) => {
         /// `open` of the file.
@@ -105,6 +109,7 @@ macro_rules! single_open {
         }
     };
 }
+#[cfg(CONFIG_ALLOCTAG_FAULT_INJECTION)]
 pub(crate) use single_open;
 
 /// Creates `name` with `mode` and `fops` in `/sys/kernel/debug/alloctag/`, which the first

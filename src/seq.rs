@@ -216,6 +216,7 @@ impl<T: SeqState> SeqOps<T> {
 }
 
 /// A text made once, when its file is opened, and shown one item per `show`.
+#[cfg(CONFIG_ALLOCTAG_CAPTURE)]
 pub(crate) trait Listing: Send + 'static {
     /// The number of items.
     fn len(&self) -> usize;
@@ -225,11 +226,13 @@ pub(crate) trait Listing: Send + 'static {
 }
 
 /// A [`Listing`] with the item it stands on: its [`SeqState`].
+#[cfg(CONFIG_ALLOCTAG_CAPTURE)]
 pub(crate) struct Items<L> {
     listing: L,
     at: usize,
 }
 
+#[cfg(CONFIG_ALLOCTAG_CAPTURE)]
 impl<L: Listing> Items<L> {
     /// Shows `listing` from its first item.
     pub(crate) fn new(listing: L) -> Self {
@@ -237,6 +240,7 @@ impl<L: Listing> Items<L> {
     }
 }
 
+#[cfg(CONFIG_ALLOCTAG_CAPTURE)]
 impl<L: Listing> SeqState for Items<L> {
     fn start(&mut self, pos: i64) -> bool {
         match usize::try_from(pos) {
@@ -257,6 +261,7 @@ impl<L: Listing> SeqState for Items<L> {
 /// Defines `$open`, the `open` of a file that shows the [`Listing`] that `$make` (an
 /// expression of type `Result<$ty>`) makes, and `$fops`, its [`crate::debugfs::Fops`] with
 /// `$write` (an `Option` of a write function).
+#[cfg(CONFIG_ALLOCTAG_CAPTURE)]
 macro_rules! listing_fops {
     ($fops:ident, $open:ident, $ty:ty, $make:expr, $write:expr) => {
         /// `open` of the file.
@@ -288,4 +293,5 @@ macro_rules! listing_fops {
         );
     };
 }
+#[cfg(CONFIG_ALLOCTAG_CAPTURE)]
 pub(crate) use listing_fops;
