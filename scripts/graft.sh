@@ -150,7 +150,7 @@ RET=NULL graft_fail mm/slub.c \
 	'alloctag_fail_slab(s, flags)'
 RET=false graft_fail mm/page_alloc.c \
 	'\tif \(should_fail_alloc_page\(gfp_mask, order\)\)\n\t\treturn false;\n' \
-	'alloctag_fail(gfp_mask, PAGE_SIZE << order)'
+	'alloctag_fail_pages(gfp_mask, order)'
 
 # Headers under include/ go into the tree as files, not links: the headers
 # package (scripts/package/install-extmod-build) copies include/ as it is, and

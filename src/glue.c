@@ -248,7 +248,7 @@ late_initcall(alloctag_dynamic_debugfs);
 
 #ifdef CONFIG_ALLOCTAG_FAULT_INJECTION
 /*
- * Fault injection's switch, tested inline by alloctag_fail()
+ * Fault injection's switch, tested inline by alloctag_fail_pages()
  * (include/alloctag_fail.h): DEFINE_STATIC_KEY_FALSE and static_branch_*()
  * are macros.
  */
@@ -265,10 +265,10 @@ DECLARE_RWSEM(alloctag_fault_control_lock);
  * that only C can give: this function saves the registers that the Rust
  * function may clobber, so the allocators' fast paths need not.
  */
-bool __preserve_most alloctag_fail_slowpath(struct alloc_tag *tag, gfp_t gfp,
-					    size_t size)
+bool __preserve_most alloctag_fail_pages_slowpath(struct alloc_tag *tag,
+						  gfp_t gfp, unsigned int order)
 {
-	return alloctag_should_fail(tag, gfp, size);
+	return alloctag_should_fail(tag, gfp, PAGE_SIZE << order);
 }
 
 /* The slab allocator's, which asks before it masks the flags. */

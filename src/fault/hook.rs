@@ -13,9 +13,9 @@ use kernel::{bindings, prelude::*};
 /// lock: it runs in every context the allocators run in. `__GFP_NOFAIL` allocations never fail,
 /// nor do allocations in NMI.
 ///
-/// Called by `alloctag_fail()` (include/alloctag_fail.h) from the slab and page allocators
-/// while a rule is armed, for a tag whose mark it saw set; the mark is read again here, inside
-/// the RCU read section that keeps its slot from being reused.
+/// Called by `alloctag_fail_pages()` and `alloctag_fail_slab()` (include/alloctag_fail.h) from
+/// the page and slab allocators while a rule is armed, for a tag whose mark it saw set; the mark
+/// is read again here, inside the RCU read section that keeps its slot from being reused.
 ///
 /// # Safety
 ///
