@@ -14,6 +14,7 @@
 #include <linux/alloc_tag.h>
 #include <linux/codetag.h>
 #include <linux/fs.h>
+#include <linux/jump_label.h>
 #include <linux/kbuild.h>
 #include <linux/module.h>
 #include <linux/proc_fs.h>
@@ -48,9 +49,13 @@ void alloctag_layout(void)
 	OFFSET(CODETAG_BYTES_BYTES, codetag_bytes, bytes);
 
 	OFFSET(TASK_ALLOC_TAG, task_struct, alloc_tag);
+	OFFSET(STATIC_KEY_ENABLED, static_key, enabled);
 #ifdef CONFIG_MODULES
 	OFFSET(MODULE_NAME, module, name);
 #endif
+	OFFSET(SEQ_FILE_BUF, seq_file, buf);
+	OFFSET(SEQ_FILE_SIZE, seq_file, size);
+	OFFSET(SEQ_FILE_COUNT, seq_file, count);
 	OFFSET(SEQ_FILE_PRIVATE, seq_file, private);
 	OFFSET(SEQ_FILE_LOCK, seq_file, lock);
 	OFFSET(FILE_PRIVATE_DATA, file, private_data);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Build-time checks that bindgen lays out every kernel struct field that this crate (and the
-//! kernel crate's call-site API, rust/kernel/alloc_tag.rs) reads or writes where C does.
+//! kernel crate's call-site API, rust/kernel/alloc_tag.rs and jump_label.rs) reads or writes
+//! where C does.
 //!
 //! C header: [`include/linux/alloc_tag.h`](srctree/include/linux/alloc_tag.h)
 //!
@@ -65,9 +66,14 @@ same!(CODETAG_BYTES_CT, codetag_bytes.ct);
 same!(CODETAG_BYTES_BYTES, codetag_bytes.bytes);
 
 same!(TASK_ALLOC_TAG, task_struct.alloc_tag);
+// Read by rust/kernel/jump_label.rs where no jump-label entry can be emitted.
+same!(STATIC_KEY_ENABLED, static_key.enabled);
 // Without modules `struct module` is incomplete in C.
 #[cfg(CONFIG_MODULES)]
 same!(MODULE_NAME, module.name);
+same!(SEQ_FILE_BUF, seq_file.buf);
+same!(SEQ_FILE_SIZE, seq_file.size);
+same!(SEQ_FILE_COUNT, seq_file.count);
 same!(SEQ_FILE_PRIVATE, seq_file.private);
 same!(SEQ_FILE_LOCK, seq_file.lock);
 same!(FILE_PRIVATE_DATA, file.private_data);

@@ -235,7 +235,7 @@ pub(crate) fn untracked(tag: &AllocTag, records: &[Record]) -> (u64, i64) {
 
 /// One record of a report, with the index of its site in the report's [`SiteTable`].
 #[derive(Clone, Copy)]
-pub(crate) struct Entry {
+struct Entry {
     record: Record,
     site: usize,
 }
@@ -260,7 +260,7 @@ struct SiteRow {
 }
 
 /// The captured sites and their names, with what their counters hold beyond their records.
-pub(crate) struct SiteTable {
+struct SiteTable {
     /// Sorted by `tag`.
     rows: KVVec<SiteRow>,
     names: KVVec<u8>,

@@ -51,11 +51,11 @@ pub use static_branch_maybe;
 #[macro_export]
 macro_rules! arch_static_branch {
     ($init:expr, $key:path) => {'jl: {
-        // SAFETY: The entry records this instruction's address, the label's and the key's (plus
-        // the branch bit), laid out as `struct jump_entry` with relative offsets
-        // (`CONFIG_HAVE_ARCH_JUMP_LABEL_RELATIVE`, x86_64's `JUMP_TABLE_ENTRY`), 8-byte aligned;
-        // the instruction is `BYTES_NOP5`, the no-op `__jump_label_patch()` expects to replace
-        // while the key is in its initial state. The asm touches no register, memory or flag.
+        // The entry is a `struct jump_entry` with relative offsets, 8-byte aligned (x86_64's
+        // `JUMP_TABLE_ENTRY`); `BYTES_NOP5` is what `__jump_label_patch()` expects while the
+        // key is in its initial state.
+        // SAFETY: The entry names this instruction, the label and the static key; the asm
+        // touches no register, memory or flag.
         unsafe {
             ::core::arch::asm!(
                 "1: .byte 0x0f, 0x1f, 0x44, 0x00, 0x00",
@@ -81,8 +81,9 @@ macro_rules! arch_static_branch {
 #[macro_export]
 macro_rules! arch_static_branch {
     ($init:expr, $key:path) => {'jl: {
-        // SAFETY: As on x86_64, with arm64's `JUMP_TABLE_ENTRY` (relative offsets, 8-byte
-        // aligned) and the `nop` that `aarch64_insn_gen_nop()` patches back in.
+        // As on x86_64, with arm64's `JUMP_TABLE_ENTRY` and the `nop` that
+        // `aarch64_insn_gen_nop()` patches back in.
+        // SAFETY: As on x86_64.
         unsafe {
             ::core::arch::asm!(
                 "1: nop",
