@@ -43,3 +43,32 @@ KERNEL_REPORTS='(Oops|BUG:|WARNING:|Kernel panic|general protection fault|Call T
 
 log() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# The pristine tree as a git repository, for the patch series: Debian's
+# linux-source-6.12 as it unpacks, one commit tagged "base". Made once per
+# tarball (about two minutes); PRISTINE_REPO names it.
+PRISTINE_REPO=$BUILD_DIR/linux-pristine
+LINUX_TARBALL=${LINUX_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+pristine_repo() {
+	local stamp=$PRISTINE_REPO.stamp want
+	[ -f "$LINUX_TARBALL" ] || die "$LINUX_TARBALL missing: run scripts/install-deps.sh"
+	want=$(stat -c '%s %Y' "$LINUX_TARBALL")
+	if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && git -C "$PRISTINE_REPO" rev-parse -q --verify base >/dev/null; then
+		return 0
+	fi
+	log "making the pristine repository $PRISTINE_REPO from $LINUX_TARBALL"
+	rm -rf "$PRISTINE_REPO" "$BUILD_DIR/linux-source-6.12"
+	tar -xJf "$LINUX_TARBALL" -C "$BUILD_DIR"
+	mv "$BUILD_DIR/linux-source-6.12" "$PRISTINE_REPO"
+	(
+		cd "$PRISTINE_REPO"
+		git init -q
+		git config core.autocrlf false
+		git add -A -f
+		GIT_AUTHOR_NAME=linux-source GIT_AUTHOR_EMAIL=linux-source@localhost \
+			GIT_COMMITTER_NAME=linux-source GIT_COMMITTER_EMAIL=linux-source@localhost \
+			git commit -q -m "Linux $(make -s kernelversion) as Debian's linux-source-6.12 ships it"
+		git tag base
+	)
+	echo "$want" >"$stamp"
+}

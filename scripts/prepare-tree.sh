@@ -30,7 +30,7 @@ log "kernel tree: Linux $version at $SRC_TREE"
 # tarball has them and grafted again; a file whose content comes out the same
 # keeps its old time, so that make rebuilds only what really changed.
 graft_stamp=$BUILD_DIR/.graft-stamp
-graft_want=$(cat "$ALLOCTAG_ROOT/scripts/graft.sh" "$ALLOCTAG_ROOT"/src/kernel/*.patch | sha256sum)
+graft_want=$(cat "$ALLOCTAG_ROOT/scripts/graft.sh" "$ALLOCTAG_ROOT/scripts/series.sh" "$ALLOCTAG_ROOT"/src/kernel/*.patch | sha256sum)
 graft_old=$BUILD_DIR/graft-old
 rm -rf "$graft_old"
 if [ "$(cat "$graft_stamp" 2>/dev/null)" != "$graft_want" ]; then
