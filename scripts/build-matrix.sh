@@ -16,18 +16,23 @@
 #          tests/manifest/kunit-ccore.txt, and the case the test kernel skips
 #          (turning profiling off) must pass here.
 #
+#   series the patch series (scripts/export-patches.sh), applied with git am
+#          to a fresh checkout of the pristine tree, gives exactly the
+#          grafted tree (scripts/check-series.sh); that checkout,
+#          $BUILD_DIR/linux-series, is what a carrier builds.
+#
 # Prints one line per configuration and ends with "matrix: N passed, N
 # failed", counting configurations; one that fails to build, warns, fails to
 # boot or fails a test counts as failed, and the exit code is then 1. Logs go
 # to $BUILD_DIR/matrix-logs. Needs the grafted tree (scripts/prepare-tree.sh,
 # which scripts/test.sh runs first).
 #
-# Usage: scripts/build-matrix.sh [up] [ccore]    (default: all)
+# Usage: scripts/build-matrix.sh [series] [up] [ccore]    (default: all)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 kernel_env
 
-ALL=(up ccore)
+ALL=(series up ccore)
 configs=("$@")
 [ ${#configs[@]} -gt 0 ] || configs=("${ALL[@]}")
 for c in "${configs[@]}"; do
@@ -58,6 +63,16 @@ has_config() {
 	else
 		if grep -q "^$1=" "$3"; then return 1; fi
 	fi
+}
+
+run_series() {
+	local out log=$logs/series.log t0=$SECONDS
+	log "series: scripts/check-series.sh"
+	if ! out=$("$ALLOCTAG_ROOT/scripts/check-series.sh" 2>"$log"); then
+		why="$(tail -n 20 "$log")"
+		return 1
+	fi
+	detail="${out#series: }, $((SECONDS - t0)) s"
 }
 
 run_up() {
