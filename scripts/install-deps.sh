@@ -3,7 +3,8 @@
 #
 # Installs everything the build, boot and test loop needs, idempotently:
 # Debian packages (skipped when all are present) and bindgen-cli from
-# crates.io (skipped when a new enough bindgen is installed).
+# crates.io (skipped when a new enough bindgen is installed). With
+# --packages, also what scripts/package.sh needs.
 set -euo pipefail
 
 PACKAGES=(
@@ -14,6 +15,11 @@ PACKAGES=(
 	python3
 	gcc libc6-dev # static guest test tools (scripts/mkinitramfs.sh)
 )
+
+# scripts/package.sh also needs what the kernel's bindeb-pkg builds with.
+if [ "${1:-}" = --packages ]; then
+	PACKAGES+=(debhelper kmod rsync)
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
