@@ -201,6 +201,10 @@ EOF
 	# when a slab whose extension vector once failed gets a new vector: an
 	# oops at address 0x19. Mainline skips empty references there; so do we.
 	local at_h=$tree/include/linux/alloc_tag.h
+	# A tree that has mainline's fix (a later 6.12.y) needs nothing.
+	if grep -q 'WARN_ONCE(ref && ref->ct && !is_codetag_empty(ref),' "$at_h"; then
+		return 0
+	fi
 	if ! grep -q "$MARK" "$at_h"; then
 		perl -0pi -e 's|\tWARN_ONCE\(ref && ref->ct,\n|\t/* $ENV{MARK}: CODETAG_EMPTY is no tag, as in mainline */\n\tWARN_ONCE(ref && ref->ct && !is_codetag_empty(ref),\n|' "$at_h"
 		[ "$(grep -c "$MARK" "$at_h")" = 1 ] || die "include/linux/alloc_tag.h: graft failed"
@@ -222,6 +226,10 @@ Take back folio_size(new) bytes. Mainline later replaced the function
 with pgalloc_tag_swap(); this is the smallest fix for 6.12.
 EOF
 	local mm_h=$tree/include/linux/mm.h
+	# A tree that has mainline's fix (a later 6.12.y) needs nothing.
+	if grep -q '^	alloc_tag_sub(ref, folio_size(new));' "$mm_h" && ! grep -q "$FIX_MARK" "$mm_h"; then
+		return 0
+	fi
 	if ! grep -q "$FIX_MARK" "$mm_h"; then
 		perl -0pi -e '
 			s|\talloc_tag_sub\(ref, folio_nr_pages\(new\)\);\n|\t/* $ENV{FIX_MARK}: bytes, not pages (mainline now swaps the tags) */\n\talloc_tag_sub(ref, folio_size(new));\n| or die "anchor";
@@ -382,7 +390,9 @@ EOF
 		grep -q "$MARK" "$tree/$f" && tc_marked=$((tc_marked + 1))
 	done
 	if [ "$tc_marked" = 0 ]; then
-		patch -d "$tree" -p1 --forward --silent --no-backup-if-mismatch <"$tc_patch" ||
+		# No fuzz: a hunk whose context a stable update changed fails here
+		# instead of landing on the wrong function.
+		patch -d "$tree" -p1 --forward --silent --fuzz=0 --no-backup-if-mismatch <"$tc_patch" ||
 			die "track_caller.patch does not apply"
 		log "grafted track_caller.patch ($tc_total files)"
 	elif [ "$tc_marked" != "$tc_total" ]; then
@@ -407,7 +417,8 @@ graft_helper() {
 		sed -i "$expr" "$file"
 	done
 	sed -i "0,/^#include/s||#include \"../../lib/alloctag/include/alloctag_rust.h\" /* $MARK */\n&|" "$file"
-	[ "$(grep -c 'alloctag_rust_call' "$file")" -ge 1 ] || die "rust/helpers/$name: graft failed"
+	# Every expression must have matched: one call each.
+	[ "$(grep -c 'alloctag_rust_call' "$file")" = $# ] || die "rust/helpers/$name: graft failed"
 	log "grafted rust/helpers/$name"
 }
 
@@ -537,7 +548,7 @@ EOF
 	if ! grep -q "$CAP_MARK" "$mm_h"; then
 		perl -0pi -e '
 			s|(\t\t\talloc_tag_ref_set\(ref, tag\);\n\t\t\tput_page_tag_ref\(ref\);\n\t\t\}\n\t\}\n)|$1\t/* $ENV{CAP_MARK}: each piece gets its own record */\n\talloctag_capture_split(folio, &tag->ct, old_order, new_order);\n| or die "anchor 1";
-			s|(\t/\* $ENV{FIX_MARK}: [^\n]*\n\talloc_tag_sub\(ref, folio_size\(new\)\);\n)|\t/* $ENV{CAP_MARK}: the target loses its own record, if any */\n\talloctag_capture_free(ref);\n$1\t/* $ENV{CAP_MARK}: the record moves with the charge */\n\talloctag_capture_copy(ref, &tag->ct, new, old);\n| or die "anchor 2";
+			s|((?:\t/\* $ENV{FIX_MARK}: [^\n]*\n)?\talloc_tag_sub\(ref, folio_size\(new\)\);\n)|\t/* $ENV{CAP_MARK}: the target loses its own record, if any */\n\talloctag_capture_free(ref);\n$1\t/* $ENV{CAP_MARK}: the record moves with the charge */\n\talloctag_capture_copy(ref, &tag->ct, new, old);\n| or die "anchor 2";
 		' "$mm_h"
 		[ "$(grep -c "$CAP_MARK" "$mm_h")" = 3 ] || die "include/linux/mm.h: capture graft failed"
 		log "grafted include/linux/mm.h (capture)"
@@ -619,8 +630,54 @@ alloc_tagging_slab_free_hook(struct kmem_cache *s, struct slab *slab, void **p,
 		__alloc_tagging_slab_free_hook(s, slab, p, objects, true);
 }
 END
-		s|static inline void\nalloc_tagging_slab_alloc_hook\(struct kmem_cache \*s, void \*object, gfp_t flags\)\n\{\n\tif \(mem_alloc_profiling_enabled\(\)\) \{\n.*?\t\tif \(likely\(obj_exts\)\)\n\t\t\talloc_tag_add\(&obj_exts->ref, current->alloc_tag, s->size\);\n\t\}\n\}\n|$alloc|s or die "anchor 1";
-		s|static inline void\nalloc_tagging_slab_free_hook\(struct kmem_cache \*s, struct slab \*slab, void \*\*p,\n\t\t\t     int objects\)\n\{\n.*?\t\talloc_tag_sub\(&obj_exts\[off\]\.ref, s->size\);\n\t\}\n\}\n|$free|s or die "anchor 2";
+		# The hooks are replaced whole, so they must be exactly as in 6.12.117:
+		# a stable fix inside them fails the graft instead of being lost.
+		my $old_alloc = <<"END";
+static inline void
+alloc_tagging_slab_alloc_hook(struct kmem_cache *s, void *object, gfp_t flags)
+{
+	if (mem_alloc_profiling_enabled()) {
+		struct slabobj_ext *obj_exts;
+
+		obj_exts = prepare_slab_obj_exts_hook(s, flags, object);
+		/*
+		 * Currently obj_exts is used only for allocation profiling.
+		 * If other users appear then mem_alloc_profiling_enabled()
+		 * check should be added before alloc_tag_add().
+		 */
+		if (likely(obj_exts))
+			alloc_tag_add(&obj_exts->ref, current->alloc_tag, s->size);
+	}
+}
+END
+		my $old_free = <<"END";
+static inline void
+alloc_tagging_slab_free_hook(struct kmem_cache *s, struct slab *slab, void **p,
+			     int objects)
+{
+	struct slabobj_ext *obj_exts;
+	int i;
+
+	if (!mem_alloc_profiling_enabled())
+		return;
+
+	/* slab->obj_exts might not be NULL if it was created for MEMCG accounting. */
+	if (s->flags & (SLAB_NO_OBJ_EXT | SLAB_NOLEAKTRACE))
+		return;
+
+	obj_exts = slab_obj_exts(slab);
+	if (!obj_exts)
+		return;
+
+	for (i = 0; i < objects; i++) {
+		unsigned int off = obj_to_index(s, slab, p[i]);
+
+		alloc_tag_sub(&obj_exts[off].ref, s->size);
+	}
+}
+END
+		s|\Q$old_alloc\E|$alloc| or die "anchor 1: alloc_tagging_slab_alloc_hook() is not as in 6.12.117";
+		s|\Q$old_free\E|$free| or die "anchor 2: alloc_tagging_slab_free_hook() is not as in 6.12.117";
 	' "$slub_c"
 	[ "$(grep -c "$CAP_MARK" "$slub_c")" = 2 ] || die "mm/slub.c: capture graft failed"
 	log "grafted mm/slub.c (capture)"
