@@ -98,7 +98,7 @@ pub fn with_tag<R>(tag: &'static CallSiteTag, f: impl FnOnce() -> R) -> R {
 ///
 /// The allocating APIs of this crate (`KBox::new`, `KVec::push`, `Arc::new`,
 /// `CString::try_from_fmt`, ...) and every function between them and the allocators are
-/// `#[track_caller]` (scripts/graft.sh applies `track_caller.patch`), so that
+/// `#[track_caller]` (`track_caller.patch`, applied by scripts/series.sh), so that
 /// [`Location::caller`] here is the first caller outside that chain: the line of the code that
 /// called the API. The allocation profiling core keeps a dynamic tag for each such location,
 /// made on first use, and makes it current around `f`, as [`with_tag`] does; the helpers then
