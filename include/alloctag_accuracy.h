@@ -3,7 +3,7 @@
  * Tags whose counts are known to be incomplete, as mainline marks them with
  * CODETAG_FLAG_INACCURATE: 6.12's slab hook skips an object whose slab has no
  * extension vector (its allocation failed), losing the object's bytes and
- * call from its tag's counters. alloctag's patches includes this header into
+ * call from its tag's counters. alloctag's patches include this header into
  * mm/slub.c, which calls alloctag_set_inaccurate() there.
  *
  * The flag is a bit of struct codetag's flags, which alloctag's selections

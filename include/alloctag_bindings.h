@@ -2,7 +2,7 @@
 /*
  * Declarations that alloctag's Rust code reaches through bindgen.
  *
- * alloctag's patches includes this header from rust/bindings/bindings_helper.h,
+ * alloctag's patches include this header from rust/bindings/bindings_helper.h,
  * so the items below appear in the kernel crate's `bindings` module.
  */
 #ifndef _ALLOCTAG_BINDINGS_H

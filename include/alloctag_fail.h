@@ -2,7 +2,7 @@
 /*
  * Per-call-site fault injection (lib/alloctag/src/fault.rs), asked by the
  * slab and page allocators where they already ask failslab and
- * fail_page_alloc. alloctag's patches includes this header into mm/slub.c and
+ * fail_page_alloc. alloctag's patches include this header into mm/slub.c and
  * mm/page_alloc.c.
  *
  * The static key is on only while a rule is armed: with none, the test is a

@@ -6,7 +6,7 @@
  * allocation is charged to the path's fallback tag, defined in Rust
  * (rust/kernel/alloc_tag.rs), never to a line of the helpers.
  *
- * alloctag's patches includes this header into rust/helpers/{slab,vmalloc,page}.c.
+ * alloctag's patches include this header into rust/helpers/{slab,vmalloc,page}.c.
  */
 #ifndef _ALLOCTAG_RUST_H
 #define _ALLOCTAG_RUST_H

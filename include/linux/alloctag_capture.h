@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Capture of the live objects of selected call sites (lib/alloctag/src/capture/),
- * asked by the allocation-tag hooks that alloctag's patches edits:
+ * asked by the allocation-tag hooks that alloctag's patches edit:
  *  - the slab hooks (mm/slub.c): a record is made on allocation and goes on
  *    free, in their capture variants;
  *  - post_alloc_hook() (mm/page_alloc.c, before the pages' tag is set) and
@@ -12,7 +12,7 @@
  * Only include/linux/alloc_tag.h includes this header, after its struct
  * alloc_tag and is_codetag_empty(), which the hooks use. Nearly every module
  * includes alloc_tag.h (through percpu.h), so this header lives under
- * include/linux/, where alloctag's patches installs it as a file: the headers
+ * include/linux/, where alloctag's patches install it as a file: the headers
  * package (scripts/package/install-extmod-build) then carries it.
  *
  * The capture key is on only while a capture selection is in force. Behind

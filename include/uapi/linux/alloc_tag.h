@@ -2,7 +2,7 @@
 /*
  * /proc/allocinfo ioctl interface: mainline's ABI (magic 0xA6), byte for
  * byte, so that tools written for mainline work on alloctag kernels.
- * alloctag's patches installs this file as include/uapi/linux/alloc_tag.h.
+ * alloctag's patches install this file as include/uapi/linux/alloc_tag.h.
  */
 #ifndef _UAPI_LINUX_ALLOC_TAG_H
 #define _UAPI_LINUX_ALLOC_TAG_H
