@@ -14,18 +14,24 @@ set -euo pipefail
 
 [ -f "$SRC_TREE/lib/alloctag/Kbuild" ] || die "no grafted tree at $SRC_TREE: run scripts/prepare-tree.sh"
 series=$BUILD_DIR/series
-"$ALLOCTAG_ROOT/scripts/export-patches.sh" "$series"
-
 applied=$BUILD_DIR/linux-series
-if git -C "$applied" rev-parse -q --verify HEAD >/dev/null 2>&1; then
-	git -C "$applied" am --abort >/dev/null 2>&1 || true
-	git -C "$applied" checkout -q --detach --force base
-	git -C "$applied" clean -q -fdx
-else
-	rm -rf "$applied"
-	git -C "$PRISTINE_REPO" worktree prune
-	git -C "$PRISTINE_REPO" worktree add -q --detach "$applied" base
+
+# The files the last run's series made, with their times and content: one
+# that comes out the same again gets its time back, so that the arm64 build
+# from this tree rebuilds only what changed.
+times=$BUILD_DIR/linux-series.times
+: >"$times"
+if git -C "$applied" rev-parse -q --verify base >/dev/null 2>&1; then
+	git -C "$applied" diff --name-only base HEAD 2>/dev/null | while IFS= read -r f; do
+		[ -f "$applied/$f" ] && printf '%s %s %s\n' "$(stat -c %Y "$applied/$f")" \
+			"$(git -C "$applied" hash-object "$f")" "$f"
+	done >"$times" || true
 fi
+
+# The export is made in the same checkout, then the checkout goes back to
+# base for git am: both rewrite only the files the series touches.
+SERIES_WORKTREE=$applied "$ALLOCTAG_ROOT/scripts/export-patches.sh" "$series"
+pristine_worktree "$applied"
 patches=("$series"/0*.patch)
 patches=("${patches[@]:1}") # the cover letter is not a patch
 name=$(git -C "$ALLOCTAG_ROOT" config user.name || echo "alloctag developers")
@@ -35,6 +41,11 @@ if ! am_out=$(GIT_COMMITTER_NAME=$name GIT_COMMITTER_EMAIL=$email \
 	printf '%s\n' "$am_out" | tail -n 20 >&2
 	die "the series does not apply to the pristine tree with git am -3"
 fi
+
+while read -r mtime hash f; do
+	[ -f "$applied/$f" ] && [ "$(git -C "$applied" hash-object "$f")" = "$hash" ] &&
+		touch -d "@$mtime" "$applied/$f"
+done <"$times"
 
 # diff follows the graft's symlinks; only the series' git metadata is extra.
 if ! differ=$(diff -rq --exclude=.git "$applied" "$SRC_TREE" 2>&1); then

@@ -16,14 +16,11 @@ set -euo pipefail
 . "$ALLOCTAG_ROOT/scripts/series.sh"
 
 out=${1:?usage: scripts/export-patches.sh OUTDIR}
-pristine_repo
-
-tree=$BUILD_DIR/series-work
+# The checkout the series is made in, kept for the next export (which then
+# rewrites only the files the series touches).
+tree=${SERIES_WORKTREE:-$BUILD_DIR/series-work}
+pristine_worktree "$tree"
 SERIES_MODE=export
-git -C "$PRISTINE_REPO" worktree remove --force "$tree" 2>/dev/null || rm -rf "$tree"
-git -C "$PRISTINE_REPO" worktree prune
-git -C "$PRISTINE_REPO" worktree add -q --detach "$tree" base
-trap 'git -C "$PRISTINE_REPO" worktree remove --force "$tree" 2>/dev/null || true' EXIT
 
 # The author is the checkout's, and the dates its HEAD's, so that exporting
 # the same commit twice writes the same series.

@@ -64,6 +64,10 @@ pristine_repo() {
 		cd "$PRISTINE_REPO"
 		git init -q
 		git config core.autocrlf false
+		# Uncompressed objects: the tree is written once and read locally,
+		# and compressing 1.3 GB is most of the time the repository takes.
+		git config core.compression 0
+		git config core.looseCompression 0
 		git add -A -f
 		GIT_AUTHOR_NAME=linux-source GIT_AUTHOR_EMAIL=linux-source@localhost \
 			GIT_COMMITTER_NAME=linux-source GIT_COMMITTER_EMAIL=linux-source@localhost \
@@ -71,4 +75,21 @@ pristine_repo() {
 		git tag base
 	)
 	echo "$want" >"$stamp"
+}
+
+# Makes $1 a checkout of the pristine tree at base with nothing else in it:
+# a worktree of PRISTINE_REPO, made once (a full checkout) and then reset
+# (which rewrites only the files that differ from base).
+pristine_worktree() {
+	local dir=$1
+	pristine_repo
+	if [ "$(git -C "$dir" rev-parse --git-common-dir 2>/dev/null)" != "$PRISTINE_REPO/.git" ]; then
+		rm -rf "$dir"
+		git -C "$PRISTINE_REPO" worktree prune
+		git -C "$PRISTINE_REPO" worktree add -q --detach "$dir" base
+		return 0
+	fi
+	git -C "$dir" am --abort >/dev/null 2>&1 || true
+	git -C "$dir" checkout -q --detach --force base
+	git -C "$dir" clean -q -fdx
 }
