@@ -159,6 +159,18 @@ insert_before() {
 	log "grafted $1"
 }
 
+# Runs the perl program $5 (on the whole file, -0) on kernel file $1 unless
+# it carries marker $2, then checks that the marker is there $3 times;
+# $4 says which edit in the log ('' for the file's only one).
+perl_edit() {
+	local rel=$1 mark=$2 count=$3 what=$4 prog=$5
+	local file=$tree/$rel
+	grep -q "$mark" "$file" && return 0
+	perl -0pi -e "$prog" "$file"
+	[ "$(grep -c "$mark" "$file")" = "$count" ] || die "$rel: graft failed${what:+ ($what)}"
+	log "grafted $rel${what:+ ($what)}"
+}
+
 # --- the patches ---
 
 patch_module_percpu() {
@@ -179,12 +191,7 @@ EOF
 	# freed: a later free of such an allocation wrote into freed per-CPU
 	# memory. Keep the area too when the code-tag core says the module's
 	# memory must stay.
-	local main_c=$tree/kernel/module/main.c
-	if ! grep -q "$MARK" "$main_c"; then
-		perl -0pi -e 's|(\tkfree\(mod->args\);\n)\tpercpu_modfree\(mod\);\n|$1\t/* $ENV{MARK}: kept tags still count into this per-CPU area */\n\tif (unload_codetags)\n\t\tpercpu_modfree(mod);\n|' "$main_c"
-		[ "$(grep -c "$MARK" "$main_c")" = 1 ] || die "kernel/module/main.c: graft failed"
-		log "grafted kernel/module/main.c"
-	fi
+	perl_edit kernel/module/main.c "$MARK" 1 '' 's|(\tkfree\(mod->args\);\n)\tpercpu_modfree\(mod\);\n|$1\t/* $ENV{MARK}: kept tags still count into this per-CPU area */\n\tif (unload_codetags)\n\t\tpercpu_modfree(mod);\n|'
 }
 
 patch_codetag_empty() {
@@ -205,11 +212,7 @@ EOF
 	if grep -q 'WARN_ONCE(ref && ref->ct && !is_codetag_empty(ref),' "$at_h"; then
 		return 0
 	fi
-	if ! grep -q "$MARK" "$at_h"; then
-		perl -0pi -e 's|\tWARN_ONCE\(ref && ref->ct,\n|\t/* $ENV{MARK}: CODETAG_EMPTY is no tag, as in mainline */\n\tWARN_ONCE(ref && ref->ct && !is_codetag_empty(ref),\n|' "$at_h"
-		[ "$(grep -c "$MARK" "$at_h")" = 1 ] || die "include/linux/alloc_tag.h: graft failed"
-		log "grafted include/linux/alloc_tag.h"
-	fi
+	perl_edit include/linux/alloc_tag.h "$MARK" 1 '' 's|\tWARN_ONCE\(ref && ref->ct,\n|\t/* $ENV{MARK}: CODETAG_EMPTY is no tag, as in mainline */\n\tWARN_ONCE(ref && ref->ct && !is_codetag_empty(ref),\n|'
 }
 
 patch_migration_bytes() {
@@ -230,13 +233,9 @@ EOF
 	if grep -q '^	alloc_tag_sub(ref, folio_size(new));' "$mm_h" && ! grep -q "$FIX_MARK" "$mm_h"; then
 		return 0
 	fi
-	if ! grep -q "$FIX_MARK" "$mm_h"; then
-		perl -0pi -e '
+	perl_edit include/linux/mm.h "$FIX_MARK" 1 'migration bytes' '
 			s|\talloc_tag_sub\(ref, folio_nr_pages\(new\)\);\n|\t/* $ENV{FIX_MARK}: bytes, not pages (mainline now swaps the tags) */\n\talloc_tag_sub(ref, folio_size(new));\n| or die "anchor";
-		' "$mm_h"
-		[ "$(grep -c "$FIX_MARK" "$mm_h")" = 1 ] || die "include/linux/mm.h: migration bytes fix failed"
-		log "grafted include/linux/mm.h (migration bytes)"
-	fi
+		'
 }
 
 patch_plumbing() {
@@ -476,15 +475,10 @@ As mainline does, log it once and mark the tag inaccurate: the allocinfo
 ioctl reports the mark, and allocinfo.version=2.0 prints it, so a user
 knows which figures lost counts.
 EOF
-	local slub_c=$tree/mm/slub.c
-	if ! grep -q "$ACC_MARK" "$slub_c"; then
-		perl -0pi -e '
+	perl_edit mm/slub.c "$ACC_MARK" 2 'accuracy' '
 			s|\tif \(!slab_obj_exts\(slab\) &&\n\t    WARN\(alloc_slab_obj_exts\(slab, s, flags, false\),\n\t\t "%s, %s: Failed to create slab extension vector!\\n",\n\t\t __func__, s->name\)\)\n\t\treturn NULL;\n|\t/* $ENV{ACC_MARK}: counts lost, not a kernel bug: no WARN */\n\tif (!slab_obj_exts(slab) &&\n\t    alloc_slab_obj_exts(slab, s, flags, false)) {\n\t\tpr_warn_once("%s, %s: Failed to create slab extension vector!\\n",\n\t\t\t     __func__, s->name);\n\t\talloctag_set_inaccurate(current->alloc_tag);\n\t\treturn NULL;\n\t}\n| or die "anchor 1";
 			s|(#include "../lib/alloctag/include/alloctag_fail.h"[^\n]*\n)|$1#include "../lib/alloctag/include/alloctag_accuracy.h" /* $ENV{ACC_MARK} */\n| or die "anchor 2";
-		' "$slub_c"
-		[ "$(grep -c "$ACC_MARK" "$slub_c")" = 2 ] || die "mm/slub.c: accuracy graft failed"
-		log "grafted mm/slub.c (accuracy)"
-	fi
+		'
 }
 
 patch_capture() {
@@ -517,51 +511,29 @@ EOF
 	install include/linux/alloctag_capture.h include/linux/alloctag_capture.h
 	introduce ALLOCTAG_STACKDEPOT ALLOCTAG_CAPTURE
 
-	local at_h=$tree/include/linux/alloc_tag.h
-	if ! grep -q "$CAP_MARK" "$at_h"; then
-		perl -0pi -e '
+	perl_edit include/linux/alloc_tag.h "$CAP_MARK" 1 'capture' '
 			s|(#endif /\* CONFIG_MEM_ALLOC_PROFILING_DEBUG \*/\n)|$1\n/* $ENV{CAP_MARK}: the capture hooks, which need struct alloc_tag and is_codetag_empty() */\n#include <linux/alloctag_capture.h>\n| or die "anchor";
-		' "$at_h"
-		[ "$(grep -c "$CAP_MARK" "$at_h")" = 1 ] || die "include/linux/alloc_tag.h: capture graft failed"
-		log "grafted include/linux/alloc_tag.h (capture)"
-	fi
-	local pt_h=$tree/include/linux/pgalloc_tag.h
-	if ! grep -q "$CAP_MARK" "$pt_h"; then
-		perl -0pi -e '
+		'
+	perl_edit include/linux/pgalloc_tag.h "$CAP_MARK" 1 'capture' '
 			s|(\t\tif \(ref\) \{\n)(\t\t\talloc_tag_sub\(ref, PAGE_SIZE \* nr\);\n)|$1\t\t\t/* $ENV{CAP_MARK}: the pages go; so does their record */\n\t\t\talloctag_capture_free(ref);\n$2| or die "anchor";
-		' "$pt_h"
-		[ "$(grep -c "$CAP_MARK" "$pt_h")" = 1 ] || die "include/linux/pgalloc_tag.h: capture graft failed"
-		log "grafted include/linux/pgalloc_tag.h (capture)"
-	fi
+		'
 	graft_capture_slub
-	local pa_c=$tree/mm/page_alloc.c
-	if ! grep -q "$CAP_MARK" "$pa_c"; then
-		perl -0pi -e '
+	perl_edit mm/page_alloc.c "$CAP_MARK" 1 'capture' '
 			s|(\tset_page_owner\(page, order, gfp_flags\);\n\tpage_table_check_alloc\(page, order\);\n\tpgalloc_tag_add\(page, current, 1 << order\);\n)|#ifdef CONFIG_MEM_ALLOC_PROFILING /* $ENV{CAP_MARK}: record the pages if their site is selected; here, where page, order and gfp are live anyway */\n\talloctag_capture_pages(page, &current->alloc_tag, order, gfp_flags);\n#endif\n$1| or die "anchor";
-		' "$pa_c"
-		[ "$(grep -c "$CAP_MARK" "$pa_c")" = 1 ] || die "mm/page_alloc.c: capture graft failed"
-		log "grafted mm/page_alloc.c (capture)"
-	fi
+		'
 	# The migration copy's hooks go around the corrected alloc_tag_sub()
 	# and its comment (patch_migration_bytes).
-	local mm_h=$tree/include/linux/mm.h
-	if ! grep -q "$CAP_MARK" "$mm_h"; then
-		perl -0pi -e '
+	perl_edit include/linux/mm.h "$CAP_MARK" 3 'capture' '
 			s|(\t\t\talloc_tag_ref_set\(ref, tag\);\n\t\t\tput_page_tag_ref\(ref\);\n\t\t\}\n\t\}\n)|$1\t/* $ENV{CAP_MARK}: each piece gets its own record */\n\talloctag_capture_split(folio, &tag->ct, old_order, new_order);\n| or die "anchor 1";
 			s|((?:\t/\* $ENV{FIX_MARK}: [^\n]*\n)?\talloc_tag_sub\(ref, folio_size\(new\)\);\n)|\t/* $ENV{CAP_MARK}: the target loses its own record, if any */\n\talloctag_capture_free(ref);\n$1\t/* $ENV{CAP_MARK}: the record moves with the charge */\n\talloctag_capture_copy(ref, &tag->ct, new, old);\n| or die "anchor 2";
-		' "$mm_h"
-		[ "$(grep -c "$CAP_MARK" "$mm_h")" = 3 ] || die "include/linux/mm.h: capture graft failed"
-		log "grafted include/linux/mm.h (capture)"
-	fi
+		'
 }
 
 # The slab hooks test one key for both profiling and capture
 # (include/linux/alloctag_capture.h says why): their capture variants share
 # the body through a constant argument.
 graft_capture_slub() {
-	local slub_c=$tree/mm/slub.c
-	grep -q "$CAP_MARK" "$slub_c" && return 0
-	perl -0pi -e '
+	perl_edit mm/slub.c "$CAP_MARK" 2 capture '
 		my $alloc = <<"END";
 /*
  * $ENV{CAP_MARK}: one static branch while nothing is selected, as in
@@ -678,9 +650,7 @@ alloc_tagging_slab_free_hook(struct kmem_cache *s, struct slab *slab, void **p,
 END
 		s|\Q$old_alloc\E|$alloc| or die "anchor 1: alloc_tagging_slab_alloc_hook() is not as in 6.12.117";
 		s|\Q$old_free\E|$free| or die "anchor 2: alloc_tagging_slab_free_hook() is not as in 6.12.117";
-	' "$slub_c"
-	[ "$(grep -c "$CAP_MARK" "$slub_c")" = 2 ] || die "mm/slub.c: capture graft failed"
-	log "grafted mm/slub.c (capture)"
+	'
 }
 
 patch_tests() {
