@@ -23,7 +23,9 @@
 #                      (lines between blank lines) that belong to the symbols
 #                      introduced so far: a paragraph with a `config SYM`
 #                      line belongs to SYM, any other to the first of our
-#                      symbols it names (none: to every step);
+#                      symbols it names (none: to every step). A blank line
+#                      inside a make conditional, or before an indented line
+#                      (Kconfig's help text), does not end a paragraph;
 #   edit functions     marked edits of kernel files (below).
 #
 # Needs: $tree (the tree), $SERIES_MODE (graft or export), and lib.sh's log,
@@ -37,7 +39,7 @@ export MARK ACC_MARK CAP_MARK FIX_MARK
 
 SERIES=(
 	module_percpu codetag_empty migration_bytes
-	plumbing uapi core callsite fault accuracy capture tests bench docs
+	uapi plumbing callsite core fault accuracy capture tests bench docs
 )
 
 # Files that an export writes paragraph by paragraph (see above).
@@ -123,9 +125,20 @@ write_paragraphs() {
 				printf "%s", para
 			para = ""
 		}
-		# A paragraph is its lines and the blank lines after them.
+		# A paragraph is its lines and the blank lines after them; a blank
+		# line ends it only outside make conditionals and before a line
+		# that is not indented (a Kconfig help text has blank lines).
 		/^$/ { para = para "\n"; blank = 1; next }
-		{ if (blank) flush(); blank = 0; para = para $0 "\n" }
+		{
+			if (blank && depth == 0 && $0 !~ /^[ \t]/)
+				flush()
+			blank = 0
+			para = para $0 "\n"
+			if ($0 ~ /^(ifeq|ifneq|ifdef|ifndef)[ \t(]/)
+				depth++
+			else if ($0 ~ /^endif/)
+				depth--
+		}
 		END { flush() }
 	' "$ALLOCTAG_ROOT/$file" |
 		# A file does not end in blank lines (git am refuses them).
@@ -253,12 +266,29 @@ away from Rust paths too (--remap-path-prefix), so that tags of Rust call
 sites read "lib/..." or "rust/..." and not the build machine's absolute
 path.
 
-This patch builds nothing yet: it only adds ALLOCTAG_RUST, which says
+The kernel crate's bindings also read lib/alloctag/include/: the
+declarations shared by C and the Rust code of the next patches, and the
+allocators' inline hooks that later patches call, declared here once so
+that the bindings do not change with each feature and a Rust definition
+that disagrees with its C declaration fails the build.
+
+This patch builds no object yet: it only adds ALLOCTAG_RUST, which says
 whether the compiler is new enough for the core (rustc 1.82, &raw).
 EOF
 	place Kconfig lib/alloctag/Kconfig
 	place Kbuild lib/alloctag/Kbuild
 	introduce ALLOCTAG_RUST
+	local f
+	for f in alloctag_bindings.h alloctag_glue.h alloctag_fail.h alloctag_accuracy.h \
+		alloctag_capture_info.h; do
+		place "include/$f" "lib/alloctag/include/$f"
+	done
+	local bh=$tree/rust/bindings/bindings_helper.h
+	if ! grep -q "$MARK" "$bh"; then
+		printf '\n/* %s: declarations used by lib/alloctag */\n#include "../../lib/alloctag/include/alloctag_bindings.h"\n' \
+			"$MARK" >>"$bh"
+		log "grafted rust/bindings/bindings_helper.h"
+	fi
 	insert_before lib/Kconfig.debug \
 		"source \"lib/alloctag/Kconfig\" # $MARK" \
 		'^source "lib/Kconfig.kasan"'
@@ -288,7 +318,7 @@ Add include/uapi/linux/alloc_tag.h as mainline has it: the ioctls that
 ALLOCINFO_IOC_GET_AT and ALLOCINFO_IOC_GET_NEXT) with their filters on
 module, function, file, line, accuracy and size. A tool written for
 mainline's ABI then works unchanged on a 6.12 kernel with the Rust core,
-which implements them (next patch), and a filtered query costs what it
+which implements them (a later patch), and a filtered query costs what it
 returns instead of a read and a parse of the whole text.
 EOF
 	install include/uapi/linux/alloc_tag.h include/uapi/linux/alloc_tag.h
@@ -309,7 +339,8 @@ build fails if a Rust definition disagrees with its C declaration).
   allocations keeping their tags), and cursors that survive module unload.
 - Allocation tags: per-CPU counters, the page_ext and slab extension
   plumbing that 6.12's C core sets up, and dynamic tags for Rust call
-  sites (named by the kernel crate's #[track_caller] API, a later patch).
+  sites, which the kernel crate's #[track_caller] API (previous patch)
+  asks for. The core's own allocations use that API's alloc_hooks!.
 - /proc/allocinfo, byte for byte 6.12's text (version 1.0), read through
   a seq_file cursor that does not walk from the first tag at every read(),
   and mainline's allocinfo ioctls (previous patch); with
@@ -328,20 +359,7 @@ EOF
 		percpu.rs profiling.rs rwsem.rs seq.rs glue.c static_key.c; do
 		place "src/$f" "lib/alloctag/src/$f"
 	done
-	# The declarations shared by the Rust core and C, which bindgen reads;
-	# the allocators' inline hooks that later patches call are declared
-	# here so that the core's bindings do not change with each feature.
-	for f in alloctag_bindings.h alloctag_glue.h alloctag_fail.h alloctag_accuracy.h \
-		alloctag_capture_info.h; do
-		place "include/$f" "lib/alloctag/include/$f"
-	done
 	introduce MEM_ALLOC_PROFILING_RUST
-	local bh=$tree/rust/bindings/bindings_helper.h
-	if ! grep -q "$MARK" "$bh"; then
-		printf '\n/* %s: declarations used by lib/alloctag */\n#include "../../lib/alloctag/include/alloctag_bindings.h"\n' \
-			"$MARK" >>"$bh"
-		log "grafted rust/bindings/bindings_helper.h"
-	fi
 }
 
 patch_callsite() {
@@ -355,9 +373,10 @@ vbox!, kvbox!, kvec_with_capacity!, kvec_push! and alloc_page! put a
 static tag at the line that names them, as C's alloc_hooks() does. Put
 #[track_caller] on the kernel crate's allocating APIs (KBox::new,
 KVec::push, Arc::new, CString::try_from_fmt, ...) and on every function
-between them and the allocator, where charge_caller() asks the core for
-the caller's dynamic tag by Location::caller(): code that calls the plain
-APIs gets its own line with no change. The rust/helpers/ allocate with
+between them and the allocator, where charge_caller() asks the Rust core
+(next patch) for the caller's dynamic tag by Location::caller(): code that
+calls the plain APIs gets its own line with no change. With 6.12's C core
+the macros work as they are and the plain APIs charge the helpers' lines. The rust/helpers/ allocate with
 the _noprof variants under the tag that is current; with none (interrupt
 context, or the pool of dynamic tags full) the allocation goes to one
 fallback tag per path, never to a line of the helpers.
@@ -732,9 +751,10 @@ a module unloaded with live allocations freed the per-CPU area its
 kept tags count into; the debug check dereferenced CODETAG_EMPTY; and
 migration took back a target folio's charge in pages instead of bytes.
 
-Patches 4-6 add the Rust core (CONFIG_MEM_ALLOC_PROFILING_RUST) and
-mainline's allocinfo ioctl ABI, patch 7 charges every Rust allocation to
-its own .rs line, patch 8 adds per-call-site fault injection, patch 9
+Patch 4 adds mainline's allocinfo ioctl ABI, patch 5 the Kconfig,
+Makefile and bindings plumbing, patch 6 the kernel crate's call-site API
+(every Rust allocation at its own .rs line), patch 7 the Rust core
+(CONFIG_MEM_ALLOC_PROFILING_RUST), patch 8 per-call-site fault injection, patch 9
 mainline's accuracy marks in place of a WARN, patch 10 capture of the
 live objects of chosen call sites (process, stack, age), patches 11-12
 KUnit suites, test and benchmark modules, and patch 13 the
