@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Builds a kernel from the grafted tree into $BUILD_DIR/kernel-NAME, from
-# tinyconfig plus the fragment scripts/configs/NAME.config. The build
-# directory is kept, so a second run rebuilds only what changed.
+# tinyconfig plus the fragment scripts/configs/NAME.config, for x86_64 or,
+# when NAME starts with arm64, for arm64 (kernel_arch in lib.sh). The build
+# directory is kept, so a second run rebuilds only what changed. The source
+# tree is $SRC_TREE (lib.sh), or KERNEL_TREE when set (scripts/build-matrix.sh
+# builds arm64 from another tree on request).
 #
 # Usage: scripts/build-kernel.sh NAME [extra config fragment ...]
 set -euo pipefail
@@ -13,8 +16,10 @@ kernel_env
 name=${1:?config name}
 shift
 out=$BUILD_DIR/kernel-$name
+arch=$(kernel_arch "$name")
+tree=${KERNEL_TREE:-$SRC_TREE}
 mkdir -p "$out"
-kmake() { make -s -C "$SRC_TREE" O="$out" ARCH=x86_64 "${KMAKE_OPTS[@]}" "$@"; }
+kmake() { make -s -C "$tree" O="$out" ARCH="$arch" "${KMAKE_OPTS[@]}" "$@"; }
 
 kmake tinyconfig >/dev/null
 cat "$ALLOCTAG_ROOT/scripts/configs/$name.config" "$@" >>"$out/.config"
@@ -27,5 +32,5 @@ for frag in "$ALLOCTAG_ROOT/scripts/configs/$name.config" "$@"; do
 	done
 done
 
-log "building kernel-$name ($(make -s -C "$SRC_TREE" kernelversion))"
+log "building kernel-$name ($(make -s -C "$tree" kernelversion))"
 kmake -j"$JOBS" all

@@ -6,6 +6,6 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 kernel_env
-name=${1:?build name (test, demo)}
+name=${1:?build name (test, demo, arm64)}
 shift
-exec make -C "$SRC_TREE" O="$BUILD_DIR/kernel-$name" ARCH=x86_64 "${KMAKE_OPTS[@]}" -j"$JOBS" "$@"
+exec make -C "$SRC_TREE" O="$BUILD_DIR/kernel-$name" ARCH="$(kernel_arch "$name")" "${KMAKE_OPTS[@]}" -j"$JOBS" "$@"

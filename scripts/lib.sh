@@ -38,6 +38,16 @@ kernel_env() {
 		BINDGEN="$BINDGEN" RUST_LIB_SRC=/usr/lib/rustlib/src/rust/library)
 }
 
+# The architecture of the kernels built from scripts/configs/NAME.config: a
+# fragment named arm64* is cross-built for arm64 (LLVM=-19 needs no gcc
+# cross toolchain), any other for x86_64. kernel_arch NAME
+kernel_arch() {
+	case "$1" in
+	arm64*) echo arm64 ;;
+	*) echo x86_64 ;;
+	esac
+}
+
 # Kernel reports that must never appear while our code runs, as grep -E.
 KERNEL_REPORTS='(Oops|BUG:|WARNING:|Kernel panic|general protection fault|Call Trace:|INFO: possible|circular locking|inconsistent lock state|KASAN:|UBSAN:|detected stall|blocked for more than)'
 

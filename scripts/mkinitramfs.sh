@@ -4,7 +4,9 @@
 # Builds the guest initramfs: busybox-static, our /init, the demo and the
 # in-guest tests with their static tools, the test modules of a kernel build
 # and, when they have been built, the static allocinfo and allocinfo-check
-# tools. Each kernel gets its own (the modules must match it).
+# tools. Each kernel gets its own (the modules must match it). For an arm64
+# kernel (the build matrix's smoke test) the busybox is Debian's arm64 one
+# (scripts/install-deps.sh) and the x86_64 tools are left out.
 #
 # Usage: scripts/mkinitramfs.sh KERNEL_BUILD_DIR OUTPUT.cpio.gz
 set -euo pipefail
@@ -14,6 +16,17 @@ kbuild=${1:?kernel build dir}
 out=${2:?output file}
 busybox=/bin/busybox
 file -L "$busybox" | grep -q 'statically linked' || die "$busybox is not static: install busybox-static"
+arch=x86_64
+guest_busybox=$busybox
+if grep -qx 'CONFIG_ARM64=y' "$kbuild/.config"; then
+	arch=arm64
+	guest_busybox=$BUILD_DIR/arm64/busybox
+	[ -x "$guest_busybox" ] || die "no $guest_busybox: run scripts/install-deps.sh"
+	# It cannot run here to list its applets: the host's busybox lists them,
+	# which must then be the same Debian build of the same package.
+	[ "$(grep -ao 'BusyBox v[^ ]* ([^)]*)' "$guest_busybox")" = "$(grep -ao 'BusyBox v[^ ]* ([^)]*)' "$busybox")" ] ||
+		die "$guest_busybox and $busybox are different busybox versions: run scripts/install-deps.sh"
+fi
 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
@@ -21,7 +34,7 @@ trap 'rm -rf "$stage"' EXIT
 # anything there (the privilege tests run commands as nobody).
 chmod 755 "$stage"
 mkdir -p "$stage"/{bin,sbin,etc,proc,sys,dev,tmp,root,alloctag/tests,lib/modules}
-cp "$busybox" "$stage/bin/busybox"
+cp "$guest_busybox" "$stage/bin/busybox"
 for applet in $("$busybox" --list); do
 	[ -e "$stage/bin/$applet" ] || ln -s busybox "$stage/bin/$applet"
 done
@@ -47,7 +60,7 @@ extmod=$BUILD_DIR/extmod/${kbuild##*/kernel-}/alloctag_extmod.ko
 if [ -f "$extmod" ] && [ -z "$(find "$kbuild/Module.symvers" "$ALLOCTAG_ROOT/tests/extmod" -newer "$extmod" -print -quit)" ]; then
 	mkdir -p "$stage/lib/modules/extmod"
 	cp "$extmod" "$stage/lib/modules/extmod/"
-else
+elif [ "$arch" = x86_64 ]; then # the guest tests run on x86_64 kernels only
 	log "mkinitramfs: no fresh $extmod (scripts/build-extmod.sh builds it): its guest test will fail"
 fi
 install -m 755 "$ALLOCTAG_ROOT/scripts/sweep-error-paths.sh" "$stage/alloctag/sweep-error-paths.sh"
@@ -55,63 +68,67 @@ install -m 755 "$ALLOCTAG_ROOT/scripts/guest/sweep.sh" "$stage/alloctag/sweep.sh
 mkdir -p "$stage/alloctag/src"
 cp "$ALLOCTAG_ROOT"/tests/modules/*.rs "$stage/alloctag/src/"
 
-# GNU sort and numfmt, as users run them on /proc/allocinfo (busybox's sort
-# has no -h), with the libraries they need, ahead of busybox in PATH.
-mkdir -p "$stage/usr/bin"
-for bin in /usr/bin/sort /usr/bin/numfmt; do
-	cp "$bin" "$stage/usr/bin/"
-	for lib in $(ldd "$bin" | grep -o '/[^ ]*'); do
-		mkdir -p "$stage$(dirname "$lib")"
-		cp -L "$lib" "$stage$lib"
+# The host's tools and the ones built for it, x86_64 binaries: an arm64
+# guest runs the smoke test, which needs none of them.
+if [ "$arch" = x86_64 ]; then
+	# GNU sort and numfmt, as users run them on /proc/allocinfo (busybox's sort
+	# has no -h), with the libraries they need, ahead of busybox in PATH.
+	mkdir -p "$stage/usr/bin"
+	for bin in /usr/bin/sort /usr/bin/numfmt; do
+		cp "$bin" "$stage/usr/bin/"
+		for lib in $(ldd "$bin" | grep -o '/[^ ]*'); do
+			mkdir -p "$stage$(dirname "$lib")"
+			cp -L "$lib" "$stage$lib"
+		done
 	done
-done
 
-# The guest tests' own C tools, one per tests/guest/tools/*.c, into /bin.
-# Static, like busybox, so that they do not depend on which libraries the
-# loop above happened to copy. <linux/alloc_tag.h> (the allocinfo ioctls) is
-# ours: the build machine's kernel headers are older than it.
-for src in "$ALLOCTAG_ROOT"/tests/guest/tools/*.c; do
-	gcc -static -O2 -Wall -Werror -I"$ALLOCTAG_ROOT/include/uapi" \
-		-o "$stage/bin/$(basename "$src" .c)" "$src" ||
-		die "building $src failed (needs gcc and libc6-dev)"
-done
-
-# The allocation storm of tests/guest/stress.sh, static for the same reason.
-gcc -static -O2 -Wall -Werror -o "$stage/bin/alloctag-storm" "$ALLOCTAG_ROOT/tests/guest/stress/storm.c" ||
-	die "building tests/guest/stress/storm.c failed (needs gcc and libc6-dev)"
-
-# The tools (scripts/build-tool.sh), each only as built from the sources
-# now in the checkout: a binary older than any of its sources is an earlier
-# build's (build-tool.sh deletes it before building, so a failed build
-# leaves none), and without it the guest tests that need it fail instead of
-# testing old code. A tool's sources are the files its cargo dep-info
-# (TOOL.d) names and their crates' Cargo.toml and build.rs: cargo relinks
-# the binary when one of them changes, so a fresh build is never older than
-# them, and a change to another tool's crate does not make it look old.
-# (The paths of the dep-info have no spaces: the checkout's path has none.)
-release=$ALLOCTAG_ROOT/target/x86_64-unknown-linux-gnu/release
-for name in allocinfo allocinfo-check; do
-	tool=$release/$name
-	if [ ! -x "$tool" ]; then
-		log "mkinitramfs: no $tool (scripts/build-tool.sh builds it): the guest tests of $name will fail"
-		continue
-	fi
-	if [ ! -f "$tool.d" ]; then
-		log "mkinitramfs: not packing $tool: no $tool.d to name its sources (scripts/build-tool.sh builds it)"
-		continue
-	fi
-	mapfile -t srcs < <(sed 's/^[^:]*: *//' "$tool.d" | tr ' ' '\n' | grep -v '^$' || true)
-	[ "${#srcs[@]}" -gt 0 ] || die "mkinitramfs: $tool.d names no source"
-	for c in $(printf '%s\n' "${srcs[@]}" | sed -n 's|/src/.*||p' | sort -u); do
-		srcs+=("$c/Cargo.toml")
-		[ ! -e "$c/build.rs" ] || srcs+=("$c/build.rs")
+	# The guest tests' own C tools, one per tests/guest/tools/*.c, into /bin.
+	# Static, like busybox, so that they do not depend on which libraries the
+	# loop above happened to copy. <linux/alloc_tag.h> (the allocinfo ioctls) is
+	# ours: the build machine's kernel headers are older than it.
+	for src in "$ALLOCTAG_ROOT"/tests/guest/tools/*.c; do
+		gcc -static -O2 -Wall -Werror -I"$ALLOCTAG_ROOT/include/uapi" \
+			-o "$stage/bin/$(basename "$src" .c)" "$src" ||
+			die "building $src failed (needs gcc and libc6-dev)"
 	done
-	newer=$(find "${srcs[@]}" -newer "$tool" -print 2>/dev/null | head -n 3 || true)
-	if [ -n "$newer" ]; then
-		log "mkinitramfs: not packing $tool: older than $(echo "$newer" | tr '\n' ' ')(scripts/build-tool.sh builds it)"
-	else
-		cp "$tool" "$stage/bin/$name"
-	fi
-done
+
+	# The allocation storm of tests/guest/stress.sh, static for the same reason.
+	gcc -static -O2 -Wall -Werror -o "$stage/bin/alloctag-storm" "$ALLOCTAG_ROOT/tests/guest/stress/storm.c" ||
+		die "building tests/guest/stress/storm.c failed (needs gcc and libc6-dev)"
+
+	# The tools (scripts/build-tool.sh), each only as built from the sources
+	# now in the checkout: a binary older than any of its sources is an earlier
+	# build's (build-tool.sh deletes it before building, so a failed build
+	# leaves none), and without it the guest tests that need it fail instead of
+	# testing old code. A tool's sources are the files its cargo dep-info
+	# (TOOL.d) names and their crates' Cargo.toml and build.rs: cargo relinks
+	# the binary when one of them changes, so a fresh build is never older than
+	# them, and a change to another tool's crate does not make it look old.
+	# (The paths of the dep-info have no spaces: the checkout's path has none.)
+	release=$ALLOCTAG_ROOT/target/x86_64-unknown-linux-gnu/release
+	for name in allocinfo allocinfo-check; do
+		tool=$release/$name
+		if [ ! -x "$tool" ]; then
+			log "mkinitramfs: no $tool (scripts/build-tool.sh builds it): the guest tests of $name will fail"
+			continue
+		fi
+		if [ ! -f "$tool.d" ]; then
+			log "mkinitramfs: not packing $tool: no $tool.d to name its sources (scripts/build-tool.sh builds it)"
+			continue
+		fi
+		mapfile -t srcs < <(sed 's/^[^:]*: *//' "$tool.d" | tr ' ' '\n' | grep -v '^$' || true)
+		[ "${#srcs[@]}" -gt 0 ] || die "mkinitramfs: $tool.d names no source"
+		for c in $(printf '%s\n' "${srcs[@]}" | sed -n 's|/src/.*||p' | sort -u); do
+			srcs+=("$c/Cargo.toml")
+			[ ! -e "$c/build.rs" ] || srcs+=("$c/build.rs")
+		done
+		newer=$(find "${srcs[@]}" -newer "$tool" -print 2>/dev/null | head -n 3 || true)
+		if [ -n "$newer" ]; then
+			log "mkinitramfs: not packing $tool: older than $(echo "$newer" | tr '\n' ' ')(scripts/build-tool.sh builds it)"
+		else
+			cp "$tool" "$stage/bin/$name"
+		fi
+	done
+fi
 
 (cd "$stage" && find . -print0 | cpio --null -o -H newc --quiet) | gzip -1 >"$out"

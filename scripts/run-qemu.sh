@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Boots a kernel with an initramfs in QEMU (TCG, serial console),
-# lets the guest's /init run its script, and checks the console.
+# lets the guest's /init run its script, and checks the console. An x86_64
+# bzImage boots in qemu-system-x86_64, an arm64 Image (the build matrix's
+# arm64 configuration) in qemu-system-aarch64's virt machine.
 #
 # Usage: scripts/run-qemu.sh KERNEL INITRD LOG [extra kernel command line]
 #
@@ -21,17 +23,31 @@ kernel=${1:?kernel image}
 initrd=${2:?initramfs}
 logfile=${3:?console log file}
 shift 3
-append="console=ttyS0 panic=-1 oops=panic $*"
 smp=${QEMU_SMP:-2}
 case "$smp" in '' | *[!0-9]* | 0) die "QEMU_SMP must be a positive number, not '$smp'" ;; esac
 
 # Single-threaded TCG: multi-threaded TCG was seen to oops while the kernel
 # patched a static key, and our sysctl flips one.
 # shellcheck disable=SC2054 # the commas are inside QEMU options
-qemu=(qemu-system-x86_64 -nodefaults -no-reboot -display none
-	-accel tcg,thread=single -cpu max,la57=off -smp "$smp" -m 2G
-	-bios qboot.rom -serial stdio
-	-kernel "$kernel" -initrd "$initrd" -append "$append")
+case "$(file -bL "$kernel")" in
+*"ARM64 boot executable"*)
+	# virt's first UART is a PL011, ttyAMA0; the kernel boots without
+	# firmware (QEMU passes the device tree). cortex-a57: an ARMv8.0 core
+	# that TCG runs fast (max's pointer authentication is slow to emulate).
+	append="console=ttyAMA0 panic=-1 oops=panic $*"
+	qemu=(qemu-system-aarch64 -nodefaults -no-reboot -display none
+		-accel tcg,thread=single -M virt -cpu cortex-a57 -smp "$smp" -m 2G
+		-serial stdio
+		-kernel "$kernel" -initrd "$initrd" -append "$append")
+	;;
+*)
+	append="console=ttyS0 panic=-1 oops=panic $*"
+	qemu=(qemu-system-x86_64 -nodefaults -no-reboot -display none
+		-accel tcg,thread=single -cpu max,la57=off -smp "$smp" -m 2G
+		-bios qboot.rom -serial stdio
+		-kernel "$kernel" -initrd "$initrd" -append "$append")
+	;;
+esac
 
 rc=0
 if [ "${VERBOSE:-0}" = 1 ]; then

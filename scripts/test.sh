@@ -207,7 +207,8 @@ done
 count guest "$guest_pass" "$guest_fail"
 
 # 4. The build matrix: configurations 6.12 allows that the kernels above do
-# not cover (SMP=n and no sysctl; the C core with our KUnit), warning-free.
+# not cover (the patch series; SMP=n and no sysctl; the C core with our
+# KUnit; arm64), warning-free.
 log "build matrix: scripts/build-matrix.sh"
 "$ALLOCTAG_ROOT/scripts/build-matrix.sh" 2>&1 | tee "$logs/matrix.log"
 matrix_rc=${PIPESTATUS[0]}
