@@ -21,8 +21,9 @@
 #          grafted tree (scripts/check-series.sh); that checkout,
 #          $BUILD_DIR/linux-series, is what a carrier builds.
 #   arm64  tinyconfig with scripts/configs/arm64.config, cross-built for
-#          arm64 (clang, LLVM=-19) with every alloctag option on, from
-#          ${MATRIX_ARM64_TREE:-$SRC_TREE}, into $BUILD_DIR/kernel-arm64, and
+#          arm64 (clang, LLVM=-19) with every alloctag option on, from the
+#          series' tree ($BUILD_DIR/linux-series, made by the series
+#          configuration; or $MATRIX_ARM64_TREE), into $BUILD_DIR/kernel-arm64, and
 #          booted once in qemu-system-aarch64 (virt) with an arm64 initramfs
 #          running scripts/guest/smoke.sh: /proc/allocinfo, the modules' tags
 #          at their lines, the Rust call sites' tags as the sysctl flips the
@@ -54,6 +55,7 @@ passed=0
 failed=0
 detail= # what the configuration's line says besides ok / FAILED
 why=    # why it failed
+series_done= # the series' tree was made in this run
 
 # CONFIG_WERROR makes C and Rust warnings errors (-Werror, and -Dwarnings in
 # KBUILD_RUSTFLAGS) and ld's orphan sections too, but not objtool's, modpost's
@@ -81,6 +83,7 @@ run_series() {
 		return 1
 	fi
 	detail="${out#series: }, $((SECONDS - t0)) s"
+	series_done=1
 }
 
 run_up() {
@@ -179,7 +182,13 @@ run_ccore() {
 # The arm64 kernel's build and boot, as run_up's, on the other architecture
 # and with every option on.
 run_arm64() {
-	local tree=${MATRIX_ARM64_TREE:-$SRC_TREE}
+	local tree=${MATRIX_ARM64_TREE:-$BUILD_DIR/linux-series}
+	# Built as a carrier builds it: from the series applied to the pristine
+	# tree, made here if the series configuration did not run before.
+	if [ -z "${MATRIX_ARM64_TREE:-}" ] && [ -z "$series_done" ]; then
+		"$ALLOCTAG_ROOT/scripts/check-series.sh" >"$logs/series.log" 2>&1 ||
+			{ why="the series' tree could not be made ($logs/series.log):"$'\n'"$(tail -n 5 "$logs/series.log")"; return 1; }
+	fi
 	local out=$BUILD_DIR/kernel-arm64 build_log=$logs/arm64-build.log console=$logs/arm64-console.log
 	local t0=$SECONDS t_build opt want
 	[ -f "$tree/lib/alloctag/Kbuild" ] || { why="no alloctag in the source tree $tree (MATRIX_ARM64_TREE)"; return 1; }
