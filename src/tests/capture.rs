@@ -893,10 +893,14 @@ fn bad_commands_change_nothing(test: &Test) {
     kunit_expect!(test, capture::stats().1 == 0);
 }
 
+// The migration case's tags and helper: without CONFIG_MIGRATION they would be dead code.
+#[cfg(CONFIG_MIGRATION)]
 test_tag!(MIGRATE_TAG, "alloctag_capture_migrate");
+#[cfg(CONFIG_MIGRATION)]
 test_tag!(TARGET_TAG, "alloctag_capture_target");
 
 /// Returns the page frame number that the record of `tag`'s only object holds.
+#[cfg(CONFIG_MIGRATION)]
 fn only_pfn(test: &Test, tag: &AllocTag) -> Option<usize> {
     let found = records(test, tag);
     kunit_expect!(test, found.len() == 1, "{} records", found.len());
