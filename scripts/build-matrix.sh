@@ -86,6 +86,20 @@ run_series() {
 	series_done=1
 }
 
+# Boots kernel $2 of configuration $1 once with an initramfs running
+# scripts/guest/smoke.sh; its console goes to $3. Sets why on failure.
+smoke_boot() {
+	local name=$1 image=$2 console=$3 build_log=$logs/$1-build.log
+	log "$name: booting it (scripts/guest/smoke.sh)"
+	"$ALLOCTAG_ROOT/scripts/mkinitramfs.sh" "$BUILD_DIR/kernel-$name" "$BUILD_DIR/initramfs-$name.cpio.gz" >>"$build_log" 2>&1 ||
+		{ why="mkinitramfs.sh failed ($build_log)"; return 1; }
+	if ! QEMU_TIMEOUT=${QEMU_TIMEOUT:-300} "$ALLOCTAG_ROOT/scripts/run-qemu.sh" "$image" \
+		"$BUILD_DIR/initramfs-$name.cpio.gz" "$console" alloctag_run=smoke >>"$build_log" 2>&1; then
+		why="boot failed ($console):"$'\n'"$(grep -E '^(smoke: not ok|run-qemu:)' "$console" "$build_log" || tail -n 20 "$console")"
+		return 1
+	fi
+}
+
 run_up() {
 	local out=$BUILD_DIR/kernel-up build_log=$logs/up-build.log console=$logs/up-console.log
 	local t0=$SECONDS t_build opt
@@ -109,15 +123,8 @@ run_up() {
 	done
 	[ -f "$out/lib/alloctag/tests/modules/alloctag_test.ko" ] || { why="no alloctag_test.ko in $out"; return 1; }
 
-	log "up: booting it (scripts/guest/smoke.sh)"
-	"$ALLOCTAG_ROOT/scripts/mkinitramfs.sh" "$out" "$BUILD_DIR/initramfs-up.cpio.gz" >>"$build_log" 2>&1 ||
-		{ why="mkinitramfs.sh failed ($build_log)"; return 1; }
 	t0=$SECONDS
-	if ! QEMU_TIMEOUT=${QEMU_TIMEOUT:-300} "$ALLOCTAG_ROOT/scripts/run-qemu.sh" "$out/arch/x86/boot/bzImage" \
-		"$BUILD_DIR/initramfs-up.cpio.gz" "$console" alloctag_run=smoke >>"$build_log" 2>&1; then
-		why="boot failed ($console):"$'\n'"$(grep -E '^(smoke: not ok|run-qemu:)' "$console" "$build_log" || tail -n 20 "$console")"
-		return 1
-	fi
+	smoke_boot up "$out/arch/x86/boot/bzImage" "$console" || return 1
 	# The guest's own view: one CPU and no /proc/sys, as configured.
 	grep -qx 'smoke: cpus=1' "$console" || { why="guest does not see 1 CPU ($console)"; return 1; }
 	grep -qx 'smoke: sysctl=none' "$console" || { why="guest has /proc/sys/vm/mem_profiling ($console)"; return 1; }
@@ -209,15 +216,8 @@ run_arm64() {
 		[ -f "$out/lib/alloctag/tests/modules/$opt.ko" ] || { why="no $opt.ko in $out"; return 1; }
 	done
 
-	log "arm64: booting it in qemu-system-aarch64 (scripts/guest/smoke.sh)"
-	"$ALLOCTAG_ROOT/scripts/mkinitramfs.sh" "$out" "$BUILD_DIR/initramfs-arm64.cpio.gz" >>"$build_log" 2>&1 ||
-		{ why="mkinitramfs.sh failed ($build_log)"; return 1; }
 	t0=$SECONDS
-	if ! QEMU_TIMEOUT=${QEMU_TIMEOUT:-300} "$ALLOCTAG_ROOT/scripts/run-qemu.sh" "$out/arch/arm64/boot/Image" \
-		"$BUILD_DIR/initramfs-arm64.cpio.gz" "$console" alloctag_run=smoke >>"$build_log" 2>&1; then
-		why="boot failed ($console):"$'\n'"$(grep -E '^(smoke: not ok|run-qemu:)' "$console" "$build_log" || tail -n 20 "$console")"
-		return 1
-	fi
+	smoke_boot arm64 "$out/arch/arm64/boot/Image" "$console" || return 1
 	# The guest's own view: two CPUs, the sysctl on and writable (the Rust
 	# call sites were checked with it off and on again), every debugfs file
 	# of the core, fault injection and capture.
