@@ -86,6 +86,20 @@ run_series() {
 	series_done=1
 }
 
+# Builds configuration $1 (scripts/build-kernel.sh, from $KERNEL_TREE) into
+# its log, and fails on an error or any warning. Sets why on failure.
+checked_build() {
+	local build_log=$logs/$1-build.log
+	if ! "$ALLOCTAG_ROOT/scripts/build-kernel.sh" "$1" >"$build_log" 2>&1; then
+		why="build failed ($build_log):"$'\n'"$(grep -E -m 10 -B 2 -A 6 '(error|warning)(\[[A-Za-z0-9_]+\])?:' "$build_log" || tail -n 20 "$build_log")"
+		return 1
+	fi
+	if [ -n "$(build_warnings "$build_log")" ]; then
+		why="warnings in the build ($build_log):"$'\n'"$(build_warnings "$build_log")"
+		return 1
+	fi
+}
+
 # Boots kernel $2 of configuration $1 once with an initramfs running
 # scripts/guest/smoke.sh; its console goes to $3. Sets why on failure.
 smoke_boot() {
@@ -104,15 +118,8 @@ run_up() {
 	local out=$BUILD_DIR/kernel-up build_log=$logs/up-build.log console=$logs/up-console.log
 	local t0=$SECONDS t_build opt
 	log "up: building $out (tinyconfig + scripts/configs/up.config)"
-	if ! "$ALLOCTAG_ROOT/scripts/build-kernel.sh" up >"$build_log" 2>&1; then
-		why="build failed ($build_log):"$'\n'"$(grep -E -m 10 -B 2 -A 6 '(error|warning)(\[[A-Za-z0-9_]+\])?:' "$build_log" || tail -n 20 "$build_log")"
-		return 1
-	fi
+	KERNEL_TREE=$SRC_TREE checked_build up || return 1
 	t_build=$((SECONDS - t0))
-	if [ -n "$(build_warnings "$build_log")" ]; then
-		why="warnings in the build ($build_log):"$'\n'"$(build_warnings "$build_log")"
-		return 1
-	fi
 	# build-kernel.sh checks the fragment's "=y" lines; the "is not set"
 	# ones, which are the point of this configuration, are checked here.
 	for opt in CONFIG_SMP CONFIG_PROC_SYSCTL CONFIG_SYSCTL; do
@@ -200,15 +207,8 @@ run_arm64() {
 	local t0=$SECONDS t_build opt want
 	[ -f "$tree/lib/alloctag/Kbuild" ] || { why="no alloctag in the source tree $tree (MATRIX_ARM64_TREE)"; return 1; }
 	log "arm64: cross-building $out from $tree (tinyconfig + scripts/configs/arm64.config)"
-	if ! KERNEL_TREE=$tree "$ALLOCTAG_ROOT/scripts/build-kernel.sh" arm64 >"$build_log" 2>&1; then
-		why="build failed ($build_log):"$'\n'"$(grep -E -m 10 -B 2 -A 6 '(error|warning)(\[[A-Za-z0-9_]+\])?:' "$build_log" || tail -n 20 "$build_log")"
-		return 1
-	fi
+	KERNEL_TREE=$tree checked_build arm64 || return 1
 	t_build=$((SECONDS - t0))
-	if [ -n "$(build_warnings "$build_log")" ]; then
-		why="warnings in the build ($build_log):"$'\n'"$(build_warnings "$build_log")"
-		return 1
-	fi
 	# build-kernel.sh checks that the fragment's lines stuck; this checks
 	# the architecture.
 	has_config CONFIG_ARM64 y "$out/.config" || { why="$out/.config is not an arm64 configuration"; return 1; }
