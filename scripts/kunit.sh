@@ -6,18 +6,23 @@
 # $BUILD_DIR/kernel-test is reused by the in-guest tests.
 #
 # Usage: scripts/kunit.sh [extra kunit.py run arguments]
+# KUNIT_CMD=build configures and builds only (kunit.py build), as the build
+# matrix's --build-only does ahead of its checks.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 kernel_env
 
 # The build matrix runs other configurations through here with
 # KUNIT_BUILD_DIR, KUNITCONFIG and KUNIT_QEMU_ARGS.
+cmd=${KUNIT_CMD:-run}
+case "$cmd" in run | build) ;; *) die "KUNIT_CMD must be run or build, not '$cmd'" ;; esac
 args=(--arch=x86_64 --build_dir="${KUNIT_BUILD_DIR:-$BUILD_DIR/kernel-test}"
 	--kunitconfig="${KUNITCONFIG:-$ALLOCTAG_ROOT/tests/kunit/.kunitconfig}"
-	--jobs="$JOBS" --timeout="${KUNIT_TIMEOUT:-600}"
+	--jobs="$JOBS")
+[ "$cmd" = build ] || args+=(--timeout="${KUNIT_TIMEOUT:-600}"
 	--qemu_args="${KUNIT_QEMU_ARGS:--accel tcg,thread=single}")
 for o in "${KMAKE_OPTS[@]}"; do
 	args+=(--make_options "$o")
 done
 cd "$SRC_TREE"
-exec python3 tools/testing/kunit/kunit.py run "${args[@]}" "$@"
+exec python3 tools/testing/kunit/kunit.py "$cmd" "${args[@]}" "$@"

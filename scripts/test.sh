@@ -69,6 +69,27 @@ refuse_rewriting_env
 "$ALLOCTAG_ROOT/scripts/install-deps.sh" || die "installing dependencies failed"
 "$ALLOCTAG_ROOT/scripts/prepare-tree.sh" || die "preparing the kernel tree failed"
 
+# Kernels the QEMU stages need later build in the background at the lowest
+# priority from here on, first kernel-nodebug (stage 3's second kernel), then
+# the build matrix's (scripts/build-matrix.sh --build-only). On this 2-core
+# machine the QEMU stages (KUnit, the guest boots: one thread each) and the
+# serial steps of a kernel build (rustc, the final link) leave a core idle;
+# at nice 19 the builds take only that. They judge nothing: stage 3 reads the
+# nodebug build's exit code and log, and stage 4 runs the whole matrix again,
+# which finds the builds done. Their own session, so that an interrupted run
+# stops them too.
+nodebug_rc=$logs/build-nodebug.rc
+rm -f "$nodebug_rc"
+log "background: building kernel-nodebug, then the build matrix's kernels (logs: $logs/build-nodebug.log, $logs/matrix-build.log)"
+# shellcheck disable=SC2016 # expanded by the background shell
+setsid nice -n 19 bash -c '
+	"$1/scripts/build-kernel.sh" nodebug >"$2/build-nodebug.log" 2>&1
+	echo $? >"$3.tmp" && mv "$3.tmp" "$3"
+	exec "$1/scripts/build-matrix.sh" --build-only >"$2/matrix-build.log" 2>&1
+' background "$ALLOCTAG_ROOT" "$logs" "$nodebug_rc" &
+background_pid=$!
+trap 'kill -- -"$background_pid" 2>/dev/null || true' EXIT
+
 # 1. Host: the cargo workspace.
 log "host tests: cargo test --workspace"
 (cd "$ALLOCTAG_ROOT" && cargo test --workspace 2>&1) | tee "$logs/host.log"
@@ -113,34 +134,41 @@ kunit_counts="$p $f"
 # 3. In-guest integration tests: one boot per line of tests/guest/boots.txt,
 # each on the kernel the line names: "test", the KUnit kernel above (KUnit
 # off; MEM_ALLOC_PROFILING_DEBUG makes the sysctl read-only), or "nodebug"
-# (scripts/configs/nodebug.config: the sysctl writable, no KASAN), built here.
+# (scripts/configs/nodebug.config: the sysctl writable, no KASAN), built in
+# the background since the start; the test kernel's boots run first.
 guest_pass=0
 guest_fail=0
 declare -A images=() initrds=()
 # build-tool.sh deletes the old binary first: a failed build leaves none for
 # mkinitramfs.sh to pack, and the tests of the tool fail in the guest.
 "$ALLOCTAG_ROOT/scripts/build-tool.sh" || log "allocinfo tool not built; its guest tests will fail"
-log "guest tests: building kernel-nodebug (log: $logs/build-nodebug.log)"
-if "$ALLOCTAG_ROOT/scripts/build-kernel.sh" nodebug >"$logs/build-nodebug.log" 2>&1; then
-	images[nodebug]=$BUILD_DIR/kernel-nodebug/arch/x86/boot/bzImage
-else
-	# An image left by an earlier build is not what this tree builds.
-	tail -n 20 "$logs/build-nodebug.log"
-fi
 if [ "$test_kernel_built" = 1 ] && [ -f "$BUILD_DIR/kernel-test/arch/x86/boot/bzImage" ]; then
 	images[test]=$BUILD_DIR/kernel-test/arch/x86/boot/bzImage
 else
 	log "guest tests: the test kernel was not built by this run's KUnit stage; its boots fail"
 fi
-for k in "${!images[@]}"; do
-	# An out-of-tree module built against the kernel's headers package alone;
-	# a failed build leaves none, and tests/guest/extmod.sh fails.
+# Whether kernel-nodebug, built in the background, built: waits for it.
+nodebug_built() {
+	log "guest tests: waiting for kernel-nodebug's background build (log: $logs/build-nodebug.log)"
+	while [ ! -f "$nodebug_rc" ] && kill -0 "$background_pid" 2>/dev/null; do
+		sleep 2
+	done
+	[ "$(cat "$nodebug_rc" 2>/dev/null)" = 0 ] && return
+	# An image left by an earlier build is not what this tree builds.
+	tail -n 20 "$logs/build-nodebug.log"
+	return 1
+}
+# The kernel's extra pieces for the guest: its initramfs, and an out-of-tree
+# module built against the kernel's headers package alone (a failed build
+# leaves none, and tests/guest/extmod.sh fails).
+prepare_guest() {
+	local k=$1
 	"$ALLOCTAG_ROOT/scripts/build-extmod.sh" "$k" >"$logs/extmod-$k.log" 2>&1 ||
 		{ tail -n 20 "$logs/extmod-$k.log"; log "extmod: not built for kernel-$k; its guest test will fail"; }
 	if "$ALLOCTAG_ROOT/scripts/mkinitramfs.sh" "$BUILD_DIR/kernel-$k" "$BUILD_DIR/initramfs-$k.cpio.gz"; then
 		initrds[$k]=$BUILD_DIR/initramfs-$k.cpio.gz
 	fi
-done
+}
 
 # boot NAME KERNEL [QEMU_SMP=N] [QEMU_TIMEOUT=S] [kernel command line ...]:
 # one boot running the tests that its command line selects.
@@ -181,20 +209,30 @@ boot() {
 	guest_pass=$((guest_pass + p))
 	guest_fail=$((guest_fail + f))
 }
+# The test kernel's boots first, while kernel-nodebug may still be building.
 set -f # the test patterns stay patterns
-while read -r name kernel args; do
-	case "$name" in '' | '#'*) continue ;; esac
-	case "$kernel" in
-	test | nodebug) ;;
-	*)
-		echo "guest-test: not ok - boot '$name': unknown kernel '$kernel' in tests/guest/boots.txt"
-		guest_fail=$((guest_fail + 1))
-		continue
-		;;
-	esac
-	# shellcheck disable=SC2086 # one word per command line word
-	boot "$name" "$kernel" $args
-done <"$ALLOCTAG_ROOT/tests/guest/boots.txt"
+for pass in test nodebug; do
+	if [ -n "${images[$pass]:-}" ]; then
+		prepare_guest "$pass"
+	elif [ "$pass" = nodebug ] && nodebug_built; then
+		images[nodebug]=$BUILD_DIR/kernel-nodebug/arch/x86/boot/bzImage
+		prepare_guest nodebug
+	fi
+	while read -r name kernel args; do
+		case "$name" in '' | '#'*) continue ;; esac
+		case "$kernel" in
+		test | nodebug) [ "$kernel" = "$pass" ] || continue ;;
+		*)
+			[ "$pass" = test ] || continue
+			echo "guest-test: not ok - boot '$name': unknown kernel '$kernel' in tests/guest/boots.txt"
+			guest_fail=$((guest_fail + 1))
+			continue
+			;;
+		esac
+		# shellcheck disable=SC2086 # one word per command line word
+		boot "$name" "$kernel" $args
+	done <"$ALLOCTAG_ROOT/tests/guest/boots.txt"
+done
 set +f
 # A boot of the manifest that boots.txt no longer has did not run.
 for m in "$ALLOCTAG_ROOT"/tests/manifest/guest/*.txt; do
@@ -209,6 +247,8 @@ count guest "$guest_pass" "$guest_fail"
 # 4. The build matrix: configurations 6.12 allows that the kernels above do
 # not cover (the patch series; SMP=n and no sysctl; the C core with our
 # KUnit; arm64), warning-free.
+log "build matrix: waiting for its background builds (log: $logs/matrix-build.log)"
+wait "$background_pid" || true
 log "build matrix: scripts/build-matrix.sh"
 "$ALLOCTAG_ROOT/scripts/build-matrix.sh" 2>&1 | tee "$logs/matrix.log"
 matrix_rc=${PIPESTATUS[0]}
