@@ -76,17 +76,19 @@ refuse_rewriting_env
 # serial steps of a kernel build (rustc, the final link) leave a core idle;
 # at nice 19 the builds take only that. They judge nothing: stage 3 reads the
 # nodebug build's exit code and log, and stage 4 runs the whole matrix again,
-# which finds the builds done. Their own session, so that an interrupted run
-# stops them too.
+# which finds the builds done. Their own process group, so that an
+# interrupted run stops them too; not their own session, which would give
+# them their own scheduler autogroup, and an equal share of the CPU whatever
+# their nice value.
 nodebug_rc=$logs/build-nodebug.rc
 rm -f "$nodebug_rc"
 log "background: building kernel-nodebug, then the build matrix's kernels (logs: $logs/build-nodebug.log, $logs/matrix-build.log)"
 # shellcheck disable=SC2016 # expanded by the background shell
-setsid nice -n 19 bash -c '
+perl -e 'setpgrp(0, 0); exec @ARGV or die "exec: $!"' nice -n 19 bash -c '
 	"$1/scripts/build-kernel.sh" nodebug >"$2/build-nodebug.log" 2>&1
 	echo $? >"$3.tmp" && mv "$3.tmp" "$3"
 	exec "$1/scripts/build-matrix.sh" --build-only >"$2/matrix-build.log" 2>&1
-' background "$ALLOCTAG_ROOT" "$logs" "$nodebug_rc" &
+' background "$ALLOCTAG_ROOT" "$logs" "$nodebug_rc" </dev/null &
 background_pid=$!
 trap 'kill -- -"$background_pid" 2>/dev/null || true' EXIT
 
