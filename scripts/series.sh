@@ -776,9 +776,9 @@ Makefile and bindings plumbing, patch 6 the kernel crate's call-site API
 (every Rust allocation at its own .rs line), patch 7 the Rust core
 (CONFIG_MEM_ALLOC_PROFILING_RUST), patch 8 per-call-site fault injection, patch 9
 mainline's accuracy marks in place of a WARN, patch 10 capture of the
-live objects of chosen call sites (process, stack, age), patches 11-12
-KUnit suites, test and benchmark modules, and patch 13 the
-documentation. Each feature has its own Kconfig option and costs a
+live objects of chosen call sites (process, stack, age), patch 11 the
+slab hooks' lookup inlined with the Rust core, patches 12-13 KUnit
+suites, test and benchmark modules, and patch 14 the documentation. Each feature has its own Kconfig option and costs a
 patched-out jump while unused.
 
 Measured costs (QEMU TCG with -icount, so instruction counts of an
