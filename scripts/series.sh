@@ -35,12 +35,11 @@ MARK=alloctag-graft
 ACC_MARK=alloctag-graft-accuracy
 CAP_MARK=alloctag-graft-capture
 FIX_MARK=alloctag-graft-fix
-SLAB_MARK=alloctag-graft-slab
-export MARK ACC_MARK CAP_MARK FIX_MARK SLAB_MARK
+export MARK ACC_MARK CAP_MARK FIX_MARK
 
 SERIES=(
 	module_percpu codetag_empty migration_bytes
-	uapi plumbing callsite core fault accuracy capture slab tests bench docs
+	uapi plumbing callsite core fault accuracy capture tests bench docs
 )
 
 # Files that an export writes paragraph by paragraph (see above).
@@ -549,25 +548,6 @@ EOF
 		'
 }
 
-patch_slab() {
-	describe "mm/slub: alloc_tag: inline the extension lookup with the Rust core" <<'EOF'
-With profiling on, every slab allocation looks up its object's slot in
-the slab's extension vector (prepare_slab_obj_exts_hook()). clang builds
-that lookup out of line, so each tagged allocation pays a call, a return
-and five callee-saved registers pushed and popped around it: 14 of the
-instructions a kmalloc() adds (the disassembly of __kmalloc_noprof and of
-the lookup, Documentation/mm/alloctag.rst's benchmark page).
-
-With the Rust core, force it inline: the hook's fast path then runs in the
-allocator's own frame, and only the vector's allocation (once per slab)
-stays a call. With the C core the lookup keeps 6.12's inlining: that
-configuration is the benchmarks' anchor, 6.12 as shipped.
-EOF
-	perl_edit mm/slub.c "$SLAB_MARK" 1 '' '
-			s|static inline struct slabobj_ext \*\nprepare_slab_obj_exts_hook\(|/*\n * $ENV{SLAB_MARK}: with the Rust core, inline the lookup into the hooks\n * (clang called it: a call and five registers saved on every allocation);\n * the C core keeps 6.12 as shipped, the benchmarks\x27 anchor.\n */\n#ifdef CONFIG_MEM_ALLOC_PROFILING_RUST\n#define alloctag_slab_inline __always_inline\n#else\n#define alloctag_slab_inline inline\n#endif\nstatic alloctag_slab_inline struct slabobj_ext *\nprepare_slab_obj_exts_hook(| or die "anchor";
-		'
-}
-
 # The slab hooks test one key for both profiling and capture
 # (include/linux/alloctag_capture.h says why): their capture variants share
 # the body through a constant argument.
@@ -776,9 +756,9 @@ Makefile and bindings plumbing, patch 6 the kernel crate's call-site API
 (every Rust allocation at its own .rs line), patch 7 the Rust core
 (CONFIG_MEM_ALLOC_PROFILING_RUST), patch 8 per-call-site fault injection, patch 9
 mainline's accuracy marks in place of a WARN, patch 10 capture of the
-live objects of chosen call sites (process, stack, age), patch 11 the
-slab hooks' lookup inlined with the Rust core, patches 12-13 KUnit
-suites, test and benchmark modules, and patch 14 the documentation. Each feature has its own Kconfig option and costs a
+live objects of chosen call sites (process, stack, age), patches 11-12
+KUnit suites, test and benchmark modules, and patch 13 the
+documentation. Each feature has its own Kconfig option and costs a
 patched-out jump while unused.
 
 Measured costs (QEMU TCG with -icount, so instruction counts of an
