@@ -152,15 +152,20 @@ run_up() {
 # The KUnit case that the test kernel skips and only ccore runs.
 CCORE_MUST_RUN=alloctag_counters.disabled_profiling_freezes_counters
 
+# Runs scripts/kunit.sh on ccore's configuration and directory; KUNIT_CMD
+# (run or build) passes through.
+ccore_kunit() {
+	KUNIT_BUILD_DIR=$BUILD_DIR/kernel-ccore KUNITCONFIG=$ALLOCTAG_ROOT/tests/kunit/ccore.kunitconfig \
+		KUNIT_QEMU_ARGS='-accel tcg,thread=single -smp 2' "$ALLOCTAG_ROOT/scripts/kunit.sh"
+}
+
 run_ccore() {
 	local out=$BUILD_DIR/kernel-ccore kunit_log=$logs/ccore-kunit.log rc=0 t0=$SECONDS p f s
 	log "ccore: kunit.py run into $out (tests/kunit/ccore.kunitconfig)"
 	# kunit.py writes test.log only when it boots: an older one must not be
 	# judged as this run's.
 	rm -f "$out/test.log"
-	KUNIT_BUILD_DIR=$out KUNITCONFIG=$ALLOCTAG_ROOT/tests/kunit/ccore.kunitconfig \
-		KUNIT_QEMU_ARGS='-accel tcg,thread=single -smp 2' \
-		"$ALLOCTAG_ROOT/scripts/kunit.sh" >"$kunit_log" 2>&1 || rc=$?
+	ccore_kunit >"$kunit_log" 2>&1 || rc=$?
 	# kunit.py prints the build's stderr (its warnings) before it boots; the
 	# console after that is judged by the test results and the report check.
 	if [ -n "$(sed '/Starting KUnit Kernel/q' "$kunit_log" | build_warnings /dev/stdin)" ]; then
@@ -206,14 +211,19 @@ run_ccore() {
 
 # The arm64 kernel's build and boot, as run_up's, on the other architecture
 # and with every option on.
+# Sets tree to the source tree arm64 builds from: $MATRIX_ARM64_TREE, or, as
+# a carrier builds it, the series applied to the pristine tree, made here
+# (log: series.log) if the series configuration did not run before.
+arm64_tree() {
+	tree=${MATRIX_ARM64_TREE:-$BUILD_DIR/linux-series}
+	[ -n "${MATRIX_ARM64_TREE:-}" ] || [ -n "$series_done" ] ||
+		{ "$ALLOCTAG_ROOT/scripts/check-series.sh" >"$logs/series.log" 2>&1 && series_done=1; }
+}
+
 run_arm64() {
-	local tree=${MATRIX_ARM64_TREE:-$BUILD_DIR/linux-series}
-	# Built as a carrier builds it: from the series applied to the pristine
-	# tree, made here if the series configuration did not run before.
-	if [ -z "${MATRIX_ARM64_TREE:-}" ] && [ -z "$series_done" ]; then
-		"$ALLOCTAG_ROOT/scripts/check-series.sh" >"$logs/series.log" 2>&1 ||
-			{ why="the series' tree could not be made ($logs/series.log):"$'\n'"$(tail -n 5 "$logs/series.log")"; return 1; }
-	fi
+	local tree
+	arm64_tree ||
+		{ why="the series' tree could not be made ($logs/series.log):"$'\n'"$(tail -n 5 "$logs/series.log")"; return 1; }
 	local out=$BUILD_DIR/kernel-arm64 build_log=$logs/arm64-build.log console=$logs/arm64-console.log
 	local t0=$SECONDS t_build opt want
 	[ -f "$tree/lib/alloctag/Kbuild" ] || { why="no alloctag in the source tree $tree (MATRIX_ARM64_TREE)"; return 1; }
@@ -247,15 +257,11 @@ build_config() {
 	case "$1" in
 	series) "$ALLOCTAG_ROOT/scripts/check-series.sh" && series_done=1 ;;
 	up) KERNEL_TREE=$SRC_TREE "$ALLOCTAG_ROOT/scripts/build-kernel.sh" up ;;
-	ccore)
-		KUNIT_CMD=build KUNIT_BUILD_DIR=$BUILD_DIR/kernel-ccore \
-			KUNITCONFIG=$ALLOCTAG_ROOT/tests/kunit/ccore.kunitconfig "$ALLOCTAG_ROOT/scripts/kunit.sh"
-		;;
+	ccore) KUNIT_CMD=build ccore_kunit ;;
 	arm64)
-		if [ -z "${MATRIX_ARM64_TREE:-}" ] && [ -z "$series_done" ]; then
-			"$ALLOCTAG_ROOT/scripts/check-series.sh" && series_done=1
-		fi
-		KERNEL_TREE=${MATRIX_ARM64_TREE:-$BUILD_DIR/linux-series} "$ALLOCTAG_ROOT/scripts/build-kernel.sh" arm64
+		local tree
+		arm64_tree || log "matrix: the series' tree could not be made ($logs/series.log)"
+		KERNEL_TREE=$tree "$ALLOCTAG_ROOT/scripts/build-kernel.sh" arm64
 		;;
 	esac
 }
