@@ -557,10 +557,11 @@ graft_capture_slub() {
 /*
  * $ENV{CAP_MARK}: one static branch while nothing is selected, as in
  * 6.12: the slab-plain key (profiling on, capture off) instead of
- * mem_alloc_profiling_enabled(); only when it is off, the capture key and
- * the same body with the capture hooks. Inline both, and force it (the
- * two bodies made clang call the hook out of line): out of line, every
- * site would pay a call while something is selected.
+ * mem_alloc_profiling_enabled(); only when it is off, the same body with
+ * the capture hooks, while profiling is on (alloctag_slab_capture() says
+ * why not the capture key). Inline both, and force it (the two bodies made
+ * clang call the hook out of line): out of line, every site would pay a
+ * call while something is selected.
  */
 static __always_inline void
 __alloc_tagging_slab_alloc_hook(struct kmem_cache *s, void *object, gfp_t flags,
@@ -581,7 +582,7 @@ alloc_tagging_slab_alloc_hook(struct kmem_cache *s, void *object, gfp_t flags)
 {
 	if (alloctag_slab_plain())
 		__alloc_tagging_slab_alloc_hook(s, object, flags, false);
-	else if (alloctag_capture_on() && mem_alloc_profiling_enabled())
+	else if (alloctag_slab_capture())
 		__alloc_tagging_slab_alloc_hook(s, object, flags, true);
 }
 END
@@ -617,7 +618,7 @@ alloc_tagging_slab_free_hook(struct kmem_cache *s, struct slab *slab, void **p,
 {
 	if (alloctag_slab_plain())
 		__alloc_tagging_slab_free_hook(s, slab, p, objects, false);
-	else if (alloctag_capture_on() && mem_alloc_profiling_enabled())
+	else if (alloctag_slab_capture())
 		__alloc_tagging_slab_free_hook(s, slab, p, objects, true);
 }
 END

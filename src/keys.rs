@@ -11,12 +11,15 @@
 //! here, so that the keys stay in step:
 //!
 //! The slab hooks test the slab-plain key in place of the profiling key and, only when it is
-//! off, the capture key: with nothing selected they execute one static branch, as in 6.12. So
-//! the slab-plain key follows the other two, under one lock. The orders below keep, at every
-//! moment, "profiling on" implying "slab-plain or capture on": a slab allocation is never
-//! skipped by both variants while profiling is on. The sysctl flips the profiling key itself
-//! (`proc_do_static_key()`), then calls [`sync_profiling`]: until then the slab hooks follow the
-//! old value, as a hook already past its branch does when any key flips.
+//! off, the profiling key, to take their capture variants, which test the capture key
+//! themselves: with nothing selected they execute one static branch, as in 6.12. So the
+//! slab-plain key follows the other two, under one lock. A hook can be preempted between its
+//! two tests while the keys change; the second test is of the profiling key, which capture
+//! never flips, so such a hook still charges exactly when profiling is on. (Were it of the
+//! capture key, a hook that found the plain key off while capture was on and the capture key
+//! off after capture ended would skip a charge or an uncharge.) The sysctl flips the profiling
+//! key itself (`proc_do_static_key()`), then calls [`sync_profiling`]: until then the slab
+//! hooks follow the old value, as a hook already past its branch does when any key flips.
 
 use kernel::bindings;
 
@@ -39,6 +42,8 @@ pub(crate) fn set_profiling(enable: bool) {
     set_profiling_key(enable);
 }
 
+#[cfg(all(CONFIG_ALLOCTAG_CAPTURE, CONFIG_ALLOCTAG_KUNIT_TEST))]
+pub(crate) use capture::with_plain_key_off;
 #[cfg(CONFIG_ALLOCTAG_CAPTURE)]
 pub(crate) use capture::{set_capture, set_profiling, sync_profiling};
 
@@ -97,6 +102,21 @@ mod capture {
     /// Follows a change of the profiling key made elsewhere (the sysctl); may sleep.
     pub(crate) fn sync_profiling() {
         sync(&KEYS.write());
+    }
+
+    /// Runs `f` with the slab-plain key off and capture off, or returns `None` while capture is
+    /// on. That is what a slab hook sees when it found the plain key off while capture was on and
+    /// tests the rest after capture ended (src/tests/capture.rs). For the tests; may sleep.
+    #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+    pub(crate) fn with_plain_key_off<R>(f: impl FnOnce() -> R) -> Option<R> {
+        let keys = KEYS.write();
+        if keys.capture {
+            return None;
+        }
+        set_slab_plain_key(false);
+        let r = f();
+        sync(&keys);
+        Some(r)
     }
 
     /// Turns capture on or off; may sleep.

@@ -23,9 +23,9 @@
  * The slab hooks, the hottest, pay nothing while nothing is selected: they
  * test the slab-plain key instead of mem_alloc_profiling_enabled(), on while
  * profiling is on and capture off (src/keys.rs keeps it so), and only
- * when it is off do they test the capture key and take their capture
- * variants, inline too. One static branch, as in 6.12, where capture would
- * add one more.
+ * when it is off do they take their capture variants, inline too, if
+ * alloctag_slab_capture() holds. One static branch, as in 6.12, where
+ * capture would add one more.
  */
 #ifndef _ALLOCTAG_CAPTURE_H
 #define _ALLOCTAG_CAPTURE_H
@@ -56,11 +56,15 @@ static __always_inline bool alloctag_slab_plain(void)
 				   &alloctag_slab_plain_key);
 }
 
-/* A capture selection is in force. */
-static __always_inline bool alloctag_capture_on(void)
-{
-	return static_branch_unlikely(&alloctag_capture_key);
-}
+/*
+ * The slab hooks found the slab-plain key off: they take their capture
+ * variants if profiling is on. Not if the capture key is on: a task
+ * preempted between the two tests while capture ends (the slab-plain key
+ * back on, then the capture key off) would find both off and skip a charge
+ * or an uncharge. The capture variants test the capture key themselves. A
+ * macro: mem_alloc_profiling_enabled() comes later in alloc_tag.h.
+ */
+#define alloctag_slab_capture() mem_alloc_profiling_enabled()
 
 /*
  * The slow paths (src/glue_capture.c) save every register they use. bindgen
@@ -170,7 +174,7 @@ static __always_inline void alloctag_capture_copy(union codetag_ref *to,
 
 /* A macro: mem_alloc_profiling_enabled() comes later in alloc_tag.h. */
 #define alloctag_slab_plain() mem_alloc_profiling_enabled()
-static inline bool alloctag_capture_on(void) { return false; }
+#define alloctag_slab_capture() false
 
 static inline void alloctag_capture_slab(union codetag_ref *ref,
 					 const void *object,

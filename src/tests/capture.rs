@@ -241,6 +241,61 @@ fn unselected_sites_charged_while_capturing(test: &Test) {
     kunit_expect!(test, OTHER_TAG.read().calls == before.calls);
 }
 
+test_tag!(STALLED_TAG, "alloctag_capture_stalled_hook");
+
+/// A slab hook tests the slab-plain key and, only when that is off, goes on to its capture
+/// variant. A task preempted between the two while capture ends (the plain key back on, the
+/// capture key off) goes on with the keys as they are then: plain off, as it read, and capture
+/// off. In that state a slab hook must still charge and uncharge, as profiling is on: if it
+/// asked the capture key, the object it allocated would never be charged (its free then warns
+/// "alloc_tag was not set" under MEM_ALLOC_PROFILING_DEBUG) and the object it freed would stay
+/// charged. The keys are set so for the whole test, for every task: what a preempted hook sees.
+fn hook_stalled_across_capture_end_charges(test: &Test) {
+    let kmalloc = || {
+        // SAFETY: Allocating has no precondition.
+        with_tag(STALLED_TAG, || unsafe {
+            bindings::__kmalloc_noprof(100, bindings::GFP_KERNEL)
+        })
+    };
+    let base = STALLED_TAG.read();
+    let before = kmalloc();
+    let seen = crate::keys::with_plain_key_off(|| {
+        let obj = kmalloc();
+        let allocated = STALLED_TAG.read();
+        // SAFETY: `before` came from kmalloc and is freed once.
+        unsafe { bindings::kfree(before) };
+        (obj, allocated, STALLED_TAG.read())
+    });
+    kunit_expect!(test, seen.is_some(), "capture was on");
+    let Some((obj, allocated, freed)) = seen else {
+        // SAFETY: `before` came from kmalloc and is freed once.
+        unsafe { bindings::kfree(before) };
+        return;
+    };
+    kunit_expect!(
+        test,
+        allocated.calls == base.calls + 2,
+        "allocation not charged: {} -> {} calls",
+        base.calls,
+        allocated.calls
+    );
+    kunit_expect!(
+        test,
+        freed.calls == allocated.calls - 1,
+        "free not uncharged: {} -> {} calls",
+        allocated.calls,
+        freed.calls
+    );
+    // SAFETY: `obj` came from kmalloc and is freed once.
+    unsafe { bindings::kfree(obj) };
+    let after = STALLED_TAG.read();
+    kunit_expect!(
+        test,
+        after == base,
+        "{base:?} -> {after:?} after both frees"
+    );
+}
+
 test_tag!(REALLOC_TAG, "alloctag_capture_krealloc");
 
 fn krealloc_in_place_and_moved(test: &Test) {
@@ -1010,6 +1065,7 @@ kunit_suite!(
     [
         kmalloc_recorded_until_kfree,
         unselected_sites_charged_while_capturing,
+        hook_stalled_across_capture_end_charges,
         krealloc_in_place_and_moved,
         kfree_rcu_frees_after_grace_period,
         cache_free_and_bulk_free,
