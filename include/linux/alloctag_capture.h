@@ -58,7 +58,7 @@ static __always_inline bool alloctag_slab_plain(void)
 
 /*
  * The slab hooks found the slab-plain key off: they take their capture
- * variants if profiling is on. Not if the capture key is on: a task
+ * variants if profiling is on. They do not ask the capture key here: a task
  * preempted between the two tests while capture ends (the slab-plain key
  * back on, then the capture key off) would find both off and skip a charge
  * or an uncharge. The capture variants test the capture key themselves. A
