@@ -71,23 +71,28 @@ refuse_rewriting_env
 
 # Kernels the QEMU stages need later build in the background at the lowest
 # priority from here on, first kernel-nodebug (stage 3's second kernel), then
-# the build matrix's (scripts/build-matrix.sh --build-only). On this 2-core
-# machine the QEMU stages (KUnit, the guest boots: one thread each) and the
-# serial steps of a kernel build (rustc, the final link) leave a core idle;
-# at nice 19 the builds take only that. They judge nothing: stage 3 reads the
-# nodebug build's exit code and log, and stage 4 runs the whole matrix again,
-# which finds the builds done. Their own process group, so that an
+# the build matrix's (scripts/build-matrix.sh --build-only) in two lanes side
+# by side: the series' tree and arm64 (which builds from it), and up then
+# ccore. On this 2-core machine the QEMU stages (KUnit, the guest boots: one
+# thread each) and the serial steps of a kernel build (rustc, the final link,
+# kallsyms) leave a core idle; at nice 19 the builds take only that, and
+# with two lanes one lane's serial steps leave the core to the other's
+# compiles instead of idle. They judge nothing: stage 3 reads the nodebug
+# build's exit code and log, and stage 4 runs the whole matrix again, which
+# finds the builds done. Their own process group, so that an
 # interrupted run stops them too; not their own session, which would give
 # them their own scheduler autogroup, and an equal share of the CPU whatever
 # their nice value.
 nodebug_rc=$logs/build-nodebug.rc
 rm -f "$nodebug_rc"
-log "background: building kernel-nodebug, then the build matrix's kernels (logs: $logs/build-nodebug.log, $logs/matrix-build.log)"
+log "background: building kernel-nodebug, then the build matrix's kernels (logs: $logs/build-nodebug.log, $logs/matrix-build-*.log)"
 # shellcheck disable=SC2016 # expanded by the background shell
 perl -e 'setpgrp(0, 0); exec @ARGV or die "exec: $!"' nice -n 19 bash -c '
 	"$1/scripts/build-kernel.sh" nodebug >"$2/build-nodebug.log" 2>&1
 	echo $? >"$3.tmp" && mv "$3.tmp" "$3"
-	exec "$1/scripts/build-matrix.sh" --build-only >"$2/matrix-build.log" 2>&1
+	"$1/scripts/build-matrix.sh" --build-only series arm64 >"$2/matrix-build-arm64.log" 2>&1 &
+	"$1/scripts/build-matrix.sh" --build-only up ccore >"$2/matrix-build-ccore.log" 2>&1
+	wait
 ' background "$ALLOCTAG_ROOT" "$logs" "$nodebug_rc" </dev/null &
 background_pid=$!
 trap 'kill -- -"$background_pid" 2>/dev/null || true' EXIT
@@ -249,7 +254,7 @@ count guest "$guest_pass" "$guest_fail"
 # 4. The build matrix: configurations 6.12 allows that the kernels above do
 # not cover (the patch series; SMP=n and no sysctl; the C core with our
 # KUnit; arm64), warning-free.
-log "build matrix: waiting for its background builds (log: $logs/matrix-build.log)"
+log "build matrix: waiting for its background builds (logs: $logs/matrix-build-*.log)"
 wait "$background_pid" || true
 log "build matrix: scripts/build-matrix.sh"
 "$ALLOCTAG_ROOT/scripts/build-matrix.sh" 2>&1 | tee "$logs/matrix.log"
