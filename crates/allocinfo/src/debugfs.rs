@@ -251,9 +251,8 @@ mod tests {
     /// trusted, takes the command.
     #[test]
     fn only_debugfs_is_written() {
-        let dir = std::env::temp_dir().join(format!("alloctag-debugfs-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("x");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x");
         std::fs::write(&path, "precious\n").unwrap();
         let err = FILE.send(&path, &"clear", Trust::Debugfs).unwrap_err();
         assert!(err.to_string().contains("not on debugfs"), "{err}");
@@ -264,7 +263,6 @@ mod tests {
             .send(Path::new("/dev/full"), &"clear", Trust::Debugfs)
             .unwrap_err();
         assert!(err.to_string().contains("not on debugfs"), "{err}");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -350,13 +350,13 @@ mod tests {
 
     #[test]
     fn atomic_writes_leave_no_temporary_file() {
-        let dir = std::env::temp_dir().join(format!("alloctag-metrics-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let path = dir.join("allocinfo.prom");
         std::fs::write(&path, "old\n").unwrap();
         write_atomically(&path, "new\n").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "new\n");
-        let names: Vec<_> = std::fs::read_dir(&dir)
+        let names: Vec<_> = std::fs::read_dir(dir)
             .unwrap()
             .map(|e| e.unwrap().file_name())
             .collect();
@@ -366,6 +366,5 @@ mod tests {
         assert_eq!(mode & 0o777, 0o644);
         let err = write_atomically(&dir.join("no/such/dir/x.prom"), "x").unwrap_err();
         assert!(err.to_string().starts_with("writing "), "{err}");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -464,9 +464,8 @@ mod tests {
 
     #[test]
     fn a_bad_read_keeps_the_last_good_frame() {
-        let dir = std::env::temp_dir().join(format!("alloctag-watch-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("p.txt");
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("p.txt");
         let data = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../allocinfo-format/tests/data/"

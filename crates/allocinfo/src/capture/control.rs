@@ -142,14 +142,13 @@ mod tests {
     use crate::cli::{Cli, Cmd};
     use clap::Parser;
     use std::io;
-    use std::path::{Path, PathBuf};
+    use std::path::Path;
 
-    /// A directory standing in for debugfs's, with an empty `capture`.
-    fn dir(name: &str) -> PathBuf {
-        let d =
-            std::env::temp_dir().join(format!("alloctag-capture-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        std::fs::write(d.join("capture"), "").unwrap();
+    /// A directory standing in for debugfs's, with an empty `capture`;
+    /// removed when the test drops it.
+    fn dir() -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("capture"), "").unwrap();
         d
     }
 
@@ -168,19 +167,21 @@ mod tests {
 
     #[test]
     fn commands_write_one_line_each() {
-        let d = dir("commands");
+        let d = dir();
+        let d = d.path();
         assert_eq!(
-            capture(&d, &["add", "module:alloctag_test", "func:hold_object"]),
+            capture(d, &["add", "module:alloctag_test", "func:hold_object"]),
             "add module:alloctag_test func:hold_object\n"
         );
-        assert_eq!(capture(&d, &["limit", "64"]), "limit 64\n");
-        assert_eq!(capture(&d, &["remove", "--all"]), "clear\n");
-        assert_eq!(capture(&d, &["remove", "3"]), "remove 3\n");
+        assert_eq!(capture(d, &["limit", "64"]), "limit 64\n");
+        assert_eq!(capture(d, &["remove", "--all"]), "clear\n");
+        assert_eq!(capture(d, &["remove", "3"]), "remove 3\n");
     }
 
     #[test]
     fn remove_by_selection() {
-        let d = dir("remove-selection");
+        let d = dir();
+        let d = d.path();
         let listing = "capture limit=4096 size=4096 used=5 dropped=0 busy=0\n\
             selection 1 sites=1 unmarked=0 select=module:a func:f\n\
             site selection=1 live=5 live_bytes=2560 untracked=0 untracked_bytes=0 a.c:1 [a] func:f\n\

@@ -105,13 +105,13 @@ site rule=1 injected=2 lib/m.c:42 [m] func:f
 rule 4 probability=100 interval=1 times=-1 space=0 verbose=1 pid=0 injected=0 sites=0 unarmed=0 select=func:kernel::alloc::f
 ";
 
-    /// A plain file standing in for the control file, holding `text`.
-    fn control(name: &str, text: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("alloctag-fail-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(name);
+    /// A plain file standing in for the control file, holding `text`, in a
+    /// directory removed when the test drops it.
+    fn control(text: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fail");
         std::fs::write(&path, text).unwrap();
-        path
+        (dir, path)
     }
 
     /// Runs `allocinfo fail --control FILE ARGS` with `file` trusted.
@@ -128,7 +128,7 @@ rule 4 probability=100 interval=1 times=-1 space=0 verbose=1 pid=0 injected=0 si
 
     #[test]
     fn add_writes_one_command_line() {
-        let file = control("add", "");
+        let (_dir, file) = control("");
         let args = [
             "add",
             "module:foo",
@@ -154,7 +154,7 @@ rule 4 probability=100 interval=1 times=-1 space=0 verbose=1 pid=0 injected=0 si
             std::fs::read_to_string(&file).unwrap(),
             "add module:foo lib/m.c:42 probability=50 interval=2 times=-1 space=65536 verbose=0 pid=1\n"
         );
-        let file = control("add-defaults", "");
+        let (_dir, file) = control("");
         fail(&file, &["add", "func:kernel::alloc::f"]).unwrap();
         assert_eq!(
             std::fs::read_to_string(&file).unwrap(),
@@ -166,7 +166,7 @@ rule 4 probability=100 interval=1 times=-1 space=0 verbose=1 pid=0 injected=0 si
     fn add_reports_the_rule_the_kernel_lists() {
         // The command overwrites the start of the file: padding keeps the
         // listing after it intact.
-        let file = control("add-listed", &format!("{}\n{LISTING}", "#".repeat(64)));
+        let (_dir, file) = control(&format!("{}\n{LISTING}", "#".repeat(64)));
         assert_eq!(
             fail(&file, &["add", "module:m", "func:f"]).unwrap(),
             "armed rule 1: module:m func:f (1 site)\n"
@@ -179,10 +179,10 @@ rule 4 probability=100 interval=1 times=-1 space=0 verbose=1 pid=0 injected=0 si
 
     #[test]
     fn remove_one_or_all() {
-        let file = control("remove", "");
+        let (_dir, file) = control("");
         assert_eq!(fail(&file, &["remove", "32"]).unwrap(), "removed rule 32\n");
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "remove 32\n");
-        let file = control("remove-all", "");
+        let (_dir, file) = control("");
         assert_eq!(
             fail(&file, &["remove", "--all"]).unwrap(),
             "removed all rules\n"
@@ -193,7 +193,7 @@ rule 4 probability=100 interval=1 times=-1 space=0 verbose=1 pid=0 injected=0 si
     #[test]
     fn remove_by_selection() {
         // The listing is read first, then the command overwrites its start.
-        let file = control("remove-selection", LISTING);
+        let (_dir, file) = control(LISTING);
         assert_eq!(
             fail(&file, &["remove", "func:kernel::alloc::f"]).unwrap(),
             "removed rule 4\n"
@@ -203,7 +203,7 @@ rule 4 probability=100 interval=1 times=-1 space=0 verbose=1 pid=0 injected=0 si
                 .unwrap()
                 .starts_with("remove 4\n")
         );
-        let file = control("remove-selection-none", LISTING);
+        let (_dir, file) = control(LISTING);
         let err = fail(&file, &["remove", "module:m"]).unwrap_err();
         assert_eq!(
             err.to_string(),
