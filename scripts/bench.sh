@@ -90,12 +90,7 @@ CMDLINE="console=ttyS0 panic=-1 oops=panic loglevel=5 nokaslr tsc=reliable alloc
 # so the guest is told the TSC's frequency: under TCG the guest TSC is the
 # host's, under -icount it counts virtual nanoseconds (1 GHz). tsc=reliable
 # keeps the clocksource watchdog from trading it for jiffies, which TCG loses.
-if [ -z "${BENCH_TSC_KHZ:-}" ]; then
-	mhz=$(dmesg 2>/dev/null | sed -n -e 's/.*tsc: Refined TSC clocksource calibration: \([0-9.]*\) MHz.*/\1/p' \
-		-e 's/.*tsc: Detected \([0-9.]*\) MHz processor.*/\1/p' | tail -1)
-	[ -n "$mhz" ] || mhz=$(sed -n 's/^cpu MHz[[:space:]]*: //p' /proc/cpuinfo | head -1)
-	BENCH_TSC_KHZ=$(awk -v m="$mhz" 'BEGIN { printf "%d", m * 1000 }')
-fi
+[ -n "${BENCH_TSC_KHZ:-}" ] || BENCH_TSC_KHZ=$(host_tsc_khz)
 [ "${BENCH_TSC_KHZ:-0}" -gt 0 ] || die "host TSC frequency unknown: set BENCH_TSC_KHZ"
 # Under TCG each boot runs the benchmark PASSES times (the report takes the
 # median); under -icount, whose figures repeat, once.

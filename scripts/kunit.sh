@@ -24,5 +24,10 @@ args=(--arch=x86_64 --build_dir="${KUNIT_BUILD_DIR:-$BUILD_DIR/kernel-test}"
 for o in "${KMAKE_OPTS[@]}"; do
 	args+=(--make_options "$o")
 done
+if [ "$cmd" = run ]; then
+	for a in $(tcg_clock_args); do
+		args+=(--kernel_args "$a")
+	done
+fi
 cd "$SRC_TREE"
 exec python3 tools/testing/kunit/kunit.py "$cmd" "${args[@]}" "$@"

@@ -52,6 +52,33 @@ kernel_arch() {
 KERNEL_REPORTS='(Oops|BUG:|WARNING:|Kernel panic|general protection fault|Call Trace:|INFO: possible|circular locking|inconsistent lock state|KASAN:|UBSAN:|detected stall|blocked for more than)'
 
 log() { printf '==> %s\n' "$*" >&2; }
+
+# The host's TSC rate in kHz, measured by scripts/host/tsc-khz.c (built into
+# the build directory); nothing where the host's TSC does not run at a
+# constant rate or cannot be measured. Under TCG a guest's TSC is the host's.
+host_tsc_khz() {
+	local src=$ALLOCTAG_ROOT/scripts/host/tsc-khz.c tool=$BUILD_DIR/host/tsc-khz
+	grep -qw constant_tsc /proc/cpuinfo 2>/dev/null || return 0
+	if [ ! -x "$tool" ] || [ "$tool" -ot "$src" ]; then
+		mkdir -p "$BUILD_DIR/host"
+		# Built aside and renamed: boots may start side by side.
+		{ clang-19 -O2 -o "$tool.$$" "$src" && mv -f "$tool.$$" "$tool"; } 2>/dev/null || return 0
+	fi
+	"$tool" 2>/dev/null || true
+}
+
+# Kernel command-line words that give an x86_64 guest under TCG its clock. A
+# kernel without ACPI (nodebug, the test kernel, ccore) has no HPET or PM
+# timer to calibrate the TSC against, and the PIT fails under TCG: it marks
+# the TSC unstable and keeps time by jiffies, about 3.5 times slow.
+# tsc_early_khz= gives it the host's rate, and tsc=reliable keeps the
+# clocksource watchdog, which has no reference either, from discarding the
+# TSC. Nothing where the rate is unknown: the guest falls back as before.
+tcg_clock_args() {
+	local khz
+	khz=$(host_tsc_khz)
+	[ -z "$khz" ] || echo "tsc_early_khz=$khz tsc=reliable"
+}
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 # The pristine tree as a git repository, for the patch series: Debian's

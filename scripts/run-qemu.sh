@@ -41,7 +41,7 @@ case "$(file -bL "$kernel")" in
 		-kernel "$kernel" -initrd "$initrd" -append "$append")
 	;;
 *)
-	append="console=ttyS0 panic=-1 oops=panic $*"
+	append="console=ttyS0 panic=-1 oops=panic $(tcg_clock_args) $*"
 	qemu=(qemu-system-x86_64 -nodefaults -no-reboot -display none
 		-accel tcg,thread=single -cpu max,la57=off -smp "$smp" -m 2G
 		-bios qboot.rom -serial stdio
