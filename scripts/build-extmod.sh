@@ -40,8 +40,9 @@ while IFS= read -r link; do
 done < <(find "$out/headers" -type l)
 # No file names the checkout; no text file names the source tree (6.12's own
 # host programs, objtool and generate_rust_target, record its path in their
-# debug information, as in any headers package).
-leaks=$( (grep -rlF -e "$ALLOCTAG_ROOT" "$out/headers"; grep -rlIF -e "$SRC_TREE/" "$out/headers") || true)
+# debug information, as in any headers package). Both as directories, with
+# their slash: a checkout at ~/alloctag is no prefix of ~/alloctag-build/.
+leaks=$( (grep -rlF -e "$ALLOCTAG_ROOT/" "$out/headers"; grep -rlIF -e "$SRC_TREE/" "$out/headers") || true)
 [ -z "$leaks" ] || die "the headers name the checkout or the source tree: $(echo "$leaks" | head -n 5 | tr '\n' ' ')"
 
 cp "$ALLOCTAG_ROOT/tests/extmod/alloctag_extmod.c" "$ALLOCTAG_ROOT/tests/extmod/Kbuild" "$out/src/"
