@@ -114,19 +114,45 @@ pristine_repo() {
 	echo "$want" >"$stamp"
 }
 
-# Makes $1 a checkout of the pristine tree at base with nothing else in it:
-# a worktree of PRISTINE_REPO, made once (a full checkout) and then reset
-# (which rewrites only the files that differ from base).
+# Makes $1 a checkout of the pristine tree at base with nothing else in it
+# (git_worktree_reset).
 pristine_worktree() {
-	local dir=$1
 	pristine_repo
-	if [ "$(git -C "$dir" rev-parse --git-common-dir 2>/dev/null)" != "$PRISTINE_REPO/.git" ]; then
+	git_worktree_reset "$PRISTINE_REPO" "$1" base
+}
+
+# Makes $2 a checkout of the repository $1 at $3 with nothing else in it: a
+# worktree, made once (a full checkout) and then reset (which rewrites only
+# the files that differ from $3).
+#
+# The checkouts live in the build directory that every run on the machine
+# reuses, and a run stopped halfway (CI's timeout, a killed session) leaves
+# git's lock files and a half-done git am in them. The flock on $2.lock, held
+# until this shell exits (and by the children that inherit it), tells those
+# from a live run's: whoever holds it removes them. Children see in
+# ALLOCTAG_WORKTREES_HELD that an ancestor holds it, and do not wait for it.
+# WORKTREE_LOCK_WAIT: seconds to wait for another run (default 900).
+git_worktree_reset() {
+	local repo=$1 dir=$2 rev=$3 fd gitdir
+	case ":${ALLOCTAG_WORKTREES_HELD:-}:" in
+	*":$dir:"*) ;;
+	*)
+		mkdir -p "$(dirname "$dir")"
+		exec {fd}>"$dir.lock"
+		flock -w "${WORKTREE_LOCK_WAIT:-900}" "$fd" ||
+			{ echo "error: $dir is in use by another run (lock $dir.lock)" >&2; return 1; }
+		export ALLOCTAG_WORKTREES_HELD=${ALLOCTAG_WORKTREES_HELD:-}:$dir
+		;;
+	esac
+	if [ "$(git -C "$dir" rev-parse --git-common-dir 2>/dev/null)" != "$repo/.git" ]; then
 		rm -rf "$dir"
-		git -C "$PRISTINE_REPO" worktree prune
-		git -C "$PRISTINE_REPO" worktree add -q --detach "$dir" base
-		return 0
+		git -C "$repo" worktree prune &&
+			git -C "$repo" worktree add -q --detach "$dir" "$rev"
+		return
 	fi
+	gitdir=$(git -C "$dir" rev-parse --absolute-git-dir) || return
+	rm -f "$gitdir"/*.lock
 	git -C "$dir" am --abort >/dev/null 2>&1 || true
-	git -C "$dir" checkout -q --detach --force base
-	git -C "$dir" clean -q -fdx
+	git -C "$dir" checkout -q --detach --force "$rev" &&
+		git -C "$dir" clean -q -fdx
 }
