@@ -32,6 +32,7 @@
 #include <linux/kthread.h>
 #include <linux/migrate.h>
 #include <linux/pagemap.h>
+#include <linux/pgalloc_tag.h>
 #include <linux/random.h>
 #include <linux/sched/task.h>
 #include <linux/stackdepot.h>

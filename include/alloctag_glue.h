@@ -21,6 +21,15 @@ DECLARE_STATIC_KEY_TRUE(alloctag_test_key_true);
 DECLARE_STATIC_KEY_FALSE(alloctag_test_key_false);
 void alloctag_test_key_set(bool initially_true, bool enable);
 
+/* In C (src/glue_test.c), for the KUnit suites. */
+struct codetag;
+struct page;
+struct page *alloctag_test_page_of(const void *addr);
+void alloctag_test_get_page(struct page *page);
+void alloctag_test_put_page(struct page *page);
+void alloctag_test_clear_page_tag_ref(struct page *page);
+bool alloctag_test_page_tag(struct page *page, const struct codetag **ct);
+
 /* In C (src/glue.c), for Rust. */
 unsigned long alloctag_find_symbol(struct module *mod, const char *name);
 
@@ -72,6 +81,12 @@ void alloctag_capture_split_piece(const void *head, const void *piece,
 void alloctag_capture_resize(const void *ref, unsigned long bytes, u8 order);
 void alloctag_capture_rekey(const void *from, const void *to,
 			    unsigned long pfn);
+
+/* In C (src/glue.c), for Rust's early pages (src/alloc_tag/early.rs). */
+void alloctag_page_ref_mark_empty(struct page *page);
+
+/* In Rust (src/alloc_tag/early.rs), for page_ext's init callback (src/glue.c). */
+void alloctag_early_pages_done(void);
 
 /* In Rust (src/profiling.rs), for C. */
 bool alloctag_page_ext_needed(void);

@@ -35,7 +35,8 @@ MARK=alloctag-graft
 ACC_MARK=alloctag-graft-accuracy
 CAP_MARK=alloctag-graft-capture
 FIX_MARK=alloctag-graft-fix
-export MARK ACC_MARK CAP_MARK FIX_MARK
+EARLY_MARK=alloctag-graft-early
+export MARK ACC_MARK CAP_MARK FIX_MARK EARLY_MARK
 
 SERIES=(
 	module_percpu codetag_empty migration_bytes
@@ -208,24 +209,36 @@ EOF
 }
 
 patch_codetag_empty() {
-	describe "alloc_tag: skip CODETAG_EMPTY in the debug check of a new reference" <<'EOF'
-With CONFIG_MEM_ALLOC_PROFILING_DEBUG, alloc_tag_add_check() dereferences
-ref->ct to warn about a reference that is set twice. When a slab's
-extension vector could not be allocated once, its references are marked
-with CODETAG_EMPTY ((void *)1), and the check dereferences that marker when
-the slab later gets a vector: an oops at address 0x19.
+	describe "alloc_tag: CODETAG_EMPTY is no tag: skip it where a tag is read" <<'EOF'
+With CONFIG_MEM_ALLOC_PROFILING_DEBUG, a reference that must not be
+charged or uncharged holds CODETAG_EMPTY ((void *)1), and two places read
+it as a tag:
 
-CODETAG_EMPTY is no tag. Skip it there, as mainline does.
+- alloc_tag_add_check() dereferences ref->ct to warn about a reference
+  that is set twice. When a slab's extension vector could not be
+  allocated once, its references are marked empty, and the check
+  dereferences the marker when the slab later gets a vector: an oops at
+  address 0x19.
+- pgalloc_tag_get() turns it into a tag pointer. __free_pages() of a
+  page whose reference is empty (free_reserved_page() marks one) while
+  someone else holds a reference to it (compaction takes speculative
+  ones) then subtracts from the counters of the tag at address 1: an
+  oops. pgalloc_tag_split() and pgalloc_tag_copy() read it the same way.
+
+CODETAG_EMPTY is no tag. Skip it in both places, as mainline does in the
+first.
 EOF
 	# 6.12's debug check dereferences the empty-tag marker CODETAG_EMPTY (1)
 	# when a slab whose extension vector once failed gets a new vector: an
 	# oops at address 0x19. Mainline skips empty references there; so do we.
-	local at_h=$tree/include/linux/alloc_tag.h
 	# A tree that has mainline's fix (a later 6.12.y) needs nothing.
-	if grep -q 'WARN_ONCE(ref && ref->ct && !is_codetag_empty(ref),' "$at_h"; then
-		return 0
+	if ! grep -q 'WARN_ONCE(ref && ref->ct && !is_codetag_empty(ref),' "$tree/include/linux/alloc_tag.h"; then
+		perl_edit include/linux/alloc_tag.h "$MARK" 1 '' 's|\tWARN_ONCE\(ref && ref->ct,\n|\t/* $ENV{MARK}: CODETAG_EMPTY is no tag, as in mainline */\n\tWARN_ONCE(ref && ref->ct && !is_codetag_empty(ref),\n|'
 	fi
-	perl_edit include/linux/alloc_tag.h "$MARK" 1 '' 's|\tWARN_ONCE\(ref && ref->ct,\n|\t/* $ENV{MARK}: CODETAG_EMPTY is no tag, as in mainline */\n\tWARN_ONCE(ref && ref->ct && !is_codetag_empty(ref),\n|'
+	# pgalloc_tag_get() made a tag of the marker: __free_pages() of such a
+	# page with another reference held, a split or a migration, then
+	# counted into the tag at address 1.
+	perl_edit include/linux/pgalloc_tag.h "$FIX_MARK" 1 'empty tag' 's|\t\t\tif \(ref->ct\)\n\t\t\t\ttag = ct_to_alloc_tag\(ref->ct\);\n|\t\t\t/* $ENV{FIX_MARK}: CODETAG_EMPTY is no tag */\n\t\t\tif (ref->ct && !is_codetag_empty(ref))\n\t\t\t\ttag = ct_to_alloc_tag(ref->ct);\n|'
 }
 
 patch_migration_bytes() {
@@ -348,17 +361,31 @@ build fails if a Rust definition disagrees with its C declaration).
 - The vm.mem_profiling sysctl and the sysctl.vm.mem_profiling= boot
   parameter, as 6.12 documents them.
 
+With CONFIG_MEM_ALLOC_PROFILING_DEBUG, one hook changes: pgalloc_tag_add()
+hands the core the pages it finds without a tag reference. On SPARSEMEM
+page_ext comes up after the first slab pages, page tables and vmalloc
+areas are allocated; the core lists those pages and marks their
+references empty once page_ext is up, so that their frees (KASAN's
+quarantine empties early slabs) do not warn "alloc_tag was not set".
+6.12's C core leaves that gap open.
+
 C glue (src/glue.c, src/static_key.c) holds only what C macros express:
 the static keys, the exported symbols, and page_ext's ops.
 EOF
 	local f
 	for f in alloctag.rs alloc_tag.rs alloc_tag/demangle.rs alloc_tag/dynamic.rs \
-		alloc_tag/dynamic/naming.rs allocinfo.rs allocinfo/filter.rs allocinfo/ioctl.rs \
+		alloc_tag/dynamic/naming.rs alloc_tag/early.rs allocinfo.rs allocinfo/filter.rs allocinfo/ioctl.rs \
 		allocinfo/text.rs codetag.rs codetag/tag.rs codetag/registry.rs \
 		codetag/registry/cursor.rs codetag/registry/module.rs keys.rs layout.c layout.rs \
 		percpu.rs profiling.rs rwsem.rs seq.rs glue.c static_key.c; do
 		place "src/$f" "lib/alloctag/src/$f"
 	done
+	# The pages allocated before page_ext is up have no tag reference; the
+	# core marks them empty once it is (src/alloc_tag/early.rs).
+	perl_edit include/linux/pgalloc_tag.h "$EARLY_MARK" 2 'early pages' '
+			s|(extern struct page_ext_operations page_alloc_tagging_ops;\n)|$1\n/* $ENV{EARLY_MARK}: pages from before page_ext (lib/alloctag/src/alloc_tag/early.rs) */\n#if defined(CONFIG_MEM_ALLOC_PROFILING_RUST) && defined(CONFIG_MEM_ALLOC_PROFILING_DEBUG)\nvoid alloctag_early_page(struct page *page);\n#else\nstatic inline void alloctag_early_page(struct page *page) {}\n#endif\n| or die "anchor 1";
+			s|(\t\t\talloc_tag_add\(ref, task->alloc_tag, PAGE_SIZE \* nr\);\n\t\t\tput_page_tag_ref\(ref\);\n\t\t)\}\n|$1} else {\n\t\t\t/* $ENV{EARLY_MARK}: its reference is marked empty once page_ext is up */\n\t\t\talloctag_early_page(page);\n\t\t}\n| or die "anchor 2";
+		'
 	introduce MEM_ALLOC_PROFILING_RUST
 }
 
@@ -691,7 +718,7 @@ allocations, and for the error-path sweeper (a correct and a leaky error
 path).
 EOF
 	local f
-	for f in kunit.rs tests.rs tests; do
+	for f in kunit.rs tests.rs tests glue_test.c; do
 		place "src/$f" "lib/alloctag/src/$f"
 	done
 	place tests/modules lib/alloctag/tests/modules

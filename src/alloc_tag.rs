@@ -8,6 +8,8 @@
 pub(crate) mod demangle;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 pub(crate) mod dynamic;
+#[cfg(all(CONFIG_MEM_ALLOC_PROFILING_RUST, CONFIG_MEM_ALLOC_PROFILING_DEBUG))]
+pub(crate) mod early;
 
 use crate::percpu;
 use core::ptr;

@@ -10,6 +10,7 @@
 #include <linux/module.h>
 #include <linux/page_ext.h>
 #include <linux/percpu.h>
+#include <linux/pgalloc_tag.h>
 #include <linux/preempt.h>
 #include <linux/rcupdate.h>
 #include <linux/rwsem.h>
@@ -57,9 +58,30 @@ static __init bool need_page_alloc_tagging(void)
 	return alloctag_page_ext_needed();
 }
 
+/* page_ext is up: the pages allocated before get their references marked. */
 static __init void init_page_alloc_tagging(void)
 {
+	if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG))
+		alloctag_early_pages_done();
 }
+
+#ifdef CONFIG_MEM_ALLOC_PROFILING_DEBUG
+/*
+ * Marks a page's tag reference CODETAG_EMPTY if it is unset
+ * (src/alloc_tag/early.rs): get_page_tag_ref() and put_page_tag_ref() are
+ * inline, around page_ext's RCU read section. A compare-and-exchange: a page
+ * charged meanwhile keeps its tag.
+ */
+void alloctag_page_ref_mark_empty(struct page *page)
+{
+	union codetag_ref *ref = get_page_tag_ref(page);
+
+	if (ref) {
+		cmpxchg(&ref->ct, NULL, CODETAG_EMPTY);
+		put_page_tag_ref(ref);
+	}
+}
+#endif
 
 /* EXPORT_SYMBOL must sit beside the definition. */
 struct page_ext_operations page_alloc_tagging_ops = {

@@ -16,6 +16,8 @@ mod capture;
 mod counters;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod dynamic;
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+mod early;
 #[cfg(CONFIG_ALLOCTAG_FAULT_INJECTION)]
 mod fault;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]

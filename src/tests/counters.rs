@@ -184,6 +184,39 @@ fn disabled_profiling_freezes_counters(test: &Test) {
     kunit_expect!(test, DISABLED_TAG.read() == base);
 }
 
+test_tag!(EMPTY_TAG, "empty_reference_freed_while_referenced");
+
+fn empty_reference_freed_while_referenced(test: &Test) {
+    if !cfg!(CONFIG_MEM_ALLOC_PROFILING_DEBUG) {
+        test.skip("CODETAG_EMPTY exists only with CONFIG_MEM_ALLOC_PROFILING_DEBUG");
+        return;
+    }
+    let page = with_tag(EMPTY_TAG, || alloc_pages(0));
+    kunit_expect!(test, !page.is_null());
+    if page.is_null() {
+        return;
+    }
+    let held = EMPTY_TAG.read();
+    // SAFETY: `page` was allocated above; the extra reference taken here is dropped below, and
+    // the page is freed once, by whichever put drops the last reference.
+    unsafe {
+        // As free_reserved_page() does: the pages are no longer charged (their charge stays
+        // with the test's tag).
+        bindings::alloctag_test_clear_page_tag_ref(page);
+        // Another user's reference, as compaction takes speculatively: __free_pages() then
+        // leaves the page and reads its tag. 6.12 read CODETAG_EMPTY as a tag at address 1.
+        bindings::alloctag_test_get_page(page);
+        bindings::__free_pages(page, 0);
+        bindings::alloctag_test_put_page(page);
+    }
+    kunit_expect!(
+        test,
+        EMPTY_TAG.read() == held,
+        "{held:?} -> {:?}: an uncharged page moved the counters",
+        EMPTY_TAG.read()
+    );
+}
+
 kunit_suite!(
     counters_suite,
     "alloctag_counters",
@@ -193,5 +226,6 @@ kunit_suite!(
         kmem_cache_moves_counters,
         vmalloc_moves_counters,
         disabled_profiling_freezes_counters,
+        empty_reference_freed_while_referenced,
     ]
 );

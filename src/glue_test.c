@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * C glue of alloctag's KUnit suites (src/tests/): inline helpers of
+ * linux/mm.h and linux/pgalloc_tag.h, which Rust cannot call. Built with
+ * either core.
+ */
+
+#include <linux/mm.h>
+#include <linux/pgalloc_tag.h>
+
+#include "../include/alloctag_glue.h"
+
+struct page *alloctag_test_page_of(const void *addr)
+{
+	return virt_to_page(addr);
+}
+
+void alloctag_test_get_page(struct page *page)
+{
+	get_page(page);
+}
+
+void alloctag_test_put_page(struct page *page)
+{
+	put_page(page);
+}
+
+void alloctag_test_clear_page_tag_ref(struct page *page)
+{
+	clear_page_tag_ref(page);
+}
+
+/*
+ * Reads a page's tag reference into *ct: false where the page has none
+ * (no page_ext, or profiling off).
+ */
+bool alloctag_test_page_tag(struct page *page, const struct codetag **ct)
+{
+	union codetag_ref *ref;
+
+	if (!mem_alloc_profiling_enabled())
+		return false;
+	ref = get_page_tag_ref(page);
+	if (!ref)
+		return false;
+	*ct = READ_ONCE(ref->ct);
+	put_page_tag_ref(ref);
+	return true;
+}
