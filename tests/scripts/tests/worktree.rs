@@ -42,6 +42,21 @@ fn ok(out: &Output) -> bool {
     out.status.success()
 }
 
+/// A temporary directory with a repository, `repo`, and the path of a
+/// checkout of it, `wt`, that the test makes.
+struct Fixture {
+    tmp: tempfile::TempDir,
+    repo: String,
+    wt: String,
+}
+
+fn fixture() -> Fixture {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let repo = repo(tmp.path());
+    let wt = tmp.path().join("wt").display().to_string();
+    Fixture { tmp, repo, wt }
+}
+
 /// A repository with one file, `f`, committed and tagged `base`.
 fn repo(dir: &Path) -> String {
     let repo = dir.join("repo");
@@ -59,10 +74,7 @@ fn repo(dir: &Path) -> String {
 
 #[test]
 fn worktree_reset_recovers_from_an_interrupted_run() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let repo = repo(tmp.path());
-    let wt = tmp.path().join("wt");
-    let wt = wt.display();
+    let Fixture { tmp, repo, wt } = fixture();
 
     // A first run makes the checkout and changes it; then it is stopped
     // with git's lock files and a half-applied git am left behind.
@@ -91,10 +103,7 @@ fn worktree_reset_recovers_from_an_interrupted_run() {
 
 #[test]
 fn worktree_reset_waits_for_a_live_run() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let repo = repo(tmp.path());
-    let wt = tmp.path().join("wt");
-    let wt = wt.display();
+    let Fixture { tmp, repo, wt } = fixture();
     assert!(ok(&lib_sh(
         tmp.path(),
         &format!("git_worktree_reset {repo} {wt} base")
@@ -117,10 +126,7 @@ fn worktree_reset_waits_for_a_live_run() {
 
 #[test]
 fn worktree_reset_nested_in_a_holder_does_not_wait() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let repo = repo(tmp.path());
-    let wt = tmp.path().join("wt");
-    let wt = wt.display();
+    let Fixture { tmp, repo, wt } = fixture();
 
     // check-series.sh holds the checkout and runs export-patches.sh, which
     // resets the same checkout: a child of the holder goes on.
