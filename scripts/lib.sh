@@ -68,7 +68,7 @@ host_tsc_khz() {
 }
 
 # Kernel command-line words that give an x86_64 guest under TCG its clock. A
-# kernel without ACPI (nodebug, the test kernel, ccore) has no HPET or PM
+# kernel without ACPI (nodebug, the test kernel, up, ccore) has no HPET or PM
 # timer to calibrate the TSC against, and the PIT fails under TCG: it marks
 # the TSC unstable and keeps time by jiffies, about 3.5 times slow.
 # tsc_early_khz= gives it the host's rate, and tsc=reliable keeps the

@@ -16,7 +16,7 @@ mod capture;
 mod counters;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod dynamic;
-#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+#[cfg(all(CONFIG_MEM_ALLOC_PROFILING_RUST, CONFIG_MEM_ALLOC_PROFILING_DEBUG))]
 mod early;
 #[cfg(CONFIG_ALLOCTAG_FAULT_INJECTION)]
 mod fault;

@@ -10,8 +10,8 @@
 //! tag reference: `pgalloc_tag_add()` finds none and charges nothing. page_ext then comes up
 //! zeroed, and when such a page is freed `alloc_tag_sub()` finds its reference unset: with
 //! `CONFIG_MEM_ALLOC_PROFILING_DEBUG` it warns "alloc_tag was not set" (KASAN's quarantine
-//! frees early slab pages that empty). 6.12's C core has the same gap; mainline later closed it
-//! the same way.
+//! frees early slab pages that empty). 6.12's C core has the same gap; a later upstream patch
+//! (mm tree, 2026) closes it by recording such pages too.
 //!
 //! `pgalloc_tag_add()` hands such pages to [`alloctag_early_page`], which lists them; when
 //! page_ext is up, its init callback calls [`alloctag_early_pages_done`], which marks each
