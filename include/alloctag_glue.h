@@ -33,13 +33,15 @@ bool alloctag_test_page_tag(struct page *page, const struct codetag **ct);
 /* In C (src/glue.c), for Rust. */
 unsigned long alloctag_find_symbol(struct module *mod, const char *name);
 
+/* In C (src/glue.c), for Rust's fault injection (src/fault/) and tag index. */
+void alloctag_rcu_read_lock(void);
+void alloctag_rcu_read_unlock(void);
+
 /* In C (src/glue.c), for Rust's fault injection (src/fault/). */
 void alloctag_set_fail_key(bool enable);
 bool alloctag_in_nmi(void);
 bool alloctag_in_task(void);
 pid_t alloctag_current_tgid(void);
-void alloctag_rcu_read_lock(void);
-void alloctag_rcu_read_unlock(void);
 
 /* In C (src/glue.c), for Rust's dynamic tags (src/alloc_tag/dynamic.rs). */
 void alloctag_dynamic_lock(void);
@@ -87,6 +89,12 @@ void alloctag_page_ref_mark_empty(struct page *page);
 
 /* In Rust (src/alloc_tag/early.rs), for page_ext's init callback (src/glue.c). */
 void alloctag_early_pages_done(void);
+
+/* In C (src/glue.c), for Rust's page tags in page flags (src/alloc_tag/index.rs). */
+int alloctag_pgflags_bits(void);
+int alloctag_pgflags_free_bits(void);
+void alloctag_set_compressed(bool enable);
+bool alloctag_compressed_enabled(void);
 
 /* In Rust (src/profiling.rs), for C. */
 bool alloctag_page_ext_needed(void);

@@ -21,6 +21,8 @@
 #                                                 by update (check: the last
 #                                                 $BUILD_DIR/test-logs/host.log)
 #   kunit-test   tests/manifest/kunit-test.txt    $BUILD_DIR/kernel-test/test.log
+#   kunit-pgflags tests/manifest/kunit-pgflags.txt the same kernel booted with
+#                page tags in page flags: $BUILD_DIR/test-logs/kunit-pgflags.console
 #   kunit-ccore  tests/manifest/kunit-ccore.txt   $BUILD_DIR/kernel-ccore/test.log
 #   guest/BOOT   tests/manifest/guest/BOOT.txt    $BUILD_DIR/test-logs/guest-BOOT.log
 #                (one per line of tests/guest/boots.txt)
@@ -42,7 +44,7 @@ usage() {
 
 manifest_file() {
 	case "$1" in
-	host | kunit-test | kunit-ccore | matrix) echo "$MANIFEST/$1.txt" ;;
+	host | kunit-test | kunit-pgflags | kunit-ccore | matrix) echo "$MANIFEST/$1.txt" ;;
 	guest/*) echo "$MANIFEST/$1.txt" ;;
 	*) die "unknown unit '$1' (scripts/manifest.sh units lists them)" ;;
 	esac
@@ -52,6 +54,7 @@ default_log() {
 	case "$1" in
 	host) echo "$BUILD_DIR/test-logs/host.log" ;;
 	kunit-test) echo "$BUILD_DIR/kernel-test/test.log" ;;
+	kunit-pgflags) echo "$BUILD_DIR/test-logs/kunit-pgflags.console" ;;
 	kunit-ccore) echo "$BUILD_DIR/kernel-ccore/test.log" ;;
 	guest/*) echo "$BUILD_DIR/test-logs/guest-${1#guest/}.log" ;;
 	matrix) echo "$BUILD_DIR/test-logs/matrix.log" ;;
@@ -253,6 +256,7 @@ update() {
 units() {
 	echo host
 	echo kunit-test
+	echo kunit-pgflags
 	boots | sed 's|^|guest/|'
 	echo matrix
 	echo kunit-ccore

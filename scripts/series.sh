@@ -36,11 +36,12 @@ ACC_MARK=alloctag-graft-accuracy
 CAP_MARK=alloctag-graft-capture
 FIX_MARK=alloctag-graft-fix
 EARLY_MARK=alloctag-graft-early
-export MARK ACC_MARK CAP_MARK FIX_MARK EARLY_MARK
+PGF_MARK=alloctag-graft-pgflags
+export MARK ACC_MARK CAP_MARK FIX_MARK EARLY_MARK PGF_MARK
 
 SERIES=(
 	module_percpu codetag_empty migration_bytes
-	uapi plumbing callsite core fault accuracy capture tests bench docs
+	uapi plumbing callsite pgflags core fault accuracy capture tests bench docs
 )
 
 # Files that an export writes paragraph by paragraph (see above).
@@ -337,6 +338,64 @@ EOF
 	install include/uapi/linux/alloc_tag.h include/uapi/linux/alloc_tag.h
 }
 
+patch_pgflags() {
+	describe "alloc_tag: hooks for page tags in page flags" <<'EOF'
+With memory allocation profiling on, each page allocation and free
+looks its tag reference up in page_ext, and page_ext holds 8 bytes per
+4 KiB page for it (0.2% of RAM). Mainline since 6.13 can keep the tag
+as an index in the page-flag bits that nothing else uses instead,
+chosen at boot with sysctl.vm.mem_profiling=1,compressed. Add the hooks
+for it; the Rust core (next patch) provides what they call, with
+mainline's spelling of the boot option and a read-only
+vm.mem_profiling_compressed sysctl.
+
+- include/linux/page-flags-layout.h: NR_UNUSED_PAGEFLAG_BITS, as
+  mainline defines it.
+- include/linux/alloctag_pgflags.h (new): the hooks with indices, at most
+  16 bits below the LRU fields. vmlinux's tags are indexed by their place
+  in the alloc_tags section, inline; modules' and dynamic tags through
+  the code-tag library's index, out of line.
+- pgalloc_tag.h and mm.h: each page hook (add, sub, get, clear, split,
+  copy) takes the index path while the key is on; get_page_tag_ref()
+  then finds no reference, so nothing reads page_ext for tags.
+- mm_init.c: alloc_tag_sec_init() decides, before the first page is
+  allocated and before page_ext sizes itself, whether vmlinux's tags fit.
+  Where they do not, page tags stay in page_ext, with a log line (mainline
+  turns profiling off instead). A module whose tags find no free indices
+  later loads with them marked inaccurate, its pages uncharged.
+
+Until the Rust core is selected (CONFIG_MEM_ALLOC_PROFILING_RUST), and
+with 6.12's C core, the new hooks are empty inlines and alloc_tag_sec_init()
+does nothing: 6.12's page_ext hooks are all there is.
+EOF
+	install include/linux/alloctag_pgflags.h include/linux/alloctag_pgflags.h
+	# Mainline's count of the page-flag bits that no flag or field uses.
+	perl_edit include/linux/page-flags-layout.h "$PGF_MARK" 1 '' '
+			s|(\n#endif\n#endif /\* _LINUX_PAGE_FLAGS_LAYOUT \*/\n)$|\n/* $ENV{PGF_MARK}: as mainline (6.13), for page tags in page flags */\n#define NR_NON_PAGEFLAG_BITS\t(SECTIONS_WIDTH + NODES_WIDTH + ZONES_WIDTH + \\\n\t\t\t\tLAST_CPUPID_SHIFT + KASAN_TAG_WIDTH + \\\n\t\t\t\tLRU_GEN_WIDTH + LRU_REFS_WIDTH)\n\n#define NR_UNUSED_PAGEFLAG_BITS\t(BITS_PER_LONG - \\\n\t\t\t\t(NR_NON_PAGEFLAG_BITS + NR_PAGEFLAGS))\n$1| or die "anchor";
+		'
+	# Decided before the first page is allocated and before page_ext sizes
+	# itself, where mainline decides it.
+	perl_edit mm/mm_init.c "$PGF_MARK" 1 '' '
+			s|(\tpage_alloc_init_cpuhp\(\);\n)|$1\t/* $ENV{PGF_MARK}: page tags in page flags or in page_ext */\n\talloc_tag_sec_init();\n| or die "anchor";
+		'
+	# Each page hook takes the index path while the key is on: after the
+	# declaration (get_page_tag_ref() then returns at once), as the kernel
+	# builds with -Wdeclaration-after-statement.
+	perl_edit include/linux/pgalloc_tag.h "$PGF_MARK" 6 '' '
+			my $get = q{union codetag_ref \*ref = get_page_tag_ref\(page\);\n\n};
+			s|(#include <linux/alloc_tag.h>\n)|$1/* $ENV{PGF_MARK}: page tags in page flags, for the Rust core */\n#include <linux/alloctag_pgflags.h>\n| or die "anchor include";
+			s|(static inline union codetag_ref \*get_page_tag_ref\(struct page \*page\)\n\{\n)|$1\t/* $ENV{PGF_MARK}: page_ext holds no tags */\n\tif (alloctag_pgflags())\n\t\treturn NULL;\n| or die "anchor get_page_tag_ref";
+			s|($get)(\t\tif \(ref\) \{\n\t\t\tset_codetag_empty)|$1\t\t/* $ENV{PGF_MARK} */\n\t\tif (alloctag_pgflags()) {\n\t\t\talloctag_pgflags_write(page, ALLOCTAG_IDX_EMPTY);\n\t\t\treturn;\n\t\t}\n$2| or die "anchor clear";
+			s|($get)(\t\tif \(ref\) \{\n\t\t\talloc_tag_add\()|$1\t\t/* $ENV{PGF_MARK} */\n\t\tif (alloctag_pgflags()) {\n\t\t\talloctag_pgflags_add(page, task->alloc_tag, nr);\n\t\t\treturn;\n\t\t}\n$2| or die "anchor add";
+			s|($get)(\t\tif \(ref\) \{\n\t\t\talloc_tag_sub\()|$1\t\t/* $ENV{PGF_MARK} */\n\t\tif (alloctag_pgflags()) {\n\t\t\talloctag_pgflags_sub(page, nr);\n\t\t\treturn;\n\t\t}\n$2| or die "anchor sub";
+			s|($get)(\t\talloc_tag_sub_check\(ref\);\n)|$1\t\t/* $ENV{PGF_MARK} */\n\t\tif (alloctag_pgflags())\n\t\t\treturn alloctag_pgflags_get(page);\n$2| or die "anchor get";
+		'
+	perl_edit include/linux/mm.h "$PGF_MARK" 2 '' '
+			s|(\tif \(!mem_alloc_profiling_enabled\(\)\)\n\t\treturn;\n)(\n\ttag = pgalloc_tag_get\(&folio->page\);\n)|$1\t/* $ENV{PGF_MARK} */\n\tif (alloctag_pgflags()) {\n\t\talloctag_pgflags_split(folio, old_order, new_order);\n\t\treturn;\n\t}\n$2| or die "anchor split";
+			s|(static inline void pgalloc_tag_copy\(struct folio \*new, struct folio \*old\)\n\{\n\tstruct alloc_tag \*tag;\n\tunion codetag_ref \*ref;\n\n)|$1\t/* $ENV{PGF_MARK} */\n\tif (alloctag_pgflags()) {\n\t\talloctag_pgflags_copy(new, old);\n\t\treturn;\n\t}\n\n| or die "anchor copy";
+		'
+}
+
 patch_core() {
 	describe "lib/alloctag: a Rust core for memory allocation profiling" <<'EOF'
 Replace the C core of memory allocation profiling, lib/codetag.c and
@@ -374,9 +433,10 @@ the static keys, the exported symbols, and page_ext's ops.
 EOF
 	local f
 	for f in alloctag.rs alloc_tag.rs alloc_tag/demangle.rs alloc_tag/dynamic.rs \
-		alloc_tag/dynamic/naming.rs alloc_tag/early.rs allocinfo.rs allocinfo/filter.rs allocinfo/ioctl.rs \
-		allocinfo/text.rs codetag.rs codetag/tag.rs codetag/registry.rs \
-		codetag/registry/cursor.rs codetag/registry/module.rs keys.rs layout.c layout.rs \
+		alloc_tag/dynamic/naming.rs alloc_tag/early.rs alloc_tag/index.rs allocinfo.rs \
+		allocinfo/filter.rs allocinfo/ioctl.rs allocinfo/text.rs codetag.rs codetag/tag.rs \
+		codetag/registry.rs codetag/registry/cursor.rs codetag/registry/index.rs \
+		codetag/registry/module.rs keys.rs layout.c layout.rs \
 		percpu.rs profiling.rs rwsem.rs seq.rs glue.c static_key.c; do
 		place "src/$f" "lib/alloctag/src/$f"
 	done

@@ -122,21 +122,51 @@ test_kernel_built=0
 if grep -q 'Starting KUnit Kernel' "$logs/kunit.log"; then
 	test_kernel_built=1
 fi
-read -r p f < <(sed -n 's/.*Ran [0-9]* tests*: \(.*\)/\1/p' "$logs/kunit.log" | tail -n 1 |
-	awk -F', ' '{ for (i = 1; i <= NF; i++) { split($i, kv, ": "); n[kv[1]] = kv[2] } }
-		END { print n["passed"] + 0, n["failed"] + n["crashed"] + n["errors"] + 0 }')
-[ "$kunit_rc" = 0 ] || [ "$f" -gt 0 ] || f=1
-# kunit.py judges the KTAP results only; a kernel report during the run (a
-# lockdep or KASAN splat, a sleep in atomic context) fails the stage too.
-if grep -Eq "$KERNEL_REPORTS" "$BUILD_DIR/kernel-test/test.log" 2>/dev/null; then
-	echo "kunit: kernel report on the console ($BUILD_DIR/kernel-test/test.log):"
-	grep -E -m 5 -A 3 "$KERNEL_REPORTS" "$BUILD_DIR/kernel-test/test.log"
-	f=$((f + 1))
+# kunit_results LOG CONSOLE UNIT RC: the KUnit stage's counts of one run
+# (kunit.py's KTAP verdicts, a kernel report on its console, the manifest),
+# added to the stage's.
+kunit_p=0
+kunit_f=0
+kunit_results() {
+	local log=$1 console=$2 unit=$3 rc=$4 p f
+	read -r p f < <(sed -n 's/.*Ran [0-9]* tests*: \(.*\)/\1/p' "$log" | tail -n 1 |
+		awk -F', ' '{ for (i = 1; i <= NF; i++) { split($i, kv, ": "); n[kv[1]] = kv[2] } }
+			END { print n["passed"] + 0, n["failed"] + n["crashed"] + n["errors"] + 0 }')
+	[ "$rc" = 0 ] || [ "$f" -gt 0 ] || f=1
+	# kunit.py judges the KTAP results only; a kernel report during the run
+	# (a lockdep or KASAN splat, a sleep in atomic context) fails it too.
+	if grep -Eq "$KERNEL_REPORTS" "$console" 2>/dev/null; then
+		echo "kunit: kernel report on the console ($console):"
+		grep -E -m 5 -A 3 "$KERNEL_REPORTS" "$console"
+		f=$((f + 1))
+	fi
+	manifest_check "$unit" "$console"
+	kunit_p=$((kunit_p + p))
+	kunit_f=$((kunit_f + f + mbad))
+}
+kunit_results "$logs/kunit.log" "$BUILD_DIR/kernel-test/test.log" kunit-test "$kunit_rc"
+
+# The same suites with page tags in page flags, on the kernel just built
+# (booted with sysctl.vm.mem_profiling=1,compressed): every page hook then
+# takes the other path.
+if [ "$test_kernel_built" = 1 ]; then
+	log "KUnit: kunit.py exec with sysctl.vm.mem_profiling=1,compressed"
+	cp "$BUILD_DIR/kernel-test/test.log" "$logs/kunit-test.console"
+	rm -f "$BUILD_DIR/kernel-test/test.log"
+	KUNIT_CMD=exec "$ALLOCTAG_ROOT/scripts/kunit.sh" \
+		--kernel_args sysctl.vm.mem_profiling=1,compressed 2>&1 | tee "$logs/kunit-pgflags.log"
+	kunit_rc=${PIPESTATUS[0]}
+	cp "$BUILD_DIR/kernel-test/test.log" "$logs/kunit-pgflags.console" 2>/dev/null ||
+		: >"$logs/kunit-pgflags.console"
+	# kernel-test/test.log stays the first run's (scripts/manifest.sh's default).
+	cp "$logs/kunit-test.console" "$BUILD_DIR/kernel-test/test.log"
+	kunit_results "$logs/kunit-pgflags.log" "$logs/kunit-pgflags.console" kunit-pgflags "$kunit_rc"
+else
+	manifest_check kunit-pgflags /dev/null
+	kunit_f=$((kunit_f + 1 + mbad))
 fi
-manifest_check kunit-test "$BUILD_DIR/kernel-test/test.log"
-f=$((f + mbad))
-count kunit "$p" "$f"
-kunit_counts="$p $f"
+count kunit "$kunit_p" "$kunit_f"
+kunit_counts="$kunit_p $kunit_f"
 
 # 3. In-guest integration tests: one boot per line of tests/guest/boots.txt,
 # each on the kernel the line names: "test", the KUnit kernel above (KUnit

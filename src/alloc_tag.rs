@@ -10,6 +10,8 @@ pub(crate) mod demangle;
 pub(crate) mod dynamic;
 #[cfg(all(CONFIG_MEM_ALLOC_PROFILING_RUST, CONFIG_MEM_ALLOC_PROFILING_DEBUG))]
 pub(crate) mod early;
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+pub(crate) mod index;
 
 use crate::percpu;
 use core::ptr;
@@ -178,7 +180,7 @@ pub(crate) use core_impl::*;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod core_impl {
     use super::AllocTag;
-    use crate::codetag::{self, Cursor, ModuleTags, Registration, TagType};
+    use crate::codetag::{self, Cursor, ModuleTags, Registration, TagIndex, TagType};
     use core::mem::MaybeUninit;
     use kernel::{bindings, c_str, prelude::*, str::CStr};
 
@@ -193,6 +195,17 @@ mod core_impl {
 
         fn module_unload(module: ModuleTags<'_, Self>) -> bool {
             module_unload(module)
+        }
+
+        fn index() -> Option<&'static TagIndex> {
+            Some(&super::index::INDEX)
+        }
+
+        /// Page tags in page flags cannot name these tags: their pages go uncharged.
+        fn not_indexed(module: ModuleTags<'_, Self>) {
+            for tag in module.tags() {
+                tag.codetag().mark_inaccurate();
+            }
         }
     }
 

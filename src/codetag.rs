@@ -19,7 +19,7 @@
 
 mod tag;
 pub(crate) use tag::Codetag;
-#[cfg(all(CONFIG_ALLOCTAG_KUNIT_TEST, CONFIG_MEM_ALLOC_PROFILING_RUST))]
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 pub(crate) use tag::CODETAG_FLAG_INACCURATE;
 
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]

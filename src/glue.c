@@ -7,6 +7,7 @@
 #include <linux/alloc_tag.h>
 #include <linux/debugfs.h>
 #include <linux/kallsyms.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/page_ext.h>
 #include <linux/percpu.h>
@@ -52,6 +53,103 @@ EXPORT_SYMBOL(_shared_alloc_tag);
  * static initializer, so it works before any initcall.
  */
 DECLARE_RWSEM(alloctag_codetag_lock);
+
+/* RCU read sections for Rust (fault injection, the tag index): macros. */
+void alloctag_rcu_read_lock(void)
+{
+	rcu_read_lock();
+}
+
+void alloctag_rcu_read_unlock(void)
+{
+	rcu_read_unlock();
+}
+
+/* The tag index's lock (src/alloc_tag/index.rs), as the registry's. */
+DECLARE_RWSEM(alloctag_index_lock);
+
+/*
+ * Page tags in page flags (include/linux/alloctag_pgflags.h): the key and
+ * vmlinux's section, set by alloc_tag_sec_init() (src/alloc_tag/index.rs).
+ * The page hooks are inline, and mm.h's free_reserved_page() is used by
+ * modules: exported.
+ */
+DEFINE_STATIC_KEY_FALSE(mem_profiling_compressed);
+EXPORT_SYMBOL_GPL(mem_profiling_compressed);
+struct alloc_tag *alloctag_kernel_tags __ro_after_init;
+EXPORT_SYMBOL_GPL(alloctag_kernel_tags);
+unsigned long alloctag_kernel_tags_bytes __ro_after_init;
+EXPORT_SYMBOL_GPL(alloctag_kernel_tags_bytes);
+
+int alloctag_pgflags_bits(void)
+{
+	return ALLOCTAG_IDX_BITS;
+}
+
+int alloctag_pgflags_free_bits(void)
+{
+	return NR_UNUSED_PAGEFLAG_BITS;
+}
+
+void alloctag_set_compressed(bool enable)
+{
+	if (enable)
+		static_branch_enable(&mem_profiling_compressed);
+	else
+		static_branch_disable(&mem_profiling_compressed);
+}
+
+bool alloctag_compressed_enabled(void)
+{
+	return static_branch_unlikely(&mem_profiling_compressed);
+}
+
+/*
+ * pgalloc_tag_split() with page tags in page flags: each new folio's head
+ * gets the tag's index, and one call more, as alloc_tag_ref_set() counts.
+ * Out of line: splits are rare; folio_page() and this_cpu_inc() are macros.
+ */
+void alloctag_pgflags_split(struct folio *folio, int old_order, int new_order)
+{
+	unsigned int nr_pages = 1 << new_order;
+	unsigned long idx = alloctag_pgflags_read(&folio->page);
+	struct alloc_tag *tag = alloctag_pgflags_get(&folio->page);
+	int i;
+
+	if (!tag)
+		return;
+	for (i = nr_pages; i < (1 << old_order); i += nr_pages) {
+		alloctag_pgflags_write(folio_page(folio, i), idx);
+		this_cpu_inc(tag->counters->calls);
+	}
+	/* Each piece gets its own record. */
+	alloctag_capture_split(folio, &tag->ct, old_order, new_order);
+}
+
+/*
+ * pgalloc_tag_copy() with page tags in page flags: migration moves old's
+ * tag to new, whose own charge is taken back in bytes (our fix of 6.12's).
+ */
+void alloctag_pgflags_copy(struct folio *new, struct folio *old)
+{
+	unsigned long idx = alloctag_pgflags_read(&old->page);
+	struct alloc_tag *tag;
+	union codetag_ref ref;
+
+	if (!mem_alloc_profiling_enabled())
+		return;
+	tag = alloctag_pgflags_get(&old->page);
+	if (!tag)
+		return;
+	alloctag_pgflags_write(&old->page, ALLOCTAG_IDX_EMPTY);
+	alloctag_pgflags_ref(alloctag_pgflags_read(&new->page), &ref);
+	/* The target loses its own record, if any; old's moves to it. */
+	alloctag_capture_free_key(&ref, &new->page);
+	alloc_tag_sub(&ref, folio_size(new));
+	alloctag_capture_copy(&new->page, &tag->ct, new, old);
+	__alloc_tag_ref_set(&ref, tag);
+	alloctag_pgflags_write(&new->page, idx);
+}
 
 static __init bool need_page_alloc_tagging(void)
 {
@@ -333,13 +431,4 @@ pid_t alloctag_current_tgid(void)
 	return task_tgid_nr(current);
 }
 
-void alloctag_rcu_read_lock(void)
-{
-	rcu_read_lock();
-}
-
-void alloctag_rcu_read_unlock(void)
-{
-	rcu_read_unlock();
-}
 #endif /* CONFIG_ALLOCTAG_FAULT_INJECTION */

@@ -137,7 +137,7 @@ gfp_t alloctag_capture_depot_gfp(gfp_t gfp)
  * Gathers what is known of the allocation at ref and hands it to Rust. Never
  * inlined, so that the frames to skip are always this one and a slow path's.
  */
-static noinline void capture(union codetag_ref *ref, struct codetag *ct,
+static noinline void capture(const void *ref, struct codetag *ct,
 			     unsigned long object, unsigned long bytes,
 			     gfp_t gfp, u8 kind, u8 order)
 {
@@ -192,12 +192,30 @@ void __preserve_most alloctag_capture_slab_slowpath(union codetag_ref *ref,
 }
 EXPORT_SYMBOL_GPL(alloctag_capture_slab_slowpath);
 
+/*
+ * The key of a page's record: its page_ext reference, or, with page tags
+ * in page flags, the struct page itself, as unique and with no page_ext to
+ * look up. NULL where the page has neither.
+ */
+static const void *page_key_get(struct page *page)
+{
+	if (alloctag_pgflags())
+		return page;
+	return get_page_tag_ref(page);
+}
+
+static void page_key_put(const void *key)
+{
+	if (!alloctag_pgflags())
+		put_page_tag_ref((union codetag_ref *)key);
+}
+
 void __preserve_most alloctag_capture_pages_slowpath(struct page *page,
 						     const struct alloc_tag *tag,
 						     unsigned int order,
 						     gfp_t gfp)
 {
-	union codetag_ref *ref;
+	const void *key;
 
 	/*
 	 * get_page_tag_ref() only works while profiling is on, and without it
@@ -205,19 +223,19 @@ void __preserve_most alloctag_capture_pages_slowpath(struct page *page,
 	 */
 	if (!mem_alloc_profiling_enabled())
 		return;
-	ref = get_page_tag_ref(page);
-	if (!ref)
+	key = page_key_get(page);
+	if (!key)
 		return;
-	capture(ref, (struct codetag *)&tag->ct, page_to_pfn(page),
+	capture(key, (struct codetag *)&tag->ct, page_to_pfn(page),
 		PAGE_SIZE << order, gfp, ALLOCTAG_CAPTURE_PAGES, order);
-	put_page_tag_ref(ref);
+	page_key_put(key);
 }
 EXPORT_SYMBOL_GPL(alloctag_capture_pages_slowpath);
 
-void __preserve_most alloctag_capture_free_slowpath(union codetag_ref *ref)
+void __preserve_most alloctag_capture_free_slowpath(const void *key)
 {
 	if (!in_nmi())
-		alloctag_capture_remove(ref);
+		alloctag_capture_remove(key);
 }
 EXPORT_SYMBOL_GPL(alloctag_capture_free_slowpath);
 
@@ -227,42 +245,42 @@ void __preserve_most alloctag_capture_split_slowpath(struct folio *folio,
 						     int new_order)
 {
 	unsigned int nr = 1U << new_order;
-	union codetag_ref *head, *ref;
+	const void *head, *key;
 	unsigned int i;
 
 	if (in_nmi())
 		return;
-	head = get_page_tag_ref(&folio->page);
+	head = page_key_get(&folio->page);
 	if (!head)
 		return;
 	for (i = nr; i < (1U << old_order); i += nr) {
 		struct page *page = folio_page(folio, i);
 
-		ref = get_page_tag_ref(page);
-		if (!ref)
+		key = page_key_get(page);
+		if (!key)
 			continue;
-		alloctag_capture_split_piece(head, ref, page_to_pfn(page),
+		alloctag_capture_split_piece(head, key, page_to_pfn(page),
 					     PAGE_SIZE << new_order, new_order);
-		put_page_tag_ref(ref);
+		page_key_put(key);
 	}
 	alloctag_capture_resize(head, PAGE_SIZE << new_order, new_order);
-	put_page_tag_ref(head);
+	page_key_put(head);
 }
 EXPORT_SYMBOL_GPL(alloctag_capture_split_slowpath);
 
-/* Migration: old's record now describes new, whose reference is to. */
-void __preserve_most alloctag_capture_copy_slowpath(union codetag_ref *to,
+/* Migration: old's record now describes new, whose record key is to. */
+void __preserve_most alloctag_capture_copy_slowpath(const void *to,
 						    struct folio *new,
 						    struct folio *old)
 {
-	union codetag_ref *from;
+	const void *from;
 
 	if (in_nmi())
 		return;
-	from = get_page_tag_ref(&old->page);
+	from = page_key_get(&old->page);
 	if (!from)
 		return;
 	alloctag_capture_rekey(from, to, folio_pfn(new));
-	put_page_tag_ref(from);
+	page_key_put(from);
 }
 EXPORT_SYMBOL_GPL(alloctag_capture_copy_slowpath);

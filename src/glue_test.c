@@ -7,8 +7,12 @@
 
 #include <linux/mm.h>
 #include <linux/pgalloc_tag.h>
+#include <linux/rwsem.h>
 
 #include "../include/alloctag_glue.h"
+
+/* The lock of the index test's own index (src/tests/index.rs). */
+DECLARE_RWSEM(alloctag_test_index_lock);
 
 struct page *alloctag_test_page_of(const void *addr)
 {
@@ -31,8 +35,8 @@ void alloctag_test_clear_page_tag_ref(struct page *page)
 }
 
 /*
- * Reads a page's tag reference into *ct: false where the page has none
- * (no page_ext, or profiling off).
+ * Reads a page's tag reference into *ct, from page_ext or from the page's
+ * flags: false where the page has none (no page_ext, or profiling off).
  */
 bool alloctag_test_page_tag(struct page *page, const struct codetag **ct)
 {
@@ -40,6 +44,13 @@ bool alloctag_test_page_tag(struct page *page, const struct codetag **ct)
 
 	if (!mem_alloc_profiling_enabled())
 		return false;
+	if (alloctag_pgflags()) {
+		union codetag_ref idx_ref;
+
+		alloctag_pgflags_ref(alloctag_pgflags_read(page), &idx_ref);
+		*ct = idx_ref.ct;
+		return true;
+	}
 	ref = get_page_tag_ref(page);
 	if (!ref)
 		return false;

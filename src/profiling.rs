@@ -36,10 +36,11 @@ pub(crate) extern "C" fn mem_alloc_profiling_permanently_disabled() -> bool {
     !supported()
 }
 
-/// Whether page_ext must keep a tag reference per page; asked once, at boot.
+/// Whether page_ext must keep a tag reference per page; asked once, at boot, after
+/// `alloc_tag_sec_init()` decided whether page tags go in page flags instead.
 #[no_mangle]
 pub(crate) extern "C" fn alloctag_page_ext_needed() -> bool {
-    supported()
+    supported() && !crate::alloc_tag::index::compressed()
 }
 
 /// A value of `sysctl.vm.mem_profiling=`.
@@ -73,6 +74,20 @@ impl BootValue {
     }
 }
 
+/// Parses a whole value of `sysctl.vm.mem_profiling=`: [`BootValue::parse`]'s, and whether
+/// it ends in `,compressed` (page tags in page flags, mainline's spelling since 6.13). What
+/// 6.12 takes, `1,anything` among it (`kstrtobool()` reads the first characters only), is
+/// taken as 6.12 takes it.
+pub(crate) fn parse_boot_value(value: &CStr) -> Result<(BootValue, bool)> {
+    let parsed = BootValue::parse(value)?;
+    let bytes = value.as_bytes();
+    let compressed = bytes
+        .iter()
+        .position(|&c| c == b',')
+        .is_some_and(|comma| &bytes[comma + 1..] == b"compressed");
+    Ok((parsed, compressed && parsed != BootValue::Never))
+}
+
 /// Handles `sysctl.vm.mem_profiling=`; runs while the kernel parses the early parameters. A
 /// value that [`BootValue::parse`] refuses changes nothing and is logged, with what is taken.
 ///
@@ -84,9 +99,9 @@ unsafe extern "C" fn setup_boot_parameter(value: *mut u8) -> c_int {
         Err(EINVAL)
     } else {
         // SAFETY: The caller passes a NUL-terminated string.
-        BootValue::parse(unsafe { CStr::from_char_ptr(value) })
+        parse_boot_value(unsafe { CStr::from_char_ptr(value) })
     };
-    let parsed = match parsed {
+    let (parsed, compressed) = match parsed {
         Ok(parsed) => parsed,
         Err(e) => {
             pr_err!(
@@ -104,6 +119,7 @@ unsafe extern "C" fn setup_boot_parameter(value: *mut u8) -> c_int {
         }
     };
     SUPPORTED.store(parsed != BootValue::Never, Ordering::Relaxed);
+    crate::alloc_tag::index::request(compressed);
     if enabled() != (parsed == BootValue::On) {
         set_enabled(parsed == BootValue::On);
     }
@@ -184,17 +200,32 @@ unsafe extern "C" fn handle_sysctl(
 /// `kernel.sysctl_writes_strict`), by construction; with capture built in, followed by
 /// [`handle_sysctl`]'s update of the slab hooks' key. Its mode is set at registration, before
 /// the sysctl core sees it.
+///
+/// The second entry, `vm.mem_profiling_compressed`, says whether page tags are in page flags
+/// (mainline's name): read-only, decided at boot.
 #[cfg(CONFIG_PROC_SYSCTL)]
-static mut SYSCTL_TABLE: [bindings::ctl_table; 1] = [bindings::ctl_table {
-    procname: c_str!("mem_profiling").as_char_ptr(),
-    data: (&raw mut bindings::mem_alloc_profiling_key).cast(),
-    maxlen: 0,
-    mode: 0o644,
-    proc_handler: Some(HANDLER),
-    poll: ptr::null_mut(),
-    extra1: ptr::null_mut(),
-    extra2: ptr::null_mut(),
-}];
+static mut SYSCTL_TABLE: [bindings::ctl_table; 2] = [
+    bindings::ctl_table {
+        procname: c_str!("mem_profiling").as_char_ptr(),
+        data: (&raw mut bindings::mem_alloc_profiling_key).cast(),
+        maxlen: 0,
+        mode: 0o644,
+        proc_handler: Some(HANDLER),
+        poll: ptr::null_mut(),
+        extra1: ptr::null_mut(),
+        extra2: ptr::null_mut(),
+    },
+    bindings::ctl_table {
+        procname: c_str!("mem_profiling_compressed").as_char_ptr(),
+        data: (&raw mut bindings::mem_profiling_compressed).cast(),
+        maxlen: 0,
+        mode: 0o444,
+        proc_handler: Some(bindings::proc_do_static_key),
+        poll: ptr::null_mut(),
+        extra1: ptr::null_mut(),
+        extra2: ptr::null_mut(),
+    },
+];
 
 /// Registers `/proc/sys/vm/mem_profiling`: 0644, or 0444 when profiling is off for good or
 /// built for debugging, as in 6.12.
@@ -206,7 +237,7 @@ pub(crate) fn register_sysctl() -> Result {
     // accesses it yet. Afterwards the sysctl core owns it.
     unsafe {
         (*table)[0].mode = if read_only { 0o444 } else { 0o644 };
-        let header = bindings::register_sysctl_sz(c_str!("vm").as_char_ptr(), table.cast(), 1);
+        let header = bindings::register_sysctl_sz(c_str!("vm").as_char_ptr(), table.cast(), 2);
         if header.is_null() {
             return Err(ENOMEM);
         }

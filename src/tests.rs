@@ -22,6 +22,8 @@ mod early;
 mod fault;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod format;
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+mod index;
 mod jump_label;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod query;

@@ -85,11 +85,11 @@ void __alloctag_capture_slowpath alloctag_capture_pages_slowpath(struct page *pa
 						     const struct alloc_tag *tag,
 						     unsigned int order,
 						     gfp_t gfp);
-void __alloctag_capture_slowpath alloctag_capture_free_slowpath(union codetag_ref *ref);
+void __alloctag_capture_slowpath alloctag_capture_free_slowpath(const void *key);
 void __alloctag_capture_slowpath alloctag_capture_split_slowpath(struct folio *folio,
 						     int old_order,
 						     int new_order);
-void __alloctag_capture_slowpath alloctag_capture_copy_slowpath(union codetag_ref *to,
+void __alloctag_capture_slowpath alloctag_capture_copy_slowpath(const void *to,
 						    struct folio *new,
 						    struct folio *old);
 
@@ -139,13 +139,21 @@ static __always_inline void alloctag_capture_pages(struct page *page,
 
 /*
  * ref is about to be cleared: its object is freed, or (migration) charged
- * anew. A reference that holds no tag has no record.
+ * anew. A reference that holds no tag has no record. The record is keyed
+ * by key: the reference itself, or, with page tags in page flags
+ * (linux/alloctag_pgflags.h), where ref is a copy, the struct page.
  */
-static __always_inline void alloctag_capture_free(union codetag_ref *ref)
+static __always_inline void alloctag_capture_free_key(union codetag_ref *ref,
+						      const void *key)
 {
 	if (static_branch_unlikely(&alloctag_capture_key) && ref->ct &&
 	    !is_codetag_empty(ref) && alloctag_capture_marked(ref->ct))
-		alloctag_capture_free_slowpath(ref);
+		alloctag_capture_free_slowpath(key);
+}
+
+static __always_inline void alloctag_capture_free(union codetag_ref *ref)
+{
+	alloctag_capture_free_key(ref, ref);
 }
 
 /* A folio charged to tag was split from old_order into new_order pieces. */
@@ -159,8 +167,8 @@ static __always_inline void alloctag_capture_split(struct folio *folio,
 		alloctag_capture_split_slowpath(folio, old_order, new_order);
 }
 
-/* Migration moves old's charge to tag to new, whose ref is to. */
-static __always_inline void alloctag_capture_copy(union codetag_ref *to,
+/* Migration moves old's charge to tag to new, whose record key is to. */
+static __always_inline void alloctag_capture_copy(const void *to,
 						  const struct codetag *tag,
 						  struct folio *new,
 						  struct folio *old)
@@ -182,11 +190,13 @@ static inline void alloctag_capture_slab(union codetag_ref *ref,
 static inline void alloctag_capture_pages(struct page *page,
 					  struct alloc_tag * const *tagp,
 					  unsigned int order, gfp_t gfp) {}
+static inline void alloctag_capture_free_key(union codetag_ref *ref,
+					     const void *key) {}
 static inline void alloctag_capture_free(union codetag_ref *ref) {}
 static inline void alloctag_capture_split(struct folio *folio,
 					  const struct codetag *tag,
 					  int old_order, int new_order) {}
-static inline void alloctag_capture_copy(union codetag_ref *to,
+static inline void alloctag_capture_copy(const void *to,
 					 const struct codetag *tag,
 					 struct folio *new, struct folio *old) {}
 

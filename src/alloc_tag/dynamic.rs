@@ -53,7 +53,7 @@ pub(crate) use naming::NAMED_WITH_IRQS_OFF;
 use naming::{copy_file, find_function};
 
 use super::AllocTag;
-use crate::codetag::DynamicTags;
+use crate::codetag::{DynamicTags, CODETAG_FLAG_INACCURATE};
 use crate::rwsem::{RwSem, RwSemStorage};
 use core::{
     cell::UnsafeCell,
@@ -136,6 +136,8 @@ struct Chunk {
     tags: [AllocTag; CHUNK_TAGS],
     slots: [Slot; CHUNK_TAGS],
     counters: *mut bindings::alloc_tag_counters,
+    /// Page tags in page flags cannot name this chunk's tags: they are made inaccurate.
+    unindexed: bool,
 }
 
 /// A pool of up to `C` chunks of dynamic tags, with a lookup table of `M` entries. Tag `i` is
@@ -305,6 +307,24 @@ impl<const C: usize, const M: usize> Pool<C, M> {
         let mut chunk = unsafe { chunk.assume_init() };
         // INVARIANT: `__alloc_percpu()` returns zeroed per-CPU memory of `CHUNK_TAGS` counters.
         chunk.counters = counters.cast();
+        // The kernel's pool is the one whose tags page flags name (src/alloc_tag/index.rs): its
+        // chunks never go, so neither do their indices. A chunk that gets none has its tags made
+        // inaccurate: their pages go uncharged.
+        if self.grown_by_work {
+            let tags = chunk.tags.as_ptr().cast::<u8>();
+            let size = core::mem::size_of::<AllocTag>();
+            if let Err(e) = super::index::INDEX.add(tags, CHUNK_TAGS, size) {
+                if e != ENODEV {
+                    pr_warn!(
+                        "{} tags: no page-flag index for chunk {}: {:?}\n",
+                        self.name,
+                        n,
+                        e
+                    );
+                    chunk.unindexed = true;
+                }
+            }
+        }
         let chunk = KVBox::into_raw(chunk);
         // INVARIANT: Published after it was initialised; never freed; `grown` grows under
         // `GROW`.
@@ -476,7 +496,11 @@ impl<const C: usize, const M: usize> Pool<C, M> {
         unsafe {
             tag.as_raw().write(bindings::alloc_tag {
                 ct: bindings::codetag {
-                    flags: 0,
+                    flags: if chunk.unindexed {
+                        CODETAG_FLAG_INACCURATE
+                    } else {
+                        0
+                    },
                     lineno: location.line(),
                     modname: if module.is_null() {
                         ptr::null()

@@ -18,11 +18,13 @@ use core::{
 use kernel::{alloc::flags::GFP_KERNEL, bindings, prelude::*, str::CStr};
 
 mod cursor;
+mod index;
 mod module;
 #[cfg(CONFIG_ALLOCTAG_SELECTION)]
 mod selections;
 
 pub(crate) use cursor::{Cursor, ModuleTags, ReadPosition, Tags};
+pub(crate) use index::{TagIndex, FIRST as FIRST_INDEX};
 use module::{find_range, name as module_name};
 
 /// A type of code tag, bound to the linker section that holds its tags.
@@ -44,6 +46,17 @@ pub(crate) unsafe trait TagType: Sized + 'static {
     fn module_unload(_module: ModuleTags<'_, Self>) -> bool {
         true
     }
+
+    /// Returns the index that names this type's tags ([`TagIndex`]), if it has one: each
+    /// module's tags then get a block of indices while they load, kept while the module's
+    /// memory is.
+    fn index() -> Option<&'static TagIndex> {
+        None
+    }
+
+    /// Called when a module loads whose tags got no index (the index is full), with the
+    /// registry locked for writing.
+    fn not_indexed(_module: ModuleTags<'_, Self>) {}
 }
 
 /// The code tags of one module (or vmlinux) in one section.
@@ -110,6 +123,35 @@ pub(crate) unsafe trait DynamicTags: Sync {
     fn module_unload(&self, module: *mut bindings::module);
 }
 
+/// Gives a loading module's tags of `ty` a block of `index`'s indices; where none is left,
+/// tells the type, and the log.
+///
+/// # Safety
+///
+/// `module` must point to the module being loaded, whose tags `range` are.
+unsafe fn index_module(
+    index: &TagIndex,
+    ty: &TypeEntry,
+    range: &Range,
+    module: *mut bindings::module,
+) {
+    match index.add(range.start, range.len(ty.tag_size), ty.tag_size) {
+        Ok(_) | Err(ENODEV) => {}
+        Err(e) => {
+            pr_warn!(
+                "module {}: no index for its {} code tags of type {} ({:?}): they are not \
+                 counted where an index must name them\n",
+                // SAFETY: The module is being loaded.
+                unsafe { module_name(module) },
+                range.len(ty.tag_size),
+                ty.section,
+                e
+            );
+            (ty.not_indexed)(range);
+        }
+    }
+}
+
 /// The module id of the dynamic tags in a [`Cursor`]: after every module's.
 const DYNAMIC_ID: u64 = u64::MAX - 1;
 
@@ -119,6 +161,10 @@ struct TypeEntry {
     tag_size: usize,
     /// [`TagType::module_unload`] of the type.
     unload: fn(&Range) -> bool,
+    /// [`TagType::index`] of the type.
+    index: Option<&'static TagIndex>,
+    /// [`TagType::not_indexed`] of the type.
+    not_indexed: fn(&Range),
     /// Ordered by id.
     ranges: KVec<Range>,
     /// Changes whenever a module's range is added or dropped: readers that walk the tags in
@@ -305,6 +351,8 @@ impl Registry {
                 section: T::SECTION,
                 tag_size,
                 unload: |range| T::module_unload(ModuleTags::new(range)),
+                index: T::index(),
+                not_indexed: |range| T::not_indexed(ModuleTags::new(range)),
                 ranges,
                 generation: 0,
                 dynamic: None,
@@ -364,6 +412,10 @@ impl Registry {
             // INVARIANT: The module's memory lives until `unload_module` drops the range.
             if ty.ranges.push(range, GFP_KERNEL).is_ok() {
                 ty.generation = ty.generation.wrapping_add(1);
+                if let Some(index) = ty.index {
+                    // SAFETY: The caller guarantees `module`, whose tags `range` are.
+                    unsafe { index_module(index, ty, &range, module) };
+                }
                 // A selection in force also selects the new module's matching tags.
                 #[cfg(CONFIG_ALLOCTAG_SELECTION)]
                 selections::module_loaded(&self.selections, index, &range, ty.tag_size);
@@ -411,7 +463,12 @@ impl Registry {
                 }
                 continue;
             };
-            unload_ok &= (ty.unload)(&ty.ranges[i]);
+            let unused = (ty.unload)(&ty.ranges[i]);
+            // A module kept for its live allocations keeps its indices: they may name its tags.
+            if let (true, Some(index)) = (unused, ty.index) {
+                index.remove(ty.ranges[i].start);
+            }
+            unload_ok &= unused;
             // Selections go with the module's tags, whether or not its memory stays.
             #[cfg(CONFIG_ALLOCTAG_SELECTION)]
             selections::module_going(&self.selections, index, &ty.ranges[i], ty.tag_size);

@@ -89,6 +89,12 @@ impl Codetag {
         self.flags().load(Ordering::Relaxed) & CODETAG_FLAG_INACCURATE == 0
     }
 
+    /// Marks the tag's counters incomplete: some of its allocations go uncounted.
+    pub(crate) fn mark_inaccurate(&self) {
+        self.flags()
+            .fetch_or(CODETAG_FLAG_INACCURATE, Ordering::Relaxed);
+    }
+
     /// Returns whether the file is exactly `text`, reading only as far as it takes to tell: a
     /// query's filter, which most tags fail on their first bytes, needs no `strlen()`.
     pub(crate) fn filename_is(&self, text: &[u8]) -> bool {

@@ -7,7 +7,7 @@ use crate::{
     allocinfo::{header, parse_version, put_line, set_version, version_2, Out},
     codetag::{Codetag, CODETAG_FLAG_INACCURATE},
     kunit::{kunit_expect, kunit_suite, Test},
-    profiling::BootValue,
+    profiling::{parse_boot_value, BootValue},
 };
 use core::sync::atomic::Ordering;
 use kernel::{bindings, c_str, prelude::*, types::Opaque};
@@ -238,6 +238,26 @@ fn boot_values_match_6_12(test: &Test) {
     }
 }
 
+/// `,compressed` asks for page tags in page flags, as mainline spells it; what 6.12 takes with
+/// another suffix is still taken as 6.12 takes it, without compression; `never` is never.
+fn boot_values_with_compressed(test: &Test) {
+    for (value, want) in [
+        (c_str!("1,compressed"), Ok((BootValue::On, true))),
+        (c_str!("0,compressed"), Ok((BootValue::Off, true))),
+        (c_str!("on,compressed"), Ok((BootValue::On, true))),
+        (c_str!("1"), Ok((BootValue::On, false))),
+        (c_str!("1,junk"), Ok((BootValue::On, false))),
+        (c_str!("1,compressedx"), Ok((BootValue::On, false))),
+        (c_str!("1,,compressed"), Ok((BootValue::On, false))),
+        (c_str!("never,compressed"), Ok((BootValue::Never, false))),
+        (c_str!("junk,compressed"), Err(EINVAL)),
+        (c_str!(",compressed"), Err(EINVAL)),
+    ] {
+        let got = parse_boot_value(value);
+        kunit_expect!(test, got == want, "{value:?} gave {got:?}");
+    }
+}
+
 kunit_suite!(
     format_suite,
     "alloctag_format",
@@ -251,5 +271,6 @@ kunit_suite!(
         line_that_does_not_fit_fails,
         version_values,
         boot_values_match_6_12,
+        boot_values_with_compressed,
     ]
 );

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Page tags in page flags (sysctl.vm.mem_profiling=1,compressed), for the
+ * Rust core (lib/alloctag/): the tag of a page is an index in the page-flag
+ * bits that no flag, zone, node, section or LRU field uses, as in mainline
+ * since 6.13, instead of a pointer in page_ext. page_ext then holds nothing
+ * for tags, and a page's hook loads no page_ext.
+ *
+ * Indices (src/codetag/index.rs): 0 is no tag, 1 is CODETAG_EMPTY, then
+ * vmlinux's tags in section order, which these inlines turn into and from
+ * tags by arithmetic; every other tag (modules', dynamic ones) through the
+ * code-tag library's index, out of line. A tag without an index (the index
+ * space was full when its module loaded) is marked inaccurate there, and its
+ * pages are not charged, so that nothing is ever subtracted that was not
+ * added.
+ *
+ * pgalloc_tag.h includes this header, and so nearly every module: it lives
+ * under include/linux/, installed as a file, as alloctag_capture.h is.
+ */
+#ifndef _ALLOCTAG_PGFLAGS_H
+#define _ALLOCTAG_PGFLAGS_H
+
+#include <linux/init.h>
+
+struct alloc_tag;
+struct folio;
+struct page;
+union codetag_ref;
+
+#define ALLOCTAG_IDX_NULL	0UL
+#define ALLOCTAG_IDX_EMPTY	1UL
+#define ALLOCTAG_IDX_FIRST	2UL
+
+#if defined(CONFIG_MEM_ALLOC_PROFILING_RUST)
+
+#include <linux/alloc_tag.h>
+#include <linux/jump_label.h>
+#include <linux/minmax.h>
+#include <linux/mm_types.h>
+#include <linux/mmzone.h>
+#include <linux/page-flags-layout.h>
+
+/* At most 16 bits, as mainline's pgalloc_tag_idx; none where none is free. */
+#define ALLOCTAG_IDX_BITS	clamp_t(int, NR_UNUSED_PAGEFLAG_BITS, 0, 16)
+#define ALLOCTAG_IDX_SHIFT	(LRU_REFS_PGOFF - ALLOCTAG_IDX_BITS)
+#define ALLOCTAG_IDX_MASK	((1UL << ALLOCTAG_IDX_BITS) - 1)
+
+/* On from the boot parameter while the tags fit (src/profiling.rs). */
+DECLARE_STATIC_KEY_FALSE(mem_profiling_compressed);
+
+/* vmlinux's alloc_tags section, set before the first page is allocated. */
+extern struct alloc_tag *alloctag_kernel_tags;
+extern unsigned long alloctag_kernel_tags_bytes;
+
+/* In Rust (src/alloc_tag/index.rs): called by mm_core_init(). */
+void __init alloc_tag_sec_init(void);
+
+/* In Rust (src/alloc_tag/index.rs): the tags outside vmlinux. */
+unsigned long alloctag_index_of(const struct alloc_tag *tag);
+struct alloc_tag *alloctag_index_tag(unsigned long idx);
+
+/* In C (src/glue.c): the rare paths, out of line. */
+void alloctag_pgflags_split(struct folio *folio, int old_order, int new_order);
+void alloctag_pgflags_copy(struct folio *new, struct folio *old);
+
+static __always_inline bool alloctag_pgflags(void)
+{
+	return static_branch_unlikely(&mem_profiling_compressed);
+}
+
+static inline unsigned long alloctag_pgflags_read(const struct page *page)
+{
+	return (READ_ONCE(page->flags) >> ALLOCTAG_IDX_SHIFT) & ALLOCTAG_IDX_MASK;
+}
+
+/* Other bits of page->flags change under us (atomic flag ops): a cmpxchg. */
+static inline void alloctag_pgflags_write(struct page *page, unsigned long idx)
+{
+	unsigned long old = READ_ONCE(page->flags), new;
+
+	do {
+		new = (old & ~(ALLOCTAG_IDX_MASK << ALLOCTAG_IDX_SHIFT)) |
+		      (idx << ALLOCTAG_IDX_SHIFT);
+	} while (unlikely(!try_cmpxchg(&page->flags, &old, new)));
+}
+
+/* tag's index: NULL for no tag, also for one that has none. */
+static inline unsigned long alloctag_pgflags_index(const struct alloc_tag *tag)
+{
+	unsigned long off = (unsigned long)tag - (unsigned long)alloctag_kernel_tags;
+
+	if (likely(off < alloctag_kernel_tags_bytes))
+		return ALLOCTAG_IDX_FIRST + off / sizeof(struct alloc_tag);
+	if (!tag)
+		return ALLOCTAG_IDX_NULL;
+	return alloctag_index_of(tag);
+}
+
+/* The reference an index stands for: no tag, CODETAG_EMPTY, or a tag. */
+static inline void alloctag_pgflags_ref(unsigned long idx, union codetag_ref *ref)
+{
+	unsigned long i = idx - ALLOCTAG_IDX_FIRST;
+
+	if (likely(i < alloctag_kernel_tags_bytes / sizeof(struct alloc_tag)))
+		ref->ct = &alloctag_kernel_tags[i].ct;
+	else if (idx == ALLOCTAG_IDX_NULL)
+		ref->ct = NULL;
+	else if (idx == ALLOCTAG_IDX_EMPTY)
+		set_codetag_empty(ref);
+	else
+		ref->ct = &alloctag_index_tag(idx)->ct;
+}
+
+/* pgalloc_tag_add() with compressed tags. */
+static inline void alloctag_pgflags_add(struct page *page, struct alloc_tag *tag,
+					unsigned int nr)
+{
+	union codetag_ref ref = { .ct = NULL };
+	unsigned long idx = alloctag_pgflags_index(tag);
+
+	/* Only the debug checks read what the page held. */
+	if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG))
+		alloctag_pgflags_ref(alloctag_pgflags_read(page), &ref);
+	/* A tag without an index is marked inaccurate and not charged. */
+	if (unlikely(tag && idx == ALLOCTAG_IDX_NULL))
+		return;
+	if (alloc_tag_ref_set(&ref, tag)) {
+		this_cpu_add(tag->counters->bytes, PAGE_SIZE * nr);
+		alloctag_pgflags_write(page, idx);
+	}
+}
+
+/* pgalloc_tag_sub() with compressed tags. */
+static inline void alloctag_pgflags_sub(struct page *page, unsigned int nr)
+{
+	union codetag_ref ref;
+	unsigned long idx = alloctag_pgflags_read(page);
+
+	alloctag_pgflags_ref(idx, &ref);
+	/* The pages go; so does their record, keyed by the page. */
+	alloctag_capture_free_key(&ref, page);
+	alloc_tag_sub(&ref, PAGE_SIZE * nr);
+	if (idx != ALLOCTAG_IDX_NULL)
+		alloctag_pgflags_write(page, ALLOCTAG_IDX_NULL);
+}
+
+/* pgalloc_tag_get() with compressed tags. */
+static inline struct alloc_tag *alloctag_pgflags_get(struct page *page)
+{
+	union codetag_ref ref;
+
+	alloctag_pgflags_ref(alloctag_pgflags_read(page), &ref);
+	alloc_tag_sub_check(&ref);
+	if (ref.ct && !is_codetag_empty(&ref))
+		return ct_to_alloc_tag(ref.ct);
+	return NULL;
+}
+
+#else /* !CONFIG_MEM_ALLOC_PROFILING_RUST: 6.12's C core, page_ext only */
+
+static inline void alloc_tag_sec_init(void) {}
+
+static __always_inline bool alloctag_pgflags(void)
+{
+	return false;
+}
+
+static inline unsigned long alloctag_pgflags_read(const struct page *page)
+{
+	return ALLOCTAG_IDX_NULL;
+}
+static inline void alloctag_pgflags_write(struct page *page, unsigned long idx) {}
+static inline void alloctag_pgflags_ref(unsigned long idx, union codetag_ref *ref)
+{
+	ref->ct = NULL;
+}
+static inline void alloctag_pgflags_add(struct page *page, struct alloc_tag *tag,
+					unsigned int nr) {}
+static inline void alloctag_pgflags_sub(struct page *page, unsigned int nr) {}
+static inline struct alloc_tag *alloctag_pgflags_get(struct page *page)
+{
+	return NULL;
+}
+static inline void alloctag_pgflags_split(struct folio *folio, int old_order,
+					  int new_order) {}
+static inline void alloctag_pgflags_copy(struct folio *new, struct folio *old) {}
+
+#endif /* CONFIG_MEM_ALLOC_PROFILING_RUST */
+
+#endif /* _ALLOCTAG_PGFLAGS_H */

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Page tags in page flags (`sysctl.vm.mem_profiling=1,compressed`): the indices that name
+//! allocation tags there.
+//!
+//! C header: [`include/linux/alloctag_pgflags.h`](srctree/include/linux/alloctag_pgflags.h)
+//!
+//! The page hooks turn vmlinux's tags into indices and back inline, by arithmetic on its
+//! `alloc_tags` section: indices 2 to 2 + its tag count. Every other tag, a module's or a
+//! dynamic one, is named through [`INDEX`], the code-tag library's index, which the registry
+//! fills as modules load ([`super::AllocTags`]) and the dynamic pool as it grows.
+//!
+//! Whether the tags fit is decided once, at boot, before the first page is allocated and
+//! before page_ext asks whether it must keep a reference per page ([`alloc_tag_sec_init`]):
+//! where vmlinux's tags alone need more indices than the free page-flag bits hold, page tags
+//! stay in page_ext, with a log line. A module or a chunk of dynamic tags that finds no free
+//! block later is logged, and its tags are marked inaccurate: their pages are not charged.
+
+use crate::codetag::{TagIndex, FIRST_INDEX};
+use crate::rwsem::RwSemStorage;
+use core::{
+    mem::size_of,
+    sync::atomic::{AtomicBool, Ordering},
+};
+use kernel::{bindings, c_str, prelude::*};
+
+extern "C" {
+    /// Defined by `DECLARE_RWSEM()` in src/glue.c.
+    static mut alloctag_index_lock: RwSemStorage;
+}
+
+/// The index of the allocation tags outside vmlinux.
+// SAFETY: `alloctag_index_lock` is defined with `DECLARE_RWSEM()` for this index alone.
+pub(crate) static INDEX: TagIndex = unsafe { TagIndex::new(&raw mut alloctag_index_lock) };
+
+/// Whether the boot parameter asked for page tags in page flags.
+static REQUESTED: AtomicBool = AtomicBool::new(false);
+
+/// Records whether the boot parameter asks for page tags in page flags; decided at
+/// [`alloc_tag_sec_init`].
+pub(crate) fn request(compressed: bool) {
+    REQUESTED.store(compressed, Ordering::Relaxed);
+}
+
+/// Returns whether page tags are in page flags.
+pub(crate) fn compressed() -> bool {
+    // SAFETY: Reads a static key; any context.
+    unsafe { bindings::alloctag_compressed_enabled() }
+}
+
+/// Returns the address of a symbol of vmlinux, or 0.
+fn vmlinux_symbol(name: &CStr) -> usize {
+    // SAFETY: Null names vmlinux; `name` is NUL-terminated.
+    unsafe { bindings::alloctag_find_symbol(core::ptr::null_mut(), name.as_char_ptr()) as usize }
+}
+
+/// Decides whether page tags go in page flags, as asked at boot; called by `mm_core_init()`
+/// before the page allocator hands out its first page and before page_ext is set up.
+#[no_mangle]
+pub(crate) extern "C" fn alloc_tag_sec_init() {
+    if !REQUESTED.load(Ordering::Relaxed) || !crate::profiling::supported() {
+        return;
+    }
+    let size = size_of::<bindings::alloc_tag>();
+    let start = vmlinux_symbol(c_str!("__start_alloc_tags"));
+    let stop = vmlinux_symbol(c_str!("__stop_alloc_tags"));
+    let count = stop.saturating_sub(start) / size;
+    // SAFETY: Returns a constant.
+    let bits = unsafe { bindings::alloctag_pgflags_bits() } as u32;
+    let capacity = 1usize << bits.min(16);
+    if start == 0 || bits == 0 || FIRST_INDEX + count > capacity {
+        pr_warn!(
+            "{} allocation tags cannot be named in {} free page-flag bits: page tags stay in \
+             page_ext\n",
+            count,
+            bits
+        );
+        return;
+    }
+    // SAFETY: Boot, one CPU: nothing reads these before the key below is on.
+    unsafe {
+        bindings::alloctag_kernel_tags = start as *mut bindings::alloc_tag;
+        bindings::alloctag_kernel_tags_bytes = count * size;
+    }
+    INDEX.enable(FIRST_INDEX + count, capacity);
+    // SAFETY: Boot, before the first page allocation: no hook is running.
+    unsafe { bindings::alloctag_set_compressed(true) };
+    // SAFETY: Returns a constant.
+    let free = unsafe { bindings::alloctag_pgflags_free_bits() };
+    pr_info!(
+        "page tags in page flags: {} bits of {} free, {} of {} indices for vmlinux's tags\n",
+        bits,
+        free,
+        count,
+        capacity
+    );
+}
+
+/// Returns the index of `tag`, a tag outside vmlinux, or 0 where it has none. Any context but
+/// NMI; never sleeps. `tag` is only compared, never read.
+#[no_mangle]
+pub(crate) extern "C" fn alloctag_index_of(tag: *const bindings::alloc_tag) -> usize {
+    INDEX.index_of(tag as usize)
+}
+
+/// Returns the tag of index `idx`, outside vmlinux's, or null where none has it. Any context
+/// but NMI; never sleeps.
+#[no_mangle]
+pub(crate) extern "C" fn alloctag_index_tag(idx: usize) -> *mut bindings::alloc_tag {
+    INDEX.tag_at(idx) as *mut bindings::alloc_tag
+}
+
+c_declared!(alloc_tag_sec_init);
+c_declared!(alloctag_index_of);
+c_declared!(alloctag_index_tag);

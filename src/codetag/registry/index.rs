@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Small indices for code tags, for side data that has no room for a pointer (page tags in
+//! page flags: include/linux/alloctag_pgflags.h).
+//!
+//! C header: [`include/linux/codetag.h`](srctree/include/linux/codetag.h)
+//!
+//! Index 0 names no tag and 1 the empty marker (`CODETAG_EMPTY`); a tag type's user reserves
+//! the indices below [`TagIndex::enable`]'s `first` for tags it turns into indices itself
+//! (vmlinux's, by arithmetic on its section). Above them each *segment*, an array of tags
+//! (a module's section, a chunk of dynamic tags), gets a block of consecutive indices while it
+//! is added, the first free block that fits. A segment whose tags may still be named by an
+//! index somewhere (a module that unloads with live allocations keeps its tags) is simply not
+//! removed, and keeps its block.
+//!
+//! The lookups run in every context an allocation or a free runs in: they read an immutable
+//! snapshot of the segments under `rcu_read_lock()`. A change makes a new snapshot, publishes
+//! it and frees the old one after `synchronize_rcu()`, in process context, under the index's
+//! own lock: changes are rare (module load and unload, a chunk of dynamic tags made).
+
+use crate::rwsem::{RwSem, RwSemStorage};
+use core::{
+    ptr,
+    sync::atomic::{AtomicPtr, AtomicUsize, Ordering},
+};
+use kernel::{alloc::flags::GFP_KERNEL, bindings, prelude::*};
+
+/// The index of no tag.
+pub(crate) const NULL: usize = 0;
+/// The first index of a tag: 1 is the empty marker's.
+pub(crate) const FIRST: usize = 2;
+
+/// An array of `len` tags of `tag_size` bytes at `start`, named by the indices from `base`.
+#[derive(Clone, Copy)]
+struct Segment {
+    start: usize,
+    len: usize,
+    tag_size: usize,
+    base: usize,
+}
+
+impl Segment {
+    /// Returns the index of the tag at `addr`, if it is one of this segment's.
+    fn index_of(&self, addr: usize) -> Option<usize> {
+        let off = addr.checked_sub(self.start)?;
+        let i = off.checked_div(self.tag_size)?;
+        (i < self.len && off % self.tag_size == 0).then_some(self.base + i)
+    }
+
+    /// Returns the address of the tag of index `idx`, if it is one of this segment's.
+    fn tag_at(&self, idx: usize) -> Option<usize> {
+        let i = idx.checked_sub(self.base)?;
+        (i < self.len).then_some(self.start + i * self.tag_size)
+    }
+}
+
+/// The segments, sorted by address and by index.
+struct Snapshot {
+    by_addr: KVec<Segment>,
+    by_base: KVec<Segment>,
+}
+
+impl Snapshot {
+    /// Returns the last segment of `v` whose `key` is at most `x` (`v` sorted by `key`).
+    fn floor(v: &[Segment], x: usize, key: fn(&Segment) -> usize) -> Option<&Segment> {
+        let n = v.partition_point(|s| key(s) <= x);
+        n.checked_sub(1).and_then(|i| v.get(i))
+    }
+}
+
+/// What the index's lock guards: its bounds.
+struct Bounds {
+    /// The first index a segment may take; 0 while the index is off.
+    first: usize,
+    /// One past the last index.
+    capacity: usize,
+}
+
+/// Indices for the tags of one tag type.
+///
+/// # Invariants
+///
+/// `snapshot` is null or points to a `Snapshot` made by [`TagIndex::publish`] that is freed
+/// only after it was replaced and an RCU grace period passed. It changes only under `lock`.
+pub(crate) struct TagIndex {
+    snapshot: AtomicPtr<Snapshot>,
+    /// Segments added: for messages and tests.
+    segments: AtomicUsize,
+    lock: RwSem<Bounds>,
+}
+
+// SAFETY: The snapshot is immutable once published and freed only after a grace period; the
+// bounds are guarded by the lock.
+unsafe impl Sync for TagIndex {}
+
+impl TagIndex {
+    /// Makes an index that is off, guarded by `sem`.
+    ///
+    /// # Safety
+    ///
+    /// `sem` must point to a `struct rw_semaphore` defined with `DECLARE_RWSEM()` that nothing
+    /// else uses.
+    pub(crate) const unsafe fn new(sem: *mut RwSemStorage) -> Self {
+        // INVARIANT: No snapshot.
+        Self {
+            snapshot: AtomicPtr::new(ptr::null_mut()),
+            segments: AtomicUsize::new(0),
+            // SAFETY: The caller guarantees `sem`.
+            lock: unsafe {
+                RwSem::new(
+                    sem.cast(),
+                    Bounds {
+                        first: 0,
+                        capacity: 0,
+                    },
+                )
+            },
+        }
+    }
+
+    /// Turns the index on: segments take indices from `first` up to `capacity`. Process
+    /// context.
+    pub(crate) fn enable(&self, first: usize, capacity: usize) {
+        let mut bounds = self.lock.write();
+        bounds.first = first.max(FIRST);
+        bounds.capacity = capacity;
+    }
+
+    /// Returns the number of segments.
+    #[cfg_attr(not(CONFIG_ALLOCTAG_KUNIT_TEST), allow(dead_code))]
+    pub(crate) fn segments(&self) -> usize {
+        self.segments.load(Ordering::Relaxed)
+    }
+
+    /// Gives the `len` tags of `tag_size` bytes at `start` a block of indices, and returns its
+    /// first. `ENOSPC` where no free block fits, `ENODEV` while the index is off. Process
+    /// context; may sleep.
+    ///
+    /// The tags must stay where they are until [`TagIndex::remove`] is called for `start`.
+    pub(crate) fn add(&self, start: *const u8, len: usize, tag_size: usize) -> Result<usize> {
+        let bounds = self.lock.write();
+        if bounds.first == 0 {
+            return Err(ENODEV);
+        }
+        // SAFETY: Under the lock: the snapshot is not freed while it is held.
+        let old = unsafe { self.snapshot.load(Ordering::Acquire).as_ref() };
+        let mut base = bounds.first;
+        for s in old.map_or(&[][..], |o| &o.by_base[..]) {
+            if s.base >= base + len {
+                break;
+            }
+            base = base.max(s.base + s.len);
+        }
+        if len == 0 || base + len > bounds.capacity {
+            return Err(ENOSPC);
+        }
+        let seg = Segment {
+            start: start as usize,
+            len,
+            tag_size,
+            base,
+        };
+        self.publish(old, Some(seg), None)?;
+        self.segments.fetch_add(1, Ordering::Relaxed);
+        drop(bounds);
+        Ok(base)
+    }
+
+    /// Takes back the indices of the segment at `start`, whose tags no index names any more.
+    /// Process context; may sleep.
+    pub(crate) fn remove(&self, start: *const u8) {
+        let _bounds = self.lock.write();
+        // SAFETY: Under the lock: the snapshot is not freed while it is held.
+        let old = unsafe { self.snapshot.load(Ordering::Acquire).as_ref() };
+        if old.is_some_and(|o| o.by_addr.iter().any(|s| s.start == start as usize))
+            && self.publish(old, None, Some(start as usize)).is_ok()
+        {
+            self.segments.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Publishes `old`'s segments plus `add`, minus the one at `drop_start`, then frees `old`
+    /// after a grace period. Called with the lock held for writing.
+    fn publish(
+        &self,
+        old: Option<&Snapshot>,
+        add: Option<Segment>,
+        drop_start: Option<usize>,
+    ) -> Result {
+        let segs = old.map_or(&[][..], |o| &o.by_addr[..]);
+        let n = segs.len() + 1;
+        // The core's own allocations are charged to their own lines (`alloc_hooks!`): a
+        // dynamic tag's chunk may be what is being added.
+        let mut by_addr = kernel::alloc_hooks!(KVec::<Segment>::with_capacity(n, GFP_KERNEL))?;
+        let mut by_base = kernel::alloc_hooks!(KVec::<Segment>::with_capacity(n, GFP_KERNEL))?;
+        for s in segs.iter().filter(|s| Some(s.start) != drop_start) {
+            by_addr.push(*s, GFP_KERNEL)?;
+        }
+        if let Some(seg) = add {
+            by_addr.push(seg, GFP_KERNEL)?;
+        }
+        for s in by_addr.iter() {
+            by_base.push(*s, GFP_KERNEL)?;
+        }
+        by_addr.sort_unstable_by_key(|s| s.start);
+        by_base.sort_unstable_by_key(|s| s.base);
+        let new = kernel::alloc_hooks!(KBox::new(Snapshot { by_addr, by_base }, GFP_KERNEL))?;
+        // INVARIANT: The new snapshot is published whole; the old one is freed after a grace
+        // period, under the lock.
+        let prev = self.snapshot.swap(KBox::into_raw(new), Ordering::AcqRel);
+        if !prev.is_null() {
+            // SAFETY: Process context, no RCU read section held.
+            unsafe { bindings::synchronize_rcu() };
+            // SAFETY: `prev` was made by `KBox::into_raw` here, and no reader sees it any more.
+            drop(unsafe { KBox::from_raw(prev) });
+        }
+        Ok(())
+    }
+
+    /// Runs `f` on the current snapshot, in an RCU read section. Any context but NMI.
+    fn with_snapshot<R>(&self, f: impl FnOnce(&Snapshot) -> Option<R>) -> Option<R> {
+        // SAFETY: Callable in any context but NMI.
+        unsafe { bindings::alloctag_rcu_read_lock() };
+        let snap = self.snapshot.load(Ordering::Acquire);
+        // SAFETY: A published snapshot is freed only after a grace period, and this is in a read
+        // section.
+        let r = unsafe { snap.as_ref() }.and_then(f);
+        // SAFETY: Ends the read section begun above.
+        unsafe { bindings::alloctag_rcu_read_unlock() };
+        r
+    }
+
+    /// Returns the index of the tag at `addr`, or [`NULL`] if no segment holds it. Any context
+    /// but NMI; never sleeps.
+    pub(crate) fn index_of(&self, addr: usize) -> usize {
+        self.with_snapshot(|s| Snapshot::floor(&s.by_addr, addr, |g| g.start)?.index_of(addr))
+            .unwrap_or(NULL)
+    }
+
+    /// Returns the address of the tag of index `idx`, or 0 if no segment has it. Any context
+    /// but NMI; never sleeps.
+    pub(crate) fn tag_at(&self, idx: usize) -> usize {
+        self.with_snapshot(|s| Snapshot::floor(&s.by_base, idx, |g| g.base)?.tag_at(idx))
+            .unwrap_or(0)
+    }
+}

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The code-tag library's index (src/codetag/registry/index.rs) and page tags in page flags
+//! (include/linux/alloctag_pgflags.h): blocks of indices per segment, lookups both ways, a freed
+//! block taken again, no room; and, on a kernel booted with `sysctl.vm.mem_profiling=1,compressed`,
+//! a page's index naming the tag that was charged, for a vmlinux tag (inline) and a dynamic one
+//! (the index). Those cases are skipped where page tags are in page_ext.
+
+use super::{alloc_pages, test_tag, with_tag};
+use crate::{
+    alloc_tag::{dynamic::pool, index},
+    codetag::{TagIndex, FIRST_INDEX},
+    kunit::{kunit_expect, kunit_suite, Test},
+    rwsem::RwSemStorage,
+};
+use core::{panic::Location, ptr};
+use kernel::{bindings, page::PAGE_SIZE, prelude::*};
+
+extern "C" {
+    /// Defined by `DECLARE_RWSEM()` in src/glue_test.c.
+    static mut alloctag_test_index_lock: RwSemStorage;
+}
+
+/// An index of the test's own, over arrays that stand for tags.
+// SAFETY: `alloctag_test_index_lock` is defined with `DECLARE_RWSEM()` for this index alone.
+static TEST_INDEX: TagIndex = unsafe { TagIndex::new(&raw mut alloctag_test_index_lock) };
+
+/// Fake tags of 16 bytes: only their addresses count.
+static TAGS_A: [[u64; 2]; 3] = [[0; 2]; 3];
+static TAGS_B: [[u64; 2]; 4] = [[0; 2]; 4];
+static TAGS_C: [[u64; 2]; 2] = [[0; 2]; 2];
+
+fn addr<T>(tags: &[T], i: usize) -> usize {
+    tags.as_ptr() as usize + i * core::mem::size_of::<T>()
+}
+
+fn blocks_lookups_and_reuse(test: &Test) {
+    let size = 16;
+    kunit_expect!(
+        test,
+        TEST_INDEX.add(TAGS_A.as_ptr().cast(), 3, size) == Err(ENODEV),
+        "an index that is off gave out indices"
+    );
+    TEST_INDEX.enable(10, 20);
+    let a = TEST_INDEX.add(TAGS_A.as_ptr().cast(), 3, size);
+    let b = TEST_INDEX.add(TAGS_B.as_ptr().cast(), 4, size);
+    kunit_expect!(
+        test,
+        a == Ok(10) && b == Ok(13),
+        "blocks {a:?} {b:?}, not 10 and 13"
+    );
+    kunit_expect!(test, TEST_INDEX.index_of(addr(&TAGS_A, 1)) == 11);
+    kunit_expect!(test, TEST_INDEX.index_of(addr(&TAGS_B, 3)) == 16);
+    // Between two tags, past the last one, and before the first: no index.
+    kunit_expect!(test, TEST_INDEX.index_of(addr(&TAGS_A, 1) + 8) == 0);
+    kunit_expect!(test, TEST_INDEX.index_of(addr(&TAGS_B, 4)) == 0);
+    kunit_expect!(test, TEST_INDEX.index_of(addr(&TAGS_A, 0) - 16) == 0);
+    kunit_expect!(test, TEST_INDEX.tag_at(12) == addr(&TAGS_A, 2));
+    kunit_expect!(test, TEST_INDEX.tag_at(13) == addr(&TAGS_B, 0));
+    kunit_expect!(
+        test,
+        TEST_INDEX.tag_at(17) == 0 && TEST_INDEX.tag_at(9) == 0
+    );
+    // A removed segment's block is free again, first fit; the rest do not move.
+    TEST_INDEX.remove(TAGS_A.as_ptr().cast());
+    kunit_expect!(
+        test,
+        TEST_INDEX.tag_at(10) == 0 && TEST_INDEX.index_of(addr(&TAGS_A, 0)) == 0
+    );
+    let c = TEST_INDEX.add(TAGS_C.as_ptr().cast(), 2, size);
+    kunit_expect!(
+        test,
+        c == Ok(10),
+        "the freed block was not taken again: {c:?}"
+    );
+    kunit_expect!(test, TEST_INDEX.tag_at(14) == addr(&TAGS_B, 1));
+    // 20 indices: 10 to 19; 12 and 17 to 19 are free, four in a row are not.
+    let d = TEST_INDEX.add(TAGS_B.as_ptr().cast(), 4, size);
+    kunit_expect!(
+        test,
+        d == Err(ENOSPC),
+        "four indices found where three are left: {d:?}"
+    );
+    kunit_expect!(test, TEST_INDEX.segments() == 2);
+    TEST_INDEX.remove(TAGS_B.as_ptr().cast());
+    TEST_INDEX.remove(TAGS_C.as_ptr().cast());
+    kunit_expect!(
+        test,
+        TEST_INDEX.segments() == 0 && TEST_INDEX.tag_at(10) == 0
+    );
+}
+
+/// Reads the tag that a page's reference names: null for none.
+fn page_tag(test: &Test, page: *mut bindings::page) -> *const bindings::codetag {
+    let mut ct = ptr::null();
+    // SAFETY: `page` is a page the caller allocated; `ct` is writable.
+    let found = unsafe { bindings::alloctag_test_page_tag(page, &mut ct) };
+    kunit_expect!(test, found, "the page has no tag reference");
+    ct
+}
+
+test_tag!(VMLINUX_TAG, "page_index_names_vmlinux_tag");
+
+fn page_index_names_vmlinux_tag(test: &Test) {
+    if !index::compressed() {
+        test.skip("page tags are in page_ext");
+        return;
+    }
+    let base = VMLINUX_TAG.read();
+    let page = with_tag(VMLINUX_TAG, || alloc_pages(0));
+    kunit_expect!(test, !page.is_null());
+    if page.is_null() {
+        return;
+    }
+    let ct = page_tag(test, page);
+    kunit_expect!(
+        test,
+        ptr::eq(
+            ct,
+            VMLINUX_TAG.codetag() as *const _ as *const bindings::codetag
+        ),
+        "the page's index does not name its tag"
+    );
+    // SAFETY: `page` was allocated above at order 0 and is freed once.
+    unsafe { bindings::__free_pages(page, 0) };
+    kunit_expect!(
+        test,
+        VMLINUX_TAG.read() == base,
+        "the free did not take the charge back"
+    );
+}
+
+fn page_index_names_dynamic_tag(test: &Test) {
+    if !index::compressed() {
+        test.skip("page tags are in page_ext");
+        return;
+    }
+    let Some(tag) = pool().tag(Location::caller()) else {
+        kunit_expect!(test, false, "no dynamic tag could be made");
+        return;
+    };
+    let idx = index::INDEX.index_of(tag.as_raw() as usize);
+    kunit_expect!(test, idx >= FIRST_INDEX, "a dynamic tag has no index");
+    kunit_expect!(test, index::INDEX.tag_at(idx) == tag.as_raw() as usize);
+    let base = tag.read();
+    let page = with_tag(tag, || alloc_pages(1));
+    kunit_expect!(test, !page.is_null());
+    if page.is_null() {
+        return;
+    }
+    let ct = page_tag(test, page);
+    kunit_expect!(
+        test,
+        ptr::eq(ct, tag.codetag() as *const _ as *const bindings::codetag),
+        "the page's index does not name its dynamic tag"
+    );
+    let held = tag.read();
+    kunit_expect!(
+        test,
+        held.bytes == base.bytes + 2 * PAGE_SIZE as i64 && held.calls == base.calls + 1,
+        "{base:?} -> {held:?}"
+    );
+    // SAFETY: `page` was allocated above at order 1 and is freed once.
+    unsafe { bindings::__free_pages(page, 1) };
+    kunit_expect!(
+        test,
+        tag.read() == base,
+        "the free did not take the charge back"
+    );
+}
+
+kunit_suite!(
+    index_suite,
+    "alloctag_index",
+    [
+        blocks_lookups_and_reuse,
+        page_index_names_vmlinux_tag,
+        page_index_names_dynamic_tag
+    ]
+);
