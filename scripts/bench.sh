@@ -29,6 +29,11 @@
 # allocates, and every benchmark site selected (each allocation recorded and
 # its record freed); results in $BUILD_DIR/bench-capture.
 #
+# With BENCH_PGFLAGS=1 it compares (a), (c) and
+#   (f) pgflags: kernel-bench-rust booted with sysctl.vm.mem_profiling=1,compressed
+# (page tags in page flags instead of page_ext; no build of its own), under
+# -icount only, profiling on and off; results in $BUILD_DIR/bench-pgflags.
+#
 # BENCH_KERNELS (default "nop c rust") picks the kernels to build and boot,
 # e.g. "c rust". With BENCH_BIG=1 each is built with
 # scripts/configs/bench-big.config added (a few thousand tags) as
@@ -64,10 +69,23 @@ elif [ "${BENCH_CAPTURE:-0}" = 1 ]; then
 	ROUNDS=0
 	QUERY=0
 	out=$BUILD_DIR/bench-capture
+elif [ "${BENCH_PGFLAGS:-0}" = 1 ]; then
+	KERNELS=(nop rust pgflags)
+	ROUNDS=0
+	QUERY=0
+	out=$BUILD_DIR/bench-pgflags
 fi
 for k in "${KERNELS[@]}"; do
-	case $k in nop | c | rust | fault | capture) ;; *) die "BENCH_KERNELS: $k is none of nop c rust fault capture" ;; esac
+	case $k in nop | c | rust | fault | capture | pgflags) ;; *) die "BENCH_KERNELS: $k is none of nop c rust fault capture pgflags" ;; esac
 done
+# The kernel a configuration boots: pgflags is the Rust core's, booted with
+# page tags in page flags.
+image_of() {
+	case $1 in *pgflags) echo "${1%pgflags}rust" ;; *) echo "$1" ;; esac
+}
+extra_cmdline() {
+	case $1 in *pgflags) echo "sysctl.vm.mem_profiling=1,compressed" ;; esac
+}
 # BENCH_BIG=1: the same kernels with bench-big.config added (a few thousand
 # tags), built as kernel-bench-big-KERNEL, results in $BUILD_DIR/bench-big.
 PREFIX=
@@ -109,6 +127,7 @@ stage() { stage_times+=("$1: $(($(date +%s) - $2)) s"); }
 # but for the profiling options.
 if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
 	for k in "${KERNELS[@]}"; do
+		[ "$(image_of "$k")" = "$k" ] || continue
 		t=$(date +%s)
 		KBUILD_BUILD_USER=alloctag-bench KBUILD_BUILD_HOST=$k \
 			nice -n 19 "$ALLOCTAG_ROOT/scripts/build-kernel.sh" "bench-$k" \
@@ -116,7 +135,8 @@ if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
 		stage "build kernel-bench-$k" "$t"
 	done
 fi
-for k in "${KERNELS[@]}"; do
+read -r -a BUILT < <(for k in "${KERNELS[@]}"; do image_of "$k"; done | awk '!seen[$0]++' | tr '\n' ' ')
+for k in "${BUILT[@]}"; do
 	cfg=$BUILD_DIR/kernel-bench-$k/.config
 	[ -f "$BUILD_DIR/kernel-bench-$k/arch/x86/boot/bzImage" ] || die "kernel-bench-$k not built"
 	log "kernel-bench-$k: $(grep -E '^(# )?CONFIG_MEM_ALLOC_PROFILING(_RUST)?[= ]' "$cfg" | tr '\n' ' ')"
@@ -128,8 +148,8 @@ done
 # STACKDEPOT it selects).
 PROFILING_OPTIONS='^CONFIG_(MEM_ALLOC_PROFILING[A-Z_]*|CODE_TAGGING|PAGE_EXTENSION|SLAB_OBJ_EXT|KALLSYMS|KALLSYMS_ABSOLUTE_PERCPU|ALLOCTAG_FAULT_INJECTION|ALLOCTAG_SELECTION|ALLOCTAG_CAPTURE|ALLOCTAG_STACKDEPOT|STACKDEPOT|STACKDEPOT_MAX_FRAMES|STACKTRACE)='
 options() { grep '^CONFIG_' "$BUILD_DIR/kernel-bench-$1/.config" | grep -Ev "$PROFILING_OPTIONS"; }
-for ((i = 1; i < ${#KERNELS[@]}; i++)); do
-	a=${KERNELS[$((i - 1))]} b=${KERNELS[$i]}
+for ((i = 1; i < ${#BUILT[@]}; i++)); do
+	a=${BUILT[$((i - 1))]} b=${BUILT[$i]}
 	diff <(options "$a") <(options "$b") >&2 ||
 		die "kernel-bench-$a and kernel-bench-$b differ in more than the profiling options (above)"
 done
@@ -146,12 +166,12 @@ done
 # boot KERNEL LOG CMDLINE [QEMU option ...]: one boot, checked as
 # scripts/run-qemu.sh checks one (same QEMU flags, plus the options given).
 boot() {
-	local k=$1 logfile=$2 cmdline=$3 rc=0
+	local k=$1 logfile=$2 cmdline="$3 $(extra_cmdline "$1")" rc=0
 	shift 3
 	local qemu=(qemu-system-x86_64 -nodefaults -no-reboot -display none
 		-accel tcg,thread=single -cpu max -smp 2 -m 2G "$@"
 		-bios qboot.rom -serial stdio
-		-kernel "$BUILD_DIR/kernel-bench-$k/arch/x86/boot/bzImage" -initrd "$initrd"
+		-kernel "$BUILD_DIR/kernel-bench-$(image_of "$k")/arch/x86/boot/bzImage" -initrd "$initrd"
 		-append "$cmdline")
 	timeout "${QEMU_TIMEOUT:-600}" nice -n 10 "${qemu[@]}" </dev/null 2>&1 |
 		tr -d '\r' >"$logfile" || rc=$?
@@ -165,6 +185,10 @@ boot() {
 		{ tail -20 "$logfile" >&2; die "guest script failed ($logfile)"; }
 	grep -Eq '^alloctag-bench-info: clocksource=tsc(-early)?$' "$logfile" ||
 		die "the guest clock is not the TSC ($logfile)"
+	if [ -n "$(extra_cmdline "$k")" ]; then
+		grep -q 'alloctag: page tags in page flags' "$logfile" ||
+			die "page tags are not in page flags ($logfile)"
+	fi
 }
 
 # Rounds: every kernel boots once per round, the first kernel rotating, so
@@ -190,7 +214,7 @@ stage "$ICOUNT_ROUNDS icount rounds" "$t"
 dirty=$(git -C "$ALLOCTAG_ROOT" status --porcelain 2>/dev/null | wc -l)
 {
 	echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
-	echo "command=scripts/bench.sh (BENCH_ROUNDS=$ROUNDS BENCH_ICOUNT_ROUNDS=$ICOUNT_ROUNDS BENCH_PASSES=$PASSES BENCH_KERNELS=\"${KERNELS[*]#big-}\" BENCH_BIG=${BENCH_BIG:-0} BENCH_FAULT=${BENCH_FAULT:-0} BENCH_CAPTURE=${BENCH_CAPTURE:-0} BENCH_TAGS=$BENCH_TAGS BENCH_QUERY_REPS=${BENCH_QUERY_REPS:-20})"
+	echo "command=scripts/bench.sh (BENCH_ROUNDS=$ROUNDS BENCH_ICOUNT_ROUNDS=$ICOUNT_ROUNDS BENCH_PASSES=$PASSES BENCH_KERNELS=\"${KERNELS[*]#big-}\" BENCH_BIG=${BENCH_BIG:-0} BENCH_FAULT=${BENCH_FAULT:-0} BENCH_CAPTURE=${BENCH_CAPTURE:-0} BENCH_PGFLAGS=${BENCH_PGFLAGS:-0} BENCH_TAGS=$BENCH_TAGS BENCH_QUERY_REPS=${BENCH_QUERY_REPS:-20})"
 	echo "commit=$(git -C "$ALLOCTAG_ROOT" rev-parse --short HEAD 2>/dev/null) ($dirty files changed)"
 	echo "host=$(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
 	echo "qemu=$(qemu-system-x86_64 --version | head -1), -accel tcg,thread=single -cpu max -smp 2 -m 2G"
@@ -208,6 +232,8 @@ if [ "${BENCH_FAULT:-0}" = 1 ]; then
 	python3 "$ALLOCTAG_ROOT/scripts/bench/report.py" --fault "$out" "$BUILD_DIR" >"$out/results.md"
 elif [ "${BENCH_CAPTURE:-0}" = 1 ]; then
 	python3 "$ALLOCTAG_ROOT/scripts/bench/report.py" --capture "$out" "$BUILD_DIR" >"$out/results.md"
+elif [ "${BENCH_PGFLAGS:-0}" = 1 ]; then
+	python3 "$ALLOCTAG_ROOT/scripts/bench/report.py" --pgflags "$out" "$BUILD_DIR" >"$out/results.md"
 else
 	BENCH_PREFIX=$PREFIX python3 "$ALLOCTAG_ROOT/scripts/bench/report.py" "$out" "$BUILD_DIR" >"$out/results.md"
 fi

@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 """Turns the console logs of scripts/bench.sh into markdown tables.
 
-Usage: scripts/bench/report.py [--fault] OUT_DIR BUILD_DIR
+Usage: scripts/bench/report.py [--fault|--capture|--pgflags] OUT_DIR BUILD_DIR
 
 With --fault (scripts/bench.sh with BENCH_FAULT=1) it prints only the
-fault-injection table: kernel (d) against (c), and (d) with rules armed.
+fault-injection table: kernel (d) against (c), and (d) with rules armed. With
+--pgflags (BENCH_PGFLAGS=1), the tables of (a), (c) and (f), kernel (c) booted
+with page tags in page flags.
 
 OUT_DIR holds the console logs boot-KERNEL-MODE-rROUND.log (KERNEL: nop, c,
 rust; MODE: tcg, icount) and run.env (what bench.sh ran). BUILD_DIR holds the
@@ -24,8 +26,10 @@ import sys
 KERNELS = ["nop", "c", "rust"]
 LABEL = {"nop": "(a) no profiling", "c": "(b) C core", "rust": "(c) Rust core",
          "fault": "(d) Rust core with fault injection",
-         "capture": "(e) Rust core with capture"}
-SHORT = {"nop": "(a)", "c": "(b)", "rust": "(c)", "fault": "(d)", "capture": "(e)"}
+         "capture": "(e) Rust core with capture",
+         "pgflags": "(f) Rust core, page tags in page flags"}
+SHORT = {"nop": "(a)", "c": "(b)", "rust": "(c)", "fault": "(d)", "capture": "(e)",
+         "pgflags": "(f)"}
 ALLOC_TESTS = [
     "kmalloc-8", "kmalloc-16", "kmalloc-32", "kmalloc-64", "kmalloc-128",
     "kmalloc-256", "kmalloc-512", "kmalloc-1024", "kmalloc-2048", "kmalloc-4096",
@@ -39,7 +43,7 @@ SIZEOF_COUNTERS = 16        # struct alloc_tag_counters: bytes, calls
 # BENCH_PREFIX=big- (scripts/bench.sh with BENCH_BIG=1): the kernels are
 # kernel-bench-big-KERNEL, their logs boot-big-KERNEL-MODE-rROUND.log.
 PREFIX = os.environ.get("BENCH_PREFIX", "")
-LOG_RE = re.compile(r"^boot-(?:big-)?(nop|c|rust|fault|capture)-(tcg|icount)-r(\d+)\.log$")
+LOG_RE = re.compile(r"^boot-(?:big-)?(nop|c|rust|fault|capture|pgflags)-(tcg|icount)-r(\d+)\.log$")
 RESULT_RE = re.compile(r"^alloctag-bench-result: kernel=(\S+) phase=(\S+) pass=(\d+) \S+: (.*)$")
 INFO_RE = re.compile(r"^alloctag-bench-info: ([a-zA-Z_]+)=(.*)$")
 
@@ -775,7 +779,66 @@ def fault_main(out_dir):
     p(rust_sites_table(boots, ["rust", "fault"]))
 
 
+# Issue 24's goals for page tags in page flags, (f)/(a) with profiling on.
+PGFLAGS_GOALS = {"pages-order0": 1.06, "pages-order3": 1.04}
+
+
+def page_ext_line(out_dir, kernel):
+    """What the first boot of `kernel` logged about page_ext and page tags."""
+    for name in sorted(os.listdir(out_dir)):
+        m = LOG_RE.match(name)
+        if not m or m.group(1) != kernel:
+            continue
+        with open(os.path.join(out_dir, name), errors="replace") as f:
+            lines = [l.strip() for l in f if "page_ext" in l or "page tags in page flags" in l]
+        return "; ".join(lines) or "no page_ext allocated, no page tags in page flags"
+    return "-"
+
+
+def pgflags_table(boots, phase, mode="icount"):
+    """Per allocation test: (c)/(a) and (f)/(a), boots of one round paired, and (f)/(c)."""
+    rows = []
+    for test in ALLOC_TESTS:
+        f_a = ratios(boots, mode, "pgflags", "nop", phase, test)
+        goal = PGFLAGS_GOALS.get(test) if phase == "on" else 1.01
+        met = "-" if not f_a or goal is None else (
+            "yes" if statistics.median(f_a) <= goal else "**no**")
+        rows.append([
+            f"`{test}`",
+            spread(values(boots, mode, "nop", phase, test)),
+            spread(ratios(boots, mode, "rust", "nop", phase, test)),
+            spread(f_a),
+            spread(ratios(boots, mode, "pgflags", "rust", phase, test)),
+            f"≤ {goal}: {met}" if goal else "-",
+        ])
+    return table(["test", "(a) ns/op", "(c)/(a)", "(f)/(a)", "(f)/(c)", "goal"], rows)
+
+
+def pgflags_main(out_dir):
+    boots = load(out_dir)
+    p = print
+    p("# alloctag benchmark: page tags in page flags")
+    p()
+    print_run_env(out_dir)
+    for k in ["nop", "rust", "pgflags"]:
+        p(f"- {LABEL[k]}: {len(boots.get((k, 'icount'), {}))} icount boots; "
+          f"boot log: {page_ext_line(out_dir, k)}")
+    p()
+    p("Instructions per allocation and free under -icount (1 ns per instruction). (f) is "
+      "kernel (c) booted with `sysctl.vm.mem_profiling=1,compressed`; ratios pair the boots of "
+      "one round.")
+    for phase, title in [("on", "profiling enabled (vm.mem_profiling=1)"),
+                         ("off", "profiling disabled at run time (vm.mem_profiling=0)")]:
+        p()
+        p(f"## Allocators, {title}, -icount")
+        p()
+        p(pgflags_table(boots, phase))
+
+
 def main():
+    if sys.argv[1] == "--pgflags":
+        pgflags_main(sys.argv[2])
+        return
     if sys.argv[1] == "--fault":
         fault_main(sys.argv[2])
         return

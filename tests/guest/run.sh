@@ -88,6 +88,10 @@ selected() {
 	return $hit
 }
 
+# The kernel log of the boot, before the tests fill the ring buffer: what
+# the boot decided (tests/guest/pgflags.sh) is read from here.
+dmesg >/tmp/dmesg.boot
+
 passed=0
 failed=0
 for file in /alloctag/tests/*.sh; do
