@@ -55,7 +55,10 @@ extern unsigned long alloctag_kernel_tags_bytes;
 /* In Rust (src/alloc_tag/index.rs): called by mm_core_init(). */
 void __init alloc_tag_sec_init(void);
 
-/* In Rust (src/alloc_tag/index.rs): the tags outside vmlinux. */
+/*
+ * In Rust (src/alloc_tag/index.rs): the tags outside vmlinux. A live tag
+ * with no index is marked inaccurate.
+ */
 unsigned long alloctag_index_of(const struct alloc_tag *tag);
 struct alloc_tag *alloctag_index_tag(unsigned long idx);
 
@@ -121,9 +124,16 @@ static inline void alloctag_pgflags_add(struct page *page, struct alloc_tag *tag
 	/* Only the debug checks read what the page held. */
 	if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG))
 		alloctag_pgflags_ref(alloctag_pgflags_read(page), &ref);
-	/* A tag without an index is marked inaccurate and not charged. */
-	if (unlikely(tag && idx == ALLOCTAG_IDX_NULL))
+	/*
+	 * A tag without an index (its module's parameters are parsed before
+	 * its tags are indexed; the index was full) is marked inaccurate by
+	 * alloctag_index_of() and not charged; the page is marked empty, so
+	 * that its free neither subtracts nor warns.
+	 */
+	if (unlikely(tag && idx == ALLOCTAG_IDX_NULL)) {
+		alloctag_pgflags_write(page, ALLOCTAG_IDX_EMPTY);
 		return;
+	}
 	if (alloc_tag_ref_set(&ref, tag)) {
 		this_cpu_add(tag->counters->bytes, PAGE_SIZE * nr);
 		alloctag_pgflags_write(page, idx);

@@ -16,6 +16,7 @@
 //! stay in page_ext, with a log line. A module or a chunk of dynamic tags that finds no free
 //! block later is logged, and its tags are marked inaccurate: their pages are not charged.
 
+use super::AllocTag;
 use crate::codetag::{TagIndex, FIRST_INDEX};
 use crate::rwsem::RwSemStorage;
 use core::{
@@ -96,11 +97,26 @@ pub(crate) extern "C" fn alloc_tag_sec_init() {
     );
 }
 
-/// Returns the index of `tag`, a tag outside vmlinux, or 0 where it has none. Any context but
-/// NMI; never sleeps. `tag` is only compared, never read.
+/// Returns the index of `tag`, a tag outside vmlinux, or 0 where it has none, and then marks it
+/// inaccurate: the page hook does not charge it. That happens to a module whose tags found no
+/// free block, and to a module's allocations made before its tags are indexed (the module loader
+/// runs its parameters' handlers before `codetag_load_module()`). Any context but NMI; never
+/// sleeps.
+///
+/// # Safety
+///
+/// `tag` must point to a live `struct alloc_tag`: the one an allocation is being charged to.
 #[no_mangle]
-pub(crate) extern "C" fn alloctag_index_of(tag: *const bindings::alloc_tag) -> usize {
-    INDEX.index_of(tag as usize)
+pub(crate) unsafe extern "C" fn alloctag_index_of(tag: *const bindings::alloc_tag) -> usize {
+    let idx = INDEX.index_of(tag as usize);
+    if idx == 0 {
+        // SAFETY: The caller guarantees a live tag, which `AllocTag` wraps transparently; its
+        // flags are only changed atomically.
+        unsafe { &*tag.cast::<AllocTag>() }
+            .codetag()
+            .mark_inaccurate();
+    }
+    idx
 }
 
 /// Returns the tag of index `idx`, outside vmlinux's, or null where none has it. Any context

@@ -8,13 +8,13 @@
 
 use super::{alloc_pages, test_tag, with_tag};
 use crate::{
-    alloc_tag::{dynamic::pool, index},
+    alloc_tag::{dynamic::pool, index, AllocTag},
     codetag::{TagIndex, FIRST_INDEX},
     kunit::{kunit_expect, kunit_suite, Test},
     rwsem::RwSemStorage,
 };
 use core::{panic::Location, ptr};
-use kernel::{bindings, page::PAGE_SIZE, prelude::*};
+use kernel::{bindings, c_str, page::PAGE_SIZE, prelude::*};
 
 extern "C" {
     /// Defined by `DECLARE_RWSEM()` in src/glue_test.c.
@@ -169,12 +169,77 @@ fn page_index_names_dynamic_tag(test: &Test) {
     );
 }
 
+#[link_section = ".data..percpu"]
+static mut LOOSE_COUNTERS: bindings::alloc_tag_counters =
+    bindings::alloc_tag_counters { bytes: 0, calls: 0 };
+
+/// A tag in no `alloc_tags` section and no pool, so in no segment of the index: as a module's
+/// tags are while its parameters are parsed, before the loader hands them to the registry.
+// SAFETY: `LOOSE_COUNTERS` is a `.data..percpu` static of this tag alone; the strings are static.
+static LOOSE_TAG: AllocTag = unsafe {
+    AllocTag::new(
+        bindings::codetag {
+            flags: 0,
+            lineno: line!(),
+            modname: ptr::null(),
+            function: c_str!("unindexed_tag_is_marked_and_not_charged").as_char_ptr(),
+            filename: c_str!(file!()).as_char_ptr(),
+        },
+        &raw mut LOOSE_COUNTERS,
+    )
+};
+
+/// A page charged to a tag that has no index is not charged, its tag is marked inaccurate, and
+/// the page holds the empty marker, so that its free neither subtracts nor warns (the console
+/// is checked for warnings).
+fn unindexed_tag_is_marked_and_not_charged(test: &Test) {
+    if !index::compressed() {
+        test.skip("page tags are in page_ext");
+        return;
+    }
+    kunit_expect!(
+        test,
+        LOOSE_TAG.codetag().accurate(),
+        "marked before any allocation"
+    );
+    let page = with_tag(&LOOSE_TAG, || alloc_pages(0));
+    kunit_expect!(test, !page.is_null());
+    if page.is_null() {
+        return;
+    }
+    let ct = page_tag(test, page);
+    kunit_expect!(
+        test,
+        ct as usize == 1,
+        "the page's reference is not the empty marker"
+    );
+    kunit_expect!(
+        test,
+        LOOSE_TAG.read().is_zero(),
+        "charged: {:?}",
+        LOOSE_TAG.read()
+    );
+    kunit_expect!(
+        test,
+        !LOOSE_TAG.codetag().accurate(),
+        "not marked inaccurate"
+    );
+    // SAFETY: `page` was allocated above at order 0 and is freed once.
+    unsafe { bindings::__free_pages(page, 0) };
+    kunit_expect!(
+        test,
+        LOOSE_TAG.read().is_zero(),
+        "the free moved the counters"
+    );
+}
+
 kunit_suite!(
     index_suite,
     "alloctag_index",
     [
         blocks_lookups_and_reuse,
         page_index_names_vmlinux_tag,
-        page_index_names_dynamic_tag
+        page_index_names_dynamic_tag,
+        unindexed_tag_is_marked_and_not_charged
     ]
 );
