@@ -93,7 +93,7 @@ void alloctag_early_pages_done(void);
 /* In C (src/glue.c), for Rust's page tags in page flags (src/alloc_tag/index.rs). */
 int alloctag_pgflags_bits(void);
 int alloctag_pgflags_free_bits(void);
-void alloctag_set_compressed(bool enable);
+void alloctag_enable_compressed(void);
 bool alloctag_compressed_enabled(void);
 
 /* In Rust (src/profiling.rs), for C. */

@@ -91,12 +91,10 @@ int alloctag_pgflags_free_bits(void)
 	return NR_UNUSED_PAGEFLAG_BITS;
 }
 
-void alloctag_set_compressed(bool enable)
+/* Once, at boot: where page tags live never changes afterwards. */
+void alloctag_enable_compressed(void)
 {
-	if (enable)
-		static_branch_enable(&mem_profiling_compressed);
-	else
-		static_branch_disable(&mem_profiling_compressed);
+	static_branch_enable(&mem_profiling_compressed);
 }
 
 bool alloctag_compressed_enabled(void)

@@ -695,14 +695,20 @@ def print_run_env(out_dir):
         pass
 
 
-def capture_main(out_dir):
+def print_header(out_dir, title, kernels, note=lambda k: ""):
+    """Prints the title, run.env's settings and each kernel's icount boots; returns the boots."""
     boots = load(out_dir)
-    p = print
-    p("# alloctag benchmark: capture of live objects")
-    p()
+    print(f"# alloctag benchmark: {title}")
+    print()
     print_run_env(out_dir)
-    for k in ["rust", "capture"]:
-        p(f"- {LABEL[k]}: {len(boots.get((k, 'icount'), {}))} icount boots")
+    for k in kernels:
+        print(f"- {LABEL[k]}: {len(boots.get((k, 'icount'), {}))} icount boots{note(k)}")
+    return boots
+
+
+def capture_main(out_dir):
+    p = print
+    boots = print_header(out_dir, "capture of live objects", ["rust", "capture"])
     status = next((b.info["capture_status"][0]
                    for _, b in sorted(boots.get(("capture", "icount"), {}).items())
                    if b.info.get("capture_status")), None)
@@ -755,13 +761,8 @@ def rust_sites_table(boots, kernels, mode="icount"):
 
 
 def fault_main(out_dir):
-    boots = load(out_dir)
     p = print
-    p("# alloctag benchmark: per-call-site fault injection")
-    p()
-    print_run_env(out_dir)
-    for k in ["rust", "fault"]:
-        p(f"- {LABEL[k]}: {len(boots.get((k, 'icount'), {}))} icount boots")
+    boots = print_header(out_dir, "per-call-site fault injection", ["rust", "fault"])
     p()
     p("Instructions per allocation and free under -icount (1 ns per instruction), profiling "
       "on. (d)/(c) pairs the boots of one round; the armed columns compare phases of the same "
@@ -815,14 +816,9 @@ def pgflags_table(boots, phase, mode="icount"):
 
 
 def pgflags_main(out_dir):
-    boots = load(out_dir)
     p = print
-    p("# alloctag benchmark: page tags in page flags")
-    p()
-    print_run_env(out_dir)
-    for k in ["nop", "rust", "pgflags"]:
-        p(f"- {LABEL[k]}: {len(boots.get((k, 'icount'), {}))} icount boots; "
-          f"boot log: {page_ext_line(out_dir, k)}")
+    boots = print_header(out_dir, "page tags in page flags", ["nop", "rust", "pgflags"],
+                         lambda k: f"; boot log: {page_ext_line(out_dir, k)}")
     p()
     p("Instructions per allocation and free under -icount (1 ns per instruction). (f) is "
       "kernel (c) booted with `sysctl.vm.mem_profiling=1,compressed`; ratios pair the boots of "

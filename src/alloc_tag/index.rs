@@ -85,7 +85,7 @@ pub(crate) extern "C" fn alloc_tag_sec_init() {
     }
     INDEX.enable(FIRST_INDEX + count, capacity);
     // SAFETY: Boot, before the first page allocation: no hook is running.
-    unsafe { bindings::alloctag_set_compressed(true) };
+    unsafe { bindings::alloctag_enable_compressed() };
     // SAFETY: Returns a constant.
     let free = unsafe { bindings::alloctag_pgflags_free_bits() };
     pr_info!(

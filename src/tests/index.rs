@@ -99,40 +99,63 @@ fn page_tag(test: &Test, page: *mut bindings::page) -> *const bindings::codetag 
     ct
 }
 
-test_tag!(VMLINUX_TAG, "page_index_names_vmlinux_tag");
-
-fn page_index_names_vmlinux_tag(test: &Test) {
-    if !index::compressed() {
+/// Skips the case where page tags are in page_ext; returns whether they are in page flags.
+fn in_page_flags(test: &Test) -> bool {
+    let on = index::compressed();
+    if !on {
         test.skip("page tags are in page_ext");
-        return;
     }
-    let base = VMLINUX_TAG.read();
-    let page = with_tag(VMLINUX_TAG, || alloc_pages(0));
+    on
+}
+
+/// Allocates `2^order` pages charged to `tag`; returns them and the tag their reference names.
+fn alloc_charged(
+    test: &Test,
+    tag: &'static AllocTag,
+    order: u32,
+) -> Option<(*mut bindings::page, *const bindings::codetag)> {
+    let page = with_tag(tag, || alloc_pages(order));
     kunit_expect!(test, !page.is_null());
-    if page.is_null() {
+    (!page.is_null()).then(|| (page, page_tag(test, page)))
+}
+
+/// Allocates `2^order` pages charged to `tag` and checks that the page's index names it and
+/// that the counters move by the pages and come back at the free.
+fn page_names_its_tag(test: &Test, tag: &'static AllocTag, order: u32) {
+    let base = tag.read();
+    let Some((page, ct)) = alloc_charged(test, tag, order) else {
         return;
-    }
-    let ct = page_tag(test, page);
+    };
     kunit_expect!(
         test,
-        ptr::eq(
-            ct,
-            VMLINUX_TAG.codetag() as *const _ as *const bindings::codetag
-        ),
+        ptr::eq(ct, tag.codetag() as *const _ as *const bindings::codetag),
         "the page's index does not name its tag"
     );
-    // SAFETY: `page` was allocated above at order 0 and is freed once.
-    unsafe { bindings::__free_pages(page, 0) };
+    let held = tag.read();
     kunit_expect!(
         test,
-        VMLINUX_TAG.read() == base,
+        held.bytes == base.bytes + (PAGE_SIZE << order) as i64 && held.calls == base.calls + 1,
+        "{base:?} -> {held:?}"
+    );
+    // SAFETY: `page` was allocated above at `order` and is freed once.
+    unsafe { bindings::__free_pages(page, order) };
+    kunit_expect!(
+        test,
+        tag.read() == base,
         "the free did not take the charge back"
     );
 }
 
+test_tag!(VMLINUX_TAG, "page_index_names_vmlinux_tag");
+
+fn page_index_names_vmlinux_tag(test: &Test) {
+    if in_page_flags(test) {
+        page_names_its_tag(test, VMLINUX_TAG, 0);
+    }
+}
+
 fn page_index_names_dynamic_tag(test: &Test) {
-    if !index::compressed() {
-        test.skip("page tags are in page_ext");
+    if !in_page_flags(test) {
         return;
     }
     let Some(tag) = pool().tag(Location::caller()) else {
@@ -142,31 +165,7 @@ fn page_index_names_dynamic_tag(test: &Test) {
     let idx = index::INDEX.index_of(tag.as_raw() as usize);
     kunit_expect!(test, idx >= FIRST_INDEX, "a dynamic tag has no index");
     kunit_expect!(test, index::INDEX.tag_at(idx) == tag.as_raw() as usize);
-    let base = tag.read();
-    let page = with_tag(tag, || alloc_pages(1));
-    kunit_expect!(test, !page.is_null());
-    if page.is_null() {
-        return;
-    }
-    let ct = page_tag(test, page);
-    kunit_expect!(
-        test,
-        ptr::eq(ct, tag.codetag() as *const _ as *const bindings::codetag),
-        "the page's index does not name its dynamic tag"
-    );
-    let held = tag.read();
-    kunit_expect!(
-        test,
-        held.bytes == base.bytes + 2 * PAGE_SIZE as i64 && held.calls == base.calls + 1,
-        "{base:?} -> {held:?}"
-    );
-    // SAFETY: `page` was allocated above at order 1 and is freed once.
-    unsafe { bindings::__free_pages(page, 1) };
-    kunit_expect!(
-        test,
-        tag.read() == base,
-        "the free did not take the charge back"
-    );
+    page_names_its_tag(test, tag, 1);
 }
 
 #[link_section = ".data..percpu"]
@@ -202,12 +201,9 @@ fn unindexed_tag_is_marked_and_not_charged(test: &Test) {
         LOOSE_TAG.codetag().accurate(),
         "marked before any allocation"
     );
-    let page = with_tag(&LOOSE_TAG, || alloc_pages(0));
-    kunit_expect!(test, !page.is_null());
-    if page.is_null() {
+    let Some((page, ct)) = alloc_charged(test, &LOOSE_TAG, 0) else {
         return;
-    }
-    let ct = page_tag(test, page);
+    };
     kunit_expect!(
         test,
         ct as usize == 1,
