@@ -378,17 +378,17 @@ EOF
 	perl_edit mm/mm_init.c "$PGF_MARK" 1 '' '
 			s|(\tpage_alloc_init_cpuhp\(\);\n)|$1\t/* $ENV{PGF_MARK}: page tags in page flags or in page_ext */\n\talloc_tag_sec_init();\n| or die "anchor";
 		'
-	# Each page hook takes the index path while the key is on: after the
-	# declaration (get_page_tag_ref() then returns at once), as the kernel
-	# builds with -Wdeclaration-after-statement.
+	# Each page hook takes the index path while the key is on: there
+	# get_page_tag_ref() finds no reference, and the path hangs off the
+	# no-reference branch, so that page_ext's path pays one patched-out jump
+	# (in get_page_tag_ref()), not two.
 	perl_edit include/linux/pgalloc_tag.h "$PGF_MARK" 6 '' '
-			my $get = q{union codetag_ref \*ref = get_page_tag_ref\(page\);\n\n};
 			s|(#include <linux/alloc_tag.h>\n)|$1/* $ENV{PGF_MARK}: page tags in page flags, for the Rust core */\n#include <linux/alloctag_pgflags.h>\n| or die "anchor include";
 			s|(static inline union codetag_ref \*get_page_tag_ref\(struct page \*page\)\n\{\n)|$1\t/* $ENV{PGF_MARK}: page_ext holds no tags */\n\tif (alloctag_pgflags())\n\t\treturn NULL;\n| or die "anchor get_page_tag_ref";
-			s|($get)(\t\tif \(ref\) \{\n\t\t\tset_codetag_empty)|$1\t\t/* $ENV{PGF_MARK} */\n\t\tif (alloctag_pgflags()) {\n\t\t\talloctag_pgflags_write(page, ALLOCTAG_IDX_EMPTY);\n\t\t\treturn;\n\t\t}\n$2| or die "anchor clear";
-			s|($get)(\t\tif \(ref\) \{\n\t\t\talloc_tag_add\()|$1\t\t/* $ENV{PGF_MARK} */\n\t\tif (alloctag_pgflags()) {\n\t\t\talloctag_pgflags_add(page, task->alloc_tag, nr);\n\t\t\treturn;\n\t\t}\n$2| or die "anchor add";
-			s|($get)(\t\tif \(ref\) \{\n\t\t\talloc_tag_sub\()|$1\t\t/* $ENV{PGF_MARK} */\n\t\tif (alloctag_pgflags()) {\n\t\t\talloctag_pgflags_sub(page, nr);\n\t\t\treturn;\n\t\t}\n$2| or die "anchor sub";
-			s|($get)(\t\talloc_tag_sub_check\(ref\);\n)|$1\t\t/* $ENV{PGF_MARK} */\n\t\tif (alloctag_pgflags())\n\t\t\treturn alloctag_pgflags_get(page);\n$2| or die "anchor get";
+			s|(\t\t\tset_codetag_empty\(ref\);\n\t\t\tput_page_tag_ref\(ref\);\n\t\t\})\n|$1 else if (alloctag_pgflags()) {\n\t\t\t/* $ENV{PGF_MARK} */\n\t\t\talloctag_pgflags_write(page, ALLOCTAG_IDX_EMPTY);\n\t\t}\n| or die "anchor clear";
+			s|(\t\t\talloc_tag_add\(ref, task->alloc_tag, PAGE_SIZE \* nr\);\n\t\t\tput_page_tag_ref\(ref\);\n\t\t\})\n|$1 else if (alloctag_pgflags()) {\n\t\t\t/* $ENV{PGF_MARK} */\n\t\t\talloctag_pgflags_add(page, task->alloc_tag, nr);\n\t\t}\n| or die "anchor add";
+			s|(\t\t\talloc_tag_sub\(ref, PAGE_SIZE \* nr\);\n\t\t\tput_page_tag_ref\(ref\);\n\t\t\})\n|$1 else if (alloctag_pgflags()) {\n\t\t\t/* $ENV{PGF_MARK} */\n\t\t\talloctag_pgflags_sub(page, nr);\n\t\t}\n| or die "anchor sub";
+			s|(\t\t\t\ttag = ct_to_alloc_tag\(ref->ct\);\n\t\t\tput_page_tag_ref\(ref\);\n\t\t\})\n|$1 else if (alloctag_pgflags()) {\n\t\t\t/* $ENV{PGF_MARK} */\n\t\t\ttag = alloctag_pgflags_get(page);\n\t\t}\n| or die "anchor get";
 		'
 	perl_edit include/linux/mm.h "$PGF_MARK" 2 '' '
 			s|(\tif \(!mem_alloc_profiling_enabled\(\)\)\n\t\treturn;\n)(\n\ttag = pgalloc_tag_get\(&folio->page\);\n)|$1\t/* $ENV{PGF_MARK} */\n\tif (alloctag_pgflags()) {\n\t\talloctag_pgflags_split(folio, old_order, new_order);\n\t\treturn;\n\t}\n$2| or die "anchor split";
@@ -444,7 +444,7 @@ EOF
 	# core marks them empty once it is (src/alloc_tag/early.rs).
 	perl_edit include/linux/pgalloc_tag.h "$EARLY_MARK" 2 'early pages' '
 			s|(extern struct page_ext_operations page_alloc_tagging_ops;\n)|$1\n/* $ENV{EARLY_MARK}: pages from before page_ext (lib/alloctag/src/alloc_tag/early.rs) */\n#if defined(CONFIG_MEM_ALLOC_PROFILING_RUST) && defined(CONFIG_MEM_ALLOC_PROFILING_DEBUG)\nvoid alloctag_early_page(struct page *page);\n#else\nstatic inline void alloctag_early_page(struct page *page) {}\n#endif\n| or die "anchor 1";
-			s|(\t\t\talloc_tag_add\(ref, task->alloc_tag, PAGE_SIZE \* nr\);\n\t\t\tput_page_tag_ref\(ref\);\n\t\t)\}\n|$1} else {\n\t\t\t/* $ENV{EARLY_MARK}: its reference is marked empty once page_ext is up */\n\t\t\talloctag_early_page(page);\n\t\t}\n| or die "anchor 2";
+			s|(\t\t\talloctag_pgflags_add\(page, task->alloc_tag, nr\);\n\t\t)\}\n|$1} else {\n\t\t\t/* $ENV{EARLY_MARK}: its reference is marked empty once page_ext is up */\n\t\t\talloctag_early_page(page);\n\t\t}\n| or die "anchor 2";
 		'
 	introduce MEM_ALLOC_PROFILING_RUST
 }
