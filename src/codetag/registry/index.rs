@@ -44,7 +44,7 @@ impl Segment {
     fn index_of(&self, addr: usize) -> Option<usize> {
         let off = addr.checked_sub(self.start)?;
         let i = off.checked_div(self.tag_size)?;
-        (i < self.len && off % self.tag_size == 0).then_some(self.base + i)
+        (i < self.len && off.checked_rem(self.tag_size) == Some(0)).then_some(self.base + i)
     }
 
     /// Returns the address of the tag of index `idx`, if it is one of this segment's.
@@ -187,23 +187,28 @@ impl TagIndex {
         add: Option<Segment>,
         drop_start: Option<usize>,
     ) -> Result {
-        let segs = old.map_or(&[][..], |o| &o.by_addr[..]);
-        let n = segs.len() + 1;
-        // The core's own allocations are charged to their own lines (`alloc_hooks!`): a
-        // dynamic tag's chunk may be what is being added.
-        let mut by_addr = kernel::alloc_hooks!(KVec::<Segment>::with_capacity(n, GFP_KERNEL))?;
-        let mut by_base = kernel::alloc_hooks!(KVec::<Segment>::with_capacity(n, GFP_KERNEL))?;
-        for s in segs.iter().filter(|s| Some(s.start) != drop_start) {
-            by_addr.push(*s, GFP_KERNEL)?;
-        }
-        if let Some(seg) = add {
-            by_addr.push(seg, GFP_KERNEL)?;
-        }
-        for s in by_addr.iter() {
-            by_base.push(*s, GFP_KERNEL)?;
-        }
-        by_addr.sort_unstable_by_key(|s| s.start);
-        by_base.sort_unstable_by_key(|s| s.base);
+        let n = old.map_or(0, |o| o.by_addr.len()) + 1;
+        // The old lists are sorted: each new one is built in order, `add` merged in where it
+        // goes. (No slice sort: its panic paths are not noreturn to 6.12's objtool.)
+        let merged = |old: &[Segment], key: fn(&Segment) -> usize| -> Result<KVec<Segment>> {
+            // The core's own allocations are charged to their own lines (`alloc_hooks!`): a
+            // dynamic tag's chunk may be what is being added.
+            let mut v = kernel::alloc_hooks!(KVec::<Segment>::with_capacity(n, GFP_KERNEL))?;
+            let mut pending = add;
+            for s in old.iter().filter(|s| Some(s.start) != drop_start) {
+                if let Some(seg) = pending.filter(|seg| key(seg) < key(s)) {
+                    v.push(seg, GFP_KERNEL)?;
+                    pending = None;
+                }
+                v.push(*s, GFP_KERNEL)?;
+            }
+            if let Some(seg) = pending {
+                v.push(seg, GFP_KERNEL)?;
+            }
+            Ok(v)
+        };
+        let by_addr = merged(old.map_or(&[][..], |o| &o.by_addr[..]), |s| s.start)?;
+        let by_base = merged(old.map_or(&[][..], |o| &o.by_base[..]), |s| s.base)?;
         let new = kernel::alloc_hooks!(KBox::new(Snapshot { by_addr, by_base }, GFP_KERNEL))?;
         // INVARIANT: The new snapshot is published whole; the old one is freed after a grace
         // period, under the lock.
