@@ -135,7 +135,7 @@ if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
 		stage "build kernel-bench-$k" "$t"
 	done
 fi
-read -r -a BUILT < <(for k in "${KERNELS[@]}"; do image_of "$k"; done | awk '!seen[$0]++' | tr '\n' ' ')
+mapfile -t BUILT < <(for k in "${KERNELS[@]}"; do image_of "$k"; done | awk '!seen[$0]++')
 for k in "${BUILT[@]}"; do
 	cfg=$BUILD_DIR/kernel-bench-$k/.config
 	[ -f "$BUILD_DIR/kernel-bench-$k/arch/x86/boot/bzImage" ] || die "kernel-bench-$k not built"
