@@ -161,7 +161,8 @@ mkdir -p "$out"
 for k in "${KERNELS[@]}"; do
 	rm -f "$out"/boot-"$k"-*.log
 done
-"$ALLOCTAG_ROOT/scripts/bench/mkinitramfs.sh" "$initrd"
+# The modules of the kernels built: pgflags boots kernel-bench-rust.
+BENCH_KERNELS="${BUILT[*]}" "$ALLOCTAG_ROOT/scripts/bench/mkinitramfs.sh" "$initrd"
 
 # boot KERNEL LOG CMDLINE [QEMU option ...]: one boot, checked as
 # scripts/run-qemu.sh checks one (same QEMU flags, plus the options given).
