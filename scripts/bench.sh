@@ -187,7 +187,7 @@ boot() {
 	grep -Eq '^alloctag-bench-info: clocksource=tsc(-early)?$' "$logfile" ||
 		die "the guest clock is not the TSC ($logfile)"
 	if [ -n "$(extra_cmdline "$k")" ]; then
-		grep -q 'alloctag: page tags in page flags' "$logfile" ||
+		grep -q '^alloctag-bench-info: mem_profiling_compressed=1$' "$logfile" ||
 			die "page tags are not in page flags ($logfile)"
 	fi
 }

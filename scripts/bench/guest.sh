@@ -47,9 +47,10 @@ info "cmdline=$(cat /proc/cmdline)"
 info "cpus_possible=$(cat /sys/devices/system/cpu/possible)"
 info "cpus_online=$(cat /sys/devices/system/cpu/online)"
 info "clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
+info "mem_profiling_compressed=$(cat /proc/sys/vm/mem_profiling_compressed 2>/dev/null)"
 grep -E '^(MemTotal|MemFree|Percpu|Slab|SUnreclaim|KernelStack|PageTables):' /proc/meminfo |
 	while read -r key value unit; do info "meminfo_${key%:}=$value"; done
-dmesg | grep -E 'Memory: |page_ext|clocksource: Switched|tsc: ' | sed 's/^\[[^]]*\] *//' |
+dmesg | grep -E 'Memory: |page_ext|page tags in page flags|clocksource: Switched|tsc: ' | sed 's/^\[[^]]*\] *//' |
 	while read -r line; do info "dmesg=$line"; done
 dmesg -c >/dev/null
 

@@ -791,8 +791,10 @@ def page_ext_line(out_dir, kernel):
         if not m or m.group(1) != kernel:
             continue
         with open(os.path.join(out_dir, name), errors="replace") as f:
-            lines = [l.strip() for l in f if "page_ext" in l or "page tags in page flags" in l]
-        return "; ".join(lines) or "no page_ext allocated, no page tags in page flags"
+            lines = [l.strip()[len("alloctag-bench-info: dmesg="):] for l in f
+                     if l.startswith("alloctag-bench-info: dmesg=")
+                     and ("page_ext" in l or "page tags in page flags" in l)]
+        return "; ".join(f"`{l}`" for l in lines) or "no page_ext, no page tags in page flags"
     return "-"
 
 
