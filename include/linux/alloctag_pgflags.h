@@ -39,6 +39,8 @@ union codetag_ref;
 #include <linux/mm_types.h>
 #include <linux/mmzone.h>
 #include <linux/page-flags-layout.h>
+#include <linux/percpu.h>
+#include <linux/preempt.h>
 
 /* At most 16 bits, as mainline's pgalloc_tag_idx; none where none is free. */
 #define ALLOCTAG_IDX_BITS	clamp_t(int, NR_UNUSED_PAGEFLAG_BITS, 0, 16)
@@ -87,31 +89,87 @@ static inline void alloctag_pgflags_write(struct page *page, unsigned long idx)
 	} while (unlikely(!try_cmpxchg(&page->flags, &old, new)));
 }
 
+/*
+ * Each CPU remembers the segment of the index (src/codetag/registry/index.rs)
+ * that its last lookup outside vmlinux found, so that the pages of a
+ * module's or a dynamic tag cost a few instructions, not a search. The
+ * lookup (alloctag_index_of(), alloctag_index_tag()) writes it in task
+ * context with interrupts off, so that no reader on the CPU sees half of
+ * it; readers here hold preemption off. An entry is valid while
+ * alloctag_index_gen has the value it was found under: removing a segment
+ * moves it, before the grace period after which the tags' memory may go.
+ */
+struct alloctag_index_cache {
+	unsigned long start;	/* the segment's first tag */
+	unsigned long bytes;	/* its size */
+	unsigned long base;	/* the index of its first tag */
+	unsigned long count;	/* its tags */
+	unsigned int gen;	/* alloctag_index_gen it was found under */
+};
+DECLARE_PER_CPU(struct alloctag_index_cache, alloctag_index_cache);
+extern unsigned int alloctag_index_gen;
+
+/* tag's index from this CPU's cached segment, or NULL. */
+static inline unsigned long alloctag_pgflags_cached_index(const struct alloc_tag *tag)
+{
+	const struct alloctag_index_cache *c;
+	unsigned long off, idx = ALLOCTAG_IDX_NULL;
+
+	preempt_disable_notrace();
+	c = this_cpu_ptr(&alloctag_index_cache);
+	off = (unsigned long)tag - c->start;
+	if (off < c->bytes && c->gen == READ_ONCE(alloctag_index_gen))
+		idx = c->base + off / sizeof(struct alloc_tag);
+	preempt_enable_notrace();
+	return idx;
+}
+
+/* The tag of idx from this CPU's cached segment, or NULL. */
+static inline struct alloc_tag *alloctag_pgflags_cached_tag(unsigned long idx)
+{
+	const struct alloctag_index_cache *c;
+	struct alloc_tag *tag = NULL;
+	unsigned long i;
+
+	preempt_disable_notrace();
+	c = this_cpu_ptr(&alloctag_index_cache);
+	i = idx - c->base;
+	if (i < c->count && c->gen == READ_ONCE(alloctag_index_gen))
+		tag = (struct alloc_tag *)c->start + i;
+	preempt_enable_notrace();
+	return tag;
+}
+
 /* tag's index: NULL for no tag, also for one that has none. */
 static inline unsigned long alloctag_pgflags_index(const struct alloc_tag *tag)
 {
 	unsigned long off = (unsigned long)tag - (unsigned long)alloctag_kernel_tags;
+	unsigned long idx;
 
 	if (likely(off < alloctag_kernel_tags_bytes))
 		return ALLOCTAG_IDX_FIRST + off / sizeof(struct alloc_tag);
 	if (!tag)
 		return ALLOCTAG_IDX_NULL;
-	return alloctag_index_of(tag);
+	idx = alloctag_pgflags_cached_index(tag);
+	return idx ? idx : alloctag_index_of(tag);
 }
 
 /* The reference an index stands for: no tag, CODETAG_EMPTY, or a tag. */
 static inline void alloctag_pgflags_ref(unsigned long idx, union codetag_ref *ref)
 {
 	unsigned long i = idx - ALLOCTAG_IDX_FIRST;
+	struct alloc_tag *tag;
 
-	if (likely(i < alloctag_kernel_tags_bytes / sizeof(struct alloc_tag)))
+	if (likely(i < alloctag_kernel_tags_bytes / sizeof(struct alloc_tag))) {
 		ref->ct = &alloctag_kernel_tags[i].ct;
-	else if (idx == ALLOCTAG_IDX_NULL)
+	} else if (idx == ALLOCTAG_IDX_NULL) {
 		ref->ct = NULL;
-	else if (idx == ALLOCTAG_IDX_EMPTY)
+	} else if (idx == ALLOCTAG_IDX_EMPTY) {
 		set_codetag_empty(ref);
-	else
-		ref->ct = &alloctag_index_tag(idx)->ct;
+	} else {
+		tag = alloctag_pgflags_cached_tag(idx);
+		ref->ct = &(tag ? tag : alloctag_index_tag(idx))->ct;
+	}
 }
 
 /* pgalloc_tag_add() with compressed tags. */

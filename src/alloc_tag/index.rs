@@ -17,7 +17,7 @@
 //! block later is logged, and its tags are marked inaccurate: their pages are not charged.
 
 use super::AllocTag;
-use crate::codetag::{TagIndex, FIRST_INDEX};
+use crate::codetag::{Found, TagIndex, FIRST_INDEX};
 use crate::rwsem::RwSemStorage;
 use core::{
     mem::size_of,
@@ -30,9 +30,31 @@ extern "C" {
     static mut alloctag_index_lock: RwSemStorage;
 }
 
-/// The index of the allocation tags outside vmlinux.
-// SAFETY: `alloctag_index_lock` is defined with `DECLARE_RWSEM()` for this index alone.
-pub(crate) static INDEX: TagIndex = unsafe { TagIndex::new(&raw mut alloctag_index_lock) };
+/// The index of the allocation tags outside vmlinux. Its generation is the one the page hooks'
+/// per-CPU caches compare with (include/linux/alloctag_pgflags.h).
+// SAFETY: `alloctag_index_lock` is defined with `DECLARE_RWSEM()` for this index alone;
+// `alloctag_index_gen` is a C `unsigned int` that only this index writes, and C reads it with
+// `READ_ONCE()`.
+pub(crate) static INDEX: TagIndex = unsafe {
+    TagIndex::new(
+        &raw mut alloctag_index_lock,
+        &raw mut bindings::alloctag_index_gen,
+    )
+};
+
+/// Remembers `found` in this CPU's cache of the page hooks.
+fn fill_cache(found: &Found) {
+    // SAFETY: Callable in any context (it does nothing outside task context).
+    unsafe {
+        bindings::alloctag_index_cache_fill(
+            found.start,
+            found.count * found.tag_size,
+            found.base,
+            found.count,
+            found.generation,
+        )
+    };
+}
 
 /// Whether the boot parameter asked for page tags in page flags.
 static REQUESTED: AtomicBool = AtomicBool::new(false);
@@ -108,7 +130,10 @@ pub(crate) extern "C" fn alloc_tag_sec_init() {
 /// `tag` must point to a live `struct alloc_tag`: the one an allocation is being charged to.
 #[no_mangle]
 pub(crate) unsafe extern "C" fn alloctag_index_of(tag: *const bindings::alloc_tag) -> usize {
-    let idx = INDEX.index_of(tag as usize);
+    let idx = INDEX.find_tag(tag as usize).map_or(0, |found| {
+        fill_cache(&found);
+        found.result
+    });
     if idx == 0 {
         // SAFETY: The caller guarantees a live tag, which `AllocTag` wraps transparently; its
         // flags are only changed atomically.
@@ -123,7 +148,10 @@ pub(crate) unsafe extern "C" fn alloctag_index_of(tag: *const bindings::alloc_ta
 /// but NMI; never sleeps.
 #[no_mangle]
 pub(crate) extern "C" fn alloctag_index_tag(idx: usize) -> *mut bindings::alloc_tag {
-    INDEX.tag_at(idx) as *mut bindings::alloc_tag
+    INDEX.find_index(idx).map_or(0, |found| {
+        fill_cache(&found);
+        found.result
+    }) as *mut bindings::alloc_tag
 }
 
 c_declared!(alloc_tag_sec_init);

@@ -24,7 +24,7 @@ mod module;
 mod selections;
 
 pub(crate) use cursor::{Cursor, ModuleTags, ReadPosition, Tags};
-pub(crate) use index::{TagIndex, FIRST as FIRST_INDEX};
+pub(crate) use index::{Found, TagIndex, FIRST as FIRST_INDEX};
 use module::{find_range, name as module_name};
 
 /// A type of code tag, bound to the linker section that holds its tags.

@@ -13,7 +13,7 @@ use crate::{
     kunit::{kunit_expect, kunit_suite, Test},
     rwsem::RwSemStorage,
 };
-use core::{panic::Location, ptr};
+use core::{panic::Location, ptr, sync::atomic::Ordering};
 use kernel::{bindings, c_str, page::PAGE_SIZE, prelude::*};
 
 extern "C" {
@@ -21,9 +21,14 @@ extern "C" {
     static mut alloctag_test_index_lock: RwSemStorage;
 }
 
+/// The test index's generation.
+static mut TEST_GENERATION: u32 = 0;
+
 /// An index of the test's own, over arrays that stand for tags.
-// SAFETY: `alloctag_test_index_lock` is defined with `DECLARE_RWSEM()` for this index alone.
-static TEST_INDEX: TagIndex = unsafe { TagIndex::new(&raw mut alloctag_test_index_lock) };
+// SAFETY: `alloctag_test_index_lock` is defined with `DECLARE_RWSEM()` for this index alone;
+// `TEST_GENERATION` is this index's alone.
+static TEST_INDEX: TagIndex =
+    unsafe { TagIndex::new(&raw mut alloctag_test_index_lock, &raw mut TEST_GENERATION) };
 
 /// Fake tags of 16 bytes: only their addresses count.
 static TAGS_A: [[u64; 2]; 3] = [[0; 2]; 3];
@@ -61,8 +66,25 @@ fn blocks_lookups_and_reuse(test: &Test) {
         test,
         TEST_INDEX.tag_at(17) == 0 && TEST_INDEX.tag_at(9) == 0
     );
-    // A removed segment's block is free again, first fit; the rest do not move.
+    // A removed segment's block is free again, first fit; the rest do not move. Removing moves
+    // the generation, which the page hooks' caches compare with; adding does not.
+    let generation = TEST_INDEX.generation().load(Ordering::Relaxed);
     TEST_INDEX.remove(TAGS_A.as_ptr().cast());
+    kunit_expect!(
+        test,
+        TEST_INDEX.generation().load(Ordering::Relaxed) == generation.wrapping_add(1),
+        "removing a segment left the generation"
+    );
+    let found = TEST_INDEX.find_tag(addr(&TAGS_B, 2));
+    kunit_expect!(
+        test,
+        found.is_some_and(|f| f.result == 15
+            && f.start == addr(&TAGS_B, 0)
+            && f.count == 4
+            && f.base == 13
+            && f.generation == generation.wrapping_add(1)),
+        "find_tag does not report the segment and generation"
+    );
     kunit_expect!(
         test,
         TEST_INDEX.tag_at(10) == 0 && TEST_INDEX.index_of(addr(&TAGS_A, 0)) == 0

@@ -21,7 +21,7 @@
 use crate::rwsem::{RwSem, RwSemStorage};
 use core::{
     ptr,
-    sync::atomic::{AtomicPtr, AtomicUsize, Ordering},
+    sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering},
 };
 use kernel::{alloc::flags::GFP_KERNEL, bindings, prelude::*};
 
@@ -52,6 +52,36 @@ impl Segment {
         let i = idx.checked_sub(self.base)?;
         (i < self.len).then_some(self.start + i * self.tag_size)
     }
+
+    /// Returns what a lookup that found `result` here reports.
+    fn found(&self, result: usize, generation: u32) -> Found {
+        Found {
+            result,
+            start: self.start,
+            count: self.len,
+            tag_size: self.tag_size,
+            base: self.base,
+            generation,
+        }
+    }
+}
+
+/// A segment a lookup found, and the generation it was found under: what a cache of the
+/// lookup keeps, valid while [`TagIndex::generation`] is unchanged.
+#[derive(Clone, Copy)]
+pub(crate) struct Found {
+    /// The index, or the address of the tag, that the lookup asked for.
+    pub(crate) result: usize,
+    /// The segment's first tag.
+    pub(crate) start: usize,
+    /// Its tags.
+    pub(crate) count: usize,
+    /// Their size.
+    pub(crate) tag_size: usize,
+    /// The index of its first tag.
+    pub(crate) base: usize,
+    /// The generation.
+    pub(crate) generation: u32,
 }
 
 /// The segments, sorted by address and by index.
@@ -82,28 +112,34 @@ struct Bounds {
 ///
 /// `snapshot` is null or points to a `Snapshot` made by [`TagIndex::publish`] that is freed
 /// only after it was replaced and an RCU grace period passed. It changes only under `lock`.
+/// `generation` points to a `u32` that lives forever and is only accessed atomically; it
+/// changes when a segment is removed, after the snapshot without it is published and before
+/// the grace period.
 pub(crate) struct TagIndex {
     snapshot: AtomicPtr<Snapshot>,
+    generation: *mut u32,
     /// Segments added: for messages and tests.
     segments: AtomicUsize,
     lock: RwSem<Bounds>,
 }
 
 // SAFETY: The snapshot is immutable once published and freed only after a grace period; the
-// bounds are guarded by the lock.
+// bounds are guarded by the lock; the generation is only accessed atomically.
 unsafe impl Sync for TagIndex {}
 
 impl TagIndex {
-    /// Makes an index that is off, guarded by `sem`.
+    /// Makes an index that is off, guarded by `sem`, counting its removals in `generation`.
     ///
     /// # Safety
     ///
     /// `sem` must point to a `struct rw_semaphore` defined with `DECLARE_RWSEM()` that nothing
-    /// else uses.
-    pub(crate) const unsafe fn new(sem: *mut RwSemStorage) -> Self {
-        // INVARIANT: No snapshot.
+    /// else uses; `generation` to a `u32` that lives forever, which others only read, and
+    /// atomically.
+    pub(crate) const unsafe fn new(sem: *mut RwSemStorage, generation: *mut u32) -> Self {
+        // INVARIANT: No snapshot; the caller guarantees `generation`.
         Self {
             snapshot: AtomicPtr::new(ptr::null_mut()),
+            generation,
             segments: AtomicUsize::new(0),
             // SAFETY: The caller guarantees `sem`.
             lock: unsafe {
@@ -213,6 +249,10 @@ impl TagIndex {
         // INVARIANT: The new snapshot is published whole; the old one is freed after a grace
         // period, under the lock.
         let prev = self.snapshot.swap(KBox::into_raw(new), Ordering::AcqRel);
+        if drop_start.is_some() {
+            // INVARIANT: After the snapshot without the segment, before the grace period.
+            self.generation().fetch_add(1, Ordering::Release);
+        }
         if !prev.is_null() {
             // SAFETY: Process context, no RCU read section held.
             unsafe { bindings::synchronize_rcu() };
@@ -235,17 +275,47 @@ impl TagIndex {
         r
     }
 
+    /// Returns the generation: it changes when a segment is removed.
+    pub(crate) fn generation(&self) -> &AtomicU32 {
+        // SAFETY: By the type invariant `generation` lives forever and is accessed atomically.
+        unsafe { AtomicU32::from_ptr(self.generation) }
+    }
+
+    /// Looks `x` up with `find` in an RCU read section, with the generation loaded first: a
+    /// segment found under a generation is in every snapshot published before it changes.
+    fn lookup(&self, find: impl FnOnce(&Snapshot, u32) -> Option<Found>) -> Option<Found> {
+        let generation = self.generation().load(Ordering::Acquire);
+        self.with_snapshot(|s| find(s, generation))
+    }
+
+    /// Returns the index of the tag at `addr` and its segment, if a segment holds it. Any
+    /// context but NMI; never sleeps.
+    pub(crate) fn find_tag(&self, addr: usize) -> Option<Found> {
+        self.lookup(|s, generation| {
+            let seg = Snapshot::floor(&s.by_addr, addr, |g| g.start)?;
+            seg.index_of(addr)
+                .map(|result| seg.found(result, generation))
+        })
+    }
+
+    /// Returns the address of the tag of index `idx` and its segment, if a segment has it. Any
+    /// context but NMI; never sleeps.
+    pub(crate) fn find_index(&self, idx: usize) -> Option<Found> {
+        self.lookup(|s, generation| {
+            let seg = Snapshot::floor(&s.by_base, idx, |g| g.base)?;
+            seg.tag_at(idx).map(|result| seg.found(result, generation))
+        })
+    }
+
     /// Returns the index of the tag at `addr`, or [`NULL`] if no segment holds it. Any context
     /// but NMI; never sleeps.
     pub(crate) fn index_of(&self, addr: usize) -> usize {
-        self.with_snapshot(|s| Snapshot::floor(&s.by_addr, addr, |g| g.start)?.index_of(addr))
-            .unwrap_or(NULL)
+        self.find_tag(addr).map_or(NULL, |f| f.result)
     }
 
     /// Returns the address of the tag of index `idx`, or 0 if no segment has it. Any context
     /// but NMI; never sleeps.
     pub(crate) fn tag_at(&self, idx: usize) -> usize {
-        self.with_snapshot(|s| Snapshot::floor(&s.by_base, idx, |g| g.base)?.tag_at(idx))
-            .unwrap_or(0)
+        self.find_index(idx).map_or(0, |f| f.result)
     }
 }
