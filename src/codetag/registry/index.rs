@@ -25,8 +25,6 @@ use core::{
 };
 use kernel::{alloc::flags::GFP_KERNEL, bindings, prelude::*};
 
-/// The index of no tag.
-pub(crate) const NULL: usize = 0;
 /// The first index of a tag: 1 is the empty marker's.
 pub(crate) const FIRST: usize = 2;
 
@@ -305,17 +303,5 @@ impl TagIndex {
             let seg = Snapshot::floor(&s.by_base, idx, |g| g.base)?;
             seg.tag_at(idx).map(|result| seg.found(result, generation))
         })
-    }
-
-    /// Returns the index of the tag at `addr`, or [`NULL`] if no segment holds it. Any context
-    /// but NMI; never sleeps.
-    pub(crate) fn index_of(&self, addr: usize) -> usize {
-        self.find_tag(addr).map_or(NULL, |f| f.result)
-    }
-
-    /// Returns the address of the tag of index `idx`, or 0 if no segment has it. Any context
-    /// but NMI; never sleeps.
-    pub(crate) fn tag_at(&self, idx: usize) -> usize {
-        self.find_index(idx).map_or(0, |f| f.result)
     }
 }
