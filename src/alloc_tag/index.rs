@@ -77,10 +77,14 @@ fn vmlinux_symbol(name: &CStr) -> usize {
     unsafe { bindings::alloctag_find_symbol(core::ptr::null_mut(), name.as_char_ptr()) as usize }
 }
 
-/// Decides whether page tags go in page flags, as asked at boot; called by `mm_core_init()`
-/// before the page allocator hands out its first page and before page_ext is set up.
+/// Decides whether page tags go in page flags, as asked at boot.
+///
+/// # Safety
+///
+/// Called once, by `mm_core_init()`: on the boot CPU alone, before the page allocator hands out
+/// its first page and before page_ext is set up.
 #[no_mangle]
-pub(crate) extern "C" fn alloc_tag_sec_init() {
+pub(crate) unsafe extern "C" fn alloc_tag_sec_init() {
     if !REQUESTED.load(Ordering::Relaxed) || !crate::profiling::supported() {
         return;
     }
@@ -100,13 +104,14 @@ pub(crate) extern "C" fn alloc_tag_sec_init() {
         );
         return;
     }
-    // SAFETY: Boot, one CPU: nothing reads these before the key below is on.
+    // SAFETY: By the caller's guarantee, boot on one CPU: nothing reads these before the key
+    // below is on.
     unsafe {
         bindings::alloctag_kernel_tags = start as *mut bindings::alloc_tag;
         bindings::alloctag_kernel_tags_bytes = count * size;
     }
     INDEX.enable(FIRST_INDEX + count, capacity);
-    // SAFETY: Boot, before the first page allocation: no hook is running.
+    // SAFETY: By the caller's guarantee, before the first page allocation: no hook runs yet.
     unsafe { bindings::alloctag_enable_compressed() };
     // SAFETY: Returns a constant.
     let free = unsafe { bindings::alloctag_pgflags_free_bits() };
