@@ -80,6 +80,12 @@ struct alloc_tag *alloctag_kernel_tags __ro_after_init;
 EXPORT_SYMBOL_GPL(alloctag_kernel_tags);
 unsigned long alloctag_kernel_tags_bytes __ro_after_init;
 EXPORT_SYMBOL_GPL(alloctag_kernel_tags_bytes);
+unsigned long alloctag_kernel_tags_count __ro_after_init;
+EXPORT_SYMBOL_GPL(alloctag_kernel_tags_count);
+
+/* The index's table (src/alloc_tag/index.rs fills it), read by the hooks. */
+struct alloc_tag **alloctag_index_dir[ALLOCTAG_INDEX_DIR];
+EXPORT_SYMBOL_GPL(alloctag_index_dir);
 
 /* Each CPU's last segment of the index, and its generation. */
 DEFINE_PER_CPU(struct alloctag_index_cache, alloctag_index_cache);
@@ -93,8 +99,7 @@ EXPORT_SYMBOL_GPL(alloctag_index_gen);
  * entry (include/linux/alloctag_pgflags.h).
  */
 void alloctag_index_cache_fill(unsigned long start, unsigned long bytes,
-			       unsigned long base, unsigned long count,
-			       unsigned int gen)
+			       unsigned long base, unsigned int gen)
 {
 	struct alloctag_index_cache *c;
 	unsigned long flags;
@@ -106,7 +111,6 @@ void alloctag_index_cache_fill(unsigned long start, unsigned long bytes,
 	c->start = start;
 	c->bytes = bytes;
 	c->base = base;
-	c->count = count;
 	c->gen = gen;
 	local_irq_restore(flags);
 }

@@ -6,13 +6,14 @@
  * since 6.13, instead of a pointer in page_ext. page_ext then holds nothing
  * for tags, and a page's hook loads no page_ext.
  *
- * Indices (src/codetag/index.rs): 0 is no tag, 1 is CODETAG_EMPTY, then
- * vmlinux's tags in section order, which these inlines turn into and from
- * tags by arithmetic; every other tag (modules', dynamic ones) through the
- * code-tag library's index, out of line. A tag without an index (the index
- * space was full when its module loaded) is marked inaccurate there, and its
- * pages are not charged, so that nothing is ever subtracted that was not
- * added.
+ * Indices (src/codetag/registry/index.rs): 0 is no tag, 1 is CODETAG_EMPTY,
+ * then vmlinux's tags in section order, which these inlines turn into and
+ * from tags by arithmetic; every other tag (modules', dynamic ones) through
+ * the code-tag library's index: inline from index to tag (a table) and, on
+ * allocation, from tag to index for the segment this CPU found last, out of
+ * line otherwise. A tag without an index (the index space was full when its
+ * module loaded) is marked inaccurate there, and its pages are not charged,
+ * so that nothing is ever subtracted that was not added.
  *
  * pgalloc_tag.h includes this header, and so nearly every module: it lives
  * under include/linux/, installed as a file, as alloctag_capture.h is.
@@ -50,19 +51,22 @@ union codetag_ref;
 /* On from the boot parameter while the tags fit (src/profiling.rs). */
 DECLARE_STATIC_KEY_FALSE(mem_profiling_compressed);
 
-/* vmlinux's alloc_tags section, set before the first page is allocated. */
+/*
+ * vmlinux's alloc_tags section, set before the first page is allocated: its
+ * size in bytes for tag to index, in tags for index to tag (no division).
+ */
 extern struct alloc_tag *alloctag_kernel_tags;
 extern unsigned long alloctag_kernel_tags_bytes;
+extern unsigned long alloctag_kernel_tags_count;
 
 /* In Rust (src/alloc_tag/index.rs): called by mm_core_init(). */
 void __init alloc_tag_sec_init(void);
 
 /*
- * In Rust (src/alloc_tag/index.rs): the tags outside vmlinux. A live tag
- * with no index is marked inaccurate.
+ * In Rust (src/alloc_tag/index.rs): the index of a tag outside vmlinux. A
+ * live tag with no index is marked inaccurate.
  */
 unsigned long alloctag_index_of(const struct alloc_tag *tag);
-struct alloc_tag *alloctag_index_tag(unsigned long idx);
 
 /* In C (src/glue.c): the rare paths, out of line. */
 void alloctag_pgflags_split(struct folio *folio, int old_order, int new_order);
@@ -73,13 +77,13 @@ static __always_inline bool alloctag_pgflags(void)
 	return static_branch_unlikely(&mem_profiling_compressed);
 }
 
-static inline unsigned long alloctag_pgflags_read(const struct page *page)
+static __always_inline unsigned long alloctag_pgflags_read(const struct page *page)
 {
 	return (READ_ONCE(page->flags) >> ALLOCTAG_IDX_SHIFT) & ALLOCTAG_IDX_MASK;
 }
 
 /* Other bits of page->flags change under us (atomic flag ops): a cmpxchg. */
-static inline void alloctag_pgflags_write(struct page *page, unsigned long idx)
+static __always_inline void alloctag_pgflags_write(struct page *page, unsigned long idx)
 {
 	unsigned long old = READ_ONCE(page->flags), new;
 
@@ -90,27 +94,50 @@ static inline void alloctag_pgflags_write(struct page *page, unsigned long idx)
 }
 
 /*
- * Each CPU remembers the segment of the index (src/codetag/registry/index.rs)
- * that its last lookup outside vmlinux found, so that the pages of a
- * module's or a dynamic tag cost a few instructions, not a search. The
- * lookup (alloctag_index_of(), alloctag_index_tag()) writes it in task
- * context with interrupts off, so that no reader on the CPU sees half of
- * it; readers here hold preemption off. An entry is valid while
- * alloctag_index_gen has the value it was found under: removing a segment
- * moves it, before the grace period after which the tags' memory may go.
+ * The tags outside vmlinux by index: the code-tag library's table
+ * (src/codetag/registry/index.rs), in leaves of 512 entries that are
+ * published before any page can hold one of their indices and never freed.
+ * An entry is set while its segment is in the index, before any page gets
+ * the index, and cleared when the segment goes, when no page holds it any
+ * more: a free reads it with no lock.
+ */
+#define ALLOCTAG_INDEX_LEAF_SHIFT	9
+#define ALLOCTAG_INDEX_LEAF		(1UL << ALLOCTAG_INDEX_LEAF_SHIFT)
+#define ALLOCTAG_INDEX_DIR		(1UL << (16 - ALLOCTAG_INDEX_LEAF_SHIFT))
+extern struct alloc_tag **alloctag_index_dir[ALLOCTAG_INDEX_DIR];
+
+/* The tag of idx, at most 16 bits, outside vmlinux's; NULL for none. */
+static __always_inline struct alloc_tag *alloctag_pgflags_table(unsigned long idx)
+{
+	struct alloc_tag **leaf;
+
+	leaf = READ_ONCE(alloctag_index_dir[(idx >> ALLOCTAG_INDEX_LEAF_SHIFT) &
+					    (ALLOCTAG_INDEX_DIR - 1)]);
+	return leaf ? READ_ONCE(leaf[idx & (ALLOCTAG_INDEX_LEAF - 1)]) : NULL;
+}
+
+/*
+ * Each CPU remembers the segment of the index that its last lookup of a tag
+ * outside vmlinux found, so that an allocation charged to a module's or a
+ * dynamic tag costs a few instructions, not a search. The lookup
+ * (alloctag_index_of()) writes it in task context with interrupts off, so
+ * that no reader on the CPU sees half of it; readers here hold preemption
+ * off. An entry is valid while alloctag_index_gen has the value it was found
+ * under: removing a segment moves it, before the grace period after which
+ * the tags' memory may go.
  */
 struct alloctag_index_cache {
 	unsigned long start;	/* the segment's first tag */
 	unsigned long bytes;	/* its size */
 	unsigned long base;	/* the index of its first tag */
-	unsigned long count;	/* its tags */
 	unsigned int gen;	/* alloctag_index_gen it was found under */
 };
 DECLARE_PER_CPU(struct alloctag_index_cache, alloctag_index_cache);
 extern unsigned int alloctag_index_gen;
 
 /* tag's index from this CPU's cached segment, or NULL. */
-static inline unsigned long alloctag_pgflags_cached_index(const struct alloc_tag *tag)
+static __always_inline unsigned long
+alloctag_pgflags_cached_index(const struct alloc_tag *tag)
 {
 	const struct alloctag_index_cache *c;
 	unsigned long off, idx = ALLOCTAG_IDX_NULL;
@@ -124,24 +151,8 @@ static inline unsigned long alloctag_pgflags_cached_index(const struct alloc_tag
 	return idx;
 }
 
-/* The tag of idx from this CPU's cached segment, or NULL. */
-static inline struct alloc_tag *alloctag_pgflags_cached_tag(unsigned long idx)
-{
-	const struct alloctag_index_cache *c;
-	struct alloc_tag *tag = NULL;
-	unsigned long i;
-
-	preempt_disable_notrace();
-	c = this_cpu_ptr(&alloctag_index_cache);
-	i = idx - c->base;
-	if (i < c->count && c->gen == READ_ONCE(alloctag_index_gen))
-		tag = (struct alloc_tag *)c->start + i;
-	preempt_enable_notrace();
-	return tag;
-}
-
 /* tag's index: NULL for no tag, also for one that has none. */
-static inline unsigned long alloctag_pgflags_index(const struct alloc_tag *tag)
+static __always_inline unsigned long alloctag_pgflags_index(const struct alloc_tag *tag)
 {
 	unsigned long off = (unsigned long)tag - (unsigned long)alloctag_kernel_tags;
 	unsigned long idx;
@@ -154,26 +165,29 @@ static inline unsigned long alloctag_pgflags_index(const struct alloc_tag *tag)
 	return idx ? idx : alloctag_index_of(tag);
 }
 
-/* The reference an index stands for: no tag, CODETAG_EMPTY, or a tag. */
-static inline void alloctag_pgflags_ref(unsigned long idx, union codetag_ref *ref)
+/*
+ * The reference an index stands for: no tag, CODETAG_EMPTY, or a tag. An
+ * index that names no tag (none can: its segment went while a page held it)
+ * is no tag.
+ */
+static __always_inline void alloctag_pgflags_ref(unsigned long idx, union codetag_ref *ref)
 {
 	unsigned long i = idx - ALLOCTAG_IDX_FIRST;
 	struct alloc_tag *tag;
 
-	if (likely(i < alloctag_kernel_tags_bytes / sizeof(struct alloc_tag))) {
+	if (likely(i < alloctag_kernel_tags_count)) {
 		ref->ct = &alloctag_kernel_tags[i].ct;
-	} else if (idx == ALLOCTAG_IDX_NULL) {
-		ref->ct = NULL;
 	} else if (idx == ALLOCTAG_IDX_EMPTY) {
 		set_codetag_empty(ref);
 	} else {
-		tag = alloctag_pgflags_cached_tag(idx);
-		ref->ct = &(tag ? tag : alloctag_index_tag(idx))->ct;
+		/* The table's entry 0 is NULL. */
+		tag = alloctag_pgflags_table(idx);
+		ref->ct = tag ? &tag->ct : NULL;
 	}
 }
 
 /* pgalloc_tag_add() with compressed tags. */
-static inline void alloctag_pgflags_add(struct page *page, struct alloc_tag *tag,
+static __always_inline void alloctag_pgflags_add(struct page *page, struct alloc_tag *tag,
 					unsigned int nr)
 {
 	union codetag_ref ref = { .ct = NULL };
@@ -199,7 +213,7 @@ static inline void alloctag_pgflags_add(struct page *page, struct alloc_tag *tag
 }
 
 /* pgalloc_tag_sub() with compressed tags. */
-static inline void alloctag_pgflags_sub(struct page *page, unsigned int nr)
+static __always_inline void alloctag_pgflags_sub(struct page *page, unsigned int nr)
 {
 	union codetag_ref ref;
 	unsigned long idx = alloctag_pgflags_read(page);
@@ -213,7 +227,7 @@ static inline void alloctag_pgflags_sub(struct page *page, unsigned int nr)
 }
 
 /* pgalloc_tag_get() with compressed tags. */
-static inline struct alloc_tag *alloctag_pgflags_get(struct page *page)
+static __always_inline struct alloc_tag *alloctag_pgflags_get(struct page *page)
 {
 	union codetag_ref ref;
 

@@ -8,7 +8,9 @@
 //! The page hooks turn vmlinux's tags into indices and back inline, by arithmetic on its
 //! `alloc_tags` section: indices 2 to 2 + its tag count. Every other tag, a module's or a
 //! dynamic one, is named through [`INDEX`], the code-tag library's index, which the registry
-//! fills as modules load ([`super::AllocTags`]) and the dynamic pool as it grows.
+//! fills as modules load ([`super::AllocTags`]) and the dynamic pool as it grows: the hooks
+//! read its table from index to tag inline, and look a tag's index up here
+//! ([`alloctag_index_of`]) when their CPU's cached segment does not hold it.
 //!
 //! Whether the tags fit is decided once, at boot, before the first page is allocated and
 //! before page_ext asks whether it must keep a reference per page ([`alloc_tag_sec_init`]):
@@ -31,14 +33,18 @@ extern "C" {
 }
 
 /// The index of the allocation tags outside vmlinux. Its generation is the one the page hooks'
-/// per-CPU caches compare with (include/linux/alloctag_pgflags.h).
+/// per-CPU caches compare with, its table the one they read (include/linux/alloctag_pgflags.h).
 // SAFETY: `alloctag_index_lock` is defined with `DECLARE_RWSEM()` for this index alone;
 // `alloctag_index_gen` is a C `unsigned int` that only this index writes, and C reads it with
-// `READ_ONCE()`.
+// `READ_ONCE()`; `alloctag_index_dir` is a C array of null pointers, zero-initialised, that
+// only this index writes, and C reads with `READ_ONCE()`. A `struct alloc_tag *` entry is the
+// tag's address, as the index stores it.
 pub(crate) static INDEX: TagIndex = unsafe {
     TagIndex::new(
         &raw mut alloctag_index_lock,
         &raw mut bindings::alloctag_index_gen,
+        (&raw mut bindings::alloctag_index_dir).cast(),
+        bindings::ALLOCTAG_INDEX_DIR as usize,
     )
 };
 
@@ -46,13 +52,7 @@ pub(crate) static INDEX: TagIndex = unsafe {
 fn fill_cache(found: &Found) {
     // SAFETY: Callable in any context (it does nothing outside task context).
     unsafe {
-        bindings::alloctag_index_cache_fill(
-            found.start,
-            found.count * found.tag_size,
-            found.base,
-            found.count,
-            found.generation,
-        )
+        bindings::alloctag_index_cache_fill(found.start, found.bytes, found.base, found.generation)
     };
 }
 
@@ -109,6 +109,7 @@ pub(crate) unsafe extern "C" fn alloc_tag_sec_init() {
     unsafe {
         bindings::alloctag_kernel_tags = start as *mut bindings::alloc_tag;
         bindings::alloctag_kernel_tags_bytes = count * size;
+        bindings::alloctag_kernel_tags_count = count;
     }
     INDEX.enable(FIRST_INDEX + count, capacity);
     // SAFETY: By the caller's guarantee, before the first page allocation: no hook runs yet.
@@ -149,16 +150,5 @@ pub(crate) unsafe extern "C" fn alloctag_index_of(tag: *const bindings::alloc_ta
     idx
 }
 
-/// Returns the tag of index `idx`, outside vmlinux's, or null where none has it. Any context
-/// but NMI; never sleeps.
-#[no_mangle]
-pub(crate) extern "C" fn alloctag_index_tag(idx: usize) -> *mut bindings::alloc_tag {
-    INDEX.find_index(idx).map_or(0, |found| {
-        fill_cache(&found);
-        found.result
-    }) as *mut bindings::alloc_tag
-}
-
 c_declared!(alloc_tag_sec_init);
 c_declared!(alloctag_index_of);
-c_declared!(alloctag_index_tag);

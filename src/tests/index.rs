@@ -24,11 +24,20 @@ extern "C" {
 /// The test index's generation.
 static mut TEST_GENERATION: u32 = 0;
 
+/// The test index's table: two leaves, indices 0 to 1023.
+static mut TEST_DIR: [*mut usize; 2] = [ptr::null_mut(); 2];
+
 /// An index of the test's own, over arrays that stand for tags.
 // SAFETY: `alloctag_test_index_lock` is defined with `DECLARE_RWSEM()` for this index alone;
-// `TEST_GENERATION` is this index's alone.
-static TEST_INDEX: TagIndex =
-    unsafe { TagIndex::new(&raw mut alloctag_test_index_lock, &raw mut TEST_GENERATION) };
+// `TEST_GENERATION` and `TEST_DIR` are this index's alone, and `TEST_DIR` holds 2 null pointers.
+static TEST_INDEX: TagIndex = unsafe {
+    TagIndex::new(
+        &raw mut alloctag_test_index_lock,
+        &raw mut TEST_GENERATION,
+        (&raw mut TEST_DIR).cast(),
+        2,
+    )
+};
 
 /// Fake tags of 16 bytes: only their addresses count.
 static TAGS_A: [[u64; 2]; 3] = [[0; 2]; 3];
@@ -42,7 +51,7 @@ fn index_of(index: &TagIndex, addr: usize) -> usize {
 
 /// The address of the tag of index `idx` in `index`, or 0.
 fn tag_at(index: &TagIndex, idx: usize) -> usize {
-    index.find_index(idx).map_or(0, |f| f.result)
+    index.tag_at(idx)
 }
 
 fn addr<T>(tags: &[T], i: usize) -> usize {
@@ -57,6 +66,11 @@ fn blocks_lookups_and_reuse(test: &Test) {
         "an index that is off gave out indices"
     );
     TEST_INDEX.enable(10, 20);
+    kunit_expect!(
+        test,
+        tag_at(&TEST_INDEX, 10) == 0 && tag_at(&TEST_INDEX, 5000) == 0,
+        "entries before any segment"
+    );
     let a = TEST_INDEX.add(TAGS_A.as_ptr().cast(), 3, size);
     let b = TEST_INDEX.add(TAGS_B.as_ptr().cast(), 4, size);
     kunit_expect!(
@@ -90,7 +104,7 @@ fn blocks_lookups_and_reuse(test: &Test) {
         test,
         found.is_some_and(|f| f.result == 15
             && f.start == addr(&TAGS_B, 0)
-            && f.count == 4
+            && f.bytes == 4 * size
             && f.base == 13
             && f.generation == generation.wrapping_add(1)),
         "find_tag does not report the segment and generation"

@@ -13,7 +13,11 @@
 //! index somewhere (a module that unloads with live allocations keeps its tags) is simply not
 //! removed, and keeps its block.
 //!
-//! The lookups run in every context an allocation or a free runs in: they read an immutable
+//! The lookups run in every context an allocation or a free runs in. From index to tag they
+//! read a table with no lock: a directory, which the user provides, of leaves of [`LEAF`]
+//! entries, each the address of the tag of its index or 0. Leaves are made as blocks need them
+//! and never freed; an entry is set before its segment is published and cleared when the
+//! segment goes, when nothing names its tags any more. From tag to index they read an immutable
 //! snapshot of the segments under `rcu_read_lock()`. A change makes a new snapshot, publishes
 //! it and frees the old one after `synchronize_rcu()`, in process context, under the index's
 //! own lock: changes are rare (module load and unload, a chunk of dynamic tags made).
@@ -27,6 +31,9 @@ use kernel::{alloc::flags::GFP_KERNEL, bindings, prelude::*};
 
 /// The first index of a tag: 1 is the empty marker's.
 pub(crate) const FIRST: usize = 2;
+
+/// The entries of a leaf of the table from index to tag.
+pub(crate) const LEAF: usize = 512;
 
 /// An array of `len` tags of `tag_size` bytes at `start`, named by the indices from `base`.
 #[derive(Clone, Copy)]
@@ -45,19 +52,12 @@ impl Segment {
         (i < self.len && off.checked_rem(self.tag_size) == Some(0)).then_some(self.base + i)
     }
 
-    /// Returns the address of the tag of index `idx`, if it is one of this segment's.
-    fn tag_at(&self, idx: usize) -> Option<usize> {
-        let i = idx.checked_sub(self.base)?;
-        (i < self.len).then_some(self.start + i * self.tag_size)
-    }
-
     /// Returns what a lookup that found `result` here reports.
     fn found(&self, result: usize, generation: u32) -> Found {
         Found {
             result,
             start: self.start,
-            count: self.len,
-            tag_size: self.tag_size,
+            bytes: self.len * self.tag_size,
             base: self.base,
             generation,
         }
@@ -68,14 +68,12 @@ impl Segment {
 /// lookup keeps, valid while [`TagIndex::generation`] is unchanged.
 #[derive(Clone, Copy)]
 pub(crate) struct Found {
-    /// The index, or the address of the tag, that the lookup asked for.
+    /// The index the lookup asked for.
     pub(crate) result: usize,
     /// The segment's first tag.
     pub(crate) start: usize,
-    /// Its tags.
-    pub(crate) count: usize,
-    /// Their size.
-    pub(crate) tag_size: usize,
+    /// Its size in bytes.
+    pub(crate) bytes: usize,
     /// The index of its first tag.
     pub(crate) base: usize,
     /// The generation.
@@ -112,32 +110,46 @@ struct Bounds {
 /// only after it was replaced and an RCU grace period passed. It changes only under `lock`.
 /// `generation` points to a `u32` that lives forever and is only accessed atomically; it
 /// changes when a segment is removed, after the snapshot without it is published and before
-/// the grace period.
+/// the grace period. `dir` points to `dir_len` pointers that live forever, each null or a leaf
+/// of [`LEAF`] `usize` entries made by [`TagIndex::leaf`] and never freed; others only read
+/// them, atomically. Entry `i` of leaf `d` is the address of the tag of index
+/// `d * LEAF + i` while its segment is published, 0 otherwise; both change only under `lock`.
 pub(crate) struct TagIndex {
     snapshot: AtomicPtr<Snapshot>,
     generation: *mut u32,
+    dir: *mut *mut usize,
+    dir_len: usize,
     /// Segments added: for messages and tests.
     segments: AtomicUsize,
     lock: RwSem<Bounds>,
 }
 
 // SAFETY: The snapshot is immutable once published and freed only after a grace period; the
-// bounds are guarded by the lock; the generation is only accessed atomically.
+// bounds are guarded by the lock; the generation and the table are only accessed atomically.
 unsafe impl Sync for TagIndex {}
 
 impl TagIndex {
-    /// Makes an index that is off, guarded by `sem`, counting its removals in `generation`.
+    /// Makes an index that is off, guarded by `sem`, counting its removals in `generation`,
+    /// with its table from index to tag in the `dir_len` leaves of `dir`.
     ///
     /// # Safety
     ///
     /// `sem` must point to a `struct rw_semaphore` defined with `DECLARE_RWSEM()` that nothing
     /// else uses; `generation` to a `u32` that lives forever, which others only read, and
+    /// atomically; `dir` to `dir_len` null pointers that live forever, which others only read,
     /// atomically.
-    pub(crate) const unsafe fn new(sem: *mut RwSemStorage, generation: *mut u32) -> Self {
-        // INVARIANT: No snapshot; the caller guarantees `generation`.
+    pub(crate) const unsafe fn new(
+        sem: *mut RwSemStorage,
+        generation: *mut u32,
+        dir: *mut *mut usize,
+        dir_len: usize,
+    ) -> Self {
+        // INVARIANT: No snapshot, no leaves; the caller guarantees `generation` and `dir`.
         Self {
             snapshot: AtomicPtr::new(ptr::null_mut()),
             generation,
+            dir,
+            dir_len,
             segments: AtomicUsize::new(0),
             // SAFETY: The caller guarantees `sem`.
             lock: unsafe {
@@ -152,12 +164,67 @@ impl TagIndex {
         }
     }
 
-    /// Turns the index on: segments take indices from `first` up to `capacity`. Process
-    /// context.
+    /// Turns the index on: segments take indices from `first` up to `capacity`, at most what
+    /// the table holds. Process context.
     pub(crate) fn enable(&self, first: usize, capacity: usize) {
         let mut bounds = self.lock.write();
         bounds.first = first.max(FIRST);
-        bounds.capacity = capacity;
+        bounds.capacity = capacity.min(self.dir_len * LEAF);
+    }
+
+    /// Returns leaf `d` of the table, null where it is not made or out of range. Any context.
+    fn leaf_ptr(&self, d: usize) -> *mut usize {
+        if d >= self.dir_len {
+            return ptr::null_mut();
+        }
+        // SAFETY: By the type invariant `dir` has `dir_len` pointers, accessed atomically.
+        unsafe { AtomicPtr::from_ptr(self.dir.add(d)) }.load(Ordering::Acquire)
+    }
+
+    /// Returns the entry of `idx` in the table, if its leaf is made. Any context.
+    fn entry(&self, idx: usize) -> Option<&AtomicUsize> {
+        let leaf = self.leaf_ptr(idx / LEAF);
+        // SAFETY: A leaf that is made has `LEAF` entries, lives forever and is accessed
+        // atomically (type invariant).
+        (!leaf.is_null()).then(|| unsafe { AtomicUsize::from_ptr(leaf.add(idx % LEAF)) })
+    }
+
+    /// Makes the leaves that the indices `base..base + len` need. Called with the lock held for
+    /// writing; process context.
+    fn make_leaves(&self, base: usize, len: usize) -> Result {
+        for d in base / LEAF..(base + len).div_ceil(LEAF) {
+            if !self.leaf_ptr(d).is_null() {
+                continue;
+            }
+            // The core's own allocations are charged to their own lines.
+            let leaf = kernel::alloc_hooks!(KVec::from_elem(0usize, LEAF, GFP_KERNEL))?;
+            let (p, _, _) = leaf.into_raw_parts();
+            // INVARIANT: A zeroed leaf of `LEAF` entries, leaked: never freed. `d` is in range,
+            // as `enable` bounds the capacity by the table's size.
+            // SAFETY: `d < dir_len` (capacity bound), accessed atomically.
+            unsafe { AtomicPtr::from_ptr(self.dir.add(d)) }.store(p, Ordering::Release);
+        }
+        Ok(())
+    }
+
+    /// Sets the table's entries of `seg`'s indices to its tags, or to 0. Called with the lock
+    /// held for writing, its leaves made.
+    fn fill(&self, seg: &Segment, set: bool) {
+        for i in 0..seg.len {
+            if let Some(e) = self.entry(seg.base + i) {
+                // INVARIANT: Under the lock; the tag of index `base + i` or 0.
+                e.store(
+                    if set { seg.start + i * seg.tag_size } else { 0 },
+                    Ordering::Release,
+                );
+            }
+        }
+    }
+
+    /// Returns the address of the tag of index `idx`, or 0 where no published segment has it.
+    /// Any context; never sleeps, takes no lock.
+    pub(crate) fn tag_at(&self, idx: usize) -> usize {
+        self.entry(idx).map_or(0, |e| e.load(Ordering::Acquire))
     }
 
     /// Returns the number of segments.
@@ -194,7 +261,13 @@ impl TagIndex {
             tag_size,
             base,
         };
-        self.publish(old, Some(seg), None)?;
+        self.make_leaves(base, len)?;
+        // Before the segment is published: a page can hold one of its indices only after.
+        self.fill(&seg, true);
+        if let Err(e) = self.publish(old, Some(seg), None) {
+            self.fill(&seg, false);
+            return Err(e);
+        }
         self.segments.fetch_add(1, Ordering::Relaxed);
         drop(bounds);
         Ok(base)
@@ -206,9 +279,14 @@ impl TagIndex {
         let _bounds = self.lock.write();
         // SAFETY: Under the lock: the snapshot is not freed while it is held.
         let old = unsafe { self.snapshot.load(Ordering::Acquire).as_ref() };
-        if old.is_some_and(|o| o.by_addr.iter().any(|s| s.start == start as usize))
-            && self.publish(old, None, Some(start as usize)).is_ok()
-        {
+        let Some(seg) = old.and_then(|o| o.by_addr.iter().find(|s| s.start == start as usize))
+        else {
+            return;
+        };
+        let seg = *seg;
+        if self.publish(old, None, Some(start as usize)).is_ok() {
+            // No page names these tags any more (the caller's guarantee): their entries go.
+            self.fill(&seg, false);
             self.segments.fetch_sub(1, Ordering::Relaxed);
         }
     }
@@ -293,15 +371,6 @@ impl TagIndex {
             let seg = Snapshot::floor(&s.by_addr, addr, |g| g.start)?;
             seg.index_of(addr)
                 .map(|result| seg.found(result, generation))
-        })
-    }
-
-    /// Returns the address of the tag of index `idx` and its segment, if a segment has it. Any
-    /// context but NMI; never sleeps.
-    pub(crate) fn find_index(&self, idx: usize) -> Option<Found> {
-        self.lookup(|s, generation| {
-            let seg = Snapshot::floor(&s.by_base, idx, |g| g.base)?;
-            seg.tag_at(idx).map(|result| seg.found(result, generation))
         })
     }
 }
