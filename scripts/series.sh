@@ -37,6 +37,9 @@ CAP_MARK=alloctag-graft-capture
 FIX_MARK=alloctag-graft-fix
 EARLY_MARK=alloctag-graft-early
 PGF_MARK=alloctag-graft-pgflags
+# The base marker alone, not a patch's own (alloctag-graft-pgflags): a file
+# that a later patch grafts may already carry an earlier patch's marker.
+MARK_RE="$MARK([^-]|\$)"
 export MARK ACC_MARK CAP_MARK FIX_MARK EARLY_MARK PGF_MARK
 
 SERIES=(
@@ -165,7 +168,7 @@ run_patch() {
 # Inserts line $2 before the first line matching regex $3 in file $1, once.
 insert_before() {
 	local file=$tree/$1 text=$2 anchor=$3
-	grep -q "$MARK" "$file" && return 0
+	grep -qE "$MARK_RE" "$file" && return 0
 	grep -q "$anchor" "$file" || die "$1: anchor '$anchor' not found"
 	awk -v text="$text" -v anchor="$anchor" '
 		!done && $0 ~ anchor { print text; done = 1 }
@@ -180,9 +183,9 @@ insert_before() {
 perl_edit() {
 	local rel=$1 mark=$2 count=$3 what=$4 prog=$5
 	local file=$tree/$rel
-	grep -q "$mark" "$file" && return 0
+	grep -qE "$mark([^-]|\$)" "$file" && return 0
 	perl -0pi -e "$prog" "$file"
-	[ "$(grep -c "$mark" "$file")" = "$count" ] || die "$rel: graft failed${what:+ ($what)}"
+	[ "$(grep -cE "$mark([^-]|\$)" "$file")" = "$count" ] || die "$rel: graft failed${what:+ ($what)}"
 	log "grafted $rel${what:+ ($what)}"
 }
 
@@ -298,7 +301,7 @@ EOF
 		place "include/$f" "lib/alloctag/include/$f"
 	done
 	local bh=$tree/rust/bindings/bindings_helper.h
-	if ! grep -q "$MARK" "$bh"; then
+	if ! grep -qE "$MARK_RE" "$bh"; then
 		printf '\n/* %s: declarations used by lib/alloctag */\n#include "../../lib/alloctag/include/alloctag_bindings.h"\n' \
 			"$MARK" >>"$bh"
 		log "grafted rust/bindings/bindings_helper.h"
@@ -306,7 +309,7 @@ EOF
 	insert_before lib/Kconfig.debug \
 		"source \"lib/alloctag/Kconfig\" # $MARK" \
 		'^source "lib/Kconfig.kasan"'
-	if ! grep -q "$MARK" "$tree/lib/Makefile"; then
+	if ! grep -qE "$MARK_RE" "$tree/lib/Makefile"; then
 		sed -i \
 			-e "s|^obj-\$(CONFIG_CODE_TAGGING) += codetag.o|ifndef CONFIG_MEM_ALLOC_PROFILING_RUST # $MARK\n&|" \
 			-e "s|^obj-\$(CONFIG_MEM_ALLOC_PROFILING) += alloc_tag.o|&\nendif\nobj-y += alloctag/|" \
@@ -317,10 +320,10 @@ EOF
 	# Rust's file!() names sources relative to the tree, as C's __FILE__
 	# does with -fmacro-prefix-map: tags then read lib/..., not the build's
 	# absolute path.
-	if ! grep -q "$MARK" "$tree/Makefile"; then
+	if ! grep -qE "$MARK_RE" "$tree/Makefile"; then
 		sed -i "s|^KBUILD_CPPFLAGS += \$(call cc-option,-fmacro-prefix-map=\$(srctree)/=)$|&\nKBUILD_RUSTFLAGS += --remap-path-prefix=\$(srctree)/= # $MARK|" \
 			"$tree/Makefile"
-		grep -q "$MARK" "$tree/Makefile" || die "Makefile: graft failed"
+		grep -qE "$MARK_RE" "$tree/Makefile" || die "Makefile: graft failed"
 		log "grafted Makefile"
 	fi
 }
@@ -354,10 +357,14 @@ vm.mem_profiling_compressed sysctl.
 - include/linux/alloctag_pgflags.h (new): the hooks with indices, at most
   16 bits below the LRU fields. vmlinux's tags are indexed by their place
   in the alloc_tags section, inline; modules' and dynamic tags through
-  the code-tag library's index, out of line.
+  the code-tag library's index: its table from index to tag inline, from
+  tag to index the segment each CPU found last, out of line otherwise.
 - pgalloc_tag.h and mm.h: each page hook (add, sub, get, clear, split,
   copy) takes the index path while the key is on; get_page_tag_ref()
   then finds no reference, so nothing reads page_ext for tags.
+  pgalloc_tag_sub() is always inline with the Rust core.
+- page_alloc.c: __free_pages() reads only the index before it drops its
+  reference, and the tag where it frees tail pages itself.
 - mm_init.c: alloc_tag_sec_init() decides, before the first page is
   allocated and before page_ext sizes itself, whether vmlinux's tags fit.
   Where they do not, page tags stay in page_ext, with a log line (mainline
@@ -382,13 +389,21 @@ EOF
 	# get_page_tag_ref() finds no reference, and the path hangs off the
 	# no-reference branch, so that page_ext's path pays one patched-out jump
 	# (in get_page_tag_ref()), not two.
-	perl_edit include/linux/pgalloc_tag.h "$PGF_MARK" 6 '' '
+	perl_edit include/linux/pgalloc_tag.h "$PGF_MARK" 7 '' '
 			s|(#include <linux/alloc_tag.h>\n)|$1/* $ENV{PGF_MARK}: page tags in page flags, for the Rust core */\n#include <linux/alloctag_pgflags.h>\n| or die "anchor include";
 			s|(static inline union codetag_ref \*get_page_tag_ref\(struct page \*page\)\n\{\n)|$1\t/* $ENV{PGF_MARK}: page_ext holds no tags */\n\tif (alloctag_pgflags())\n\t\treturn NULL;\n| or die "anchor get_page_tag_ref";
 			s|(\t\t\tset_codetag_empty\(ref\);\n\t\t\tput_page_tag_ref\(ref\);\n\t\t\})\n|$1 else if (alloctag_pgflags()) {\n\t\t\t/* $ENV{PGF_MARK} */\n\t\t\talloctag_pgflags_write(page, ALLOCTAG_IDX_EMPTY);\n\t\t}\n| or die "anchor clear";
 			s|(\t\t\talloc_tag_add\(ref, task->alloc_tag, PAGE_SIZE \* nr\);\n\t\t\tput_page_tag_ref\(ref\);\n\t\t\})\n|$1 else if (alloctag_pgflags()) {\n\t\t\t/* $ENV{PGF_MARK} */\n\t\t\talloctag_pgflags_add(page, task->alloc_tag, nr);\n\t\t}\n| or die "anchor add";
 			s|(\t\t\talloc_tag_sub\(ref, PAGE_SIZE \* nr\);\n\t\t\tput_page_tag_ref\(ref\);\n\t\t\})\n|$1 else if (alloctag_pgflags()) {\n\t\t\t/* $ENV{PGF_MARK} */\n\t\t\talloctag_pgflags_sub(page, nr);\n\t\t}\n| or die "anchor sub";
 			s|(\t\t\t\ttag = ct_to_alloc_tag\(ref->ct\);\n\t\t\tput_page_tag_ref\(ref\);\n\t\t\})\n|$1 else if (alloctag_pgflags()) {\n\t\t\t/* $ENV{PGF_MARK} */\n\t\t\ttag = alloctag_pgflags_get(page);\n\t\t}\n| or die "anchor get";
+			s|\nstatic inline void pgalloc_tag_sub\(struct page \*page, unsigned int nr\)\n|\n/* $ENV{PGF_MARK}: inline with the Rust core, so that the free path calls nothing */\nstatic ALLOCTAG_PAGE_HOOK void pgalloc_tag_sub(struct page *page, unsigned int nr)\n| or die "anchor sub inline";
+		'
+	# __free_pages() reads the tag before it drops its reference, for the
+	# rare case where it frees the tail pages itself: with compressed tags
+	# only the index is read there, and turned into a tag in that case.
+	perl_edit mm/page_alloc.c "$PGF_MARK" 2 '' '
+			s|(\tint head = PageHead\(page\);\n)\tstruct alloc_tag \*tag = pgalloc_tag_get\(page\);\n|$1\t/* $ENV{PGF_MARK}: with compressed tags, the index; its tag where used */\n\tunsigned long tag_idx = alloctag_pgflags_peek(page);\n\tstruct alloc_tag *tag = tag_idx ? NULL : pgalloc_tag_get(page);\n| or die "anchor free_pages";
+			s|(\telse if \(!head\) \{\n)(\t\tpgalloc_tag_sub_pages\(tag, )|$1\t\tif (tag_idx) /* $ENV{PGF_MARK} */\n\t\t\ttag = alloctag_pgflags_idx_tag(tag_idx);\n$2| or die "anchor free_pages tail";
 		'
 	perl_edit include/linux/mm.h "$PGF_MARK" 2 '' '
 			s|(\tif \(!mem_alloc_profiling_enabled\(\)\)\n\t\treturn;\n)(\n\ttag = pgalloc_tag_get\(&folio->page\);\n)|$1\t/* $ENV{PGF_MARK} */\n\tif (alloctag_pgflags()) {\n\t\talloctag_pgflags_split(folio, old_order, new_order);\n\t\treturn;\n\t}\n$2| or die "anchor split";
@@ -477,11 +492,11 @@ EOF
 	place src/kernel/jump_label.rs rust/kernel/jump_label.rs
 	place include/alloctag_rust.h lib/alloctag/include/alloctag_rust.h
 	local lib_rs=$tree/rust/kernel/lib.rs
-	if ! grep -q "$MARK" "$lib_rs"; then
+	if ! grep -qE "$MARK_RE" "$lib_rs"; then
 		sed -i -e "s|^#!\[feature(used_with_arg)\]$|&\n#![feature(const_type_name, asm_goto, asm_const)] // $MARK|" \
 			-e "s|^pub mod alloc;$|&\npub mod alloc_tag; // $MARK|" \
 			-e "s|^pub mod ioctl;$|&\npub mod jump_label; // $MARK|" "$lib_rs"
-		[ "$(grep -c "$MARK" "$lib_rs")" = 3 ] || die "rust/kernel/lib.rs: graft failed"
+		[ "$(grep -cE "$MARK_RE" "$lib_rs")" = 3 ] || die "rust/kernel/lib.rs: graft failed"
 		log "grafted rust/kernel/lib.rs"
 	fi
 	# src/kernel/track_caller.patch puts #[track_caller] on the allocating
@@ -492,7 +507,7 @@ EOF
 	tc_files=$(sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$tc_patch")
 	for f in $tc_files; do
 		tc_total=$((tc_total + 1))
-		grep -q "$MARK" "$tree/$f" && tc_marked=$((tc_marked + 1))
+		grep -qE "$MARK_RE" "$tree/$f" && tc_marked=$((tc_marked + 1))
 	done
 	if [ "$tc_marked" = 0 ]; then
 		# No fuzz: a hunk whose context a stable update changed fails here
@@ -516,7 +531,7 @@ EOF
 graft_helper() {
 	local name=$1 file=$tree/rust/helpers/$1
 	shift
-	grep -q "$MARK" "$file" && return 0
+	grep -qE "$MARK_RE" "$file" && return 0
 	local expr
 	for expr in "$@"; do
 		sed -i "$expr" "$file"
@@ -563,10 +578,10 @@ EOF
 
 graft_fail() {
 	local file=$tree/$1 anchor=$2 call=$3
-	grep -q "$MARK" "$file" && return 0
+	grep -qE "$MARK_RE" "$file" && return 0
 	RET=$RET perl -0pi -e "s|$anchor|\$&\t/* \$ENV{MARK}: fail the call site if armed */\n\tif ($call)\n\t\treturn \$ENV{RET};\n|" "$file"
 	sed -i "0,/^#include \"/s||#include \"../lib/alloctag/include/alloctag_fail.h\" /* $MARK */\n&|" "$file"
-	[ "$(grep -c "$MARK" "$file")" = 2 ] || die "$1: graft failed"
+	[ "$(grep -cE "$MARK_RE" "$file")" = 2 ] || die "$1: graft failed"
 	log "grafted $1"
 }
 

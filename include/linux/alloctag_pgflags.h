@@ -206,8 +206,12 @@ static __always_inline void alloctag_pgflags_add(struct page *page, struct alloc
 		alloctag_pgflags_write(page, ALLOCTAG_IDX_EMPTY);
 		return;
 	}
-	if (alloc_tag_ref_set(&ref, tag)) {
-		this_cpu_add(tag->counters->bytes, PAGE_SIZE * nr);
+	if (__alloc_tag_ref_set(&ref, tag)) {
+		/* Loaded once: this_cpu ops clobber memory. */
+		struct alloc_tag_counters __percpu *counters = tag->counters;
+
+		this_cpu_inc(counters->calls);
+		this_cpu_add(counters->bytes, PAGE_SIZE * nr);
 		alloctag_pgflags_write(page, idx);
 	}
 }
@@ -226,17 +230,40 @@ static __always_inline void alloctag_pgflags_sub(struct page *page, unsigned int
 		alloctag_pgflags_write(page, ALLOCTAG_IDX_NULL);
 }
 
-/* pgalloc_tag_get() with compressed tags. */
-static __always_inline struct alloc_tag *alloctag_pgflags_get(struct page *page)
+/* The tag an index names, for pgalloc_tag_get(): NULL for none or empty. */
+static __always_inline struct alloc_tag *alloctag_pgflags_idx_tag(unsigned long idx)
 {
 	union codetag_ref ref;
 
-	alloctag_pgflags_ref(alloctag_pgflags_read(page), &ref);
+	alloctag_pgflags_ref(idx, &ref);
 	alloc_tag_sub_check(&ref);
 	if (ref.ct && !is_codetag_empty(&ref))
 		return ct_to_alloc_tag(ref.ct);
 	return NULL;
 }
+
+/* pgalloc_tag_get() with compressed tags. */
+static __always_inline struct alloc_tag *alloctag_pgflags_get(struct page *page)
+{
+	return alloctag_pgflags_idx_tag(alloctag_pgflags_read(page));
+}
+
+/*
+ * __free_pages() reads the page's tag before it drops its reference, and
+ * needs it only where the page is not freed whole (the head of a
+ * non-compound page that others still hold): with compressed tags it reads
+ * only the index there, and the tag where it is needed. Profiling on and
+ * page tags in page flags, or ALLOCTAG_IDX_NULL.
+ */
+static __always_inline unsigned long alloctag_pgflags_peek(struct page *page)
+{
+	if (alloctag_pgflags() && mem_alloc_profiling_enabled())
+		return alloctag_pgflags_read(page);
+	return ALLOCTAG_IDX_NULL;
+}
+
+/* pgalloc_tag_sub() is inline with the Rust core: the free path calls nothing. */
+#define ALLOCTAG_PAGE_HOOK	__always_inline
 
 #else /* !CONFIG_MEM_ALLOC_PROFILING_RUST: 6.12's C core, page_ext only */
 
@@ -263,6 +290,17 @@ static inline struct alloc_tag *alloctag_pgflags_get(struct page *page)
 {
 	return NULL;
 }
+static inline struct alloc_tag *alloctag_pgflags_idx_tag(unsigned long idx)
+{
+	return NULL;
+}
+static inline unsigned long alloctag_pgflags_peek(struct page *page)
+{
+	return ALLOCTAG_IDX_NULL;
+}
+
+/* 6.12's */
+#define ALLOCTAG_PAGE_HOOK	inline
 static inline void alloctag_pgflags_split(struct folio *folio, int old_order,
 					  int new_order) {}
 static inline void alloctag_pgflags_copy(struct folio *new, struct folio *old) {}

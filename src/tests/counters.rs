@@ -217,6 +217,46 @@ fn empty_reference_freed_while_referenced(test: &Test) {
     );
 }
 
+test_tag!(HEAD_TAG, "tail_pages_freed_while_head_held");
+
+/// `__free_pages()` of a non-compound block whose first page another user still holds frees the
+/// other pages itself, and takes their bytes back from the tag it read before it dropped its
+/// reference (with page tags in page flags, from the index it read then); the last put of the
+/// first page takes back the rest and the call.
+fn tail_pages_freed_while_head_held(test: &Test) {
+    let order = 2;
+    let base = HEAD_TAG.read();
+    let page = with_tag(HEAD_TAG, || alloc_pages(order));
+    kunit_expect!(test, !page.is_null());
+    if page.is_null() {
+        return;
+    }
+    // SAFETY: `page` was allocated above at `order`, not compound; the extra reference on its
+    // first page is dropped below, which frees that page; `__free_pages()` frees the others.
+    unsafe {
+        bindings::alloctag_test_get_page(page);
+        bindings::__free_pages(page, order);
+    }
+    let head_only = HEAD_TAG.read();
+    kunit_expect!(
+        test,
+        head_only
+            == Counters {
+                bytes: base.bytes + PAGE_SIZE as i64,
+                calls: base.calls + 1
+            },
+        "{base:?} -> {head_only:?}: the tail pages' bytes were not taken back"
+    );
+    // SAFETY: Drops the reference taken above, the last one: the first page is freed.
+    unsafe { bindings::alloctag_test_put_page(page) };
+    kunit_expect!(
+        test,
+        HEAD_TAG.read() == base,
+        "{base:?} -> {:?} after the last put",
+        HEAD_TAG.read()
+    );
+}
+
 kunit_suite!(
     counters_suite,
     "alloctag_counters",
@@ -227,5 +267,6 @@ kunit_suite!(
         vmalloc_moves_counters,
         disabled_profiling_freezes_counters,
         empty_reference_freed_while_referenced,
+        tail_pages_freed_while_head_held,
     ]
 );
