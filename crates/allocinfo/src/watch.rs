@@ -542,4 +542,71 @@ mod tests {
         assert!(next[0].contains("frame 3"), "{}", next[0]);
         assert!(!next.last().unwrap().starts_with("error:"));
     }
+
+    /// Two reads of the waste figures 2 seconds apart (now_ns): the
+    /// ALLOCS/S column shows the allocations counted between them.
+    #[test]
+    fn frames_show_allocations_per_second_between_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = dir.path().join("allocinfo-x.txt");
+        let figures = dir.path().join("allocwaste-x.txt");
+        let data = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../allocinfo-format/tests/data/"
+        );
+        let waste = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/waste/");
+        std::fs::copy(format!("{data}linux-6.12.txt"), &profile).unwrap();
+        std::fs::copy(format!("{waste}allocwaste.txt"), &figures).unwrap();
+        let Cmd::Watch(args) =
+            Cli::try_parse_from(["allocinfo", "watch", profile.to_str().unwrap()])
+                .unwrap()
+                .command
+        else {
+            unreachable!()
+        };
+        let cur = input::load_with_waste(&args.input.path(), waste_path(&args).as_deref()).unwrap();
+        let mut w = Watcher {
+            sort: SortKey::Bytes,
+            reverse: false,
+            format: Format::Table,
+            interval: Duration::from_secs(1),
+            args,
+            frame: 1,
+            prev: None,
+            cur,
+            error: None,
+        };
+        let first = frame_lines(&w, 200, 30).unwrap();
+        assert!(
+            first[3].starts_with("+BYTES  +CALLS  ALLOCS/S"),
+            "{}",
+            first[3]
+        );
+        let slub = first
+            .iter()
+            .find(|l| l.contains("alloc_slab_page"))
+            .unwrap();
+        assert!(slub.contains(" -  "), "no rate from one read: {slub}");
+        std::fs::copy(format!("{data}linux-6.12-later.txt"), &profile).unwrap();
+        std::fs::copy(format!("{waste}allocwaste-later.txt"), &figures).unwrap();
+        w.advance();
+        let next = frame_lines(&w, 200, 30).unwrap();
+        let slub = next.iter().find(|l| l.contains("alloc_slab_page")).unwrap();
+        assert!(slub.contains("  256.0  "), "{slub}");
+        let kernfs = next
+            .iter()
+            .find(|l| l.contains("__kernfs_new_node"))
+            .unwrap();
+        assert!(kernfs.contains("  50.0  "), "{kernfs}");
+        // The figures gone: the column goes, watch goes on.
+        std::fs::remove_file(&figures).unwrap();
+        w.advance();
+        assert!(w.error.is_none());
+        let last = frame_lines(&w, 200, 30).unwrap();
+        assert!(
+            last[3].starts_with("+BYTES  +CALLS    BYTES"),
+            "{}",
+            last[3]
+        );
+    }
 }
