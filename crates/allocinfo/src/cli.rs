@@ -21,6 +21,8 @@ Examples:
     allocinfo diff /var/tmp/allocinfo-*.txt /proc/allocinfo
   Watch one subsystem, like top:
     allocinfo watch --path 'fs/xfs/*' -i 2
+  Slack (bytes allocated beyond those requested) per call site:
+    allocinfo waste on; <workload>; allocinfo waste
   Fleet metrics for node_exporter's textfile collector (contrib/):
     allocinfo top -n 0 --prometheus > /var/lib/node_exporter/allocinfo.prom.tmp
   Shell completions and the manual page:

@@ -4,7 +4,9 @@
 //! `allocinfo-report` filters/groups/diffs, `allocinfo-output` prints and
 //! `allocinfo-treemap` draws; `fail` drives the kernel's per-call-site
 //! allocation fault injection; `capture` and `live` choose the call sites
-//! whose live objects the kernel records and show them; `allocinfo-ioctl` reads the profile through
+//! whose live objects the kernel records and show them; `waste` shows the
+//! kernel's slack and churn per call site (/proc/allocwaste) and turns that
+//! accounting on and off; `allocinfo-ioctl` reads the profile through
 //! the kernel's ioctl (`query`, `top`; see `via`).
 
 mod capture;
