@@ -64,22 +64,25 @@ fn control(cmd: WasteCmd, trust: Trust, out: &mut dyn Write) -> Result<()> {
 }
 
 /// A missing control file, or a missing directory, said before anything
-/// else is tried.
+/// else is tried. Other errors (a directory only root may enter) are left
+/// to [`Control::send`], which explains them.
 fn check_present(dir: &Path, path: &Path) -> Result<()> {
-    if !dir.is_dir() {
+    let missing =
+        |p: &Path| std::fs::metadata(p).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+    if !missing(path) {
+        return Ok(());
+    }
+    if missing(dir) {
         return Err(anyhow!(
             "this kernel has no waste accounting ({} missing: is debugfs mounted? \
              mount -t debugfs none /sys/kernel/debug)",
             path.display()
         ));
     }
-    if !path.exists() {
-        return Err(anyhow!(
-            "this kernel has no waste accounting ({} missing)",
-            path.display()
-        ));
-    }
-    Ok(())
+    Err(anyhow!(
+        "this kernel has no waste accounting ({} missing)",
+        path.display()
+    ))
 }
 
 /// The sites in the order of `sort`, largest first; ties by call site.
