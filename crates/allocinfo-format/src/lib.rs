@@ -32,6 +32,7 @@
 mod model;
 mod parse;
 pub mod size;
+pub mod waste;
 
 pub use model::{COLUMN_HEADER, OverflowError, Profile, Tag, Totals, Version};
 pub use parse::{ParseError, ParseErrorKind};

@@ -50,7 +50,7 @@ pub struct Snippet(String);
 impl Snippet {
     const MAX: usize = 60;
 
-    fn new(s: &str) -> Snippet {
+    pub(crate) fn new(s: &str) -> Snippet {
         match s.char_indices().nth(Self::MAX) {
             Some((i, _)) => Snippet(format!("{}...", &s[..i])),
             None => Snippet(s.to_owned()),
@@ -131,7 +131,7 @@ fn parse_header(line: &str) -> Result<Version, ParseErrorKind> {
 }
 
 /// Parses a decimal integer with an optional sign, digits only (no `_`).
-fn integer<T: std::str::FromStr>(s: &str) -> Option<T> {
+pub(crate) fn integer<T: std::str::FromStr>(s: &str) -> Option<T> {
     let digits = s.strip_prefix(['-', '+']).unwrap_or(s);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -162,6 +162,20 @@ fn parse_tag(line: &str) -> Result<Tag, ParseErrorKind> {
         .filter(|_| !calls.starts_with('-'))
         .ok_or_else(|| K::BadCalls(Snippet::new(calls)))?;
 
+    let mut tag = parse_tag_info(words)?;
+    tag.bytes = bytes;
+    tag.calls = calls;
+    Ok(tag)
+}
+
+/// The tag info of a line, as `/proc/allocinfo` prints it after the
+/// counters: `FILE:LINE [MODULE] func:FUNCTION [KEY:VALUE...]`, the
+/// module only for loadable modules. The tag's counters are zero.
+/// Shared by every file that names call sites this way (`/proc/allocwaste`).
+pub(crate) fn parse_tag_info<'a>(
+    mut words: impl Iterator<Item = &'a str>,
+) -> Result<Tag, ParseErrorKind> {
+    use ParseErrorKind as K;
     let location = words.next().ok_or(K::Missing("FILE:LINE"))?;
     let (file, lineno) = location
         .rsplit_once(':')
@@ -197,8 +211,8 @@ fn parse_tag(line: &str) -> Result<Tag, ParseErrorKind> {
         .collect::<Result<Vec<_>, _>>()?;
 
     Ok(Tag {
-        bytes,
-        calls,
+        bytes: 0,
+        calls: 0,
         file: file.to_owned(),
         line: lineno,
         module,

@@ -1,6 +1,6 @@
 //! `--json`: one JSON document per report, on one line.
 
-use crate::{Fields, Meta, Source, share};
+use crate::{Fields, Meta, Rates, Source, share};
 use allocinfo_format::Totals;
 use allocinfo_report::Report;
 use serde::Serialize;
@@ -62,6 +62,9 @@ struct JsonRow<'a> {
     extra: Pairs<'a>,
     #[serde(flatten)]
     change: Option<JsonChange>,
+    /// Only with waste figures (diff, watch): null for a row without a rate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    allocs_per_sec: Option<Option<f64>>,
 }
 
 #[derive(Serialize)]
@@ -95,7 +98,13 @@ fn source<'a>(s: &'a Source, total: &Totals) -> JsonSource<'a> {
 }
 
 /// One line, or indented with `pretty`.
-pub fn write(out: &mut dyn Write, report: &Report, meta: &Meta, pretty: bool) -> io::Result<()> {
+pub fn write(
+    out: &mut dyn Write,
+    report: &Report,
+    meta: &Meta,
+    pretty: bool,
+    rates: Option<&Rates>,
+) -> io::Result<()> {
     let doc = Document {
         schema: SCHEMA,
         command: meta.command.name(),
@@ -133,6 +142,7 @@ pub fn write(out: &mut dyn Write, report: &Report, meta: &Meta, pretty: bool) ->
                         delta_bytes: c.delta_bytes,
                         delta_calls: c.delta_calls,
                     }),
+                    allocs_per_sec: rates.map(|m| m.get(&r.key).map(|v| (v * 1e3).round() / 1e3)),
                 }
             })
             .collect(),

@@ -6,6 +6,7 @@
 
 use allocinfo_format::{Totals, Version};
 use allocinfo_report::{GroupBy, Key, Report, Row};
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 mod csv_out;
@@ -72,6 +73,11 @@ pub struct Meta {
     pub old_source: Option<Source>,
 }
 
+/// Allocations per second per row (diff and watch, from the kernel's waste
+/// accounting, `/proc/allocwaste`): the allocations counted between the two
+/// reads over the time between them. A row without a rate shows `-`.
+pub type Rates = BTreeMap<Key, f64>;
+
 /// Writes `report` in `format`; `table` only matters for [`Format::Table`].
 pub fn write(
     out: &mut dyn Write,
@@ -80,14 +86,28 @@ pub fn write(
     meta: &Meta,
     table: &TableOptions,
 ) -> io::Result<()> {
+    write_with_rates(out, format, report, meta, table, None)
+}
+
+/// As [`write`], with an allocations-per-second column (the table's
+/// `ALLOCS/S`, JSON's `allocs_per_sec`) when `rates` is given. CSV and the
+/// Prometheus format are as without.
+pub fn write_with_rates(
+    out: &mut dyn Write,
+    format: Format,
+    report: &Report,
+    meta: &Meta,
+    table: &TableOptions,
+    rates: Option<&Rates>,
+) -> io::Result<()> {
     match format {
         Format::Table => {
-            for line in table::render(report, meta, table) {
+            for line in table::render_with_rates(report, meta, table, rates) {
                 writeln!(out, "{line}")?;
             }
             Ok(())
         }
-        Format::Json => json::write(out, report, meta, table.pretty),
+        Format::Json => json::write(out, report, meta, table.pretty, rates),
         Format::Csv => csv_out::write(out, report),
         Format::Prometheus => prometheus::write(out, report, meta),
     }

@@ -1,6 +1,6 @@
 //! The human-readable table (also the frames of `allocinfo watch`).
 
-use crate::{Meta, group_plural, source_name};
+use crate::{Meta, Rates, group_plural, source_name};
 use allocinfo_format::Totals;
 use allocinfo_format::size::{format_iec, format_iec_delta};
 use allocinfo_report::{GroupBy, Report, Row, Status};
@@ -63,6 +63,22 @@ fn column(title: &'static str, cell: impl Fn(&Row) -> String + 'static) -> Colum
 
 /// Renders the report as lines of text, without escape codes.
 pub fn render(report: &Report, meta: &Meta, opts: &TableOptions) -> Vec<String> {
+    render_with_rates(report, meta, opts, None)
+}
+
+/// A rate of allocations per second as the `ALLOCS/S` column shows it.
+pub fn rate(v: f64) -> String {
+    format!("{v:.1}")
+}
+
+/// As [`render`], with an `ALLOCS/S` column after the changes when `rates`
+/// is given (`-` for a row without a rate).
+pub fn render_with_rates(
+    report: &Report,
+    meta: &Meta,
+    opts: &TableOptions,
+    rates: Option<&Rates>,
+) -> Vec<String> {
     let mut lines = Vec::new();
     lines.extend(opts.title.clone());
     let src = &meta.source;
@@ -124,6 +140,14 @@ pub fn render(report: &Report, meta: &Meta, opts: &TableOptions) -> Vec<String> 
             r.change
                 .as_ref()
                 .map_or(String::new(), |c| signed(c.delta_calls))
+        }));
+    }
+    if let Some(rates) = rates {
+        let rates = rates.clone();
+        columns.push(column("ALLOCS/S", move |r| {
+            rates
+                .get(&r.key)
+                .map_or_else(|| "-".to_owned(), |&v| rate(v))
         }));
     }
     columns.push(column("BYTES", move |r| size(r.sums.bytes)));

@@ -170,8 +170,28 @@ fn hue(index: usize) -> f64 {
     (index as f64 * 137.508) % 360.0
 }
 
+/// Slack ratios (slack / bytes, 0 to 1) of call sites, by their name as
+/// [`Node::name`] has it: `file:line [module] func:name`.
+pub type SlackRatios = BTreeMap<String, f64>;
+
+/// The fill of a call site with this slack ratio: green (none) through
+/// yellow to red (all of the bytes); grey without a ratio.
+pub fn slack_fill(ratio: Option<f64>) -> String {
+    match ratio {
+        Some(r) => format!("hsl({:.0},70%,60%)", 120.0 * (1.0 - r.clamp(0.0, 1.0))),
+        None => "hsl(0,0%,78%)".to_owned(),
+    }
+}
+
 /// Renders the treemap of `tags` as an SVG document.
 pub fn render(tags: &[&Tag], opts: &Options) -> String {
+    render_with_slack(tags, opts, None)
+}
+
+/// As [`render`]; with `slack`, call sites are coloured by their slack
+/// ratio ([`slack_fill`]) on grey directories and files, and their
+/// tooltips say the ratio.
+pub fn render_with_slack(tags: &[&Tag], opts: &Options, slack: Option<&SlackRatios>) -> String {
     let (w, h) = (f64::from(opts.width), f64::from(opts.height));
     let dirs = hierarchy(tags);
     let total = dirs.iter().fold(0i64, |a, d| a.saturating_add(d.bytes));
@@ -213,9 +233,11 @@ pub fn render(tags: &[&Tag], opts: &Options) -> String {
     let dir_rects = layout::squarify(&weights(&dirs), area);
     for (i, (dir, r)) in dirs.iter().zip(&dir_rects).enumerate() {
         let hue = hue(i);
+        // Directories and files in grey when call sites show slack.
+        let sat = |pct: u32| if slack.is_some() { 0 } else { pct };
         svg.rect(
             r,
-            &format!("hsl({hue:.0},45%,72%)"),
+            &format!("hsl({hue:.0},{}%,72%)", sat(45)),
             "#ffffff",
             &tooltip(dir),
         );
@@ -236,8 +258,8 @@ pub fn render(tags: &[&Tag], opts: &Options) -> String {
         {
             svg.rect(
                 &fr,
-                &format!("hsl({hue:.0},50%,80%)"),
-                &format!("hsl({hue:.0},30%,55%)"),
+                &format!("hsl({hue:.0},{}%,80%)", sat(50)),
+                &format!("hsl({hue:.0},{}%,55%)", sat(30)),
                 &tooltip(file),
             );
             let head = format!("{} {}", file.label, format_iec(file.bytes));
@@ -253,12 +275,18 @@ pub fn render(tags: &[&Tag], opts: &Options) -> String {
             let site_rects = layout::squarify(&weights(&file.children), inner);
             for (k, (site, sr)) in file.children.iter().zip(&site_rects).enumerate() {
                 let light = 88 - (k % 4) as u32 * 4;
-                svg.rect(
-                    sr,
-                    &format!("hsl({hue:.0},55%,{light}%)"),
-                    &format!("hsl({hue:.0},30%,65%)"),
-                    &tooltip(site),
-                );
+                let (fill, tip) = match slack {
+                    None => (format!("hsl({hue:.0},55%,{light}%)"), tooltip(site)),
+                    Some(ratios) => {
+                        let ratio = ratios.get(&site.name).copied();
+                        let said = match ratio {
+                            Some(r) => format!("slack: {:.1}% of the bytes", 100.0 * r),
+                            None => "slack: no waste figures".to_owned(),
+                        };
+                        (slack_fill(ratio), format!("{}\n{said}", tooltip(site)))
+                    }
+                };
+                svg.rect(sr, &fill, &format!("hsl({hue:.0},30%,65%)"), &tip);
                 svg.label(
                     sr,
                     &format!("{} {}", site.label, format_iec(site.bytes)),

@@ -21,6 +21,8 @@ Examples:
     allocinfo diff /var/tmp/allocinfo-*.txt /proc/allocinfo
   Watch one subsystem, like top:
     allocinfo watch --path 'fs/xfs/*' -i 2
+  Slack (bytes allocated beyond those requested) per call site:
+    allocinfo waste on; <workload>; allocinfo waste
   Fleet metrics for node_exporter's textfile collector (contrib/):
     allocinfo top -n 0 --prometheus > /var/lib/node_exporter/allocinfo.prom.tmp
   Shell completions and the manual page:
@@ -87,6 +89,14 @@ Examples:
     Capture(CaptureArgs),
     /// Show the live objects of the captured call sites: age, bytes, process, stack.
     Live(LiveArgs),
+    /// Show slack (bytes allocated beyond those requested) and churn per call site; turn the kernel's waste accounting on or off.
+    #[command(after_help = "Examples:
+  allocinfo waste on                     start the kernel's waste accounting (root)
+  allocinfo waste                        the 20 call sites with the most slack
+  allocinfo waste -s ratio -n 10         the 10 with the largest share of slack
+  allocinfo waste --json                 every call site, one JSON document
+  allocinfo waste off                    stop it; the figures stay as they are")]
+    Waste(WasteArgs),
     /// Every figure for Prometheus: profile, fault injection, capture (node_exporter's textfile collector).
     #[command(
         after_help = "Example (contrib/node_exporter has a systemd service and timer for it):
@@ -528,6 +538,11 @@ pub struct WatchArgs {
     /// Stop after N frames.
     #[arg(short = 'c', long, value_name = "N")]
     pub count: Option<u64>,
+    /// Waste figures read with each frame for an ALLOCS/S column [default:
+    /// next to the profile: /proc/allocwaste for /proc/allocinfo]; no
+    /// column when the file does not exist.
+    #[arg(long, value_name = "FILE")]
+    pub waste: Option<PathBuf>,
     #[command(flatten)]
     pub filter: FilterArgs,
     #[command(flatten)]
@@ -546,6 +561,97 @@ fn interval_arg(s: &str) -> Result<f64, String> {
 }
 
 #[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct WasteArgs {
+    #[command(subcommand)]
+    pub command: Option<WasteCmd>,
+    #[command(flatten)]
+    pub show: WasteShowArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum WasteCmd {
+    /// Turn the kernel's waste accounting on (debugfs, root only).
+    On(WasteControlArgs),
+    /// Turn it off: the figures stay as they were (debugfs, root only).
+    Off(WasteControlArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct WasteControlArgs {
+    /// The kernel's alloctag directory in debugfs, holding the `waste` control file.
+    #[arg(long, value_name = "DIR", default_value = capture::control::DEFAULT_DIR)]
+    pub dir: PathBuf,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WasteSort {
+    /// Bytes allocated beyond those requested.
+    Slack,
+    /// Slack as a share of the bytes.
+    Ratio,
+    /// Allocations counted.
+    Allocs,
+    /// Frees counted.
+    Frees,
+}
+
+#[derive(Args, Debug)]
+pub struct WasteShowArgs {
+    /// Waste figures to read [default: /proc/allocwaste]; `-` reads standard input.
+    #[arg(value_name = "FILE")]
+    pub positional: Option<PathBuf>,
+    /// The figures to read, as an option (the same as FILE).
+    #[arg(
+        short = 'f',
+        long = "file",
+        value_name = "FILE",
+        conflicts_with = "positional"
+    )]
+    pub file: Option<PathBuf>,
+    /// Sort by, largest first; ties by call site.
+    #[arg(short = 's', long = "sort", value_enum, default_value = "slack")]
+    pub sort: WasteSort,
+    /// Show at most N call sites, as head -n; 0 shows all [default: 20 for the table, all for JSON].
+    #[arg(short = 'n', long = "limit", value_name = "N", value_parser = limit_arg)]
+    pub limit: Option<usize>,
+    /// Print exact byte counts in the table instead of KiB/MiB/GiB.
+    #[arg(long)]
+    pub exact: bool,
+    /// The meminfo file whose `Slab:` the slack is compared with
+    /// [default: /proc/meminfo when reading /proc/allocwaste, none otherwise].
+    #[arg(long, value_name = "FILE")]
+    pub meminfo: Option<PathBuf>,
+    /// JSON, one document on one line.
+    #[arg(long)]
+    pub json: bool,
+    /// Indent the JSON.
+    #[arg(long, requires = "json")]
+    pub pretty: bool,
+}
+
+impl WasteShowArgs {
+    /// The file named, or /proc/allocwaste.
+    pub fn path(&self) -> PathBuf {
+        self.positional
+            .clone()
+            .or_else(|| self.file.clone())
+            .unwrap_or_else(|| PathBuf::from(crate::input::WASTE))
+    }
+}
+
+/// What `treemap` colours rectangles by.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ColorBy {
+    /// One hue per directory.
+    #[default]
+    Dir,
+    /// Call sites by their slack ratio, from the waste figures (--waste):
+    /// green none, red all; grey without figures.
+    Slack,
+}
+
+#[derive(Args, Debug)]
 pub struct TreemapArgs {
     #[command(flatten)]
     pub input: InputArgs,
@@ -561,6 +667,13 @@ pub struct TreemapArgs {
     /// Title line at the top of the picture.
     #[arg(long)]
     pub title: Option<String>,
+    /// Colour rectangles by directory, or call sites by their slack ratio.
+    #[arg(long, value_enum, default_value = "dir")]
+    pub color: ColorBy,
+    /// Waste figures for --color slack [default: next to the profile:
+    /// /proc/allocwaste for /proc/allocinfo].
+    #[arg(long, value_name = "FILE")]
+    pub waste: Option<PathBuf>,
     #[command(flatten)]
     pub filter: FilterArgs,
 }

@@ -1,14 +1,17 @@
 //! Reading profiles from /proc/allocinfo, files and standard input.
 
 use allocinfo_format::Profile;
+use allocinfo_format::waste::Waste;
 use anyhow::{Result, anyhow, bail};
 use std::io::{self, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A parsed profile and where it came from.
 pub struct Loaded {
     pub path: String,
     pub profile: Profile,
+    /// The waste figures read with it (`diff`, `watch`), if any.
+    pub waste: Option<Waste>,
 }
 
 /// The most read from one profile: a kernel's is a few MiB (50,000 call
@@ -84,5 +87,88 @@ pub fn load(path: &Path) -> Result<Loaded> {
     Ok(Loaded {
         path: path.display().to_string(),
         profile,
+        waste: None,
     })
+}
+
+/// The kernel's waste figures.
+pub const WASTE: &str = "/proc/allocwaste";
+
+/// Where the waste figures that go with the profile `path` are: the same
+/// directory, the file name with its leading `allocinfo` replaced by
+/// `allocwaste` (`/proc/allocinfo` and `/proc/allocwaste`; a snapshot's
+/// `allocinfo-<UTC time>.txt` and `allocwaste-<UTC time>.txt`), or else
+/// with `.allocwaste` appended (`before.txt`, `before.txt.allocwaste`).
+/// Standard input has none.
+pub fn waste_companion(path: &Path) -> Option<PathBuf> {
+    if path.as_os_str() == "-" {
+        return None;
+    }
+    let name = path.file_name()?.to_str()?;
+    let name = match name.strip_prefix("allocinfo") {
+        Some(rest) => format!("allocwaste{rest}"),
+        None => format!("{name}.allocwaste"),
+    };
+    Some(path.with_file_name(name))
+}
+
+/// Reads and parses waste figures; `-` is standard input. Errors name the
+/// source and the line.
+pub fn load_waste(path: &Path) -> Result<Waste> {
+    let raw = if path.as_os_str() == "-" {
+        read_bounded(io::stdin().lock(), "standard input")?
+    } else {
+        let name = path.display().to_string();
+        std::fs::File::open(path)
+            .map_err(|e| {
+                let hint = match e.kind() {
+                    io::ErrorKind::NotFound if path == Path::new(WASTE) => {
+                        " (this kernel has no waste accounting)"
+                    }
+                    io::ErrorKind::PermissionDenied if path == Path::new(WASTE) => {
+                        " (/proc/allocwaste is readable by root only)"
+                    }
+                    _ => "",
+                };
+                anyhow!("reading {}: {e}{hint}", path.display())
+            })
+            .and_then(|f| read_bounded(f, &name))?
+    };
+    let name = allocinfo_output::source_name(&path.to_string_lossy()).to_owned();
+    Waste::parse(&raw).map_err(|e| anyhow!("{name}: {e}"))
+}
+
+/// The waste figures at `path` if the file exists: `None` when it does not
+/// (a kernel without waste accounting, a profile saved without them).
+pub fn load_waste_if_present(path: &Path) -> Result<Option<Waste>> {
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        _ => load_waste(path).map(Some),
+    }
+}
+
+/// [`load`], with the waste figures at `waste` when that file exists.
+pub fn load_with_waste(path: &Path, waste: Option<&Path>) -> Result<Loaded> {
+    let mut loaded = load(path)?;
+    if let Some(waste) = waste {
+        loaded.waste = load_waste_if_present(waste)?;
+    }
+    Ok(loaded)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waste_companions() {
+        let c = |p: &str| waste_companion(Path::new(p)).map(|p| p.display().to_string());
+        assert_eq!(c("/proc/allocinfo").as_deref(), Some("/proc/allocwaste"));
+        assert_eq!(
+            c("/var/tmp/allocinfo-20261121T105000Z-1.txt").as_deref(),
+            Some("/var/tmp/allocwaste-20261121T105000Z-1.txt")
+        );
+        assert_eq!(c("before.txt").as_deref(), Some("before.txt.allocwaste"));
+        assert_eq!(c("-"), None);
+    }
 }

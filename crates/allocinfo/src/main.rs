@@ -4,7 +4,9 @@
 //! `allocinfo-report` filters/groups/diffs, `allocinfo-output` prints and
 //! `allocinfo-treemap` draws; `fail` drives the kernel's per-call-site
 //! allocation fault injection; `capture` and `live` choose the call sites
-//! whose live objects the kernel records and show them; `allocinfo-ioctl` reads the profile through
+//! whose live objects the kernel records and show them; `waste` shows the
+//! kernel's slack and churn per call site (/proc/allocwaste) and turns that
+//! accounting on and off; `allocinfo-ioctl` reads the profile through
 //! the kernel's ioctl (`query`, `top`; see `via`).
 
 mod capture;
@@ -16,6 +18,7 @@ mod metrics;
 mod snapshot;
 mod time;
 mod via;
+mod waste;
 mod watch;
 
 use allocinfo_format::Tag;
@@ -176,11 +179,36 @@ fn run(cli: Cli) -> Result<()> {
             if a.old.as_os_str() == "-" && a.new.as_os_str() == "-" {
                 return Err(usage("only one of OLD and NEW can be standard input"));
             }
-            let old = input::load(&a.old)?;
-            let new = input::load(&a.new)?;
+            let old = input::load_with_waste(&a.old, input::waste_companion(&a.old).as_deref())?;
+            let new = input::load_with_waste(&a.new, input::waste_companion(&a.new).as_deref())?;
             let query = a
                 .view
                 .query(&a.filter, format, SortKey::DeltaBytes, !a.all)?;
+            let rates = match (&old.waste, &new.waste) {
+                (Some(o), Some(n)) => {
+                    if n.now_ns <= o.now_ns {
+                        eprintln!(
+                            "allocinfo: note: no allocation rates: the new waste figures are not later than the old (now_ns {} then {}; another boot?)",
+                            o.now_ns, n.now_ns
+                        );
+                    }
+                    Some(waste::rates(Some(o), n, &query))
+                }
+                (None, None) => None,
+                (o, _) => {
+                    let (with, without) = if o.is_some() {
+                        (&a.old, &a.new)
+                    } else {
+                        (&a.new, &a.old)
+                    };
+                    eprintln!(
+                        "allocinfo: note: no allocation rates: waste figures next to {} but none next to {}",
+                        with.display(),
+                        without.display()
+                    );
+                    None
+                }
+            };
             let both: Vec<Tag> = old
                 .profile
                 .tags
@@ -195,7 +223,14 @@ fn run(cli: Cli) -> Result<()> {
                 source: new.source(),
                 old_source: Some(old.source()),
             };
-            print(format, &report, &meta, a.view.exact, a.output.pretty)
+            print_with_rates(
+                format,
+                &report,
+                &meta,
+                a.view.exact,
+                a.output.pretty,
+                rates.as_ref(),
+            )
         }
         Cmd::Snapshot(a) => {
             let path = snapshot::write(&a.input.path(), &a.output)?;
@@ -206,6 +241,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Fail(a) => fail::control::run(a),
         Cmd::Capture(a) => capture::control::run(a),
         Cmd::Live(a) => capture::control::live(a),
+        Cmd::Waste(a) => waste::run(a),
         Cmd::Metrics(a) => metrics::run(a),
         Cmd::Completions(a) => {
             let mut cmd = Cli::command();
@@ -241,7 +277,42 @@ fn run(cli: Cli) -> Result<()> {
                 height: a.height,
                 title,
             };
-            let svg = allocinfo_treemap::render(&tags, &opts);
+            let slack = match a.color {
+                cli::ColorBy::Dir => None,
+                cli::ColorBy::Slack => {
+                    let input = a.input.path();
+                    let path = a
+                        .waste
+                        .clone()
+                        .or_else(|| input::waste_companion(&input))
+                        .ok_or_else(|| {
+                            usage(
+                                "--color slack with a profile on standard input needs --waste FILE",
+                            )
+                        })?;
+                    let waste = input::load_waste(&path).context("--color slack")?;
+                    // Identical call sites, merged in the picture, are merged here.
+                    let mut sums = std::collections::BTreeMap::<String, (u64, u64)>::new();
+                    for s in &waste.sites {
+                        let e = sums.entry(s.tag.location().to_string()).or_default();
+                        e.0 = e.0.saturating_add(s.slack);
+                        e.1 = e.1.saturating_add(s.bytes);
+                    }
+                    let ratios: allocinfo_treemap::SlackRatios = sums
+                        .into_iter()
+                        .map(|(name, (slack, bytes))| {
+                            let r = if bytes == 0 {
+                                0.0
+                            } else {
+                                slack as f64 / bytes as f64
+                            };
+                            (name, r)
+                        })
+                        .collect();
+                    Some(ratios)
+                }
+            };
+            let svg = allocinfo_treemap::render_with_slack(&tags, &opts, slack.as_ref());
             if a.output.as_os_str() == "-" {
                 let mut out = io::stdout().lock();
                 out.write_all(svg.as_bytes()).context(STDOUT)?;
@@ -272,13 +343,25 @@ fn print(
     exact: bool,
     pretty: bool,
 ) -> Result<()> {
+    print_with_rates(format, report, meta, exact, pretty, None)
+}
+
+fn print_with_rates(
+    format: Format,
+    report: &allocinfo_report::Report,
+    meta: &Meta,
+    exact: bool,
+    pretty: bool,
+    rates: Option<&allocinfo_output::Rates>,
+) -> Result<()> {
     let mut out = io::BufWriter::new(io::stdout().lock());
     let table = allocinfo_output::TableOptions {
         exact,
         pretty,
         ..Default::default()
     };
-    allocinfo_output::write(&mut out, format, report, meta, &table).context(STDOUT)?;
+    allocinfo_output::write_with_rates(&mut out, format, report, meta, &table, rates)
+        .context(STDOUT)?;
     out.flush().context(STDOUT)?;
     Ok(())
 }

@@ -3,6 +3,7 @@
 use crate::input;
 use crate::time::Utc;
 use allocinfo_format::Profile;
+use allocinfo_format::waste::Waste;
 use anyhow::{Context, Result, anyhow};
 use std::fs::OpenOptions;
 use std::io::{self, Write};
@@ -12,6 +13,11 @@ use std::path::{Path, PathBuf};
 /// when `to` is a directory (adding `-1`, `-2`, ... if that name is taken),
 /// else to the file `to`. The copy is byte for byte, so it stays in the
 /// kernel's format; it is parsed first so that only valid profiles are saved.
+///
+/// The waste figures next to `from` ([`input::waste_companion`]:
+/// /proc/allocwaste for /proc/allocinfo), when that file exists, are copied
+/// the same way next to the copy (`allocwaste-<UTC time>.txt`), where
+/// `diff` finds them.
 pub fn write(from: &Path, to: &Path) -> Result<PathBuf> {
     let raw = input::read(from)?;
     Profile::parse(&raw).map_err(|e| {
@@ -20,8 +26,34 @@ pub fn write(from: &Path, to: &Path) -> Result<PathBuf> {
             allocinfo_output::source_name(&from.display().to_string())
         )
     })?;
+    let waste = match input::waste_companion(from) {
+        Some(path) if path.exists() => {
+            let raw = input::read(&path)?;
+            Waste::parse(&raw).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+            Some(raw)
+        }
+        _ => None,
+    };
+    let path = write_profile(&raw, to, waste.is_some())?;
+    if let Some(waste) = waste {
+        let copy = input::waste_companion(&path).expect("a file name");
+        let mut file = if to.is_dir() {
+            OpenOptions::new().write(true).create_new(true).open(&copy)
+        } else {
+            std::fs::File::create(&copy)
+        }
+        .with_context(|| format!("creating {}", copy.display()))?;
+        file.write_all(&waste)
+            .with_context(|| format!("writing {}", copy.display()))?;
+    }
+    Ok(path)
+}
+
+/// Writes the copy; in a directory, under a name whose waste companion is
+/// free too when `with_waste`.
+fn write_profile(raw: &[u8], to: &Path, with_waste: bool) -> Result<PathBuf> {
     if !to.is_dir() {
-        std::fs::write(to, &raw).with_context(|| format!("writing {}", to.display()))?;
+        std::fs::write(to, raw).with_context(|| format!("writing {}", to.display()))?;
         return Ok(to.to_owned());
     }
     let stamp = Utc::now().compact();
@@ -31,9 +63,12 @@ pub fn write(from: &Path, to: &Path) -> Result<PathBuf> {
             n => format!("allocinfo-{stamp}-{n}.txt"),
         };
         let path = to.join(name);
+        if with_waste && input::waste_companion(&path).is_some_and(|p| p.exists()) {
+            continue;
+        }
         match OpenOptions::new().write(true).create_new(true).open(&path) {
             Ok(mut f) => {
-                f.write_all(&raw)
+                f.write_all(raw)
                     .with_context(|| format!("writing {}", path.display()))?;
                 return Ok(path);
             }

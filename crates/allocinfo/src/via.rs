@@ -219,6 +219,7 @@ pub fn load_profile(input: &Path, args: &ViaArgs) -> Result<(Loaded, Taken)> {
                     let loaded = Loaded {
                         path: input.display().to_string(),
                         profile,
+                        waste: None,
                     };
                     return Ok((loaded, Taken::Ioctl { attempts }));
                 }

@@ -10,7 +10,7 @@
 use crate::cli::WatchArgs;
 use crate::input::{self, Loaded};
 use crate::time::Utc;
-use allocinfo_output::{Command, Format, Meta, TableOptions};
+use allocinfo_output::{Command, Format, Meta, Rates, TableOptions};
 use allocinfo_report::{Query, Report, SortKey};
 use anyhow::{Context, Result};
 use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
@@ -54,6 +54,26 @@ impl Watcher {
         Ok(query.diff(&prev.profile, &self.cur.profile))
     }
 
+    /// Allocations per second since the previous frame, when the kernel's
+    /// waste figures are read with the profile (`None`: no ALLOCS/S column).
+    fn rates(&self) -> Result<Option<Rates>> {
+        let Some(new) = &self.cur.waste else {
+            return Ok(None);
+        };
+        let query = self
+            .args
+            .view
+            .query(&self.args.filter, self.format, self.sort, false)?;
+        let old = self.prev.as_ref().and_then(|p| p.waste.as_ref());
+        Ok(Some(crate::waste::rates(old, new, &query)))
+    }
+
+    /// The waste figures read with each frame: `--waste`, or those next to
+    /// the profile.
+    fn waste_path(&self) -> Option<std::path::PathBuf> {
+        waste_path(&self.args)
+    }
+
     fn meta(&self) -> Meta {
         let source = allocinfo_output::Source {
             path: self.cur.path.clone(),
@@ -87,7 +107,7 @@ impl Watcher {
     /// [`Watcher::error`] says why; the next refresh tries again.
     fn advance(&mut self) {
         self.frame += 1;
-        match input::load(&self.args.input.path()) {
+        match input::load_with_waste(&self.args.input.path(), self.waste_path().as_deref()) {
             Ok(next) => {
                 self.prev = Some(std::mem::replace(&mut self.cur, next));
                 self.error = None;
@@ -104,6 +124,12 @@ impl Watcher {
     fn done(&self) -> bool {
         self.args.count.is_some_and(|n| self.frame >= n)
     }
+}
+
+fn waste_path(args: &WatchArgs) -> Option<std::path::PathBuf> {
+    args.waste
+        .clone()
+        .or_else(|| input::waste_companion(&args.input.path()))
 }
 
 pub fn run(args: WatchArgs) -> Result<()> {
@@ -125,7 +151,7 @@ pub fn run(args: WatchArgs) -> Result<()> {
     let sort = args.view.sort_key(SortKey::Bytes);
     let args_reverse = args.view.reverse;
     let interval = Duration::from_secs_f64(args.interval);
-    let cur = input::load(&args.input.path())?;
+    let cur = input::load_with_waste(&args.input.path(), waste_path(&args).as_deref())?;
     if plain {
         // Said once, before the frames (full screen would wipe it).
         crate::warn_unmatched(&args.filter.filter(), &cur.profile.tags, &cur.path);
@@ -176,8 +202,15 @@ fn run_plain(w: &mut Watcher) -> Result<()> {
         if w.frame > 1 && w.format == Format::Table {
             writeln!(out)?;
         }
-        allocinfo_output::write(&mut out, w.format, &report, &w.meta(), &table)
-            .context(crate::STDOUT)?;
+        allocinfo_output::write_with_rates(
+            &mut out,
+            w.format,
+            &report,
+            &w.meta(),
+            &table,
+            w.rates()?.as_ref(),
+        )
+        .context(crate::STDOUT)?;
         out.flush().context(crate::STDOUT)?;
         if w.done() {
             return Ok(());
@@ -265,7 +298,9 @@ fn frame_lines(w: &Watcher, cols: usize, rows: usize) -> Result<Vec<String>> {
         no_limit_hint: true,
         pretty: false,
     };
-    let wide = allocinfo_output::table::render(&report, &w.meta(), &opts);
+    let rates = w.rates()?;
+    let wide =
+        allocinfo_output::table::render_with_rates(&report, &w.meta(), &opts, rates.as_ref());
     // The last column (call site, module, ...) starts after the last
     // two-space gap of the column header (line 4).
     let key_at = wide
@@ -281,7 +316,8 @@ fn frame_lines(w: &Watcher, cols: usize, rows: usize) -> Result<Vec<String>> {
         return Ok(textwrap(&msg, cols.max(1)));
     }
     opts.width = Some(cols);
-    let mut lines = allocinfo_output::table::render(&report, &w.meta(), &opts);
+    let mut lines =
+        allocinfo_output::table::render_with_rates(&report, &w.meta(), &opts, rates.as_ref());
     if let Some(error) = &w.error {
         // The last good frame stays; the error line takes the last row.
         lines.truncate(rows - 1);
@@ -505,5 +541,72 @@ mod tests {
         let next = frame_lines(&w, 200, 30).unwrap();
         assert!(next[0].contains("frame 3"), "{}", next[0]);
         assert!(!next.last().unwrap().starts_with("error:"));
+    }
+
+    /// Two reads of the waste figures 2 seconds apart (now_ns): the
+    /// ALLOCS/S column shows the allocations counted between them.
+    #[test]
+    fn frames_show_allocations_per_second_between_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = dir.path().join("allocinfo-x.txt");
+        let figures = dir.path().join("allocwaste-x.txt");
+        let data = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../allocinfo-format/tests/data/"
+        );
+        let waste = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/waste/");
+        std::fs::copy(format!("{data}linux-6.12.txt"), &profile).unwrap();
+        std::fs::copy(format!("{waste}allocwaste.txt"), &figures).unwrap();
+        let Cmd::Watch(args) =
+            Cli::try_parse_from(["allocinfo", "watch", profile.to_str().unwrap()])
+                .unwrap()
+                .command
+        else {
+            unreachable!()
+        };
+        let cur = input::load_with_waste(&args.input.path(), waste_path(&args).as_deref()).unwrap();
+        let mut w = Watcher {
+            sort: SortKey::Bytes,
+            reverse: false,
+            format: Format::Table,
+            interval: Duration::from_secs(1),
+            args,
+            frame: 1,
+            prev: None,
+            cur,
+            error: None,
+        };
+        let first = frame_lines(&w, 200, 30).unwrap();
+        assert!(
+            first[3].starts_with("+BYTES  +CALLS  ALLOCS/S"),
+            "{}",
+            first[3]
+        );
+        let slub = first
+            .iter()
+            .find(|l| l.contains("alloc_slab_page"))
+            .unwrap();
+        assert!(slub.contains(" -  "), "no rate from one read: {slub}");
+        std::fs::copy(format!("{data}linux-6.12-later.txt"), &profile).unwrap();
+        std::fs::copy(format!("{waste}allocwaste-later.txt"), &figures).unwrap();
+        w.advance();
+        let next = frame_lines(&w, 200, 30).unwrap();
+        let slub = next.iter().find(|l| l.contains("alloc_slab_page")).unwrap();
+        assert!(slub.contains("  256.0  "), "{slub}");
+        let kernfs = next
+            .iter()
+            .find(|l| l.contains("__kernfs_new_node"))
+            .unwrap();
+        assert!(kernfs.contains("  50.0  "), "{kernfs}");
+        // The figures gone: the column goes, watch goes on.
+        std::fs::remove_file(&figures).unwrap();
+        w.advance();
+        assert!(w.error.is_none());
+        let last = frame_lines(&w, 200, 30).unwrap();
+        assert!(
+            last[3].starts_with("+BYTES  +CALLS    BYTES"),
+            "{}",
+            last[3]
+        );
     }
 }

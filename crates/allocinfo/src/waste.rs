@@ -1,0 +1,562 @@
+//! `allocinfo waste`: the kernel's waste accounting per call site, read from
+//! `/proc/allocwaste` (slack: bytes allocated beyond those requested; churn:
+//! allocations and frees counted), and `waste on|off`, written to its
+//! debugfs control file. Also the allocations per second that `diff` and
+//! `watch` show from two reads of the figures ([`rates`]).
+
+use crate::capture::age;
+use crate::cli::{WasteArgs, WasteCmd, WasteShowArgs, WasteSort};
+use crate::debugfs::{Control, Trust};
+use crate::input;
+use allocinfo_format::size::format_iec;
+use allocinfo_format::waste::{Waste, WasteSite};
+use allocinfo_output::Rates;
+use allocinfo_report::{GroupBy, Key, Query};
+use anyhow::{Context, Result, anyhow};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The kernel's meminfo, for the slack's share of `Slab:`.
+pub const MEMINFO: &str = "/proc/meminfo";
+
+/// The waste control file.
+const CONTROL: Control = Control {
+    name: "waste",
+    config: "waste accounting",
+    reasons: &[(
+        22,
+        "Invalid argument (the kernel refused the value: it takes on or off)",
+    )],
+};
+
+pub fn run(args: WasteArgs) -> Result<()> {
+    match args.command {
+        Some(cmd) => {
+            let mut out = Vec::new();
+            control(cmd, Trust::Debugfs, &mut out)?;
+            crate::write_stdout(&out)
+        }
+        None => show(&args.show),
+    }
+}
+
+/// `waste on` and `waste off`.
+fn control(cmd: WasteCmd, trust: Trust, out: &mut dyn Write) -> Result<()> {
+    let (dir, value) = match &cmd {
+        WasteCmd::On(a) => (&a.dir, "on"),
+        WasteCmd::Off(a) => (&a.dir, "off"),
+    };
+    let path = dir.join(CONTROL.name);
+    check_present(dir, &path)?;
+    CONTROL
+        .send(&path, &value, trust)
+        .with_context(|| format!("waste {value}"))?;
+    match value {
+        "on" => writeln!(out, "waste accounting on; see allocinfo waste")?,
+        _ => writeln!(
+            out,
+            "waste accounting off; the figures stay as they were (allocinfo waste)"
+        )?,
+    }
+    Ok(())
+}
+
+/// A missing control file, or a missing directory, said before anything
+/// else is tried. Other errors (a directory only root may enter) are left
+/// to [`Control::send`], which explains them.
+fn check_present(dir: &Path, path: &Path) -> Result<()> {
+    let missing =
+        |p: &Path| std::fs::metadata(p).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+    if !missing(path) {
+        return Ok(());
+    }
+    if missing(dir) {
+        return Err(anyhow!(
+            "this kernel has no waste accounting ({} missing: is debugfs mounted? \
+             mount -t debugfs none /sys/kernel/debug)",
+            path.display()
+        ));
+    }
+    Err(anyhow!(
+        "this kernel has no waste accounting ({} missing)",
+        path.display()
+    ))
+}
+
+/// The sites in the order of `sort`, largest first; ties by call site.
+pub fn sorted(waste: &Waste, sort: WasteSort) -> Vec<&WasteSite> {
+    let mut sites: Vec<&WasteSite> = waste.sites.iter().collect();
+    let name = |s: &WasteSite| {
+        let t = &s.tag;
+        (t.file.clone(), t.line, t.module.clone(), t.function.clone())
+    };
+    sites.sort_by(|a, b| {
+        let order = match sort {
+            WasteSort::Slack => b.slack.cmp(&a.slack),
+            WasteSort::Ratio => b.ratio().total_cmp(&a.ratio()),
+            WasteSort::Allocs => b.allocs.cmp(&a.allocs),
+            WasteSort::Frees => b.frees.cmp(&a.frees),
+        };
+        order.then_with(|| name(a).cmp(&name(b)))
+    });
+    sites
+}
+
+/// Sums over every site.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Totals {
+    pub sites: usize,
+    pub bytes: u64,
+    pub requested: u64,
+    pub slack: u64,
+    pub allocs: u64,
+    pub frees: u64,
+    pub untracked: u64,
+}
+
+impl Totals {
+    pub fn of(waste: &Waste) -> Totals {
+        let mut t = Totals::default();
+        for s in &waste.sites {
+            t.sites += 1;
+            t.bytes = t.bytes.saturating_add(s.bytes);
+            t.requested = t.requested.saturating_add(s.requested);
+            t.slack = t.slack.saturating_add(s.slack);
+            t.allocs = t.allocs.saturating_add(s.allocs);
+            t.frees = t.frees.saturating_add(s.frees);
+            t.untracked = t.untracked.saturating_add(s.untracked);
+        }
+        t
+    }
+
+    /// Slack as a share of the bytes, 0 without bytes.
+    pub fn ratio(&self) -> f64 {
+        share(self.slack, self.bytes)
+    }
+}
+
+fn share(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 / whole as f64
+    }
+}
+
+fn rounded(v: f64) -> f64 {
+    (v * 1e6).round() / 1e6
+}
+
+/// `Slab:` of a meminfo text, in bytes.
+pub fn slab_bytes(meminfo: &str) -> Option<u64> {
+    meminfo.lines().find_map(|line| {
+        let mut words = line.split_ascii_whitespace();
+        if words.next()? != "Slab:" {
+            return None;
+        }
+        let value: u64 = words.next()?.parse().ok()?;
+        match words.next() {
+            Some("kB") => value.checked_mul(1024),
+            None => Some(value),
+            Some(_) => None,
+        }
+    })
+}
+
+/// The meminfo file read: the one named, or /proc/meminfo for the kernel's
+/// own figures; `None` for a file without one.
+fn meminfo_path(args: &WasteShowArgs, input: &Path) -> Option<PathBuf> {
+    args.meminfo
+        .clone()
+        .or_else(|| (input == Path::new(input::WASTE)).then(|| PathBuf::from(MEMINFO)))
+}
+
+/// `Slab:` in bytes: an error for a file named that cannot be read or has
+/// none; nothing for /proc/meminfo that cannot be read.
+fn slab(args: &WasteShowArgs, input: &Path) -> Result<Option<u64>> {
+    let Some(path) = meminfo_path(args, input) else {
+        return Ok(None);
+    };
+    match std::fs::read_to_string(&path) {
+        Ok(text) => match slab_bytes(&text) {
+            Some(v) => Ok(Some(v)),
+            None if args.meminfo.is_some() => {
+                Err(anyhow!("{}: no valid 'Slab:' line", path.display()))
+            }
+            None => Ok(None),
+        },
+        Err(e) if args.meminfo.is_some() => Err(anyhow!("reading {}: {e}", path.display())),
+        Err(_) => Ok(None),
+    }
+}
+
+fn show(args: &WasteShowArgs) -> Result<()> {
+    let path = args.path();
+    let waste = input::load_waste(&path)?;
+    let slab = slab(args, &path)?;
+    if !waste.on {
+        eprintln!(
+            "allocinfo: note: waste accounting is off: the figures are frozen as they were \
+             when it was turned off (allocinfo waste on resumes it)"
+        );
+    }
+    let limit = match args.limit {
+        Some(0) => None,
+        Some(n) => Some(n),
+        None if args.json => None,
+        None => Some(20),
+    };
+    let text = if args.json {
+        let v = json(&waste, args.sort, limit, slab);
+        if args.pretty {
+            format!("{}\n", serde_json::to_string_pretty(&v)?)
+        } else {
+            format!("{v}\n")
+        }
+    } else {
+        let name = allocinfo_output::source_name(&path.to_string_lossy()).to_owned();
+        table(&waste, &name, args.sort, limit, slab, args.exact)
+    };
+    crate::write_stdout(text.as_bytes())
+}
+
+/// The JSON document: the header's figures, the sites (at most `limit`)
+/// and the totals over all sites.
+pub fn json(waste: &Waste, sort: WasteSort, limit: Option<usize>, slab: Option<u64>) -> Value {
+    let sites: Vec<Value> = sorted(waste, sort)
+        .into_iter()
+        .take(limit.unwrap_or(usize::MAX))
+        .map(|s| {
+            json!({
+                "site": format!("{}:{}", s.tag.file, s.tag.line),
+                "function": s.tag.function,
+                "module": s.tag.module,
+                "bytes": s.bytes,
+                "requested": s.requested,
+                "slack": s.slack,
+                "ratio": rounded(s.ratio()),
+                "allocs": s.allocs,
+                "frees": s.frees,
+                "untracked": s.untracked,
+            })
+        })
+        .collect();
+    let t = Totals::of(waste);
+    json!({
+        "version": waste.version.to_string(),
+        "state": waste.state(),
+        "since_ns": waste.since_ns,
+        "now_ns": waste.now_ns,
+        "sites": sites,
+        "totals": {
+            "sites": t.sites,
+            "bytes": t.bytes,
+            "requested": t.requested,
+            "slack": t.slack,
+            "ratio": rounded(t.ratio()),
+            "allocs": t.allocs,
+            "frees": t.frees,
+            "untracked": t.untracked,
+            "slab_bytes": slab,
+            "slab_share": slab.map(|s| rounded(share(t.slack, s))),
+        },
+    })
+}
+
+fn percent(v: f64) -> String {
+    format!("{:.1}%", 100.0 * v)
+}
+
+/// The table: a header line, one row per site (at most `limit`), then the totals.
+pub fn table(
+    waste: &Waste,
+    name: &str,
+    sort: WasteSort,
+    limit: Option<usize>,
+    slab: Option<u64>,
+    exact: bool,
+) -> String {
+    let size = |v: u64| {
+        if exact {
+            v.to_string()
+        } else {
+            format_iec(i64::try_from(v).unwrap_or(i64::MAX))
+        }
+    };
+    let state = if waste.on {
+        format!(
+            "accounting on for {}",
+            age(waste.now_ns.saturating_sub(waste.since_ns))
+        )
+    } else {
+        "accounting off (the figures are frozen)".to_owned()
+    };
+    let n = waste.sites.len();
+    let mut out = format!(
+        "{name} (format {}): {state}, {n} call site{}\n",
+        waste.version,
+        if n == 1 { "" } else { "s" }
+    );
+    let sites = sorted(waste, sort);
+    let shown = &sites[..limit.unwrap_or(n).min(n)];
+    let titles = [
+        "SLACK",
+        "RATIO",
+        "BYTES",
+        "REQUESTED",
+        "ALLOCS",
+        "FREES",
+        "UNTRACKED",
+        "CALL SITE",
+    ];
+    let rows: Vec<[String; 8]> = shown
+        .iter()
+        .map(|s| {
+            let mut site = s.tag.location().to_string();
+            for (k, v) in &s.tag.extra {
+                site.push_str(&format!(" {k}:{v}"));
+            }
+            [
+                size(s.slack),
+                percent(s.ratio()),
+                size(s.bytes),
+                size(s.requested),
+                s.allocs.to_string(),
+                s.frees.to_string(),
+                size(s.untracked),
+                site,
+            ]
+        })
+        .collect();
+    let mut widths = titles.map(str::len);
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: &[&str]| {
+        let mut l = String::new();
+        for (i, cell) in cells.iter().enumerate() {
+            if i + 1 == cells.len() {
+                l.push_str(cell);
+            } else {
+                let pad = widths[i].saturating_sub(cell.chars().count());
+                l.push_str(&" ".repeat(pad));
+                l.push_str(cell);
+                l.push_str("  ");
+            }
+        }
+        l.push('\n');
+        l
+    };
+    out.push_str(&line(&titles));
+    for row in &rows {
+        out.push_str(&line(&row.each_ref().map(String::as_str)));
+    }
+    if rows.is_empty() {
+        out.push_str("(no call sites)\n");
+    } else if rows.len() < n {
+        out.push_str(&format!("({} of {n} rows; -n 0 shows all)\n", rows.len()));
+    }
+    let t = Totals::of(waste);
+    out.push_str(&format!(
+        "total: {} allocated, {} requested, {} slack ({} of the bytes), {} untracked\n",
+        size(t.bytes),
+        size(t.requested),
+        size(t.slack),
+        percent(t.ratio()),
+        size(t.untracked)
+    ));
+    if let Some(slab) = slab {
+        out.push_str(&format!(
+            "slack: {} of Slab: in meminfo ({})\n",
+            percent(share(t.slack, slab)),
+            size(slab)
+        ));
+    }
+    out
+}
+
+/// Allocations per second per row of `query`'s grouping, from two reads
+/// of the waste figures: the allocations counted between them over the
+/// time between them (`now_ns`). A site missing from `old` (a module
+/// loaded in between) counts from 0. Empty when there is no `old`, or when
+/// `new` is not later than `old` (another boot).
+pub fn rates(old: Option<&Waste>, new: &Waste, query: &Query) -> Rates {
+    let mut rates = Rates::new();
+    let Some(old) = old else {
+        return rates;
+    };
+    if new.now_ns <= old.now_ns {
+        return rates;
+    }
+    let seconds = (new.now_ns - old.now_ns) as f64 / 1e9;
+    let mut before: BTreeMap<Key, u64> = BTreeMap::new();
+    for s in &old.sites {
+        let e = before.entry(Key::of(&s.tag, GroupBy::Site)).or_default();
+        *e = e.saturating_add(s.allocs);
+    }
+    let mut now: BTreeMap<Key, u64> = BTreeMap::new();
+    for s in &new.sites {
+        let e = now.entry(Key::of(&s.tag, GroupBy::Site)).or_default();
+        *e = e.saturating_add(s.allocs);
+    }
+    let mut counted: BTreeMap<Key, u64> = BTreeMap::new();
+    for s in new.sites.iter().filter(|s| query.filter.matches(&s.tag)) {
+        let site = Key::of(&s.tag, GroupBy::Site);
+        let Some(allocs) = now.remove(&site) else {
+            continue; // Identical call sites were summed at their first.
+        };
+        let delta = allocs.saturating_sub(before.get(&site).copied().unwrap_or(0));
+        let keys: Vec<Key> = if query.group_by == GroupBy::Tree {
+            Key::tree(&s.tag).collect()
+        } else {
+            vec![Key::of(&s.tag, query.group_by)]
+        };
+        for key in keys {
+            let e = counted.entry(key).or_default();
+            *e = e.saturating_add(delta);
+        }
+    }
+    for (key, n) in counted {
+        rates.insert(key, n as f64 / seconds);
+    }
+    rates
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Cmd};
+    use clap::Parser;
+    use std::io;
+
+    fn figures(now_ns: u64, lines: &str) -> Waste {
+        Waste::parse(
+            format!(
+                "allocwaste - version: 1.0\n# state: on since_ns: 0 now_ns: {now_ns}\n#\n{lines}"
+            )
+            .as_bytes(),
+        )
+        .unwrap()
+    }
+
+    fn cmd(args: &[&str]) -> WasteCmd {
+        let mut argv = vec!["allocinfo", "waste"];
+        argv.extend_from_slice(args);
+        let Cmd::Waste(a) = Cli::try_parse_from(argv).unwrap().command else {
+            unreachable!()
+        };
+        a.command.unwrap()
+    }
+
+    #[test]
+    fn on_and_off_write_the_control_file() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().to_str().unwrap();
+        let file = d.path().join("waste");
+        std::fs::write(&file, "").unwrap();
+        let mut out = Vec::new();
+        control(cmd(&["on", "--dir", dir]), Trust::AnyFile, &mut out).unwrap();
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "on\n");
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "waste accounting on; see allocinfo waste\n"
+        );
+        std::fs::write(&file, "").unwrap();
+        control(cmd(&["off", "--dir", dir]), Trust::AnyFile, &mut Vec::new()).unwrap();
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "off\n");
+    }
+
+    #[test]
+    fn missing_control_file_and_directory_are_explained() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().to_str().unwrap();
+        let err = control(cmd(&["on", "--dir", dir]), Trust::AnyFile, &mut Vec::new())
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            format!("this kernel has no waste accounting ({dir}/waste missing)")
+        );
+        let gone = format!("{dir}/nope");
+        let err = control(
+            cmd(&["off", "--dir", &gone]),
+            Trust::AnyFile,
+            &mut Vec::new(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("nope/waste missing") && err.contains("mount -t debugfs"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn refusals_by_errno() {
+        let msg = |errno| {
+            let e = io::Error::from_raw_os_error(errno);
+            format!("{:#}", CONTROL.refused(&"on", &e))
+        };
+        assert_eq!(
+            msg(22),
+            "the kernel refused 'on': Invalid argument (the kernel refused the value: it takes on or off)"
+        );
+        assert!(msg(1).contains("needs CAP_SYS_ADMIN"), "{}", msg(1));
+    }
+
+    #[test]
+    fn meminfo_slab() {
+        let text =
+            "MemTotal:       16318712 kB\nSlab:             524288 kB\nSReclaimable:     1 kB\n";
+        assert_eq!(slab_bytes(text), Some(512 << 20));
+        assert_eq!(slab_bytes("MemTotal: 1 kB\n"), None);
+        assert_eq!(slab_bytes("Slab: x kB\n"), None);
+    }
+
+    #[test]
+    fn rates_per_site_and_group() {
+        let old = figures(
+            10_000_000_000,
+            "0 0 0 100 0 0 mm/a.c:1 func:f\n0 0 0 50 0 0 mm/b.c:2 [m] func:g\n",
+        );
+        let new = figures(
+            12_000_000_000,
+            "0 0 0 300 0 0 mm/a.c:1 func:f\n0 0 0 90 0 0 mm/b.c:2 [m] func:g\n\
+             0 0 0 8 0 0 fs/c.c:3 [m] func:h\n",
+        );
+        let q = Query::default();
+        let r = rates(Some(&old), &new, &q);
+        let site = |s: &str| {
+            let t: allocinfo_format::Tag = format!("0 0 {s}").parse().unwrap();
+            Key::of(&t, GroupBy::Site)
+        };
+        assert_eq!(r[&site("mm/a.c:1 func:f")], 100.0);
+        assert_eq!(r[&site("mm/b.c:2 [m] func:g")], 20.0);
+        assert_eq!(
+            r[&site("fs/c.c:3 [m] func:h")],
+            4.0,
+            "new sites count from 0"
+        );
+        let by_module = Query {
+            group_by: GroupBy::Module,
+            ..Query::default()
+        };
+        let r = rates(Some(&old), &new, &by_module);
+        assert_eq!(r[&Key::Module(Some("m".into()))], 24.0);
+        assert_eq!(r[&Key::Module(None)], 100.0);
+        let tree = Query {
+            group_by: GroupBy::Tree,
+            ..Query::default()
+        };
+        assert_eq!(
+            rates(Some(&old), &new, &tree)[&Key::Tree("mm/".into())],
+            120.0
+        );
+        assert!(rates(None, &new, &q).is_empty());
+        assert!(rates(Some(&new), &old, &q).is_empty(), "time went back");
+    }
+}
