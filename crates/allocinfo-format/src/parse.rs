@@ -75,12 +75,7 @@ fn err(line: usize, kind: ParseErrorKind) -> ParseError {
 pub(crate) fn parse(input: &[u8]) -> Result<Profile, ParseError> {
     use ParseErrorKind as K;
 
-    // Blank lines (and the empty piece after the final newline) are skipped.
-    let mut lines = input
-        .split(|&b| b == b'\n')
-        .enumerate()
-        .map(|(i, raw)| (i + 1, std::str::from_utf8(raw)))
-        .filter(|(_, l)| !matches!(l, Ok(s) if s.trim_ascii().is_empty()));
+    let mut lines = numbered_lines(input);
 
     let (n, header) = lines.next().ok_or(err(1, K::Empty))?;
     let header = header.map_err(|_| err(n, K::InvalidUtf8))?;
@@ -101,33 +96,49 @@ pub(crate) fn parse(input: &[u8]) -> Result<Profile, ParseError> {
 }
 
 fn parse_header(line: &str) -> Result<Version, ParseErrorKind> {
-    let bad = || ParseErrorKind::BadHeader(Snippet::new(line));
+    let version = header_version("allocinfo", line)
+        .ok_or_else(|| ParseErrorKind::BadHeader(Snippet::new(line)))?;
+    if !version.is_supported() {
+        return Err(ParseErrorKind::UnsupportedVersion(version));
+    }
+    Ok(version)
+}
+
+/// The lines of a text file, numbered from 1, each as UTF-8 if it is;
+/// blank lines (and the empty piece after the final newline) are skipped.
+/// Shared by the parsers of `/proc/allocinfo` and `/proc/allocwaste`.
+pub(crate) fn numbered_lines(
+    input: &[u8],
+) -> impl Iterator<Item = (usize, Result<&str, std::str::Utf8Error>)> {
+    input
+        .split(|&b| b == b'\n')
+        .enumerate()
+        .map(|(i, raw)| (i + 1, std::str::from_utf8(raw)))
+        .filter(|(_, l)| !matches!(l, Ok(s) if s.trim_ascii().is_empty()))
+}
+
+/// The version of a header line `NAME - version: X.Y` (`X` and `Y`
+/// decimal digits only), whether or not this tool reads it; `None` for
+/// any other line. Shared by `/proc/allocinfo` and `/proc/allocwaste`.
+pub(crate) fn header_version(name: &str, line: &str) -> Option<Version> {
     let mut words = line.split_ascii_whitespace();
-    let (Some("allocinfo"), Some("-"), Some("version:"), Some(v), None) = (
+    let (Some(n), Some("-"), Some("version:"), Some(v), None) = (
         words.next(),
         words.next(),
         words.next(),
         words.next(),
         words.next(),
     ) else {
-        return Err(bad());
+        return None;
     };
-    let (major, minor) = v.split_once('.').ok_or_else(bad)?;
-    let number = |s: &str| {
-        if s.bytes().all(|b| b.is_ascii_digit()) {
-            s.parse::<u32>().ok()
-        } else {
-            None
-        }
-    };
-    let version = Version {
-        major: number(major).ok_or_else(bad)?,
-        minor: number(minor).ok_or_else(bad)?,
-    };
-    if !version.is_supported() {
-        return Err(ParseErrorKind::UnsupportedVersion(version));
+    if n != name {
+        return None;
     }
-    Ok(version)
+    let (major, minor) = v.split_once('.')?;
+    Some(Version {
+        major: unsigned(major)?,
+        minor: unsigned(minor)?,
+    })
 }
 
 /// Parses a decimal integer with an optional sign, digits only (no `_`).
@@ -137,6 +148,11 @@ pub(crate) fn integer<T: std::str::FromStr>(s: &str) -> Option<T> {
         return None;
     }
     s.parse().ok()
+}
+
+/// Parses an unsigned decimal integer: digits only, no sign, no `_`.
+pub(crate) fn unsigned<T: std::str::FromStr>(s: &str) -> Option<T> {
+    integer(s).filter(|_| s.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// One tag line on its own, as [`Profile::parse`] reads each line after the
@@ -181,9 +197,7 @@ pub(crate) fn parse_tag_info<'a>(
         .rsplit_once(':')
         .filter(|(f, _)| !f.is_empty())
         .ok_or_else(|| K::BadLocation(Snippet::new(location)))?;
-    let lineno = integer::<u32>(lineno)
-        .filter(|_| lineno.bytes().all(|b| b.is_ascii_digit()))
-        .ok_or_else(|| K::BadLineNumber(Snippet::new(location)))?;
+    let lineno = unsigned::<u32>(lineno).ok_or_else(|| K::BadLineNumber(Snippet::new(location)))?;
 
     let mut word = words.next().ok_or(K::Missing("func:NAME"))?;
     let module = if word.starts_with('[') {

@@ -28,7 +28,9 @@
 //! ```
 
 use crate::model::{Tag, Version};
-use crate::parse::{ParseErrorKind, Snippet, integer, parse_tag_info};
+use crate::parse::{
+    ParseErrorKind, Snippet, header_version, numbered_lines, parse_tag_info, unsigned,
+};
 
 /// The header line of the version this tool writes in its messages.
 pub const HEADER: &str = "allocwaste - version: 1.0";
@@ -136,11 +138,7 @@ fn err(line: usize, kind: WasteErrorKind) -> WasteError {
 
 fn parse(input: &[u8]) -> Result<Waste, WasteError> {
     use WasteErrorKind as K;
-    let mut lines = input
-        .split(|&b| b == b'\n')
-        .enumerate()
-        .map(|(i, raw)| (i + 1, std::str::from_utf8(raw)))
-        .filter(|(_, l)| !matches!(l, Ok(s) if s.trim_ascii().is_empty()));
+    let mut lines = numbered_lines(input);
 
     let (n, header) = lines.next().ok_or(err(1, K::Empty))?;
     let header = header.map_err(|_| err(n, K::InvalidUtf8))?;
@@ -168,32 +166,12 @@ fn parse(input: &[u8]) -> Result<Waste, WasteError> {
 }
 
 fn parse_header(line: &str) -> Result<Version, WasteErrorKind> {
-    let bad = || WasteErrorKind::BadHeader(Snippet::new(line));
-    let mut words = line.split_ascii_whitespace();
-    let (Some("allocwaste"), Some("-"), Some("version:"), Some(v), None) = (
-        words.next(),
-        words.next(),
-        words.next(),
-        words.next(),
-        words.next(),
-    ) else {
-        return Err(bad());
-    };
-    let (major, minor) = v.split_once('.').ok_or_else(bad)?;
-    let number = |s: &str| unsigned::<u32>(s);
-    let version = Version {
-        major: number(major).ok_or_else(bad)?,
-        minor: number(minor).ok_or_else(bad)?,
-    };
+    let version = header_version("allocwaste", line)
+        .ok_or_else(|| WasteErrorKind::BadHeader(Snippet::new(line)))?;
     if version.major != 1 {
         return Err(WasteErrorKind::UnsupportedVersion(version));
     }
     Ok(version)
-}
-
-/// Digits only: no sign, no `_`.
-fn unsigned<T: std::str::FromStr>(s: &str) -> Option<T> {
-    integer(s).filter(|_| s.bytes().all(|b| b.is_ascii_digit()))
 }
 
 fn parse_state(line: &str) -> Result<(bool, u64, u64), WasteErrorKind> {

@@ -5,7 +5,7 @@ use allocinfo_format::size::parse_size;
 use allocinfo_output::Format;
 use allocinfo_report::{Filter, GroupBy, NamePattern, Query, SortKey};
 use anyhow::Result;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Arg, Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 /// Examples for the common tasks, at the end of `allocinfo --help`.
@@ -159,10 +159,15 @@ pub struct InputArgs {
 impl InputArgs {
     /// The profile named, or /proc/allocinfo.
     pub fn path(&self) -> PathBuf {
+        self.path_or(PROC)
+    }
+
+    /// The file named, as FILE or `-f FILE`, or `default`.
+    pub fn path_or(&self, default: &str) -> PathBuf {
         self.positional
             .clone()
             .or_else(|| self.file.clone())
-            .unwrap_or_else(|| PathBuf::from(PROC))
+            .unwrap_or_else(|| PathBuf::from(default))
     }
 }
 
@@ -596,19 +601,13 @@ pub enum WasteSort {
     Frees,
 }
 
+/// FILE and `-f FILE` are those of the other commands ([`InputArgs`]),
+/// their help said of the waste figures ([`waste_input_help`]).
 #[derive(Args, Debug)]
+#[command(mut_args(waste_input_help))]
 pub struct WasteShowArgs {
-    /// Waste figures to read [default: /proc/allocwaste]; `-` reads standard input.
-    #[arg(value_name = "FILE")]
-    pub positional: Option<PathBuf>,
-    /// The figures to read, as an option (the same as FILE).
-    #[arg(
-        short = 'f',
-        long = "file",
-        value_name = "FILE",
-        conflicts_with = "positional"
-    )]
-    pub file: Option<PathBuf>,
+    #[command(flatten)]
+    pub input: InputArgs,
     /// Sort by, largest first; ties by call site.
     #[arg(short = 's', long = "sort", value_enum, default_value = "slack")]
     pub sort: WasteSort,
@@ -630,13 +629,22 @@ pub struct WasteShowArgs {
     pub pretty: bool,
 }
 
+/// The help of [`InputArgs`] in `waste`. Every argument is passed, in
+/// place (`mut_arg` would move the two last, and the completions with them).
+fn waste_input_help(arg: Arg) -> Arg {
+    match arg.get_id().as_str() {
+        "positional" => {
+            arg.help("Waste figures to read [default: /proc/allocwaste]; `-` reads standard input")
+        }
+        "file" => arg.help("The figures to read, as an option (the same as FILE)"),
+        _ => arg,
+    }
+}
+
 impl WasteShowArgs {
     /// The file named, or /proc/allocwaste.
     pub fn path(&self) -> PathBuf {
-        self.positional
-            .clone()
-            .or_else(|| self.file.clone())
-            .unwrap_or_else(|| PathBuf::from(crate::input::WASTE))
+        self.input.path_or(crate::input::WASTE)
     }
 }
 

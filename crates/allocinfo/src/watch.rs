@@ -444,19 +444,24 @@ mod tests {
     use crate::cli::{Cli, Cmd};
     use clap::Parser;
 
-    fn watcher(file: &str) -> Watcher {
-        let data = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../allocinfo-format/tests/data/"
-        );
-        let path = format!("{data}{file}");
-        let Cmd::Watch(args) = Cli::try_parse_from(["allocinfo", "watch", &path])
+    const DATA: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../allocinfo-format/tests/data/"
+    );
+
+    /// The arguments of `allocinfo watch PATH`.
+    fn watch_args(path: &str) -> WatchArgs {
+        let Cmd::Watch(args) = Cli::try_parse_from(["allocinfo", "watch", path])
             .unwrap()
             .command
         else {
             unreachable!()
         };
-        let cur = input::load(&args.input.path()).unwrap();
+        args
+    }
+
+    /// A watcher at its first frame, by bytes, as a table every second.
+    fn watcher_of(args: WatchArgs, cur: Loaded) -> Watcher {
         Watcher {
             sort: SortKey::Bytes,
             reverse: false,
@@ -468,6 +473,13 @@ mod tests {
             cur,
             error: None,
         }
+    }
+
+    /// A watcher of a profile of the test data, read without waste figures.
+    fn watcher(file: &str) -> Watcher {
+        let args = watch_args(&format!("{DATA}{file}"));
+        let cur = input::load(&args.input.path()).unwrap();
+        watcher_of(args, cur)
     }
 
     #[test]
@@ -502,17 +514,8 @@ mod tests {
     fn a_bad_read_keeps_the_last_good_frame() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("p.txt");
-        let data = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../allocinfo-format/tests/data/"
-        );
-        std::fs::copy(format!("{data}linux-6.12.txt"), &file).unwrap();
-        let Cmd::Watch(args) = Cli::try_parse_from(["allocinfo", "watch", file.to_str().unwrap()])
-            .unwrap()
-            .command
-        else {
-            unreachable!()
-        };
+        std::fs::copy(format!("{DATA}linux-6.12.txt"), &file).unwrap();
+        let args = watch_args(file.to_str().unwrap());
         let mut w = watcher("linux-6.12.txt");
         w.cur = input::load(&args.input.path()).unwrap();
         w.args = args;
@@ -535,7 +538,7 @@ mod tests {
             good[4..bad.len() - 1],
             "the last good rows stay"
         );
-        std::fs::copy(format!("{data}linux-6.12-later.txt"), &file).unwrap();
+        std::fs::copy(format!("{DATA}linux-6.12-later.txt"), &file).unwrap();
         w.advance();
         assert!(w.error.is_none());
         let next = frame_lines(&w, 200, 30).unwrap();
@@ -550,32 +553,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let profile = dir.path().join("allocinfo-x.txt");
         let figures = dir.path().join("allocwaste-x.txt");
-        let data = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../allocinfo-format/tests/data/"
-        );
         let waste = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/waste/");
-        std::fs::copy(format!("{data}linux-6.12.txt"), &profile).unwrap();
+        std::fs::copy(format!("{DATA}linux-6.12.txt"), &profile).unwrap();
         std::fs::copy(format!("{waste}allocwaste.txt"), &figures).unwrap();
-        let Cmd::Watch(args) =
-            Cli::try_parse_from(["allocinfo", "watch", profile.to_str().unwrap()])
-                .unwrap()
-                .command
-        else {
-            unreachable!()
-        };
+        let args = watch_args(profile.to_str().unwrap());
         let cur = input::load_with_waste(&args.input.path(), waste_path(&args).as_deref()).unwrap();
-        let mut w = Watcher {
-            sort: SortKey::Bytes,
-            reverse: false,
-            format: Format::Table,
-            interval: Duration::from_secs(1),
-            args,
-            frame: 1,
-            prev: None,
-            cur,
-            error: None,
-        };
+        let mut w = watcher_of(args, cur);
         let first = frame_lines(&w, 200, 30).unwrap();
         assert!(
             first[3].starts_with("+BYTES  +CALLS  ALLOCS/S"),
@@ -587,7 +570,7 @@ mod tests {
             .find(|l| l.contains("alloc_slab_page"))
             .unwrap();
         assert!(slub.contains(" -  "), "no rate from one read: {slub}");
-        std::fs::copy(format!("{data}linux-6.12-later.txt"), &profile).unwrap();
+        std::fs::copy(format!("{DATA}linux-6.12-later.txt"), &profile).unwrap();
         std::fs::copy(format!("{waste}allocwaste-later.txt"), &figures).unwrap();
         w.advance();
         let next = frame_lines(&w, 200, 30).unwrap();

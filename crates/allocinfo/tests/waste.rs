@@ -48,10 +48,16 @@ fn ok(args: &[&str]) -> String {
     ok_in(&waste_dir(), args)
 }
 
+/// A run in `dir` that fails with status 1.
+fn failure_in(dir: &Path, args: &[&str]) -> Output {
+    let out = run_in(dir, args);
+    assert_eq!(out.status.code(), Some(1), "{args:?}");
+    out
+}
+
 /// Standard error of a run that fails with status 1 and prints nothing.
 fn fails(args: &[&str]) -> String {
-    let out = run_in(&waste_dir(), args);
-    assert_eq!(out.status.code(), Some(1), "{args:?}");
+    let out = failure_in(&waste_dir(), args);
     assert!(out.stdout.is_empty(), "{args:?}");
     String::from_utf8(out.stderr).unwrap()
 }
@@ -230,14 +236,15 @@ fn waste_limit() {
 
 #[test]
 fn waste_json_shape() {
-    let v = json(&[
+    let args = [
         "waste",
         "allocwaste.txt",
         "--meminfo",
         "meminfo.txt",
         "-n",
         "3",
-    ]);
+    ];
+    let v = json(&args);
     assert_eq!(v["version"], "1.0");
     assert_eq!(v["state"], "on");
     assert_eq!(v["since_ns"], 5_000_000_000u64);
@@ -284,16 +291,7 @@ fn waste_json_shape() {
     assert_eq!(t["ratio"], 0.124129);
     assert_eq!(t["slab_bytes"], 536870912);
     assert_eq!(t["slab_share"], 0.014015);
-    let pretty = ok(&[
-        "waste",
-        "allocwaste.txt",
-        "--meminfo",
-        "meminfo.txt",
-        "-n",
-        "3",
-        "--json",
-        "--pretty",
-    ]);
+    let pretty = ok(&[&args[..], &["--json", "--pretty"]].concat());
     assert!(pretty.lines().count() > 20);
     assert_eq!(serde_json::from_str::<Value>(&pretty).unwrap(), v);
     // Without meminfo (a file, not /proc/allocwaste): no share of Slab.
@@ -390,8 +388,7 @@ fn waste_on_off_against_a_directory() {
         format!("allocinfo: error: this kernel has no waste accounting ({ds}/waste missing)\n")
     );
     let gone = format!("{ds}/debug");
-    let out = run_in(&dir, &["waste", "off", "--dir", &gone]);
-    assert_eq!(out.status.code(), Some(1));
+    let out = failure_in(&dir, &["waste", "off", "--dir", &gone]);
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(
         err.contains("no waste accounting")
@@ -401,8 +398,7 @@ fn waste_on_off_against_a_directory() {
     // A plain file is not the kernel's: refused, untouched (the writing
     // itself is tested in src/waste.rs on a trusted file).
     std::fs::write(dir.join("waste"), "precious\n").unwrap();
-    let out = run_in(&dir, &["waste", "on", "--dir", ds]);
-    assert_eq!(out.status.code(), Some(1));
+    let out = failure_in(&dir, &["waste", "on", "--dir", ds]);
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("not on debugfs"), "{err}");
     assert_eq!(
@@ -418,30 +414,36 @@ fn waste_on_off_against_a_directory() {
 /// waste figures named as `snapshot` names them.
 fn snapshots(name: &str, old_waste: bool, new_waste: bool) -> PathBuf {
     let dir = scratch(name);
-    let p = profiles();
-    std::fs::copy(p.join("linux-6.12.txt"), dir.join("allocinfo-1.txt")).unwrap();
-    std::fs::copy(p.join("linux-6.12-later.txt"), dir.join("allocinfo-2.txt")).unwrap();
-    if old_waste {
+    for (n, later, waste) in [(1, "", old_waste), (2, "-later", new_waste)] {
         std::fs::copy(
-            waste_dir().join("allocwaste.txt"),
-            dir.join("allocwaste-1.txt"),
+            profiles().join(format!("linux-6.12{later}.txt")),
+            dir.join(format!("allocinfo-{n}.txt")),
         )
         .unwrap();
-    }
-    if new_waste {
-        std::fs::copy(
-            waste_dir().join("allocwaste-later.txt"),
-            dir.join("allocwaste-2.txt"),
-        )
-        .unwrap();
+        if waste {
+            std::fs::copy(
+                waste_dir().join(format!("allocwaste{later}.txt")),
+                dir.join(format!("allocwaste-{n}.txt")),
+            )
+            .unwrap();
+        }
     }
     dir
+}
+
+/// `diff allocinfo-1.txt allocinfo-2.txt` in a directory of [`snapshots`],
+/// with `extra` arguments: its standard output.
+fn diff_in(dir: &Path, extra: &[&str]) -> String {
+    ok_in(
+        dir,
+        &[&["diff", "allocinfo-1.txt", "allocinfo-2.txt"], extra].concat(),
+    )
 }
 
 #[test]
 fn diff_shows_allocations_per_second() {
     let dir = snapshots("diff-rates", true, true);
-    let out = ok_in(&dir, &["diff", "allocinfo-1.txt", "allocinfo-2.txt"]);
+    let out = diff_in(&dir, &[]);
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(
         lines[3],
@@ -460,46 +462,27 @@ fn diff_shows_allocations_per_second() {
         "{}",
         lines[7]
     );
-    let by_module = ok_in(
-        &dir,
-        &["diff", "allocinfo-1.txt", "allocinfo-2.txt", "-b", "module"],
-    );
+    let by_module = diff_in(&dir, &["-b", "module"]);
     assert!(
         by_module.contains("    1306.0  231 MiB  90924     51          vmlinux"),
         "{by_module}"
     );
-    let v: Value = serde_json::from_str(&ok_in(
-        &dir,
-        &["diff", "allocinfo-1.txt", "allocinfo-2.txt", "--json"],
-    ))
-    .unwrap();
+    let v: Value = serde_json::from_str(&diff_in(&dir, &["--json"])).unwrap();
     assert_eq!(v["rows"][0]["allocs_per_sec"], 256.0);
     assert_eq!(v["rows"][3]["allocs_per_sec"], Value::Null);
     // CSV is as without the figures.
-    let csv = ok_in(
-        &dir,
-        &["diff", "allocinfo-1.txt", "allocinfo-2.txt", "--csv"],
-    );
+    let csv = diff_in(&dir, &["--csv"]);
     let plain = snapshots("diff-rates-csv", false, false);
-    assert_eq!(
-        csv,
-        ok_in(
-            &plain,
-            &["diff", "allocinfo-1.txt", "allocinfo-2.txt", "--csv"]
-        )
-    );
+    assert_eq!(csv, diff_in(&plain, &["--csv"]));
 }
 
 #[test]
 fn diff_without_waste_figures_is_unchanged() {
     let plain = snapshots("diff-plain", false, false);
     let args = ["diff", "allocinfo-1.txt", "allocinfo-2.txt"];
-    let without = ok_in(&plain, &args);
+    let without = diff_in(&plain, &[]);
     assert!(!without.contains("ALLOCS/S"));
-    let json = ok_in(
-        &plain,
-        &["diff", "allocinfo-1.txt", "allocinfo-2.txt", "--json"],
-    );
+    let json = diff_in(&plain, &["--json"]);
     assert!(!json.contains("allocs_per_sec"));
     // The golden output of tests/cli.rs, from the same profiles.
     let golden = std::fs::read_to_string(
@@ -524,13 +507,19 @@ fn diff_without_waste_figures_is_unchanged() {
     );
 }
 
+/// The arguments of `watch` showing one plain frame, then `args`.
+fn watch_once<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    [&["watch", "--plain", "-c", "1"], args].concat()
+}
+
 #[test]
 fn watch_shows_allocations_per_second_column_only_with_figures() {
     let dir = snapshots("watch", true, false);
     let frame = |d: &Path, extra: &[&str]| {
-        let mut args = vec!["watch", "--plain", "-c", "1", "-n", "3", "allocinfo-1.txt"];
-        args.extend_from_slice(extra);
-        let out = ok_in(d, &args);
+        let out = ok_in(
+            d,
+            &watch_once(&[&["-n", "3", "allocinfo-1.txt"], extra].concat()),
+        );
         // Without the title, which has the time.
         out.lines().skip(1).collect::<Vec<_>>().join("\n")
     };
@@ -549,28 +538,27 @@ fn watch_shows_allocations_per_second_column_only_with_figures() {
     assert_eq!(frame(&plain, &["--waste", w.to_str().unwrap()]), with);
     assert_eq!(frame(&dir, &["--waste", "nonexistent"]), without);
     let bad = waste_dir().join("bad-line.txt");
-    let out = run_in(
+    let out = failure_in(
         &plain,
-        &[
-            "watch",
-            "--plain",
-            "-c",
-            "1",
-            "allocinfo-1.txt",
-            "--waste",
-            bad.to_str().unwrap(),
-        ],
+        &watch_once(&["allocinfo-1.txt", "--waste", bad.to_str().unwrap()]),
     );
-    assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("line 5"));
+}
+
+/// A stand-in for /proc in `dir`: `allocinfo`, a profile of the test data,
+/// and `allocwaste`, waste figures of tests/data/waste, when given.
+fn stand_in(dir: &Path, profile: &str, waste: Option<&str>) {
+    std::fs::copy(profiles().join(profile), dir.join("allocinfo")).unwrap();
+    if let Some(waste) = waste {
+        std::fs::copy(waste_dir().join(waste), dir.join("allocwaste")).unwrap();
+    }
 }
 
 #[test]
 fn snapshot_saves_the_waste_figures_next_to_the_profile() {
     // A stand-in for /proc: allocinfo and allocwaste side by side.
     let src = scratch("snapshot-src");
-    std::fs::copy(profiles().join("linux-6.12.txt"), src.join("allocinfo")).unwrap();
-    std::fs::copy(waste_dir().join("allocwaste.txt"), src.join("allocwaste")).unwrap();
+    stand_in(&src, "linux-6.12.txt", Some("allocwaste.txt"));
     let out = scratch("snapshot-out");
     let from = src.join("allocinfo");
     let first = ok_in(&out, &["snapshot", from.to_str().unwrap(), "-o", "."]);
@@ -587,16 +575,7 @@ fn snapshot_saves_the_waste_figures_next_to_the_profile() {
         "byte for byte"
     );
     // Two in the same second: both pairs keep their names apart.
-    std::fs::copy(
-        profiles().join("linux-6.12-later.txt"),
-        src.join("allocinfo"),
-    )
-    .unwrap();
-    std::fs::copy(
-        waste_dir().join("allocwaste-later.txt"),
-        src.join("allocwaste"),
-    )
-    .unwrap();
+    stand_in(&src, "linux-6.12-later.txt", Some("allocwaste-later.txt"));
     let second = ok_in(&out, &["snapshot", from.to_str().unwrap(), "-o", "."]);
     let second = out.join(second.trim());
     assert_ne!(first, second);
@@ -616,7 +595,7 @@ fn snapshot_saves_the_waste_figures_next_to_the_profile() {
     assert!(out.join("before.txt.allocwaste").exists());
     // Without figures, one file, as before.
     let bare = scratch("snapshot-bare");
-    std::fs::copy(profiles().join("linux-6.12.txt"), bare.join("allocinfo")).unwrap();
+    stand_in(&bare, "linux-6.12.txt", None);
     let only = scratch("snapshot-only");
     ok_in(
         &only,
@@ -625,14 +604,12 @@ fn snapshot_saves_the_waste_figures_next_to_the_profile() {
     assert_eq!(std::fs::read_dir(&only).unwrap().count(), 1);
     // Bad figures: nothing is saved.
     let badsrc = scratch("snapshot-bad");
-    std::fs::copy(profiles().join("linux-6.12.txt"), badsrc.join("allocinfo")).unwrap();
-    std::fs::copy(waste_dir().join("bad-line.txt"), badsrc.join("allocwaste")).unwrap();
+    stand_in(&badsrc, "linux-6.12.txt", Some("bad-line.txt"));
     let badout = scratch("snapshot-badout");
-    let r = run_in(
+    failure_in(
         &badout,
         &["snapshot", badsrc.join("allocinfo").to_str().unwrap()],
     );
-    assert_eq!(r.status.code(), Some(1));
     assert_eq!(std::fs::read_dir(&badout).unwrap().count(), 0);
 }
 
@@ -641,19 +618,11 @@ fn treemap_colours_call_sites_by_slack() {
     let dir = scratch("treemap");
     let profile = profiles().join("linux-6.12.txt");
     let waste = waste_dir().join("allocwaste.txt");
-    let svg = ok_in(
-        &dir,
-        &[
-            "treemap",
-            profile.to_str().unwrap(),
-            "-o",
-            "-",
-            "--color",
-            "slack",
-            "--waste",
-            waste.to_str().unwrap(),
-        ],
-    );
+    // The treemap of the profile on standard output, then other arguments.
+    let treemap = ["treemap", profile.to_str().unwrap(), "-o", "-"];
+    let waste = ["--waste", waste.to_str().unwrap()];
+    let slack = ["--color", "slack"];
+    let svg = ok_in(&dir, &[&treemap[..], &slack, &waste].concat());
     // One rectangle with its tooltip, which spans lines.
     let rect = |title: &str| -> String {
         let at = svg.find(&format!("<title>{title}")).unwrap();
@@ -674,35 +643,14 @@ fn treemap_colours_call_sites_by_slack() {
         "{no_figures}"
     );
     assert!(no_figures.contains("slack: no waste figures"));
-    let plain = ok_in(&dir, &["treemap", profile.to_str().unwrap(), "-o", "-"]);
+    let plain = ok_in(&dir, &treemap);
     assert!(!plain.contains("slack:"));
     assert_eq!(
         plain,
-        ok_in(
-            &dir,
-            &[
-                "treemap",
-                profile.to_str().unwrap(),
-                "-o",
-                "-",
-                "--waste",
-                waste.to_str().unwrap()
-            ]
-        ),
+        ok_in(&dir, &[&treemap[..], &waste].concat()),
         "--waste alone changes nothing"
     );
-    let out = run_in(
-        &dir,
-        &[
-            "treemap",
-            profile.to_str().unwrap(),
-            "-o",
-            "-",
-            "--color",
-            "slack",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(1));
+    let out = failure_in(&dir, &[&treemap[..], &slack].concat());
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(
         err.contains("--color slack") && err.contains("linux-6.12.txt.allocwaste"),
