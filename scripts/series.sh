@@ -213,7 +213,7 @@ EOF
 }
 
 patch_codetag_empty() {
-	describe "alloc_tag: CODETAG_EMPTY is no tag: skip it where a tag is read" <<'EOF'
+	describe "alloc_tag: CODETAG_EMPTY is no tag: skip it where read, set it where due" <<'EOF'
 With CONFIG_MEM_ALLOC_PROFILING_DEBUG, a reference that must not be
 charged or uncharged holds CODETAG_EMPTY ((void *)1), and two places read
 it as a tag:
@@ -231,6 +231,12 @@ it as a tag:
 
 CODETAG_EMPTY is no tag. Skip it in both places, as mainline does in the
 first.
+
+And mark with it the pages that should hold it: __free_pages() of a
+non-compound block whose first page someone else still holds frees the
+other pages itself, and their references were never set, so the debug
+check warned "alloc_tag was not set" at each such free. Mark them empty
+first, as mainline now does.
 EOF
 	# 6.12's debug check dereferences the empty-tag marker CODETAG_EMPTY (1)
 	# when a slab whose extension vector once failed gets a new vector: an
@@ -243,6 +249,12 @@ EOF
 	# page with another reference held, a split or a migration, then
 	# counted into the tag at address 1.
 	perl_edit include/linux/pgalloc_tag.h "$FIX_MARK" 1 'empty tag' 's|\t\t\tif \(ref->ct\)\n\t\t\t\ttag = ct_to_alloc_tag\(ref->ct\);\n|\t\t\t/* $ENV{FIX_MARK}: CODETAG_EMPTY is no tag */\n\t\t\tif (ref->ct && !is_codetag_empty(ref))\n\t\t\t\ttag = ct_to_alloc_tag(ref->ct);\n|'
+	# __free_pages() freed the tail pages of a held non-compound block with
+	# their references unset: the debug check warned at each. Mainline marks
+	# them empty first; a tree that already does needs nothing.
+	if ! grep -q 'clear_page_tag_ref(page + (1 << order));' "$tree/mm/page_alloc.c"; then
+		perl_edit mm/page_alloc.c "$FIX_MARK" 1 'tail pages' 's|\t\twhile \(order-- > 0\)\n(\t\t\tfree_unref_page\(page \+ \(1 << order\), order\);\n)|\t\twhile (order-- > 0) {\n\t\t\t/* $ENV{FIX_MARK}: the tail pages have no tag (mainline) */\n\t\t\tclear_page_tag_ref(page + (1 << order));\n$1\t\t}\n| or die "anchor tail pages"'
+	fi
 }
 
 patch_migration_bytes() {
@@ -851,16 +863,18 @@ them, and /proc/allocinfo's text is byte for byte 6.12's.
 
 Patches 1-3 fix 6.12 itself and stand alone (candidates for stable):
 a module unloaded with live allocations freed the per-CPU area its
-kept tags count into; the debug check dereferenced CODETAG_EMPTY; and
-migration took back a target folio's charge in pages instead of bytes.
+kept tags count into; the debug checks dereferenced CODETAG_EMPTY and
+warned at the free of a held block's tail pages; and migration took
+back a target folio's charge in pages instead of bytes.
 
 Patch 4 adds mainline's allocinfo ioctl ABI, patch 5 the Kconfig,
 Makefile and bindings plumbing, patch 6 the kernel crate's call-site API
-(every Rust allocation at its own .rs line), patch 7 the Rust core
-(CONFIG_MEM_ALLOC_PROFILING_RUST), patch 8 per-call-site fault injection, patch 9
-mainline's accuracy marks in place of a WARN, patch 10 capture of the
-live objects of chosen call sites (process, stack, age), patches 11-12
-KUnit suites, test and benchmark modules, and patch 13 the
+(every Rust allocation at its own .rs line), patch 7 the hooks for page
+tags in page flags, patch 8 the Rust core
+(CONFIG_MEM_ALLOC_PROFILING_RUST), patch 9 per-call-site fault injection, patch 10
+mainline's accuracy marks in place of a WARN, patch 11 capture of the
+live objects of chosen call sites (process, stack, age), patches 12-13
+KUnit suites, test and benchmark modules, and patch 14 the
 documentation. Each feature has its own Kconfig option and costs a
 patched-out jump while unused.
 
