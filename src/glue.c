@@ -115,9 +115,31 @@ void alloctag_index_cache_fill(unsigned long start, unsigned long bytes,
 	local_irq_restore(flags);
 }
 
+#ifdef CONFIG_ALLOCTAG_KUNIT_TEST
+/*
+ * Test kernels only: alloctag_test_pgflags_bits=N makes fewer page-flag bits
+ * look free, so that the guest test of the fallback to page_ext
+ * (tests/guest/pgflags.sh) can boot a kernel whose tags do not fit. An early
+ * parameter: it is read before mm_core_init() decides.
+ */
+static int alloctag_test_pgflags_bits __ro_after_init = BITS_PER_LONG;
+
+static int __init alloctag_test_pgflags_bits_setup(char *s)
+{
+	return kstrtoint(s, 0, &alloctag_test_pgflags_bits);
+}
+early_param("alloctag_test_pgflags_bits", alloctag_test_pgflags_bits_setup);
+#endif
+
+/* The bits for an index; once, at boot (alloc_tag_sec_init()). */
 int alloctag_pgflags_bits(void)
 {
-	return ALLOCTAG_IDX_BITS;
+	int bits = ALLOCTAG_IDX_BITS;
+
+#ifdef CONFIG_ALLOCTAG_KUNIT_TEST
+	bits = clamp(alloctag_test_pgflags_bits, 0, bits);
+#endif
+	return bits;
 }
 
 int alloctag_pgflags_free_bits(void)

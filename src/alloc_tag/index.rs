@@ -92,7 +92,7 @@ pub(crate) unsafe extern "C" fn alloc_tag_sec_init() {
     let start = vmlinux_symbol(c_str!("__start_alloc_tags"));
     let stop = vmlinux_symbol(c_str!("__stop_alloc_tags"));
     let count = stop.saturating_sub(start) / size;
-    // SAFETY: Returns a constant.
+    // SAFETY: Reads a constant, or on test kernels a value set by an early parameter.
     let bits = unsafe { bindings::alloctag_pgflags_bits() } as u32;
     let capacity = 1usize << bits.min(16);
     if start == 0 || bits == 0 || FIRST_INDEX + count > capacity {

@@ -3,7 +3,8 @@
 #
 # In-guest tests of page tags in page flags (sysctl.vm.mem_profiling=1,compressed;
 # include/linux/alloctag_pgflags.h). They run in every default boot and check
-# that where page tags are is what the boot asked for; the boots that ask for
+# that where page tags are is what the boot asked for (and, in the fallback
+# boot, what room there was); the boots that ask for
 # page flags (tests/guest/boots.txt, pgflags-*) run every other test of the
 # default set too, so that each figure the tests check exactly is checked
 # with the tags in page flags as well.
@@ -13,11 +14,22 @@ pgflags_asked() {
 	grep -Eq '(^| )sysctl\.vm\.mem_profiling=[^ ,]*,compressed( |$)' /proc/cmdline
 }
 
+# Succeeds when the boot made too few page-flag bits look free for vmlinux's
+# tags (alloctag_test_pgflags_bits=, test kernels only: src/glue.c).
+pgflags_starved() {
+	grep -Eq '(^| )alloctag_test_pgflags_bits=[0-9]+( |$)' /proc/cmdline
+}
+
+# Succeeds when page tags should be in page flags: asked for, and room.
+pgflags_expected() {
+	pgflags_asked && ! pgflags_starved
+}
+
 test_pgflags_sysctl_says_where_page_tags_are() {
 	f=/proc/sys/vm/mem_profiling_compressed
 	[ -f "$f" ] || fail "no $f"
 	want=0
-	if pgflags_asked; then want=1; fi
+	if pgflags_expected; then want=1; fi
 	[ "$(cat "$f")" = "$want" ] || fail "$f reads $(cat "$f"), want $want"
 	[ "$(stat -c %a "$f")" = 444 ] || fail "$f has mode $(stat -c %a "$f"), want 444"
 	# Decided at boot: even root cannot change it, and the refusal changes nothing.
@@ -28,7 +40,7 @@ test_pgflags_sysctl_says_where_page_tags_are() {
 # The boot's log as run.sh saved it: later tests' lines push it out of the
 # ring buffer.
 test_pgflags_page_ext_holds_no_tags() {
-	if pgflags_asked; then
+	if pgflags_expected; then
 		line=$(grep -E 'alloctag: page tags in page flags: [0-9]+ bits of [0-9]+ free, [0-9]+ of [0-9]+ indices' /tmp/dmesg.boot || true)
 		[ -n "$line" ] || fail "no 'page tags in page flags' line in the log"
 		echo "$line"
@@ -39,4 +51,22 @@ test_pgflags_page_ext_holds_no_tags() {
 		grep -Eq 'allocated [0-9]+ bytes of page_ext' /tmp/dmesg.boot || fail "no page_ext for tags"
 		! grep -q 'page tags in page flags' /tmp/dmesg.boot || fail "page tags in page flags, not asked for"
 	fi
+}
+
+# The boot asked for page tags in page flags where vmlinux's tags cannot fit
+# (tests/guest/boots.txt, pgflags-fallback): the tags stay in page_ext, as
+# the log says, and profiling goes on (that boot runs the module test, whose
+# figures need the page charges, too).
+test_boot_pgflags_fallback_keeps_page_ext() {
+	pgflags_asked && pgflags_starved || fail "booted without the fallback's parameters"
+	bits=$(sed -n 's/.*alloctag_test_pgflags_bits=\([0-9]*\).*/\1/p' /proc/cmdline)
+	line=$(grep -E "alloctag: [0-9]+ allocation tags cannot be named in $bits free page-flag bits: page tags stay in page_ext" /tmp/dmesg.boot || true)
+	[ -n "$line" ] || fail "no fallback line for $bits bits in the log"
+	echo "$line"
+	tags=$(echo "$line" | sed -n 's/.*alloctag: \([0-9]*\) allocation tags.*/\1/p')
+	[ "$tags" -gt $((1 << bits)) ] || fail "$tags tags would fit in $bits bits"
+	grep -Eq 'allocated [0-9]+ bytes of page_ext' /tmp/dmesg.boot || fail "no page_ext for tags"
+	! grep -q 'page tags in page flags:' /tmp/dmesg.boot || fail "page tags in page flags after all"
+	[ "$(cat /proc/sys/vm/mem_profiling_compressed)" = 0 ] || fail "mem_profiling_compressed is not 0"
+	[ "$(cat /proc/sys/vm/mem_profiling)" = 1 ] || fail "profiling is off"
 }
