@@ -15,6 +15,7 @@
 /* In C (src/static_key.c), for Rust. */
 bool alloctag_profiling_enabled(void);
 void alloctag_set_profiling(bool enable);
+void alloctag_tag_key_get(bool get);
 
 /* In C (src/static_key.c), for the KUnit test of rust/kernel/jump_label.rs. */
 DECLARE_STATIC_KEY_TRUE(alloctag_test_key_true);

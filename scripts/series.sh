@@ -37,10 +37,11 @@ CAP_MARK=alloctag-graft-capture
 FIX_MARK=alloctag-graft-fix
 EARLY_MARK=alloctag-graft-early
 PGF_MARK=alloctag-graft-pgflags
+TAG_MARK=alloctag-graft-tagkey
 # The base marker alone, not a patch's own (alloctag-graft-pgflags): a file
 # that a later patch grafts may already carry an earlier patch's marker.
 MARK_RE="$MARK([^-]|\$)"
-export MARK ACC_MARK CAP_MARK FIX_MARK EARLY_MARK PGF_MARK
+export MARK ACC_MARK CAP_MARK FIX_MARK EARLY_MARK PGF_MARK TAG_MARK
 
 SERIES=(
 	module_percpu codetag_empty migration_bytes
@@ -472,6 +473,14 @@ EOF
 	perl_edit include/linux/pgalloc_tag.h "$EARLY_MARK" 2 'early pages' '
 			s|(extern struct page_ext_operations page_alloc_tagging_ops;\n)|$1\n/* $ENV{EARLY_MARK}: pages from before page_ext (lib/alloctag/src/alloc_tag/early.rs) */\n#if defined(CONFIG_MEM_ALLOC_PROFILING_RUST) && defined(CONFIG_MEM_ALLOC_PROFILING_DEBUG)\nvoid alloctag_early_page(struct page *page);\n#else\nstatic inline void alloctag_early_page(struct page *page) {}\n#endif\n| or die "anchor 1";
 			s|(\t\t\talloctag_pgflags_add\(page, task->alloc_tag, nr\);\n\t\t)\}\n|$1} else {\n\t\t\t/* $ENV{EARLY_MARK}: its reference is marked empty once page_ext is up */\n\t\t\talloctag_early_page(page);\n\t\t}\n| or die "anchor 2";
+		'
+	# While neither profiling nor fault injection needs it, a call site
+	# does not make its tag current, as mainline's alloc_hooks_tag() (6.13)
+	# does for profiling: off, an allocation costs one patched-out jump. Not
+	# with the debug checks, which warn about a charge without a tag: an
+	# allocation in flight when the key flips on would make one.
+	perl_edit include/linux/alloc_tag.h "$TAG_MARK" 1 'tag key' '
+			s|(#define alloc_hooks_tag\(_tag, _do_alloc\)\t+\\\n\(\{\t+\\\n\tstruct alloc_tag \* __maybe_unused _old = alloc_tag_save\(_tag\);\t\\\n\ttypeof\(_do_alloc\) _res = _do_alloc;\t+\\\n\talloc_tag_restore\(_tag, _old\);\t+\\\n\t_res;\t+\\\n\}\)\n)|/* $ENV{TAG_MARK}: the tag is made current only while needed (lib/alloctag/src/keys.rs) */\n#if defined(CONFIG_MEM_ALLOC_PROFILING_RUST) \&\& !defined(CONFIG_MEM_ALLOC_PROFILING_DEBUG)\nDECLARE_STATIC_KEY_MAYBE(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT, alloctag_tag_key);\n\n#define alloc_hooks_tag(_tag, _do_alloc)\t\t\t\t\\\n({\t\t\t\t\t\t\t\t\t\\\n\ttypeof(_do_alloc) _res;\t\t\t\t\t\t\\\n\tif (static_branch_maybe(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT,\t\\\n\t\t\t\t\&alloctag_tag_key)) {\t\t\t\\\n\t\tstruct alloc_tag * __maybe_unused _old;\t\t\t\\\n\t\t_old = alloc_tag_save(_tag);\t\t\t\t\\\n\t\t_res = _do_alloc;\t\t\t\t\t\\\n\t\talloc_tag_restore(_tag, _old);\t\t\t\t\\\n\t} else\t\t\t\t\t\t\t\t\\\n\t\t_res = _do_alloc;\t\t\t\t\t\\\n\t_res;\t\t\t\t\t\t\t\t\\\n})\n#else\n$1#endif\n| or die "anchor";
 		'
 	introduce MEM_ALLOC_PROFILING_RUST
 }

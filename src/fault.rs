@@ -49,11 +49,18 @@ extern "C" {
 static CONTROL: RwSem<()> =
     unsafe { RwSem::new((&raw mut alloctag_fault_control_lock).cast(), ()) };
 
-/// Turns the hooks on while a rule is armed. Under [`CONTROL`].
+/// Turns the hooks on while a rule is armed, and has call sites make their tags current
+/// meanwhile, profiling on or off (src/keys.rs). Under [`CONTROL`].
 fn update_key() {
     let any = RULES.iter().any(Rule::is_armed);
+    if any {
+        crate::keys::set_fault_armed(true);
+    }
     // SAFETY: Called in process context.
     unsafe { bindings::alloctag_set_fail_key(any) };
+    if !any {
+        crate::keys::set_fault_armed(false);
+    }
 }
 
 /// Arms `selection` with `config` and returns the rule's id (1 to [`MAX_RULES`]) and what

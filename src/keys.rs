@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The static keys that choose what the allocator hooks do: the profiling key
-//! (`mem_alloc_profiling_key`), and with capture built in the capture key, on while a capture
+//! (`mem_alloc_profiling_key`), the tag key (`alloctag_tag_key`), on while profiling is on or
+//! a fault-injection rule armed, and with capture built in the capture key, on while a capture
 //! selection is in force, and the slab-plain key, on while profiling is on and capture off.
 //!
 //! C header: [`include/linux/alloc_tag.h`](srctree/include/linux/alloc_tag.h)
@@ -21,7 +22,59 @@
 //! key itself (`proc_do_static_key()`), then calls [`sync_profiling`]: until then the slab
 //! hooks follow the old value, as a hook already past its branch does when any key flips.
 
+use crate::rwsem::{RwSem, RwSemStorage};
 use kernel::bindings;
+
+extern "C" {
+    /// Defined by `DECLARE_RWSEM()` in src/static_key.c.
+    static mut alloctag_tag_key_lock: RwSemStorage;
+}
+
+/// Who needs call sites to make their tags current (`alloctag_tag_key`, tested by C's
+/// `alloc_hooks()` and Rust's `alloc_hooks!` without the debug checks): the hooks while
+/// profiling is on, fault injection while a rule is armed. The key holds one count while either
+/// does: it starts as the profiling key does, with no rule armed.
+struct TagKeyUsers {
+    profiling: bool,
+    fault: bool,
+}
+
+// SAFETY: `alloctag_tag_key_lock` is defined with `DECLARE_RWSEM()` for this alone.
+static TAG_KEY: RwSem<TagKeyUsers> = unsafe {
+    RwSem::new(
+        (&raw mut alloctag_tag_key_lock).cast(),
+        TagKeyUsers {
+            profiling: cfg!(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT),
+            fault: false,
+        },
+    )
+};
+
+/// Applies `change` to the users of the tag key and flips the key when that turns its first
+/// user on or its last off; may sleep. Under the lock, so that two changes (the sysctl, a rule
+/// armed) cannot leave the key off while one of them needs it.
+fn update_tag_key(change: impl FnOnce(&mut TagKeyUsers)) {
+    let mut users = TAG_KEY.write();
+    let before = users.profiling || users.fault;
+    change(&mut users);
+    let after = users.profiling || users.fault;
+    if before != after {
+        // SAFETY: Process context or early boot, as the other keys are flipped.
+        unsafe { bindings::alloctag_tag_key_get(after) };
+    }
+}
+
+/// The tag key follows the profiling key; may sleep.
+fn follow_profiling() {
+    update_tag_key(|users| users.profiling = enabled());
+}
+
+/// Records whether a fault-injection rule is armed: while one is, call sites make their tags
+/// current, profiling on or off; may sleep.
+#[cfg_attr(not(CONFIG_ALLOCTAG_FAULT_INJECTION), allow(dead_code))]
+pub(crate) fn set_fault_armed(armed: bool) {
+    update_tag_key(|users| users.fault = armed);
+}
 
 /// Returns whether the allocator hooks charge tags now.
 pub(crate) fn enabled() -> bool {
@@ -29,17 +82,28 @@ pub(crate) fn enabled() -> bool {
     unsafe { bindings::alloctag_profiling_enabled() }
 }
 
-/// Flips the profiling key alone; may sleep.
+/// Flips the profiling key, and the tag key with it: on before profiling, off after it;
+/// may sleep.
 fn set_profiling_key(enable: bool) {
+    if enable {
+        update_tag_key(|users| users.profiling = true);
+    }
     // SAFETY: Called in process context (the sysctl handler, tests) or while the kernel parses
     // its early parameters, as C's alloc_tag.c flips the key.
     unsafe { bindings::alloctag_set_profiling(enable) }
+    follow_profiling();
 }
 
 /// Turns profiling on or off; may sleep.
 #[cfg(not(CONFIG_ALLOCTAG_CAPTURE))]
 pub(crate) fn set_profiling(enable: bool) {
     set_profiling_key(enable);
+}
+
+/// Follows a change of the profiling key made elsewhere (the sysctl); may sleep.
+#[cfg(not(CONFIG_ALLOCTAG_CAPTURE))]
+pub(crate) fn sync_profiling() {
+    follow_profiling();
 }
 
 #[cfg(all(CONFIG_ALLOCTAG_CAPTURE, CONFIG_ALLOCTAG_KUNIT_TEST))]
@@ -102,6 +166,7 @@ mod capture {
     /// Follows a change of the profiling key made elsewhere (the sysctl); may sleep.
     pub(crate) fn sync_profiling() {
         sync(&KEYS.write());
+        super::follow_profiling();
     }
 
     /// Runs `f` with the slab-plain key off and capture off, or returns `None` while capture is

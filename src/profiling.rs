@@ -11,7 +11,7 @@
 //! turned on at boot): then page_ext reserves no tag space and it can never be turned on.
 //! *Enabled* is the static key the allocator hooks test.
 
-#[cfg(all(CONFIG_PROC_SYSCTL, CONFIG_ALLOCTAG_CAPTURE))]
+#[cfg(CONFIG_PROC_SYSCTL)]
 use crate::keys::sync_profiling;
 use crate::keys::{enabled, set_profiling as set_enabled};
 #[cfg(CONFIG_PROC_SYSCTL)]
@@ -158,9 +158,7 @@ unsafe impl Sync for EarlyParam {}
 static BOOT_PARAMETER: EarlyParam =
     EarlyParam::new(c_str!("sysctl.vm.mem_profiling"), setup_boot_parameter);
 
-#[cfg(all(CONFIG_PROC_SYSCTL, not(CONFIG_ALLOCTAG_CAPTURE)))]
-const HANDLER: Handler = bindings::proc_do_static_key;
-#[cfg(all(CONFIG_PROC_SYSCTL, CONFIG_ALLOCTAG_CAPTURE))]
+#[cfg(CONFIG_PROC_SYSCTL)]
 const HANDLER: Handler = handle_sysctl;
 
 #[cfg(CONFIG_PROC_SYSCTL)]
@@ -172,13 +170,13 @@ type Handler = unsafe extern "C" fn(
     *mut bindings::loff_t,
 ) -> c_int;
 
-/// The kernel's `proc_do_static_key()`, then the slab hooks' key follows the profiling key
-/// (src/keys.rs).
+/// The kernel's `proc_do_static_key()`, then the keys that follow the profiling key do (the
+/// tag key, and with capture the slab hooks' key: src/keys.rs).
 ///
 /// # Safety
 ///
 /// The arguments are those the sysctl core passes a handler.
-#[cfg(all(CONFIG_PROC_SYSCTL, CONFIG_ALLOCTAG_CAPTURE))]
+#[cfg(CONFIG_PROC_SYSCTL)]
 unsafe extern "C" fn handle_sysctl(
     table: *const bindings::ctl_table,
     write: c_int,
@@ -197,8 +195,8 @@ unsafe extern "C" fn handle_sysctl(
 /// The `vm.mem_profiling` table. Its handler is the kernel's `proc_do_static_key()` on the
 /// profiling key, as in 6.12's C core: the same capability check (`CAP_SYS_ADMIN` to write)
 /// and the same input rules (`proc_dointvec_minmax()` with 0 and 1 as bounds, under
-/// `kernel.sysctl_writes_strict`), by construction; with capture built in, followed by
-/// [`handle_sysctl`]'s update of the slab hooks' key. Its mode is set at registration, before
+/// `kernel.sysctl_writes_strict`), by construction; followed by [`handle_sysctl`]'s update
+/// of the keys that follow it. Its mode is set at registration, before
 /// the sysctl core sees it.
 ///
 /// The second entry, `vm.mem_profiling_compressed`, says whether page tags are in page flags

@@ -6,6 +6,7 @@
  */
 
 #include <linux/alloc_tag.h>
+#include <linux/rwsem.h>
 #include <linux/static_key.h>
 
 #include "../include/alloctag_glue.h"
@@ -13,6 +14,32 @@
 bool alloctag_profiling_enabled(void)
 {
 	return static_key_enabled(&mem_alloc_profiling_key);
+}
+
+/*
+ * The key that C's alloc_hooks() and Rust's alloc_hooks! test before they
+ * make a call site's tag current (without MEM_ALLOC_PROFILING_DEBUG:
+ * include/linux/alloc_tag.h): on while profiling is on or a fault-injection
+ * rule is armed (src/keys.rs counts the two), so that with both off an
+ * allocation costs one patched-out jump, as mainline's alloc_hooks_tag()
+ * (6.13) costs with the profiling key alone. It starts as the profiling key
+ * does. Every module's allocations test it: exported to all, as mainline
+ * exports its key for the same reason.
+ */
+DEFINE_STATIC_KEY_MAYBE(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT,
+			alloctag_tag_key);
+EXPORT_SYMBOL(alloctag_tag_key);
+
+/* What src/keys.rs counts into it, under this lock. */
+DECLARE_RWSEM(alloctag_tag_key_lock);
+
+/* One user of the key more or less; may sleep. */
+void alloctag_tag_key_get(bool get)
+{
+	if (get)
+		static_branch_inc(&alloctag_tag_key);
+	else
+		static_branch_dec(&alloctag_tag_key);
 }
 
 /* Flips the key; may sleep. The key functions serialize changes. */

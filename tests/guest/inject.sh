@@ -127,6 +127,29 @@ test_inject_only_the_armed_line_fails() {
 	[ "$(rule_field 1 injected)" = 1 ] || fail "injected $(rule_field 1 injected)"
 }
 
+# With profiling off an armed C call site still fails: while a rule is
+# armed call sites make their tags current (src/keys.rs), as when profiling
+# is on; with neither, they do not (without the debug checks), and the
+# rule's removal ends it. test_rw_: nodebug, where the sysctl can be written.
+test_rw_fail_with_profiling_off() {
+	fail_ctl_ready
+	trap 'echo clear >"$FAIL_CTL" 2>/dev/null; echo 1 >"$SYSCTL" 2>/dev/null; rmmod alloctag_test 2>/dev/null || true' EXIT
+	insmod "$PROBE_MODULE" || fail "insmod $PROBE_MODULE failed"
+	set_sysctl 0 || return 1
+	capwriter "$PROBE_HOLD" 1 >/dev/null || fail "an allocation failed with nothing armed"
+	capwriter "$PROBE_HOLD" 0 >/dev/null || fail "freeing failed"
+	echo "add module:alloctag_test func:hold_object" >"$FAIL_CTL" || fail "arming refused"
+	if capwriter "$PROBE_HOLD" 1 >/dev/null 2>&1; then
+		fail "the armed site allocated with profiling off"
+	fi
+	[ "$(rule_field 1 injected)" = 1 ] || fail "injected $(rule_field 1 injected)"
+	echo clear >"$FAIL_CTL" || fail "clear refused"
+	capwriter "$PROBE_HOLD" 1 >/dev/null || fail "an allocation failed after the rule went"
+	capwriter "$PROBE_HOLD" 0 >/dev/null || fail "freeing failed"
+	counters_frozen || return 1
+	set_sysctl 1
+}
+
 test_inject_rust_module_fails_cleanly() {
 	fail_ctl_ready
 	echo "add module:alloctag_rust_sample times=1" >"$FAIL_CTL" || fail "arming refused"
