@@ -23,11 +23,14 @@ bool alloctag_profiling_enabled(void)
  * rule is armed (src/keys.rs counts the two), so that with both off an
  * allocation costs one patched-out jump, as mainline's alloc_hooks_tag()
  * (6.13) costs with the profiling key alone. It starts as the profiling key
- * does. Every module's allocations test it: exported to all, as mainline
- * exports its key for the same reason.
+ * does.
  */
 DEFINE_STATIC_KEY_MAYBE(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT,
 			alloctag_tag_key);
+/*
+ * Every module's allocations test it: exported to all, as mainline exports
+ * its key for the same reason.
+ */
 EXPORT_SYMBOL(alloctag_tag_key);
 
 /* What src/keys.rs counts into it, under this lock. */
