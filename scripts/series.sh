@@ -447,6 +447,11 @@ build fails if a Rust definition disagrees with its C declaration).
   allocinfo.version=2.0, mainline's text with the accuracy column.
 - The vm.mem_profiling sysctl and the sysctl.vm.mem_profiling= boot
   parameter, as 6.12 documents them.
+- alloc_hooks() makes the call site's tag current only while profiling
+  is on or a fault-injection rule is armed (a new key, exported), as
+  mainline does since 6.13 for profiling: off, an allocation costs one
+  patched-out jump. Not with the debug checks, which would warn about
+  an allocation in flight while the key turns on.
 
 With CONFIG_MEM_ALLOC_PROFILING_DEBUG, one hook changes: pgalloc_tag_add()
 hands the core the pages it finds without a tag reference. On SPARSEMEM
