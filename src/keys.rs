@@ -31,7 +31,7 @@ extern "C" {
 }
 
 /// Who needs call sites to make their tags current (`alloctag_tag_key`, tested by C's
-/// `alloc_hooks()` and Rust's `alloc_hooks!` without the debug checks): the hooks while
+/// `alloc_hooks()` without the debug checks): the hooks while
 /// profiling is on, fault injection while a rule is armed. The key holds one count while either
 /// does: it starts as the profiling key does, with no rule armed.
 struct TagKeyUsers {

@@ -17,9 +17,9 @@ bool alloctag_profiling_enabled(void)
 }
 
 /*
- * The key that C's alloc_hooks() and Rust's alloc_hooks! test before they
- * make a call site's tag current (without MEM_ALLOC_PROFILING_DEBUG:
- * include/linux/alloc_tag.h): on while profiling is on or a fault-injection
+ * The key that C's alloc_hooks() tests before it makes a call site's tag
+ * current (without MEM_ALLOC_PROFILING_DEBUG: include/linux/alloc_tag.h):
+ * on while profiling is on or a fault-injection
  * rule is armed (src/keys.rs counts the two), so that with both off an
  * allocation costs one patched-out jump, as mainline's alloc_hooks_tag()
  * (6.13) costs with the profiling key alone. It starts as the profiling key

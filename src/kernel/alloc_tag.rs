@@ -87,36 +87,15 @@ impl CallSiteTag {
 /// `current->alloc_tag` (a guard could be forgotten or dropped elsewhere). So a module's tag is
 /// never left behind for later allocations of the task to charge after the module is gone.
 ///
-/// With the Rust core and without the debug checks, the tag is made current only while
-/// profiling or fault injection needs it (`alloctag_tag_key`, tested inline), as C's
-/// `alloc_hooks()` does then: otherwise this costs one no-op.
+/// Unlike C's `alloc_hooks()` with the Rust core, this makes the tag current whether profiling
+/// is on or not: otherwise an allocation in flight while profiling turns on would find no tag
+/// current in [`charge_caller`] and take a dynamic tag of the same line, a second tag for one
+/// call site.
 #[cfg(CONFIG_MEM_ALLOC_PROFILING)]
 #[inline]
 pub fn with_tag<R>(tag: &'static CallSiteTag, f: impl FnOnce() -> R) -> R {
-    #[cfg(all(CONFIG_MEM_ALLOC_PROFILING_RUST, not(CONFIG_MEM_ALLOC_PROFILING_DEBUG)))]
-    if !tag_key_enabled() {
-        return f();
-    }
     // SAFETY: `tag` is static.
     unsafe { with_raw_tag(tag.as_raw(), f) }
-}
-
-/// Returns whether call sites make their tags current (`alloctag_tag_key`), tested inline.
-#[cfg(all(CONFIG_MEM_ALLOC_PROFILING_RUST, not(CONFIG_MEM_ALLOC_PROFILING_DEBUG)))]
-#[inline(always)]
-fn tag_key_enabled() -> bool {
-    // The key starts as the profiling key does (`DEFINE_STATIC_KEY_MAYBE()` in
-    // lib/alloctag/src/static_key.c).
-    #[cfg(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT)]
-    let on =
-        crate::static_branch_maybe!(true, bindings::alloctag_tag_key, bindings::static_key_true);
-    #[cfg(not(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT))]
-    let on = crate::static_branch_maybe!(
-        false,
-        bindings::alloctag_tag_key,
-        bindings::static_key_false
-    );
-    on
 }
 
 /// Runs `f`, an allocation that the kernel crate makes for its caller, charged to the line of
