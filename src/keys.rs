@@ -37,6 +37,8 @@ extern "C" {
 struct TagKeyUsers {
     profiling: bool,
     fault: bool,
+    /// A write of the sysctl is under way: the key is on before profiling may turn on.
+    changing: bool,
 }
 
 // SAFETY: `alloctag_tag_key_lock` is defined with `DECLARE_RWSEM()` for this alone.
@@ -46,6 +48,7 @@ static TAG_KEY: RwSem<TagKeyUsers> = unsafe {
         TagKeyUsers {
             profiling: cfg!(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT),
             fault: false,
+            changing: false,
         },
     )
 };
@@ -55,9 +58,9 @@ static TAG_KEY: RwSem<TagKeyUsers> = unsafe {
 /// armed) cannot leave the key off while one of them needs it.
 fn update_tag_key(change: impl FnOnce(&mut TagKeyUsers)) {
     let mut users = TAG_KEY.write();
-    let before = users.profiling || users.fault;
+    let before = users.profiling || users.fault || users.changing;
     change(&mut users);
-    let after = users.profiling || users.fault;
+    let after = users.profiling || users.fault || users.changing;
     if before != after {
         // SAFETY: Process context or early boot, as the other keys are flipped.
         unsafe { bindings::alloctag_tag_key_get(after) };
@@ -67,6 +70,20 @@ fn update_tag_key(change: impl FnOnce(&mut TagKeyUsers)) {
 /// The tag key follows the profiling key; may sleep.
 fn follow_profiling() {
     update_tag_key(|users| users.profiling = enabled());
+}
+
+/// Runs `f`, a change of the profiling key made elsewhere (the sysctl's `proc_do_static_key()`),
+/// with the tag key on, so that profiling never comes on while call sites leave their tags
+/// unset; then the keys follow the profiling key ([`sync_profiling`]). May sleep.
+pub(crate) fn change_profiling<R>(f: impl FnOnce() -> R) -> R {
+    update_tag_key(|users| users.changing = true);
+    let r = f();
+    update_tag_key(|users| {
+        users.changing = false;
+        users.profiling = enabled();
+    });
+    sync_profiling();
+    r
 }
 
 /// Records whether a fault-injection rule is armed: while one is, call sites make their tags

@@ -12,7 +12,7 @@
 //! *Enabled* is the static key the allocator hooks test.
 
 #[cfg(CONFIG_PROC_SYSCTL)]
-use crate::keys::sync_profiling;
+use crate::keys::change_profiling;
 use crate::keys::{enabled, set_profiling as set_enabled};
 #[cfg(CONFIG_PROC_SYSCTL)]
 use core::ptr;
@@ -184,12 +184,14 @@ unsafe extern "C" fn handle_sysctl(
     lenp: *mut usize,
     ppos: *mut bindings::loff_t,
 ) -> c_int {
-    // SAFETY: The caller passes the sysctl core's arguments, which this passes on unchanged.
-    let ret = unsafe { bindings::proc_do_static_key(table, write, buffer, lenp, ppos) };
-    if write != 0 && ret == 0 {
-        sync_profiling();
+    let handle = || {
+        // SAFETY: The caller passes the sysctl core's arguments, which this passes on unchanged.
+        unsafe { bindings::proc_do_static_key(table, write, buffer, lenp, ppos) }
+    };
+    if write == 0 {
+        return handle();
     }
-    ret
+    change_profiling(handle)
 }
 
 /// The `vm.mem_profiling` table. Its handler is the kernel's `proc_do_static_key()` on the
