@@ -75,6 +75,7 @@ fn follow_profiling() {
 /// Runs `f`, a change of the profiling key made elsewhere (the sysctl's `proc_do_static_key()`),
 /// with the tag key on, so that profiling never comes on while call sites leave their tags
 /// unset; then the keys follow the profiling key ([`sync_profiling`]). May sleep.
+#[cfg(CONFIG_PROC_SYSCTL)]
 pub(crate) fn change_profiling<R>(f: impl FnOnce() -> R) -> R {
     update_tag_key(|users| users.changing = true);
     let r = f();
@@ -118,15 +119,17 @@ pub(crate) fn set_profiling(enable: bool) {
 }
 
 /// Follows a change of the profiling key made elsewhere (the sysctl); may sleep.
-#[cfg(not(CONFIG_ALLOCTAG_CAPTURE))]
-pub(crate) fn sync_profiling() {
+#[cfg(all(CONFIG_PROC_SYSCTL, not(CONFIG_ALLOCTAG_CAPTURE)))]
+fn sync_profiling() {
     follow_profiling();
 }
 
+#[cfg(all(CONFIG_PROC_SYSCTL, CONFIG_ALLOCTAG_CAPTURE))]
+use capture::sync_profiling;
 #[cfg(all(CONFIG_ALLOCTAG_CAPTURE, CONFIG_ALLOCTAG_KUNIT_TEST))]
 pub(crate) use capture::with_plain_key_off;
 #[cfg(CONFIG_ALLOCTAG_CAPTURE)]
-pub(crate) use capture::{set_capture, set_profiling, sync_profiling};
+pub(crate) use capture::{set_capture, set_profiling};
 
 /// The keys of capture.
 #[cfg(CONFIG_ALLOCTAG_CAPTURE)]
@@ -181,6 +184,7 @@ mod capture {
     }
 
     /// Follows a change of the profiling key made elsewhere (the sysctl); may sleep.
+    #[cfg(CONFIG_PROC_SYSCTL)]
     pub(crate) fn sync_profiling() {
         sync(&KEYS.write());
         super::follow_profiling();
