@@ -22,77 +22,14 @@
 //! key itself (`proc_do_static_key()`), then calls [`sync_profiling`]: until then the slab
 //! hooks follow the old value, as a hook already past its branch does when any key flips.
 
-use crate::rwsem::{RwSem, RwSemStorage};
 use kernel::bindings;
 
-extern "C" {
-    /// Defined by `DECLARE_RWSEM()` in src/static_key.c.
-    static mut alloctag_tag_key_lock: RwSemStorage;
-}
-
-/// Who needs call sites to make their tags current (`alloctag_tag_key`, tested by C's
-/// `alloc_hooks()` without the debug checks): the hooks while
-/// profiling is on, fault injection while a rule is armed. The key holds one count while either
-/// does: it starts as the profiling key does, with no rule armed.
-struct TagKeyUsers {
-    profiling: bool,
-    fault: bool,
-    /// A write of the sysctl is under way: the key is on before profiling may turn on.
-    changing: bool,
-}
-
-// SAFETY: `alloctag_tag_key_lock` is defined with `DECLARE_RWSEM()` for this alone.
-static TAG_KEY: RwSem<TagKeyUsers> = unsafe {
-    RwSem::new(
-        (&raw mut alloctag_tag_key_lock).cast(),
-        TagKeyUsers {
-            profiling: cfg!(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT),
-            fault: false,
-            changing: false,
-        },
-    )
-};
-
-/// Applies `change` to the users of the tag key and flips the key when that turns its first
-/// user on or its last off; may sleep. Under the lock, so that two changes (the sysctl, a rule
-/// armed) cannot leave the key off while one of them needs it.
-fn update_tag_key(change: impl FnOnce(&mut TagKeyUsers)) {
-    let mut users = TAG_KEY.write();
-    let before = users.profiling || users.fault || users.changing;
-    change(&mut users);
-    let after = users.profiling || users.fault || users.changing;
-    if before != after {
-        // SAFETY: Process context or early boot, as the other keys are flipped.
-        unsafe { bindings::alloctag_tag_key_get(after) };
-    }
-}
-
-/// The tag key follows the profiling key; may sleep.
-fn follow_profiling() {
-    update_tag_key(|users| users.profiling = enabled());
-}
-
-/// Runs `f`, a change of the profiling key made elsewhere (the sysctl's `proc_do_static_key()`),
-/// with the tag key on, so that profiling never comes on while call sites leave their tags
-/// unset; then the keys follow the profiling key ([`sync_profiling`]). May sleep.
-#[cfg(CONFIG_PROC_SYSCTL)]
-pub(crate) fn change_profiling<R>(f: impl FnOnce() -> R) -> R {
-    update_tag_key(|users| users.changing = true);
-    let r = f();
-    update_tag_key(|users| {
-        users.changing = false;
-        users.profiling = enabled();
-    });
-    sync_profiling();
-    r
-}
-
-/// Records whether a fault-injection rule is armed: while one is, call sites make their tags
-/// current, profiling on or off; may sleep.
-#[cfg_attr(not(CONFIG_ALLOCTAG_FAULT_INJECTION), allow(dead_code))]
-pub(crate) fn set_fault_armed(armed: bool) {
-    update_tag_key(|users| users.fault = armed);
-}
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+mod tag;
+#[cfg(all(CONFIG_PROC_SYSCTL, CONFIG_MEM_ALLOC_PROFILING_RUST))]
+pub(crate) use tag::change_profiling;
+#[cfg(CONFIG_ALLOCTAG_FAULT_INJECTION)]
+pub(crate) use tag::set_fault_armed;
 
 /// Returns whether the allocator hooks charge tags now.
 pub(crate) fn enabled() -> bool {
@@ -103,13 +40,15 @@ pub(crate) fn enabled() -> bool {
 /// Flips the profiling key, and the tag key with it: on before profiling, off after it;
 /// may sleep.
 fn set_profiling_key(enable: bool) {
+    #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
     if enable {
-        update_tag_key(|users| users.profiling = true);
+        tag::profiling_turns_on();
     }
     // SAFETY: Called in process context (the sysctl handler, tests) or while the kernel parses
     // its early parameters, as C's alloc_tag.c flips the key.
     unsafe { bindings::alloctag_set_profiling(enable) }
-    follow_profiling();
+    #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+    tag::follow_profiling();
 }
 
 /// Turns profiling on or off; may sleep.
@@ -119,9 +58,13 @@ pub(crate) fn set_profiling(enable: bool) {
 }
 
 /// Follows a change of the profiling key made elsewhere (the sysctl); may sleep.
-#[cfg(all(CONFIG_PROC_SYSCTL, not(CONFIG_ALLOCTAG_CAPTURE)))]
+#[cfg(all(
+    CONFIG_PROC_SYSCTL,
+    CONFIG_MEM_ALLOC_PROFILING_RUST,
+    not(CONFIG_ALLOCTAG_CAPTURE)
+))]
 fn sync_profiling() {
-    follow_profiling();
+    tag::follow_profiling();
 }
 
 #[cfg(all(CONFIG_PROC_SYSCTL, CONFIG_ALLOCTAG_CAPTURE))]
@@ -187,7 +130,7 @@ mod capture {
     #[cfg(CONFIG_PROC_SYSCTL)]
     pub(crate) fn sync_profiling() {
         sync(&KEYS.write());
-        super::follow_profiling();
+        super::tag::follow_profiling();
     }
 
     /// Runs `f` with the slab-plain key off and capture off, or returns `None` while capture is

@@ -16,14 +16,14 @@ bool alloctag_profiling_enabled(void)
 	return static_key_enabled(&mem_alloc_profiling_key);
 }
 
+#ifdef CONFIG_MEM_ALLOC_PROFILING_RUST
 /*
  * The key that C's alloc_hooks() tests before it makes a call site's tag
  * current (without MEM_ALLOC_PROFILING_DEBUG: include/linux/alloc_tag.h):
- * on while profiling is on or a fault-injection
- * rule is armed (src/keys.rs counts the two), so that with both off an
- * allocation costs one patched-out jump, as mainline's alloc_hooks_tag()
- * (6.13) costs with the profiling key alone. It starts as the profiling key
- * does.
+ * on while profiling is on, a fault-injection rule is armed or a sysctl
+ * write runs (src/keys/tag.rs counts them), so that otherwise an allocation
+ * costs one patched-out jump, as mainline's alloc_hooks_tag() (6.13) costs
+ * with the profiling key alone. It starts as the profiling key does.
  */
 DEFINE_STATIC_KEY_MAYBE(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT,
 			alloctag_tag_key);
@@ -33,7 +33,7 @@ DEFINE_STATIC_KEY_MAYBE(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT,
  */
 EXPORT_SYMBOL(alloctag_tag_key);
 
-/* What src/keys.rs counts into it, under this lock. */
+/* What src/keys/tag.rs counts into it, under this lock. */
 DECLARE_RWSEM(alloctag_tag_key_lock);
 
 /* One user of the key more or less; may sleep. */
@@ -44,6 +44,7 @@ void alloctag_tag_key_get(bool get)
 	else
 		static_branch_dec(&alloctag_tag_key);
 }
+#endif
 
 /* Flips the key; may sleep. The key functions serialize changes. */
 void alloctag_set_profiling(bool enable)
