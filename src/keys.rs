@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The static keys that choose what the allocator hooks do: the profiling key
-//! (`mem_alloc_profiling_key`), the tag key (`alloctag_tag_key`), on while profiling is on or
-//! a fault-injection rule armed, and with capture built in the capture key, on while a capture
-//! selection is in force, and the slab-plain key, on while profiling is on and capture off.
+//! (`mem_alloc_profiling_key`), the tag key (`alloctag_tag_key`, src/keys/tag.rs), on while
+//! profiling is on, a fault-injection rule armed or a sysctl write runs, and with capture built in
+//! the capture key, on while a capture selection is in force, and the slab-plain key, on while
+//! profiling is on and capture off.
 //!
 //! C header: [`include/linux/alloc_tag.h`](srctree/include/linux/alloc_tag.h)
 //!

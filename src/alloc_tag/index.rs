@@ -34,19 +34,19 @@ extern "C" {
 
 /// The index of the allocation tags outside vmlinux. Its generation is the one the page hooks'
 /// per-CPU caches compare with, its table the one they read (include/linux/alloctag_pgflags.h).
-// SAFETY: `alloctag_index_lock` is defined with `DECLARE_RWSEM()` for this index alone;
-// `alloctag_index_gen` is a C `unsigned int` that only this index writes, and C reads it with
-// `READ_ONCE()`; `alloctag_index_dir` is a C array of null pointers, zero-initialised, that
-// only this index writes, and C reads with `READ_ONCE()`. A `struct alloc_tag *` entry is the
-// tag's address, as the index stores it.
-pub(crate) static INDEX: TagIndex = unsafe {
-    TagIndex::new(
-        &raw mut alloctag_index_lock,
-        &raw mut bindings::alloctag_index_gen,
-        (&raw mut bindings::alloctag_index_dir).cast(),
-        bindings::ALLOCTAG_INDEX_DIR as usize,
-    )
-};
+pub(crate) static INDEX: TagIndex =
+    // SAFETY: `alloctag_index_lock` is defined with `DECLARE_RWSEM()` for this index alone;
+    // `alloctag_index_gen` is a C `unsigned int` that only this index writes, and C reads with
+    // `READ_ONCE()`; `alloctag_index_dir` is a zero-initialised C array of null pointers that
+    // only this index writes, and C reads with `READ_ONCE()` (an entry is a tag's address).
+    unsafe {
+        TagIndex::new(
+            &raw mut alloctag_index_lock,
+            &raw mut bindings::alloctag_index_gen,
+            (&raw mut bindings::alloctag_index_dir).cast(),
+            bindings::ALLOCTAG_INDEX_DIR as usize,
+        )
+    };
 
 /// Remembers `found` in this CPU's cache of the page hooks.
 fn fill_cache(found: &Found) {

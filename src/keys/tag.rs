@@ -76,11 +76,9 @@ pub(super) fn profiling_turns_on() {
 pub(crate) fn change_profiling<R>(f: impl FnOnce() -> R) -> R {
     update_tag_key(|users| users.changing = true);
     let r = f();
-    update_tag_key(|users| {
-        users.changing = false;
-        users.profiling = enabled();
-    });
+    // The tag key takes the profiling key's new state before the write's hold goes.
     sync_profiling();
+    update_tag_key(|users| users.changing = false);
     r
 }
 

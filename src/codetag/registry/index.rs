@@ -111,7 +111,7 @@ struct Bounds {
 /// `generation` points to a `u32` that lives forever and is only accessed atomically; it
 /// changes when a segment is removed, after the snapshot without it is published and before
 /// the grace period. `dir` points to `dir_len` pointers that live forever, each null or a leaf
-/// of [`LEAF`] `usize` entries made by [`TagIndex::leaf`] and never freed; others only read
+/// of [`LEAF`] `usize` entries made by [`TagIndex::make_leaves`] and never freed; others only read
 /// them, atomically. Entry `i` of leaf `d` is the address of the tag of index
 /// `d * LEAF + i` while its segment is published, 0 otherwise; both change only under `lock`.
 pub(crate) struct TagIndex {
@@ -193,15 +193,17 @@ impl TagIndex {
     /// writing; process context.
     fn make_leaves(&self, base: usize, len: usize) -> Result {
         for d in base / LEAF..(base + len).div_ceil(LEAF) {
+            if d >= self.dir_len {
+                return Err(ENOSPC);
+            }
             if !self.leaf_ptr(d).is_null() {
                 continue;
             }
             // The core's own allocations are charged to their own lines.
             let leaf = kernel::alloc_hooks!(KVec::from_elem(0usize, LEAF, GFP_KERNEL))?;
             let (p, _, _) = leaf.into_raw_parts();
-            // INVARIANT: A zeroed leaf of `LEAF` entries, leaked: never freed. `d` is in range,
-            // as `enable` bounds the capacity by the table's size.
-            // SAFETY: `d < dir_len` (capacity bound), accessed atomically.
+            // INVARIANT: A zeroed leaf of `LEAF` entries, leaked: never freed.
+            // SAFETY: `d < dir_len`, checked above; the directory is accessed atomically.
             unsafe { AtomicPtr::from_ptr(self.dir.add(d)) }.store(p, Ordering::Release);
         }
         Ok(())
@@ -358,17 +360,12 @@ impl TagIndex {
         unsafe { AtomicU32::from_ptr(self.generation) }
     }
 
-    /// Looks `x` up with `find` in an RCU read section, with the generation loaded first: a
-    /// segment found under a generation is in every snapshot published before it changes.
-    fn lookup(&self, find: impl FnOnce(&Snapshot, u32) -> Option<Found>) -> Option<Found> {
-        let generation = self.generation().load(Ordering::Acquire);
-        self.with_snapshot(|s| find(s, generation))
-    }
-
     /// Returns the index of the tag at `addr` and its segment, if a segment holds it. Any
-    /// context but NMI; never sleeps.
+    /// context but NMI; never sleeps. The generation is loaded first: a segment found under a
+    /// generation is in every snapshot published before it changes.
     pub(crate) fn find_tag(&self, addr: usize) -> Option<Found> {
-        self.lookup(|s, generation| {
+        let generation = self.generation().load(Ordering::Acquire);
+        self.with_snapshot(|s| {
             let seg = Snapshot::floor(&s.by_addr, addr, |g| g.start)?;
             seg.index_of(addr)
                 .map(|result| seg.found(result, generation))
