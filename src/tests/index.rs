@@ -28,16 +28,17 @@ static mut TEST_GENERATION: u32 = 0;
 static mut TEST_DIR: [*mut usize; 2] = [ptr::null_mut(); 2];
 
 /// An index of the test's own, over arrays that stand for tags.
-// SAFETY: `alloctag_test_index_lock` is defined with `DECLARE_RWSEM()` for this index alone;
-// `TEST_GENERATION` and `TEST_DIR` are this index's alone, and `TEST_DIR` holds 2 null pointers.
-static TEST_INDEX: TagIndex = unsafe {
-    TagIndex::new(
-        &raw mut alloctag_test_index_lock,
-        &raw mut TEST_GENERATION,
-        (&raw mut TEST_DIR).cast(),
-        2,
-    )
-};
+static TEST_INDEX: TagIndex =
+    // SAFETY: `alloctag_test_index_lock` is defined with `DECLARE_RWSEM()` for this index alone;
+    // `TEST_GENERATION` and `TEST_DIR` are this index's alone; `TEST_DIR` holds 2 null pointers.
+    unsafe {
+        TagIndex::new(
+            &raw mut alloctag_test_index_lock,
+            &raw mut TEST_GENERATION,
+            (&raw mut TEST_DIR).cast(),
+            2,
+        )
+    };
 
 /// Fake tags of 16 bytes: only their addresses count.
 static TAGS_A: [[u64; 2]; 3] = [[0; 2]; 3];
@@ -47,11 +48,6 @@ static TAGS_C: [[u64; 2]; 2] = [[0; 2]; 2];
 /// The index of the tag at `addr` in `index`, or 0.
 fn index_of(index: &TagIndex, addr: usize) -> usize {
     index.find_tag(addr).map_or(0, |f| f.result)
-}
-
-/// The address of the tag of index `idx` in `index`, or 0.
-fn tag_at(index: &TagIndex, idx: usize) -> usize {
-    index.tag_at(idx)
 }
 
 fn addr<T>(tags: &[T], i: usize) -> usize {
@@ -68,7 +64,7 @@ fn blocks_lookups_and_reuse(test: &Test) {
     TEST_INDEX.enable(10, 20);
     kunit_expect!(
         test,
-        tag_at(&TEST_INDEX, 10) == 0 && tag_at(&TEST_INDEX, 5000) == 0,
+        TEST_INDEX.tag_at(10) == 0 && TEST_INDEX.tag_at(5000) == 0,
         "entries before any segment"
     );
     let a = TEST_INDEX.add(TAGS_A.as_ptr().cast(), 3, size);
@@ -84,11 +80,11 @@ fn blocks_lookups_and_reuse(test: &Test) {
     kunit_expect!(test, index_of(&TEST_INDEX, addr(&TAGS_A, 1) + 8) == 0);
     kunit_expect!(test, index_of(&TEST_INDEX, addr(&TAGS_B, 4)) == 0);
     kunit_expect!(test, index_of(&TEST_INDEX, addr(&TAGS_A, 0) - 16) == 0);
-    kunit_expect!(test, tag_at(&TEST_INDEX, 12) == addr(&TAGS_A, 2));
-    kunit_expect!(test, tag_at(&TEST_INDEX, 13) == addr(&TAGS_B, 0));
+    kunit_expect!(test, TEST_INDEX.tag_at(12) == addr(&TAGS_A, 2));
+    kunit_expect!(test, TEST_INDEX.tag_at(13) == addr(&TAGS_B, 0));
     kunit_expect!(
         test,
-        tag_at(&TEST_INDEX, 17) == 0 && tag_at(&TEST_INDEX, 9) == 0
+        TEST_INDEX.tag_at(17) == 0 && TEST_INDEX.tag_at(9) == 0
     );
     // A removed segment's block is free again, first fit; the rest do not move. Removing moves
     // the generation, which the page hooks' caches compare with; adding does not.
@@ -111,7 +107,7 @@ fn blocks_lookups_and_reuse(test: &Test) {
     );
     kunit_expect!(
         test,
-        tag_at(&TEST_INDEX, 10) == 0 && index_of(&TEST_INDEX, addr(&TAGS_A, 0)) == 0
+        TEST_INDEX.tag_at(10) == 0 && index_of(&TEST_INDEX, addr(&TAGS_A, 0)) == 0
     );
     let c = TEST_INDEX.add(TAGS_C.as_ptr().cast(), 2, size);
     kunit_expect!(
@@ -119,7 +115,7 @@ fn blocks_lookups_and_reuse(test: &Test) {
         c == Ok(10),
         "the freed block was not taken again: {c:?}"
     );
-    kunit_expect!(test, tag_at(&TEST_INDEX, 14) == addr(&TAGS_B, 1));
+    kunit_expect!(test, TEST_INDEX.tag_at(14) == addr(&TAGS_B, 1));
     // 20 indices: 10 to 19; 12 and 17 to 19 are free, four in a row are not.
     let d = TEST_INDEX.add(TAGS_B.as_ptr().cast(), 4, size);
     kunit_expect!(
@@ -132,7 +128,7 @@ fn blocks_lookups_and_reuse(test: &Test) {
     TEST_INDEX.remove(TAGS_C.as_ptr().cast());
     kunit_expect!(
         test,
-        TEST_INDEX.segments() == 0 && tag_at(&TEST_INDEX, 10) == 0
+        TEST_INDEX.segments() == 0 && TEST_INDEX.tag_at(10) == 0
     );
 }
 
@@ -210,7 +206,7 @@ fn page_index_names_dynamic_tag(test: &Test) {
     };
     let idx = index_of(&index::INDEX, tag.as_raw() as usize);
     kunit_expect!(test, idx >= FIRST_INDEX, "a dynamic tag has no index");
-    kunit_expect!(test, tag_at(&index::INDEX, idx) == tag.as_raw() as usize);
+    kunit_expect!(test, index::INDEX.tag_at(idx) == tag.as_raw() as usize);
     page_names_its_tag(test, tag, 1);
 }
 
