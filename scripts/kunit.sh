@@ -32,4 +32,14 @@ if [ "$cmd" != build ]; then
 	done
 fi
 cd "$SRC_TREE"
-exec python3 tools/testing/kunit/kunit.py "$cmd" "${args[@]}" "$@"
+kunit=(python3 tools/testing/kunit/kunit.py)
+[ "$cmd" != build ] || exec "${kunit[@]}" build "${args[@]}" "$@"
+# The console reaches kunit.py's parser through ktap_only (scripts/lib.sh),
+# which leaves out the kernel's messages between KTAP lines: kunit.py's own
+# parse once lost count of the suites over one. A failed build or boot fails
+# here; failed, crashed or missing tests fail the parse.
+set +e
+"${kunit[@]}" "$cmd" --raw_output=all "${args[@]}" "$@" | ktap_only | "${kunit[@]}" parse
+rcs=("${PIPESTATUS[@]}")
+[ "${rcs[0]}" = 0 ] || exit "${rcs[0]}"
+exit "${rcs[2]}"

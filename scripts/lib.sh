@@ -156,3 +156,36 @@ git_worktree_reset() {
 	git -C "$dir" checkout -q --detach --force "$rev" &&
 		git -C "$dir" clean -q -fdx
 }
+
+# A KUnit run's output (kunit.py run|exec --raw_output=all) on stdin -> the
+# KTAP in it, for kunit.py parse, on stdout. kunit.py parses the console as
+# it comes, and one kernel message between a suite's "KTAP version 1" and
+# its "# Subtest:" line (the boot's late clocksource switch, in a CI run)
+# made it lose count: it called the six passing suites after it errors and
+# the run crashed. Before the first KTAP line kunit.py's own lines go to
+# stderr and the boot's messages nowhere. From that line on, less its prefix
+# (a printk time), an indented line is a subtest's or a failed
+# expectation's and kept, and a line at column 0 is kept only when it is
+# KTAP. The whole console stays in the build directory's test.log.
+ktap_only() {
+	awk '
+	{ sub(/\r$/, "") }
+	!started {
+		p = index($0, "KTAP version ")
+		if (!p) p = index($0, "TAP version ")
+		if (p && substr($0, p) ~ /^K?TAP version [0-9]+$/) {
+			started = 1
+			prefix = p - 1
+		} else {
+			if ($0 ~ /kunit executor: /) print
+			else if (!booted) print > "/dev/stderr"
+			if ($0 ~ /Starting KUnit Kernel/) booted = 1
+			next
+		}
+	}
+	{ line = substr($0, prefix + 1) }
+	line ~ /^[ \t]/ || line ~ /^(K?TAP version [0-9]|1\.\.[0-9]|ok |not ok |#)/ || line ~ /kunit executor: / {
+		print line
+		fflush()
+	}'
+}

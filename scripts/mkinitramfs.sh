@@ -39,6 +39,7 @@ for applet in $("$busybox" --list); do
 	[ -e "$stage/bin/$applet" ] || ln -s busybox "$stage/bin/$applet"
 done
 install -m 755 "$ALLOCTAG_ROOT/scripts/guest/init" "$stage/init"
+install -m 644 "$ALLOCTAG_ROOT/scripts/guest/report.sh" "$stage/alloctag/report.sh"
 install -m 755 "$ALLOCTAG_ROOT/scripts/guest/demo.sh" "$stage/alloctag/demo.sh"
 install -m 755 "$ALLOCTAG_ROOT/scripts/guest/smoke.sh" "$stage/alloctag/smoke.sh" # scripts/build-matrix.sh
 install -m 755 "$ALLOCTAG_ROOT/tests/guest/run.sh" "$stage/alloctag/tests.sh"

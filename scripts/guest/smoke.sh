@@ -12,17 +12,20 @@
 #
 # Prints "smoke: ok - ..." or "smoke: not ok - ..." per check and exits 1 if
 # any failed; the "smoke: cpus=", "smoke: sysctl=" and "smoke: debugfs="
-# lines tell the host which configuration actually booted.
+# lines tell the host which configuration actually booted. All go through
+# the kernel log (report, /alloctag/report.sh: a tty line can be cut or lost).
 
+# shellcheck disable=SC1091 # scripts/guest/report.sh, in the initramfs
+. /alloctag/report.sh
 failed=0
 
 check() {
 	what=$1
 	shift
 	if "$@"; then
-		echo "smoke: ok - $what"
+		report "smoke: ok - $what"
 	else
-		echo "smoke: not ok - $what"
+		report "smoke: not ok - $what"
 		failed=1
 	fi
 }
@@ -40,20 +43,20 @@ at_rs_lines() {
 	while read -r _ _ site _; do
 		case "${site%:*}" in
 		*/tests/modules/"${2##*/}") ;;
-		*) echo "smoke: $site is not in ${2##*/}"; return 1 ;;
+		*) report "smoke: $site is not in ${2##*/}"; return 1 ;;
 		esac
 		sed -n "${site##*:}p" "$2" | grep -Eq "$3" ||
-			{ echo "smoke: $site is: $(sed -n "${site##*:}p" "$2")"; return 1; }
+			{ report "smoke: $site is: $(sed -n "${site##*:}p" "$2")"; return 1; }
 	done <"$1"
 	[ "$(awk '{ print $3 }' "$1" | sort -u | wc -l)" = "$(wc -l <"$1")" ]
 }
 
-echo "smoke: kernel $(uname -r)"
-echo "smoke: cpus=$(grep -c '^processor' /proc/cpuinfo)"
+report "smoke: kernel $(uname -r)"
+report "smoke: cpus=$(grep -c '^processor' /proc/cpuinfo)"
 if [ -e /proc/sys/vm/mem_profiling ]; then
-	echo "smoke: sysctl=$(cat /proc/sys/vm/mem_profiling)"
+	report "smoke: sysctl=$(cat /proc/sys/vm/mem_profiling)"
 else
-	echo "smoke: sysctl=none"
+	report "smoke: sysctl=none"
 fi
 # alloctag's debugfs files, by name, or none without debugfs.
 if grep -qw debugfs /proc/filesystems && mount -t debugfs none /sys/kernel/debug; then
@@ -61,9 +64,9 @@ if grep -qw debugfs /proc/filesystems && mount -t debugfs none /sys/kernel/debug
 	for f in /sys/kernel/debug/alloctag/*; do
 		[ ! -e "$f" ] || names="$names ${f##*/}"
 	done
-	echo "smoke: debugfs=${names# }"
+	report "smoke: debugfs=${names# }"
 else
-	echo "smoke: debugfs=none"
+	report "smoke: debugfs=none"
 fi
 
 check "allocinfo header" \
@@ -71,7 +74,7 @@ check "allocinfo header" \
 check "allocinfo column header" \
 	[ "$(sed -n 2p /proc/allocinfo)" = '#     <size>  <calls> <tag info>' ]
 tags=$(tail -n +3 /proc/allocinfo | wc -l)
-echo "smoke: $tags tags"
+report "smoke: $tags tags"
 check "more than 100 tags" [ "$tags" -gt 100 ]
 
 # module_comes_and_goes NAME MIN_TAGS MIN_BYTES FUNC: NAME.ko's tags appear

@@ -63,7 +63,9 @@ if [ -z "$tests" ]; then
 	esac
 fi
 set +f # the tests may glob
-echo "guest-test: # kernel '${kernel:-?}', tests $tests"
+# shellcheck disable=SC1091 # scripts/guest/report.sh, in the initramfs
+. /alloctag/report.sh
+report "guest-test: # kernel '${kernel:-?}', tests $tests"
 
 # Succeeds when test $1 matches the selection $tests.
 selected() {
@@ -119,17 +121,19 @@ for t in $(sed -n 's/^\(test_[a-zA-Z0-9_]*\) *().*/\1/p' /alloctag/tests/*.sh); 
 	kill "$watchdog" 2>/dev/null || true
 	wait "$watchdog" 2>/dev/null || true
 	if [ "$rc" -eq 0 ]; then
-		echo "guest-test: ok - $t"
+		report "guest-test: ok - $t"
 		passed=$((passed + 1))
 	else
-		echo "guest-test: not ok - $t"
-		tail -n 20 /tmp/test.out | sed 's/^/guest-test: #   /'
+		report "guest-test: not ok - $t"
+		tail -n 20 /tmp/test.out | while IFS= read -r line; do
+			report "guest-test: #   $line"
+		done
 		failed=$((failed + 1))
 	fi
 done
 if [ $((passed + failed)) -eq 0 ]; then
-	echo "guest-test: not ok - no test matches '$tests'"
+	report "guest-test: not ok - no test matches '$tests'"
 	failed=1
 fi
-echo "guest-test: summary $passed passed, $failed failed"
+report "guest-test: summary $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
