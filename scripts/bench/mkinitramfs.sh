@@ -26,6 +26,7 @@ for applet in $("$busybox" --list); do
 	[ -e "$stage/bin/$applet" ] || ln -s busybox "$stage/bin/$applet"
 done
 install -m 755 "$ALLOCTAG_ROOT/scripts/guest/init" "$stage/init"
+install -m 644 "$ALLOCTAG_ROOT/scripts/guest/report.sh" "$stage/alloctag/report.sh"
 install -m 755 "$ALLOCTAG_ROOT/scripts/bench/guest.sh" "$stage/alloctag/bench.sh"
 # The user-space side of the /proc/allocinfo benchmark: the text against the
 # ioctls (mainline's ABI, the project's copy of the uapi header).
