@@ -680,7 +680,7 @@ EOF
 # (include/linux/alloctag_capture.h says why): their capture variants share
 # the body through a constant argument.
 graft_capture_slub() {
-	perl_edit mm/slub.c "$CAP_MARK" 4 capture '
+	perl_edit mm/slub.c "$CAP_MARK" 2 capture '
 		my $alloc = <<"END";
 /*
  * $ENV{CAP_MARK}: one static branch while nothing is selected, as in
@@ -705,30 +705,6 @@ __alloc_tagging_slab_alloc_hook(struct kmem_cache *s, void *object, gfp_t flags,
 	}
 }
 
-#ifdef CONFIG_MEM_ALLOC_PROFILING_RUST
-/*
- * $ENV{CAP_MARK}: with the Rust core the body is out of line, behind the
- * static branches, and keeps every register of its caller
- * (__preserve_most): the fast path of the allocation then holds no register for
- * it, and with profiling off pays the branches alone. With the C core it
- * stays inline, as in 6.12.
- */
-static noinline __preserve_most void
-alloctag_slab_alloc_hook(struct kmem_cache *s, void *object, gfp_t flags)
-{
-	if (alloctag_slab_plain())
-		__alloc_tagging_slab_alloc_hook(s, object, flags, false);
-	else if (alloctag_slab_capture())
-		__alloc_tagging_slab_alloc_hook(s, object, flags, true);
-}
-
-static __fastpath_inline void
-alloc_tagging_slab_alloc_hook(struct kmem_cache *s, void *object, gfp_t flags)
-{
-	if (alloctag_slab_plain() || alloctag_slab_capture())
-		alloctag_slab_alloc_hook(s, object, flags);
-}
-#else
 static __fastpath_inline void
 alloc_tagging_slab_alloc_hook(struct kmem_cache *s, void *object, gfp_t flags)
 {
@@ -737,7 +713,6 @@ alloc_tagging_slab_alloc_hook(struct kmem_cache *s, void *object, gfp_t flags)
 	else if (alloctag_slab_capture())
 		__alloc_tagging_slab_alloc_hook(s, object, flags, true);
 }
-#endif
 END
 		my $free = <<"END";
 /* $ENV{CAP_MARK}: as the allocation hook above */
@@ -765,26 +740,6 @@ __alloc_tagging_slab_free_hook(struct kmem_cache *s, struct slab *slab, void **p
 	}
 }
 
-#ifdef CONFIG_MEM_ALLOC_PROFILING_RUST
-/* $ENV{CAP_MARK}: out of line with the Rust core, as the allocation hook */
-static noinline __preserve_most void
-alloctag_slab_free_hook(struct kmem_cache *s, struct slab *slab, void **p,
-			int objects)
-{
-	if (alloctag_slab_plain())
-		__alloc_tagging_slab_free_hook(s, slab, p, objects, false);
-	else if (alloctag_slab_capture())
-		__alloc_tagging_slab_free_hook(s, slab, p, objects, true);
-}
-
-static __fastpath_inline void
-alloc_tagging_slab_free_hook(struct kmem_cache *s, struct slab *slab, void **p,
-			     int objects)
-{
-	if (alloctag_slab_plain() || alloctag_slab_capture())
-		alloctag_slab_free_hook(s, slab, p, objects);
-}
-#else
 static __fastpath_inline void
 alloc_tagging_slab_free_hook(struct kmem_cache *s, struct slab *slab, void **p,
 			     int objects)
@@ -794,7 +749,6 @@ alloc_tagging_slab_free_hook(struct kmem_cache *s, struct slab *slab, void **p,
 	else if (alloctag_slab_capture())
 		__alloc_tagging_slab_free_hook(s, slab, p, objects, true);
 }
-#endif
 END
 		# The hooks are replaced whole, so they must be exactly as in 6.12.117:
 		# a stable fix inside them fails the graft instead of being lost.
