@@ -38,10 +38,11 @@ FIX_MARK=alloctag-graft-fix
 EARLY_MARK=alloctag-graft-early
 PGF_MARK=alloctag-graft-pgflags
 TAG_MARK=alloctag-graft-tagkey
+OBJEXT_MARK=alloctag-graft-objext
 # The base marker alone, not a patch's own (alloctag-graft-pgflags): a file
 # that a later patch grafts may already carry an earlier patch's marker.
 MARK_RE="$MARK([^-]|\$)"
-export MARK ACC_MARK CAP_MARK FIX_MARK EARLY_MARK PGF_MARK TAG_MARK
+export MARK ACC_MARK CAP_MARK FIX_MARK EARLY_MARK PGF_MARK TAG_MARK OBJEXT_MARK
 
 SERIES=(
 	module_percpu codetag_empty migration_bytes
@@ -486,6 +487,18 @@ EOF
 	# allocation in flight when the key flips on would make one.
 	perl_edit include/linux/alloc_tag.h "$TAG_MARK" 1 'tag key' '
 			s|(#define alloc_hooks_tag\(_tag, _do_alloc\)\t+\\\n\(\{\t+\\\n\tstruct alloc_tag \* __maybe_unused _old = alloc_tag_save\(_tag\);\t\\\n\ttypeof\(_do_alloc\) _res = _do_alloc;\t+\\\n\talloc_tag_restore\(_tag, _old\);\t+\\\n\t_res;\t+\\\n\}\)\n)|/* $ENV{TAG_MARK}: the tag is made current only while needed (lib/alloctag/src/keys.rs) */\n#if defined(CONFIG_MEM_ALLOC_PROFILING_RUST) \&\& !defined(CONFIG_MEM_ALLOC_PROFILING_DEBUG)\nDECLARE_STATIC_KEY_MAYBE(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT, alloctag_tag_key);\n\n#define alloc_hooks_tag(_tag, _do_alloc)\t\t\t\t\\\n({\t\t\t\t\t\t\t\t\t\\\n\ttypeof(_do_alloc) _res;\t\t\t\t\t\t\\\n\tif (static_branch_maybe(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT,\t\\\n\t\t\t\t\&alloctag_tag_key)) {\t\t\t\\\n\t\tstruct alloc_tag * __maybe_unused _old;\t\t\t\\\n\t\t_old = alloc_tag_save(_tag);\t\t\t\t\\\n\t\t_res = _do_alloc;\t\t\t\t\t\\\n\t\talloc_tag_restore(_tag, _old);\t\t\t\t\\\n\t} else\t\t\t\t\t\t\t\t\\\n\t\t_res = _do_alloc;\t\t\t\t\t\\\n\t_res;\t\t\t\t\t\t\t\t\\\n})\n#else\n$1#endif\n| or die "anchor";
+		'
+	# kmalloc_slab() tests __GFP_NO_OBJ_EXT on every kmalloc() of a size
+	# not known at build time, profiling on or off, for the one caller that
+	# passes it: alloc_slab_obj_exts(), whose vector of a normal kmalloc
+	# cache must come from a KMALLOC_NO_OBJ_EXT cache. With the Rust core
+	# that caller names the cache itself; the tag stays on its line.
+	perl_edit mm/slab.h "$OBJEXT_MARK" 1 'no-objext caches' '
+			s|(\tenum kmalloc_cache_type type = kmalloc_type\(flags, caller\);\n\n)(\tif \(flags \& __GFP_NO_OBJ_EXT\)\n\t\ttype = KMALLOC_NO_OBJ_EXT;\n)|$1/* $ENV{OBJEXT_MARK}: with the Rust core, alloc_slab_obj_exts() names those caches */\n#ifndef CONFIG_MEM_ALLOC_PROFILING_RUST\n$2#endif\n| or die "anchor";
+		'
+	perl_edit mm/slub.c "$OBJEXT_MARK" 1 'no-objext caches' '
+			s|(\nint alloc_slab_obj_exts\(struct slab \*slab, struct kmem_cache \*s,\n)|\n/*\n * $ENV{OBJEXT_MARK}: a slab vector, from the KMALLOC_NO_OBJ_EXT cache of\n * its size when __GFP_NO_OBJ_EXT says so (kmalloc_slab() no longer asks\n * with the Rust core); one larger than the kmalloc caches comes from the\n * page allocator, which keeps none.\n */\n#ifdef CONFIG_MEM_ALLOC_PROFILING_RUST\nstatic struct slabobj_ext *obj_exts_vec_noprof(unsigned int objects, gfp_t gfp,\n\t\t\t\t\t       int node)\n{\n\tsize_t size = objects * sizeof(struct slabobj_ext);\n\n\tif ((gfp \& __GFP_NO_OBJ_EXT) \&\& size <= KMALLOC_MAX_CACHE_SIZE)\n\t\treturn __kmalloc_cache_node_noprof(kmalloc_slab(size,\n\t\t\t\t\&kmalloc_caches[KMALLOC_NO_OBJ_EXT], gfp, _RET_IP_),\n\t\t\t\tgfp \| __GFP_ZERO, node, size);\n\treturn kcalloc_node_noprof(objects, sizeof(struct slabobj_ext), gfp, node);\n}\n#else\n#define obj_exts_vec_noprof(objects, gfp, node) \\\n\tkcalloc_node_noprof(objects, sizeof(struct slabobj_ext), gfp, node)\n#endif\n$1| or die "anchor 1";
+			s|(\t\tgfp \|= __GFP_NO_OBJ_EXT;\n)\tvec = kcalloc_node\(objects, sizeof\(struct slabobj_ext\), gfp,\n\t\t\t   slab_nid\(slab\)\);\n|$1\tvec = alloc_hooks(obj_exts_vec_noprof(objects, gfp, slab_nid(slab)));\n| or die "anchor 2";
 		'
 	introduce MEM_ALLOC_PROFILING_RUST
 }
