@@ -13,7 +13,8 @@
 #                  frozen with it off, privilege and input checks): only on a
 #                  kernel without MEM_ALLOC_PROFILING_DEBUG (nodebug)
 #   test_ro_*      needs the sysctl read-only, as MEM_ALLOC_PROFILING_DEBUG
-#                  makes it: only on the test kernel
+#                  makes it, or another option of the test kernel
+#                  (SLUB_DEBUG's /proc/slabinfo): only on the test kernel
 #   test_boot_*    checks a boot parameter: only in the boot that passes it
 #   test_stress_*  long concurrent runs: only in the stress boots
 #   test_failnth_* each allocation of a system call failing in turn: only in
