@@ -453,6 +453,11 @@ build fails if a Rust definition disagrees with its C declaration).
   mainline does since 6.13 for profiling: off, an allocation costs one
   patched-out jump. Not with the debug checks, which would warn about
   an allocation in flight while the key turns on.
+- kmalloc_slab() no longer tests __GFP_NO_OBJ_EXT on every kmalloc() of
+  a size not known at build time (three instructions, profiling on or
+  off): alloc_slab_obj_exts(), the one caller that passes it, takes the
+  vector of a normal kmalloc cache's slab from the KMALLOC_NO_OBJ_EXT
+  cache of its size itself, on the same line, so its tag does not move.
 
 With CONFIG_MEM_ALLOC_PROFILING_DEBUG, one hook changes: pgalloc_tag_add()
 hands the core the pages it finds without a tag reference. On SPARSEMEM
