@@ -222,13 +222,13 @@ mod core_impl {
     ///   (6.12) and its per-CPU area (our edit of kernel/module/main.c) for good, so a later
     ///   free, or a free preempted between loading `tag->counters` and its `this_cpu_sub`, only
     ///   ever writes memory that stays.
-    /// - When every tag reads zero the memory is freed. The module's code has returned for
-    ///   good (its exit ran), and only its code charges its tags (`kernel::alloc_tag::with_tag`
-    ///   scopes Rust's, `alloc_hooks()` C's), so its counters can only go down. Each CPU's counter then only
-    ///   decreases, so a sum read across the CPUs is at least the true count at the end of the
-    ///   read. A sum of zero calls thus means that every free of an allocation made here had
-    ///   done its last counter write (`calls`, after `bytes`, in `alloc_tag_sub()`) before the
-    ///   read ended, and no object refers to the tags any more.
+    /// - When every tag reads zero the memory is freed. The module's code has returned for good
+    ///   (its exit ran), and only its code charges its tags (`kernel::alloc_tag::with_tag` scopes
+    ///   Rust's, `alloc_hooks()` C's), so its counters can only go down. Each CPU's counter then
+    ///   only decreases, so a sum read across the CPUs is at least the true count at the end of the
+    ///   read. A sum of zero calls thus means that every free of an allocation made here had done
+    ///   its last counter write (`calls`, after `bytes`, in `alloc_tag_sub()`) before the read
+    ///   ended, and no object refers to the tags any more.
     fn module_unload(module: ModuleTags<'_, AllocTags>) -> bool {
         let mut unused = true;
         for tag in module.tags() {

@@ -7,9 +7,10 @@
 //! The layers, from the bottom: per-CPU data ([`percpu`]) and locks ([`rwsem`]); the generic
 //! code-tag library ([`codetag`]); allocation tags, its first user ([`alloc_tag`]); the user
 //! interfaces: `/proc/allocinfo` ([`allocinfo`]), the sysctl and the boot parameter
-//! ([`profiling`]). Per-call-site fault injection ([`fault`]) uses the library's selections
-//! and has its control file in debugfs; so does capture ([`capture`]), the second level: the
-//! live objects of chosen call sites, with process, stack and age. The allocator hooks stay in C (include/linux/alloc_tag.h, mm/).
+//! ([`profiling`]). Per-call-site fault injection ([`fault`]) uses the library's selections and has
+//! its control file in debugfs; so does capture ([`capture`]), the second level: the live objects
+//! of chosen call sites, with process, stack and age. The allocator hooks stay in C
+//! (include/linux/alloc_tag.h, mm/).
 //!
 //! Without `CONFIG_MEM_ALLOC_PROFILING_RUST` only the tag type and the KUnit tests are built,
 //! and they test the kernel's C core.

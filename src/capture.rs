@@ -6,14 +6,14 @@
 //! C header: [`include/linux/alloctag_capture.h`](srctree/include/linux/alloctag_capture.h)
 //!
 //! Root chooses call sites with the code-tag library's selections ([`crate::codetag::Selection`])
-//! through `/sys/kernel/debug/alloctag/capture`. While a selection is in force a static key
-//! turns the hooks on (include/linux/alloctag_capture.h, grafted into the allocation-tag hooks), and
-//! each object allocated at a marked site gets a record in a pool of bounded size, keyed by the
-//! object's tag reference, until the object is freed ([`hook`], [`pool`]). The pool is
-//! allocated when the first selection is made and freed, with every record, when the last one
-//! ends; deselecting a site, or its module going, frees its records. The reports
-//! ([`report`]) list the records oldest first, by stack and by process, and what the sites'
-//! counters hold beyond them: objects allocated before capture started.
+//! through `/sys/kernel/debug/alloctag/capture`. While a selection is in force a static key turns
+//! the hooks on (include/linux/alloctag_capture.h, grafted into the allocation-tag hooks), and each
+//! object allocated at a marked site gets a record in a pool of bounded size, keyed by the object's
+//! tag reference, until the object is freed ([`hook`], [`pool`]). The pool is allocated when the
+//! first selection is made and freed, with every record, when the last one ends; deselecting a
+//! site, or its module going, frees its records. The reports ([`report`]) list the records oldest
+//! first, by stack and by process, and what the sites' counters hold beyond them: objects allocated
+//! before capture started.
 
 mod control;
 mod hook;

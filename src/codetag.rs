@@ -7,10 +7,10 @@
 //!
 //! A tag type ([`TagType`]) names its section and the struct stored there, which starts with a
 //! `struct codetag`. [`Registration::register`] adds a type to the [`Registry`] with vmlinux's
-//! range of its section; the module loader calls [`codetag_load_module`] and [`codetag_unload_module`],
-//! which add and drop each module's range under the registry's write lock. Readers iterate
-//! under the read lock and can stop and resume later from a [`Cursor`], which survives module
-//! load and unload between the two.
+//! range of its section; the module loader calls [`codetag_load_module`] and
+//! [`codetag_unload_module`], which add and drop each module's range under the registry's write
+//! lock. Readers iterate under the read lock and can stop and resume later from a [`Cursor`], which
+//! survives module load and unload between the two.
 //!
 //! Users such as fault injection choose tags with a [`Selection`]: the registry marks the tags
 //! it matches in a [`Field`] of their flags, in vmlinux and in every module loaded while it is

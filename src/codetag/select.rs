@@ -5,12 +5,12 @@
 //!
 //! C header: [`include/linux/codetag.h`](srctree/include/linux/codetag.h)
 //!
-//! A selection is up to [`MAX_SELECTORS`] selectors separated by blanks, all of which a tag
-//! must match: `FILE:LINE`, `FILE` (the tag's file or a path suffix of it at a `/`),
-//! `func:NAME` and `module:NAME`. A `FILE`, `NAME` with `*`, `?` or `[` is a glob over the
-//! whole name ([`super::glob`]), as the `allocinfo` tool matches names. A user owns a bit field of `struct codetag`'s `flags`
-//! ([`Field`]), in which the registry stores the user's mark on each tag its selections match,
-//! so that an allocator hook tests one word of the tag it already has.
+//! A selection is up to [`MAX_SELECTORS`] selectors separated by blanks, all of which a tag must
+//! match: `FILE:LINE`, `FILE` (the tag's file or a path suffix of it at a `/`), `func:NAME` and
+//! `module:NAME`. A `FILE`, `NAME` with `*`, `?` or `[` is a glob over the whole name
+//! ([`super::glob`]), as the `allocinfo` tool matches names. A user owns a bit field of
+//! `struct codetag`'s `flags` ([`Field`]), in which the registry stores the user's mark on each
+//! tag its selections match, so that an allocator hook tests one word of the tag it already has.
 
 use super::{glob, Codetag};
 use core::{fmt, num::NonZeroU32, sync::atomic::Ordering};
