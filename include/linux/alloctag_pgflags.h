@@ -262,6 +262,17 @@ static __always_inline unsigned long alloctag_pgflags_peek(struct page *page)
 	return ALLOCTAG_IDX_NULL;
 }
 
+/*
+ * Whether __free_pages() needs the page's tag at all: only to uncharge the
+ * tail pages it frees itself, of a block of order > 0 that is not compound
+ * and that others still hold (for order 0 it would uncharge 0 bytes). An
+ * order-0 page or a compound head reads no tag and tests no key.
+ */
+static __always_inline bool alloctag_free_pages_tail(unsigned int order, int head)
+{
+	return order && !head;
+}
+
 /* pgalloc_tag_sub() is inline with the Rust core: the free path calls nothing. */
 #define ALLOCTAG_PAGE_HOOK	__always_inline
 
@@ -297,6 +308,12 @@ static inline struct alloc_tag *alloctag_pgflags_idx_tag(unsigned long idx)
 static inline unsigned long alloctag_pgflags_peek(struct page *page)
 {
 	return ALLOCTAG_IDX_NULL;
+}
+
+/* 6.12's: __free_pages() reads the tag of every page it frees. */
+static inline bool alloctag_free_pages_tail(unsigned int order, int head)
+{
+	return true;
 }
 
 /* 6.12's */
