@@ -416,9 +416,8 @@ EOF
 	# rare case where it frees the tail pages itself: with the Rust core
 	# only in that case (alloctag_free_pages_tail()), and with compressed
 	# tags only the index, turned into a tag where it is used.
-	perl_edit mm/page_alloc.c "$PGF_MARK" 3 '' '
-			s|(\n/\*\*\n \* __free_pages - Free pages allocated with alloc_pages\(\).\n)|\n/* $ENV{PGF_MARK}: out of line with the Rust core (ALLOCTAG_FREE_PAGES_GET) */\nstatic ALLOCTAG_FREE_PAGES_GET struct alloc_tag *free_pages_tag(struct page *page)\n{\n\treturn pgalloc_tag_get(page);\n}\n$1| or die "anchor free_pages_tag";
-			s|(\tint head = PageHead\(page\);\n)\tstruct alloc_tag \*tag = pgalloc_tag_get\(page\);\n|$1\tunsigned long tag_idx = ALLOCTAG_IDX_NULL;\n\tstruct alloc_tag *tag = NULL;\n\n\t/* $ENV{PGF_MARK}: the tag where the tail pages need it; compressed, the index */\n\tif (alloctag_free_pages_tail(order, head)) {\n\t\ttag_idx = alloctag_pgflags_peek(page);\n\t\tif (!tag_idx)\n\t\t\ttag = free_pages_tag(page);\n\t}\n| or die "anchor free_pages";
+	perl_edit mm/page_alloc.c "$PGF_MARK" 2 '' '
+			s|(\tint head = PageHead\(page\);\n)\tstruct alloc_tag \*tag = pgalloc_tag_get\(page\);\n|$1\tunsigned long tag_idx = ALLOCTAG_IDX_NULL;\n\tstruct alloc_tag *tag = NULL;\n\n\t/* $ENV{PGF_MARK}: the tag where the tail pages need it; compressed, the index */\n\tif (alloctag_free_pages_tail(order, head)) {\n\t\ttag_idx = alloctag_pgflags_peek(page);\n\t\tif (!tag_idx)\n\t\t\ttag = pgalloc_tag_get(page);\n\t}\n| or die "anchor free_pages";
 			s|(\telse if \(!head\) \{\n)(\t\tpgalloc_tag_sub_pages\(tag, )|$1\t\tif (tag_idx) /* $ENV{PGF_MARK} */\n\t\t\ttag = alloctag_pgflags_idx_tag(tag_idx);\n$2| or die "anchor free_pages tail";
 		'
 	perl_edit include/linux/mm.h "$PGF_MARK" 2 '' '

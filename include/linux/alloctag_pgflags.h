@@ -263,19 +263,15 @@ static __always_inline unsigned long alloctag_pgflags_peek(struct page *page)
 }
 
 /*
- * Whether __free_pages() needs the page's tag at all: only while profiling
- * is on, to uncharge the tail pages it frees itself, of a block of order > 0
- * that is not compound and that others still hold (for order 0 it would
- * uncharge 0 bytes). Off, the common free pays one patched jump; an order-0
- * page or a compound head reads no tag. Where it is read, page_ext's lookup
- * is out of line (ALLOCTAG_FREE_PAGES_GET), so that __free_pages() keeps no
- * register for it.
+ * Whether __free_pages() needs the page's tag at all: only to uncharge the
+ * tail pages it frees itself, of a block of order > 0 that is not compound
+ * and that others still hold (for order 0 it would uncharge 0 bytes). An
+ * order-0 page or a compound head reads no tag and tests no key.
  */
 static __always_inline bool alloctag_free_pages_tail(unsigned int order, int head)
 {
-	return mem_alloc_profiling_enabled() && order && !head;
+	return order && !head;
 }
-#define ALLOCTAG_FREE_PAGES_GET	noinline
 
 /* pgalloc_tag_sub() is inline with the Rust core: the free path calls nothing. */
 #define ALLOCTAG_PAGE_HOOK	__always_inline
@@ -314,12 +310,11 @@ static inline unsigned long alloctag_pgflags_peek(struct page *page)
 	return ALLOCTAG_IDX_NULL;
 }
 
-/* 6.12's: __free_pages() reads the tag of every page it frees, inline. */
+/* 6.12's: __free_pages() reads the tag of every page it frees. */
 static inline bool alloctag_free_pages_tail(unsigned int order, int head)
 {
 	return true;
 }
-#define ALLOCTAG_FREE_PAGES_GET	__always_inline
 
 /* 6.12's */
 #define ALLOCTAG_PAGE_HOOK	inline
