@@ -263,14 +263,15 @@ static __always_inline unsigned long alloctag_pgflags_peek(struct page *page)
 }
 
 /*
- * Whether __free_pages() needs the page's tag at all: only to uncharge the
- * tail pages it frees itself, of a block of order > 0 that is not compound
- * and that others still hold (for order 0 it would uncharge 0 bytes). An
- * order-0 page or a compound head reads no tag and tests no key.
+ * Whether __free_pages() needs the page's tag at all: only while profiling
+ * is on, to uncharge the tail pages it frees itself, of a block of order > 0
+ * that is not compound and that others still hold (for order 0 it would
+ * uncharge 0 bytes). Off, the common free pays one patched jump; an order-0
+ * page or a compound head reads no tag.
  */
 static __always_inline bool alloctag_free_pages_tail(unsigned int order, int head)
 {
-	return order && !head;
+	return mem_alloc_profiling_enabled() && order && !head;
 }
 
 /* pgalloc_tag_sub() is inline with the Rust core: the free path calls nothing. */
