@@ -413,11 +413,11 @@ EOF
 			s|\nstatic inline void pgalloc_tag_sub\(struct page \*page, unsigned int nr\)\n|\n/* $ENV{PGF_MARK}: inline with the Rust core, so that the free path calls nothing */\nstatic ALLOCTAG_PAGE_HOOK void pgalloc_tag_sub(struct page *page, unsigned int nr)\n| or die "anchor sub inline";
 		'
 	# __free_pages() reads the tag before it drops its reference, for the
-	# rare case where it frees the tail pages itself: with the Rust core
-	# only in that case (alloctag_free_pages_tail()), and with compressed
-	# tags only the index, turned into a tag where it is used.
+	# rare case where it frees the tail pages itself: with compressed tags
+	# only the index, turned into a tag where it is used; in page_ext, with
+	# the Rust core, only in that case (alloctag_free_pages_tail()).
 	perl_edit mm/page_alloc.c "$PGF_MARK" 2 '' '
-			s|(\tint head = PageHead\(page\);\n)\tstruct alloc_tag \*tag = pgalloc_tag_get\(page\);\n|$1\tunsigned long tag_idx = ALLOCTAG_IDX_NULL;\n\tstruct alloc_tag *tag = NULL;\n\n\t/* $ENV{PGF_MARK}: the tag where the tail pages need it; compressed, the index */\n\tif (alloctag_free_pages_tail(order, head)) {\n\t\ttag_idx = alloctag_pgflags_peek(page);\n\t\tif (!tag_idx)\n\t\t\ttag = pgalloc_tag_get(page);\n\t}\n| or die "anchor free_pages";
+			s|(\tint head = PageHead\(page\);\n)\tstruct alloc_tag \*tag = pgalloc_tag_get\(page\);\n|$1\tunsigned long tag_idx = ALLOCTAG_IDX_NULL;\n\tstruct alloc_tag *tag = NULL;\n\n\t/* $ENV{PGF_MARK}: compressed, the index; in page_ext, the tag where used */\n\tif (alloctag_pgflags())\n\t\ttag_idx = alloctag_pgflags_peek(page);\n\telse if (alloctag_free_pages_tail(order, head))\n\t\ttag = pgalloc_tag_get(page);\n| or die "anchor free_pages";
 			s|(\telse if \(!head\) \{\n)(\t\tpgalloc_tag_sub_pages\(tag, )|$1\t\tif (tag_idx) /* $ENV{PGF_MARK} */\n\t\t\ttag = alloctag_pgflags_idx_tag(tag_idx);\n$2| or die "anchor free_pages tail";
 		'
 	perl_edit include/linux/mm.h "$PGF_MARK" 2 '' '

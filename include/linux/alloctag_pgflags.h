@@ -263,11 +263,12 @@ static __always_inline unsigned long alloctag_pgflags_peek(struct page *page)
 }
 
 /*
- * Whether __free_pages() needs the page's tag at all: only while profiling
- * is on, to uncharge the tail pages it frees itself, of a block of order > 0
- * that is not compound and that others still hold (for order 0 it would
- * uncharge 0 bytes). Off, the common free pays one patched jump; an order-0
- * page or a compound head reads no tag.
+ * Whether __free_pages() needs the tag of a page in page_ext at all: only
+ * while profiling is on, to uncharge the tail pages it frees itself, of a
+ * block of order > 0 that is not compound and that others still hold (for
+ * order 0 it would uncharge 0 bytes). An order-0 page or a compound head
+ * then costs no page_ext lookup (two calls); with compressed tags reading
+ * the index costs less than this test.
  */
 static __always_inline bool alloctag_free_pages_tail(unsigned int order, int head)
 {
