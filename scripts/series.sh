@@ -414,10 +414,10 @@ EOF
 		'
 	# __free_pages() reads the tag before it drops its reference, for the
 	# rare case where it frees the tail pages itself: with compressed tags
-	# only the index, turned into a tag where it is used; in page_ext, with
-	# the Rust core, only in that case (alloctag_free_pages_tail()).
-	perl_edit mm/page_alloc.c "$PGF_MARK" 2 '' '
-			s|(\tint head = PageHead\(page\);\n)\tstruct alloc_tag \*tag = pgalloc_tag_get\(page\);\n|$1\tunsigned long tag_idx = ALLOCTAG_IDX_NULL;\n\tstruct alloc_tag *tag = NULL;\n\n\t/* $ENV{PGF_MARK}: compressed, the index; in page_ext, the tag where used */\n\tif (alloctag_pgflags())\n\t\ttag_idx = alloctag_pgflags_peek(page);\n\telse if (alloctag_free_pages_tail(order, head))\n\t\ttag = pgalloc_tag_get(page);\n| or die "anchor free_pages";
+	# only the index is read there, and turned into a tag in that case. With
+	# the Rust core an order-0 page, which has no tail, reads nothing.
+	perl_edit mm/page_alloc.c "$PGF_MARK" 3 '' '
+			s|(\tint head = PageHead\(page\);\n)\tstruct alloc_tag \*tag = pgalloc_tag_get\(page\);\n|$1\tunsigned long tag_idx;\n\tstruct alloc_tag *tag;\n\n\t/* $ENV{PGF_MARK}: an order-0 page goes whole or stays: no tag needed */\n\tif (alloctag_free_pages_order0(order)) {\n\t\tif (put_page_testzero(page))\n\t\t\tfree_unref_page(page, 0);\n\t\treturn;\n\t}\n\t/* $ENV{PGF_MARK}: with compressed tags, the index; its tag where used */\n\ttag_idx = alloctag_pgflags_peek(page);\n\ttag = tag_idx ? NULL : pgalloc_tag_get(page);\n| or die "anchor free_pages";
 			s|(\telse if \(!head\) \{\n)(\t\tpgalloc_tag_sub_pages\(tag, )|$1\t\tif (tag_idx) /* $ENV{PGF_MARK} */\n\t\t\ttag = alloctag_pgflags_idx_tag(tag_idx);\n$2| or die "anchor free_pages tail";
 		'
 	perl_edit include/linux/mm.h "$PGF_MARK" 2 '' '

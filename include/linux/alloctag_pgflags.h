@@ -263,16 +263,13 @@ static __always_inline unsigned long alloctag_pgflags_peek(struct page *page)
 }
 
 /*
- * Whether __free_pages() needs the tag of a page in page_ext at all: only
- * while profiling is on, to uncharge the tail pages it frees itself, of a
- * block of order > 0 that is not compound and that others still hold (for
- * order 0 it would uncharge 0 bytes). An order-0 page or a compound head
- * then costs no page_ext lookup (two calls); with compressed tags reading
- * the index costs less than this test.
+ * __free_pages() of an order-0 page: the page goes whole or stays, so its
+ * tag is not needed there (6.12 reads it before it drops its reference, to
+ * uncharge 0 tail pages). Such a free reads no tag and tests no key.
  */
-static __always_inline bool alloctag_free_pages_tail(unsigned int order, int head)
+static __always_inline bool alloctag_free_pages_order0(unsigned int order)
 {
-	return mem_alloc_profiling_enabled() && order && !head;
+	return !order;
 }
 
 /* pgalloc_tag_sub() is inline with the Rust core: the free path calls nothing. */
@@ -313,9 +310,9 @@ static inline unsigned long alloctag_pgflags_peek(struct page *page)
 }
 
 /* 6.12's: __free_pages() reads the tag of every page it frees. */
-static inline bool alloctag_free_pages_tail(unsigned int order, int head)
+static inline bool alloctag_free_pages_order0(unsigned int order)
 {
-	return true;
+	return false;
 }
 
 /* 6.12's */
