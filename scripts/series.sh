@@ -378,7 +378,9 @@ vm.mem_profiling_compressed sysctl.
   then finds no reference, so nothing reads page_ext for tags.
   pgalloc_tag_sub() is always inline with the Rust core.
 - page_alloc.c: __free_pages() reads only the index before it drops its
-  reference, and the tag where it frees tail pages itself.
+  reference, and the tag where it frees tail pages itself. With the Rust
+  core an order-0 page, which has no tail pages, reads neither: 6.12
+  looks it up in page_ext on every such free to uncharge 0 bytes.
 - mm_init.c: alloc_tag_sec_init() decides, before the first page is
   allocated and before page_ext sizes itself, whether vmlinux's tags fit.
   Where they do not, page tags stay in page_ext, with a log line (mainline
