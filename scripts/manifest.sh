@@ -70,7 +70,8 @@ boots() {
 # PACKAGE:TARGET::PATH, TARGET being the file cargo names on its "Running"
 # line (src/lib.rs, src/main.rs, tests/NAME.rs) and PACKAGE the crate of the
 # last "Running unittests" line (cargo runs a package's unit tests before its
-# integration tests: tests/query.rs is in two packages). Doc tests are
+# integration tests: tests/query.rs is in two packages; a package of tests
+# only, like tests/scripts, has an empty library for that line). Doc tests are
 # doc:FILE - ITEM, without cargo's "(line N)", which moves with every edit.
 parse_cargo() {
 	awk '
