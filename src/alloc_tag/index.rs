@@ -35,10 +35,9 @@ extern "C" {
 /// The index of the allocation tags outside vmlinux. Its generation is the one the page hooks'
 /// per-CPU caches compare with, its table the one they read (include/linux/alloctag_pgflags.h).
 pub(crate) static INDEX: TagIndex =
-    // SAFETY: `alloctag_index_lock` is defined with `DECLARE_RWSEM()` for this index alone;
-    // `alloctag_index_gen` is a C `unsigned int` that only this index writes, and C reads with
-    // `READ_ONCE()`; `alloctag_index_dir` is a zero-initialised C array of null pointers that
-    // only this index writes, and C reads with `READ_ONCE()` (an entry is a tag's address).
+    // SAFETY: The rwsem is `DECLARE_RWSEM()`'d for this index alone; the `unsigned int` generation
+    // and the zeroed array of null pointers (an entry is a tag's address) are written only by this
+    // index and read by C with `READ_ONCE()`.
     unsafe {
         TagIndex::new(
             &raw mut alloctag_index_lock,
