@@ -42,6 +42,7 @@
 #include "alloctag_accuracy.h"
 #include "alloctag_capture_info.h"
 #include "alloctag_fail.h"
+#include "alloctag_waste.h"
 /* Every function shared by the Rust core and its C glue, declared once. */
 #include "alloctag_glue.h"
 

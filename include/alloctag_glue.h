@@ -73,6 +73,14 @@ u64 alloctag_capture_now(void);
 gfp_t alloctag_capture_depot_gfp(gfp_t gfp);
 int alloctag_capture_init(void);
 
+/*
+ * In C (src/glue_waste.c), for Rust's waste accounting (src/waste.rs): the
+ * key, and the period that runs (0: off), which Rust writes.
+ */
+void alloctag_set_waste_key(bool enable);
+extern u32 alloctag_waste_current;
+u64 alloctag_waste_now(void);
+
 /* In Rust (src/capture/hook.rs), for the slow paths in src/glue_capture.c. */
 struct alloctag_capture_info;
 void alloctag_capture_insert(const struct alloctag_capture_info *info);

@@ -39,14 +39,15 @@ EARLY_MARK=alloctag-graft-early
 PGF_MARK=alloctag-graft-pgflags
 TAG_MARK=alloctag-graft-tagkey
 OBJEXT_MARK=alloctag-graft-objext
+WASTE_MARK=alloctag-graft-waste
 # The base marker alone, not a patch's own (alloctag-graft-pgflags): a file
 # that a later patch grafts may already carry an earlier patch's marker.
 MARK_RE="$MARK([^-]|\$)"
-export MARK ACC_MARK CAP_MARK FIX_MARK EARLY_MARK PGF_MARK TAG_MARK OBJEXT_MARK
+export MARK ACC_MARK CAP_MARK FIX_MARK EARLY_MARK PGF_MARK TAG_MARK OBJEXT_MARK WASTE_MARK
 
 SERIES=(
 	module_percpu codetag_empty migration_bytes
-	uapi plumbing callsite pgflags core fault accuracy capture tests bench docs
+	uapi plumbing callsite pgflags core fault accuracy capture waste tests bench docs
 )
 
 # Files that an export writes paragraph by paragraph (see above).
@@ -311,7 +312,7 @@ EOF
 	introduce ALLOCTAG_RUST
 	local f
 	for f in alloctag_bindings.h alloctag_glue.h alloctag_fail.h alloctag_accuracy.h \
-		alloctag_capture_info.h; do
+		alloctag_capture_info.h alloctag_waste.h; do
 		place "include/$f" "lib/alloctag/include/$f"
 	done
 	local bh=$tree/rust/bindings/bindings_helper.h
@@ -694,6 +695,49 @@ EOF
 	perl_edit include/linux/mm.h "$CAP_MARK" 3 'capture' '
 			s|(\t\t\talloc_tag_ref_set\(ref, tag\);\n\t\t\tput_page_tag_ref\(ref\);\n\t\t\}\n\t\}\n)|$1\t/* $ENV{CAP_MARK}: each piece gets its own record */\n\talloctag_capture_split(folio, &tag->ct, old_order, new_order);\n| or die "anchor 1";
 			s|((?:\t/\* $ENV{FIX_MARK}: [^\n]*\n)?\talloc_tag_sub\(ref, folio_size\(new\)\);\n)|\t/* $ENV{CAP_MARK}: the target loses its own record, if any */\n\talloctag_capture_free(ref);\n$1\t/* $ENV{CAP_MARK}: the record moves with the charge */\n\talloctag_capture_copy(ref, &tag->ct, new, old);\n| or die "anchor 2";
+		'
+}
+
+patch_waste() {
+	describe "lib/alloctag: slack and churn per call site" <<'EOF'
+/proc/allocinfo says how many bytes each call site holds, not how many
+of them its callers asked for (kmalloc(100) takes 128) nor how often it
+allocates and frees. Add waste accounting: root turns it on and off in
+/sys/kernel/debug/alloctag/waste (or with alloctag.waste=on at boot), and
+/proc/allocwaste lists, per call site, the live bytes handed out and
+requested of the objects allocated while it was on, the allocations and
+frees counted, and the untracked remainder.
+
+Exact, not estimated: each slab object gets a 32-bit slot after its
+slab's extension vector (the accounting period that tracked it and its
+slack), so a free takes back exactly what its allocation added, and an
+object allocated while the accounting was off is never subtracted. Per
+call site, per-CPU counters made when the accounting first turns on.
+krealloc() in place changes the request. Off, the slab hooks pay nothing:
+the accounting shares the second variant of the slab hooks with capture.
+EOF
+	local f
+	for f in waste.rs waste/control.rs waste/report.rs alloc_tag/waste.rs glue_waste.c; do
+		place "src/$f" "lib/alloctag/src/$f"
+	done
+	introduce ALLOCTAG_WASTE
+	perl_edit include/linux/alloc_tag.h "$WASTE_MARK" 1 'waste' '
+			s|(struct alloc_tag \{\n\tstruct codetag\t\t\tct;\n\tstruct alloc_tag_counters __percpu\t\*counters;\n)|$1#ifdef CONFIG_ALLOCTAG_WASTE /* $ENV{WASTE_MARK}: made when waste accounting first turns on */\n\tstruct alloctag_waste_counters __percpu\t*waste;\n#endif\n| or die "anchor";
+		'
+	perl_edit mm/slub.c "$WASTE_MARK" 5 'waste' '
+			s|(#include "../lib/alloctag/include/alloctag_accuracy.h"[^\n]*\n)|$1#include "../lib/alloctag/include/alloctag_waste.h" /* $ENV{WASTE_MARK} */\n| or die "anchor include";
+			s|\tsize_t size = objects \* sizeof\(struct slabobj_ext\);\n|\t/* $ENV{WASTE_MARK}: a slot per object after the vector (alloctag_waste.h) */\n\tsize_t size = objects * (sizeof(struct slabobj_ext) + ALLOCTAG_WASTE_SLOT_BYTES);\n| or die "anchor size";
+			s|\treturn kmalloc_array_node_noprof\(objects, sizeof\(struct slabobj_ext\),\n\t\t\t\t\t gfp \x7c __GFP_ZERO, node\);\n|\treturn kmalloc_array_node_noprof(objects,\n\t\t\t\t\t sizeof(struct slabobj_ext) + ALLOCTAG_WASTE_SLOT_BYTES,\n\t\t\t\t\t gfp \| __GFP_ZERO, node);\n| or die "anchor array";
+			s|__alloc_tagging_slab_alloc_hook\(struct kmem_cache \*s, void \*object, gfp_t flags,\n\t\t\t\tconst bool capture\)|__alloc_tagging_slab_alloc_hook(struct kmem_cache *s, void *object, gfp_t flags,\n\t\t\t\tunsigned int orig_size, const bool capture)| or die "anchor inner";
+			s|(\t\tif \(capture\)\n)(\t\t\talloctag_capture_slab\(&obj_exts->ref, object, s, flags\);\n)|\t\t/* $ENV{WASTE_MARK}: and waste accounting, whose slot needs the tag */\n\t\tif (capture) {\n$2\t\t\talloctag_waste_slab_alloc(s, object, orig_size);\n\t\t}\n| or die "anchor capture";
+			s|alloc_tagging_slab_alloc_hook\(struct kmem_cache \*s, void \*object, gfp_t flags\)\n\{\n\tif \(alloctag_slab_plain\(\)\)\n\t\t__alloc_tagging_slab_alloc_hook\(s, object, flags, false\);\n\telse if \(alloctag_slab_capture\(\)\)\n\t\t__alloc_tagging_slab_alloc_hook\(s, object, flags, true\);\n|alloc_tagging_slab_alloc_hook(struct kmem_cache *s, void *object, gfp_t flags,\n\t\t\t      unsigned int orig_size)\n{\n\tif (alloctag_slab_plain())\n\t\t__alloc_tagging_slab_alloc_hook(s, object, flags, orig_size, false);\n\telse if (alloctag_slab_capture())\n\t\t__alloc_tagging_slab_alloc_hook(s, object, flags, orig_size, true);\n| or die "anchor wrapper";
+			s|(\t\tif \(capture\)\n)(\t\t\talloctag_capture_free\(&obj_exts\[off\].ref\);\n)|\t\t/* $ENV{WASTE_MARK}: waste accounting too, before the tag goes */\n\t\tif (capture) {\n$2\t\t\talloctag_waste_slab_free(s, slab, off);\n\t\t}\n| or die "anchor free";
+			s|static inline void\nalloc_tagging_slab_alloc_hook\(struct kmem_cache \*s, void \*object, gfp_t flags\)\n\{\n\}\n|static inline void\nalloc_tagging_slab_alloc_hook(struct kmem_cache *s, void *object, gfp_t flags,\n\t\t\t      unsigned int orig_size)\n{\n}\n| or die "anchor stub";
+			s|\t\talloc_tagging_slab_alloc_hook\(s, p\[i\], flags\);\n|\t\t/* $ENV{WASTE_MARK}: the request, for waste accounting */\n\t\talloc_tagging_slab_alloc_hook(s, p[i], flags, orig_size);\n| or die "anchor call";
+		'
+	perl_edit mm/slab_common.c "$WASTE_MARK" 2 'waste' '
+			s|(\t\tp = kasan_krealloc\(\(void \*\)p, new_size, flags\);\n)|$1\t\t/* $ENV{WASTE_MARK}: the object stays, its request changes */\n\t\talloctag_waste_krealloc(p, new_size);\n| or die "anchor krealloc";
+			s|(\n#include "slab.h"\n)|\n#include "../lib/alloctag/include/alloctag_waste.h" /* $ENV{WASTE_MARK} */$1| or die "anchor include";
 		'
 }
 

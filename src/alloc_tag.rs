@@ -12,6 +12,8 @@ pub(crate) mod dynamic;
 pub(crate) mod early;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 pub(crate) mod index;
+#[cfg(CONFIG_ALLOCTAG_WASTE)]
+pub(crate) mod waste;
 
 use crate::percpu;
 use core::ptr;
@@ -61,7 +63,12 @@ impl AllocTag {
         counters: *mut bindings::alloc_tag_counters,
     ) -> Self {
         // INVARIANT: The caller guarantees what `counters` points to.
-        Self(Opaque::new(bindings::alloc_tag { ct, counters }))
+        Self(Opaque::new(bindings::alloc_tag {
+            ct,
+            counters,
+            #[cfg(CONFIG_ALLOCTAG_WASTE)]
+            waste: ptr::null_mut(),
+        }))
     }
 
     /// Views a C tag, such as one from `current->alloc_tag`, as an [`AllocTag`].
@@ -201,6 +208,19 @@ mod core_impl {
             Some(&super::index::INDEX)
         }
 
+        /// Once waste accounting has turned on, each tag gets its counters as it comes; a tag
+        /// that gets none is not tracked.
+        #[cfg(CONFIG_ALLOCTAG_WASTE)]
+        fn module_load(module: ModuleTags<'_, Self>) {
+            if super::waste::wanted() {
+                for tag in module.tags() {
+                    if tag.make_waste().is_err() {
+                        pr_warn!("{}: no waste counters: not tracked\n", tag.codetag());
+                    }
+                }
+            }
+        }
+
         /// Page tags in page flags cannot name these tags: their pages go uncharged.
         fn not_indexed(module: ModuleTags<'_, Self>) {
             for tag in module.tags() {
@@ -242,6 +262,14 @@ mod core_impl {
                     counters.calls
                 );
                 unused = false;
+            }
+        }
+        #[cfg(CONFIG_ALLOCTAG_WASTE)]
+        if unused {
+            for tag in module.tags() {
+                // SAFETY: No object is charged to the tags (above): none is tracked, and the
+                // module's memory, its tags with it, goes after this returns.
+                unsafe { tag.drop_waste() };
             }
         }
         unused

@@ -9,7 +9,9 @@
 //! interfaces: `/proc/allocinfo` ([`allocinfo`]), the sysctl and the boot parameter
 //! ([`profiling`]). Per-call-site fault injection ([`fault`]) uses the library's selections and has
 //! its control file in debugfs; so does capture ([`capture`]), the second level: the live objects
-//! of chosen call sites, with process, stack and age. The allocator hooks stay in C
+//! of chosen call sites, with process, stack and age. Waste accounting ([`waste`]) counts,
+//! per call site, the bytes requested against those handed out, and the allocations and frees,
+//! in `/proc/allocwaste`. The allocator hooks stay in C
 //! (include/linux/alloc_tag.h, mm/).
 //!
 //! Without `CONFIG_MEM_ALLOC_PROFILING_RUST` only the tag type and the KUnit tests are built,
@@ -43,6 +45,8 @@ mod capture;
 mod debugfs;
 #[cfg(CONFIG_ALLOCTAG_FAULT_INJECTION)]
 mod fault;
+#[cfg(CONFIG_ALLOCTAG_WASTE)]
+mod waste;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod seq;
 
@@ -84,6 +88,11 @@ impl kernel::Module for AllocTagCore {
         fault::register()?;
         #[cfg(CONFIG_ALLOCTAG_CAPTURE)]
         capture::register()?;
+        #[cfg(CONFIG_ALLOCTAG_WASTE)]
+        {
+            waste::register()?;
+            waste::start_at_boot();
+        }
         Ok(Self)
     }
 }

@@ -72,6 +72,8 @@ fn sync_profiling() {
 use capture::sync_profiling;
 #[cfg(all(CONFIG_ALLOCTAG_CAPTURE, CONFIG_ALLOCTAG_KUNIT_TEST))]
 pub(crate) use capture::with_plain_key_off;
+#[cfg(CONFIG_ALLOCTAG_WASTE)]
+pub(crate) use capture::set_waste;
 #[cfg(CONFIG_ALLOCTAG_CAPTURE)]
 pub(crate) use capture::{set_capture, set_profiling};
 
@@ -87,17 +89,23 @@ mod capture {
         static mut alloctag_keys_lock: RwSemStorage;
     }
 
-    /// What the keys follow, besides the profiling key.
+    /// What the keys follow, besides the profiling key: each needs the slab hooks' second
+    /// variant.
     struct Keys {
         /// Capture is on.
         capture: bool,
+        /// Waste accounting is on.
+        waste: bool,
     }
 
     // SAFETY: `alloctag_keys_lock` is defined with `DECLARE_RWSEM()` for these keys alone.
     static KEYS: RwSem<Keys> = unsafe {
         RwSem::new(
             (&raw mut alloctag_keys_lock).cast(),
-            Keys { capture: false },
+            Keys {
+                capture: false,
+                waste: false,
+            },
         )
     };
 
@@ -113,7 +121,7 @@ mod capture {
 
     /// Sets the slab-plain key from the profiling key and `keys`.
     fn sync(keys: &Keys) {
-        set_slab_plain_key(enabled() && !keys.capture);
+        set_slab_plain_key(enabled() && !keys.capture && !keys.waste);
     }
 
     /// Turns profiling on or off; may sleep.
@@ -140,13 +148,29 @@ mod capture {
     #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
     pub(crate) fn with_plain_key_off<R>(f: impl FnOnce() -> R) -> Option<R> {
         let keys = KEYS.write();
-        if keys.capture {
+        if keys.capture || keys.waste {
             return None;
         }
         set_slab_plain_key(false);
         let r = f();
         sync(&keys);
         Some(r)
+    }
+
+    /// Turns waste accounting's key on or off; may sleep. As for capture: the second variants
+    /// of the slab hooks run before its key is on, and until after it is off.
+    #[cfg(CONFIG_ALLOCTAG_WASTE)]
+    pub(crate) fn set_waste(enable: bool) {
+        let mut keys = KEYS.write();
+        keys.waste = enable;
+        if enable {
+            sync(&keys);
+        }
+        // SAFETY: Process context; the key functions serialize changes.
+        unsafe { bindings::alloctag_set_waste_key(enable) };
+        if !enable {
+            sync(&keys);
+        }
     }
 
     /// Turns capture on or off; may sleep.

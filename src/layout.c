@@ -24,6 +24,7 @@
 #include <kunit/test.h>
 #include <uapi/linux/alloc_tag.h>
 #include "../include/alloctag_capture_info.h"
+#include "../include/alloctag_waste.h"
 
 #define SIZE(sym, type) DEFINE(sym, sizeof(struct type))
 
@@ -44,6 +45,14 @@ void alloctag_layout(void)
 	SIZE(ALLOC_TAG_COUNTERS_SIZE, alloc_tag_counters);
 	OFFSET(ALLOC_TAG_COUNTERS_BYTES, alloc_tag_counters, bytes);
 	OFFSET(ALLOC_TAG_COUNTERS_CALLS, alloc_tag_counters, calls);
+#ifdef CONFIG_ALLOCTAG_WASTE
+	OFFSET(ALLOC_TAG_WASTE, alloc_tag, waste);
+	SIZE(WASTE_COUNTERS_SIZE, alloctag_waste_counters);
+	OFFSET(WASTE_COUNTERS_ALLOCS, alloctag_waste_counters, allocs);
+	OFFSET(WASTE_COUNTERS_FREES, alloctag_waste_counters, frees);
+	OFFSET(WASTE_COUNTERS_BYTES, alloctag_waste_counters, bytes);
+	OFFSET(WASTE_COUNTERS_REQUESTED, alloctag_waste_counters, requested);
+#endif
 	SIZE(CODETAG_BYTES_SIZE, codetag_bytes);
 	OFFSET(CODETAG_BYTES_CT, codetag_bytes, ct);
 	OFFSET(CODETAG_BYTES_BYTES, codetag_bytes, bytes);

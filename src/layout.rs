@@ -61,6 +61,18 @@ same!(ALLOC_TAG_COUNTERS, alloc_tag.counters);
 same!(ALLOC_TAG_COUNTERS_SIZE, size alloc_tag_counters);
 same!(ALLOC_TAG_COUNTERS_BYTES, alloc_tag_counters.bytes);
 same!(ALLOC_TAG_COUNTERS_CALLS, alloc_tag_counters.calls);
+#[cfg(CONFIG_ALLOCTAG_WASTE)]
+same!(ALLOC_TAG_WASTE, alloc_tag.waste);
+#[cfg(CONFIG_ALLOCTAG_WASTE)]
+same!(WASTE_COUNTERS_SIZE, size alloctag_waste_counters);
+#[cfg(CONFIG_ALLOCTAG_WASTE)]
+same!(WASTE_COUNTERS_ALLOCS, alloctag_waste_counters.allocs);
+#[cfg(CONFIG_ALLOCTAG_WASTE)]
+same!(WASTE_COUNTERS_FREES, alloctag_waste_counters.frees);
+#[cfg(CONFIG_ALLOCTAG_WASTE)]
+same!(WASTE_COUNTERS_BYTES, alloctag_waste_counters.bytes);
+#[cfg(CONFIG_ALLOCTAG_WASTE)]
+same!(WASTE_COUNTERS_REQUESTED, alloctag_waste_counters.requested);
 same!(CODETAG_BYTES_SIZE, size codetag_bytes);
 same!(CODETAG_BYTES_CT, codetag_bytes.ct);
 same!(CODETAG_BYTES_BYTES, codetag_bytes.bytes);

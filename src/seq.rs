@@ -295,3 +295,56 @@ macro_rules! listing_fops {
 }
 #[cfg(CONFIG_ALLOCTAG_CAPTURE)]
 pub(crate) use listing_fops;
+
+/// Appends formatted text to a byte vector.
+#[cfg(CONFIG_ALLOCTAG_CAPTURE)]
+pub(crate) struct TextWriter<'a>(pub(crate) &'a mut KVVec<u8>);
+
+#[cfg(CONFIG_ALLOCTAG_CAPTURE)]
+impl fmt::Write for TextWriter<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.0
+            .extend_from_slice(s.as_bytes(), GFP_KERNEL)
+            .map_err(|_| fmt::Error)
+    }
+}
+
+/// A [`Listing`] of lines of text, made whole when its file is opened.
+#[cfg(CONFIG_ALLOCTAG_CAPTURE)]
+pub(crate) struct Lines {
+    text: KVVec<u8>,
+    /// Where each line ends in `text`.
+    ends: KVVec<usize>,
+}
+
+#[cfg(CONFIG_ALLOCTAG_CAPTURE)]
+impl Lines {
+    /// Makes an empty text.
+    pub(crate) fn new() -> Self {
+        Self {
+            text: KVVec::new(),
+            ends: KVVec::new(),
+        }
+    }
+
+    /// Appends a line: `args` and a newline.
+    pub(crate) fn line(&mut self, args: fmt::Arguments<'_>) -> Result {
+        fmt::Write::write_fmt(&mut TextWriter(&mut self.text), args).map_err(|_| ENOMEM)?;
+        self.text.push(b'\n', GFP_KERNEL)?;
+        self.ends.push(self.text.len(), GFP_KERNEL)?;
+        Ok(())
+    }
+}
+
+#[cfg(CONFIG_ALLOCTAG_CAPTURE)]
+impl Listing for Lines {
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn show(&mut self, i: usize, w: &mut SeqWriter) -> fmt::Result {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        let line = self.text.get(start..self.ends[i]).unwrap_or_default();
+        fmt::Write::write_str(w, core::str::from_utf8(line).unwrap_or("?"))
+    }
+}

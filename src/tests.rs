@@ -29,6 +29,8 @@ mod jump_label;
 mod query;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod registry;
+#[cfg(CONFIG_ALLOCTAG_WASTE)]
+mod waste;
 
 pub(crate) use crate::alloc_tag::define_alloc_tag as test_tag;
 

@@ -325,12 +325,48 @@ impl<const C: usize, const M: usize> Pool<C, M> {
                 }
             }
         }
+        #[cfg(CONFIG_ALLOCTAG_WASTE)]
+        if super::waste::wanted() && Self::make_chunk_waste(&chunk).is_err() {
+            pr_warn!("{} tags: no waste counters for chunk {}: not tracked\n", self.name, n);
+        }
         let chunk = KVBox::into_raw(chunk);
         // INVARIANT: Published after it was initialised; never freed; `grown` grows under
         // `GROW`.
         self.chunks[n].store(chunk, Ordering::Release);
         self.grown.store(n + 1, Ordering::Release);
         true
+    }
+
+    /// Gives every tag of `chunk` waste counters, from one array of the chunk's that, like
+    /// the chunk, is never freed. Called under [`GROW`]; process context, may sleep.
+    #[cfg(CONFIG_ALLOCTAG_WASTE)]
+    fn make_chunk_waste(chunk: &Chunk) -> Result {
+        if chunk.tags.iter().all(|t| !t.waste().is_null()) {
+            return Ok(());
+        }
+        let counters = super::waste::alloc(CHUNK_TAGS);
+        if counters.is_null() {
+            return Err(ENOMEM);
+        }
+        for (i, tag) in chunk.tags.iter().enumerate() {
+            // SAFETY: Entry `i` of fresh zeroed counters, this tag's alone, which live as long
+            // as the chunk: forever. (A tag that had counters leaves its entry unused.)
+            unsafe { tag.set_waste(counters.wrapping_add(i)) };
+        }
+        Ok(())
+    }
+
+    /// Gives every tag of the chunks made waste counters (see [`Pool::make_chunk_waste`]);
+    /// process context, may sleep.
+    #[cfg(CONFIG_ALLOCTAG_WASTE)]
+    pub(crate) fn make_waste(&self) -> Result {
+        let _grow = GROW.write();
+        for n in 0..self.grown.load(Ordering::Acquire) {
+            if let Some(chunk) = self.chunk(n * CHUNK_TAGS) {
+                Self::make_chunk_waste(chunk)?;
+            }
+        }
+        Ok(())
     }
 
     /// Makes chunks until the pool has at least `chunks`; process context, may sleep.
@@ -490,12 +526,15 @@ impl<const C: usize, const M: usize> Pool<C, M> {
         };
         find_function(guard, &mut names.function, module);
         let tag = &chunk.tags[i % CHUNK_TAGS];
+        let raw = tag.as_raw();
         // SAFETY: The slot is free: no reader looks at its tag. By `Chunk`'s invariant the tag's
         // counters are the `i % CHUNK_TAGS`th of its chunk's, which read zero (a slot is freed
-        // only then); the names are NUL-terminated and stay until the slot is freed.
+        // only then); the names are NUL-terminated and stay until the slot is freed. Field by
+        // field: the waste counters, which waste accounting may give the chunk's tags at any
+        // time (`Pool::make_waste`), stay.
         unsafe {
-            tag.as_raw().write(bindings::alloc_tag {
-                ct: bindings::codetag {
+            (&raw mut (*raw).counters).write(chunk.counters.wrapping_add(i % CHUNK_TAGS));
+            (&raw mut (*raw).ct).write(bindings::codetag {
                     flags: if chunk.unindexed {
                         CODETAG_FLAG_INACCURATE
                     } else {
@@ -508,10 +547,14 @@ impl<const C: usize, const M: usize> Pool<C, M> {
                         names.module.as_ptr().cast()
                     },
                     function: names.function.as_ptr().cast(),
-                    filename: names.file.as_ptr().cast(),
-                },
-                counters: chunk.counters.wrapping_add(i % CHUNK_TAGS),
+                filename: names.file.as_ptr().cast(),
             })
+        };
+        // SAFETY: The slot was freed only once no object was charged to its last tag: none is
+        // tracked, and the tag is not published yet, so no slow path writes its counters.
+        #[cfg(CONFIG_ALLOCTAG_WASTE)]
+        unsafe {
+            tag.zero_waste()
         };
         slot.module.store(module, Ordering::Relaxed);
         slot.key.store(key, Ordering::Relaxed);

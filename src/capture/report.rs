@@ -28,7 +28,7 @@ use super::{
 use crate::alloc_tag::AllocTag;
 use crate::{
     codetag::{self, Codetag},
-    seq::{Listing, SeqWriter},
+    seq::{Lines, Listing, SeqWriter, TextWriter},
 };
 use core::{
     cmp::Reverse,
@@ -283,7 +283,7 @@ impl SiteTable {
                 return;
             }
             let start = names.len();
-            result = write!(NameWriter(&mut names), "{}", tag.codetag()).map_err(|_| ENOMEM);
+            result = write!(TextWriter(&mut names), "{}", tag.codetag()).map_err(|_| ENOMEM);
             let counters = tag.read();
             let row = SiteRow {
                 tag: core::ptr::from_ref(tag.codetag()) as usize,
@@ -346,17 +346,6 @@ impl SiteTable {
             let (rn, rb) = Self::untracked(row);
             (n + rn, b.saturating_add(rb))
         })
-    }
-}
-
-/// Appends text to a vector, failing when memory runs out.
-struct NameWriter<'a>(&'a mut KVVec<u8>);
-
-impl Write for NameWriter<'_> {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        self.0
-            .extend_from_slice(s.as_bytes(), GFP_KERNEL)
-            .map_err(|_| fmt::Error)
     }
 }
 
@@ -550,11 +539,7 @@ pub(crate) fn write(w: &mut impl Write, view: View) -> Result {
 
 /// The control file's listing: the pool, then each selection with its sites, made when the
 /// file is opened and shown a line at a time.
-pub(crate) struct Control {
-    text: KVVec<u8>,
-    /// Where each line ends in `text`.
-    ends: KVVec<usize>,
-}
+pub(crate) struct Control(Lines);
 
 impl Control {
     /// Makes the listing. Process context.
@@ -569,7 +554,7 @@ impl Control {
         for id in super::ids() {
             if let Some(selection) = registry.selection(&sites::MARKER, id) {
                 let start = selection_text.len();
-                write!(NameWriter(&mut selection_text), "{selection}").map_err(|_| ENOMEM)?;
+                write!(TextWriter(&mut selection_text), "{selection}").map_err(|_| ENOMEM)?;
                 selections.push((id, start, selection_text.len()), GFP_KERNEL)?;
             }
         }
@@ -580,10 +565,7 @@ impl Control {
         drop(records);
         // The sites in the order of the sites' table.
         sort_by_key(&mut table.rows, |r| r.order);
-        let mut out = Self {
-            text: KVVec::new(),
-            ends: KVVec::new(),
-        };
+        let mut out = Lines::new();
         out.line(format_args!(
             "capture limit={} size={size} used={used} dropped={dropped} busy={busy}",
             super::limit()
@@ -609,28 +591,16 @@ impl Control {
                 ))?;
             }
         }
-        Ok(out)
-    }
-
-    /// Appends a line.
-    fn line(&mut self, args: fmt::Arguments<'_>) -> Result {
-        NameWriter(&mut self.text)
-            .write_fmt(args)
-            .map_err(|_| ENOMEM)?;
-        self.text.push(b'\n', GFP_KERNEL)?;
-        self.ends.push(self.text.len(), GFP_KERNEL)?;
-        Ok(())
+        Ok(Self(out))
     }
 }
 
 impl Listing for Control {
     fn len(&self) -> usize {
-        self.ends.len()
+        self.0.len()
     }
 
     fn show(&mut self, i: usize, w: &mut SeqWriter) -> fmt::Result {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        let line = self.text.get(start..self.ends[i]).unwrap_or_default();
-        w.write_str(core::str::from_utf8(line).unwrap_or(UNKNOWN))
+        self.0.show(i, w)
     }
 }

@@ -57,6 +57,9 @@ pub(crate) unsafe trait TagType: Sized + 'static {
     /// Called when a module loads whose tags got no index (the index is full), with the
     /// registry locked for writing.
     fn not_indexed(_module: ModuleTags<'_, Self>) {}
+
+    /// Called when a module's tags are listed, with the registry locked for writing.
+    fn module_load(_module: ModuleTags<'_, Self>) {}
 }
 
 /// The code tags of one module (or vmlinux) in one section.
@@ -165,6 +168,8 @@ struct TypeEntry {
     index: Option<&'static TagIndex>,
     /// [`TagType::not_indexed`] of the type.
     not_indexed: fn(&Range),
+    /// [`TagType::module_load`] of the type.
+    loaded: fn(&Range),
     /// Ordered by id.
     ranges: KVec<Range>,
     /// Changes whenever a module's range is added or dropped: readers that walk the tags in
@@ -353,6 +358,7 @@ impl Registry {
                 unload: |range| T::module_unload(ModuleTags::new(range)),
                 index: T::index(),
                 not_indexed: |range| T::not_indexed(ModuleTags::new(range)),
+                loaded: |range| T::module_load(ModuleTags::new(range)),
                 ranges,
                 generation: 0,
                 dynamic: None,
@@ -416,6 +422,7 @@ impl Registry {
                     // SAFETY: The caller guarantees `module`, whose tags `range` are.
                     unsafe { index_module(index, ty, &range, module) };
                 }
+                (ty.loaded)(&range);
                 // A selection in force also selects the new module's matching tags.
                 #[cfg(CONFIG_ALLOCTAG_SELECTION)]
                 selections::module_loaded(&self.selections, index, &range, ty.tag_size);

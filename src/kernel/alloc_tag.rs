@@ -70,6 +70,9 @@ impl CallSiteTag {
                 filename: file.as_ptr().cast(),
             },
             counters,
+            // Made by lib/alloctag when waste accounting first turns on.
+            #[cfg(CONFIG_ALLOCTAG_WASTE)]
+            waste: core::ptr::null_mut(),
         }))
     }
 

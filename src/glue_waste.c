@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * C glue of waste accounting (src/waste.rs): the static key and the slab
+ * hooks' slow paths, which need what only C expresses: the slab's layout
+ * (mm/slab.h), KFENCE's address test, per-CPU operations and preemption.
+ * Turning the accounting on and off, and reading it, is Rust's.
+ *
+ * The slow paths run with preemption off, so that src/waste.rs, which
+ * zeroes the counters when a period begins, can wait for every one that
+ * saw the last period with synchronize_rcu() once it has ended.
+ */
+
+#include <linux/alloc_tag.h>
+#include <linux/jump_label.h>
+#include <linux/kasan.h>
+#include <linux/kfence.h>
+#include <linux/percpu.h>
+#include <linux/preempt.h>
+#include <linux/rwsem.h>
+#include <linux/timekeeping.h>
+
+/* struct slab, the extension vector and obj_to_index() (Kbuild adds mm/). */
+#include "slab.h"
+
+#include "../include/alloctag_waste.h"
+#include "../include/alloctag_glue.h"
+
+DEFINE_STATIC_KEY_FALSE(alloctag_waste_key);
+
+/*
+ * The period that runs, 1 to 65535, or 0 while the accounting is off:
+ * written by src/waste.rs, with a release store when a period begins.
+ */
+u32 alloctag_waste_current;
+
+/* Serializes turning the accounting on and off (src/waste.rs). */
+DECLARE_RWSEM(alloctag_waste_lock);
+
+u64 alloctag_waste_now(void)
+{
+	return ktime_get_boottime_ns();
+}
+
+void alloctag_set_waste_key(bool enable)
+{
+	if (enable)
+		static_branch_enable(&alloctag_waste_key);
+	else
+		static_branch_disable(&alloctag_waste_key);
+}
+
+/* The slot of object off after slab's extension vector vec. */
+static u32 *waste_slot(struct slabobj_ext *vec, struct slab *slab,
+		       unsigned int off)
+{
+	return (u32 *)(vec + slab->objects) + off;
+}
+
+/*
+ * The counters of the tag in ref: none where ref holds no tag or the
+ * accounting has not made the tag's counters.
+ */
+static struct alloctag_waste_counters __percpu *
+waste_counters(union codetag_ref *ref)
+{
+	if (!ref->ct || is_codetag_empty(ref))
+		return NULL;
+	return READ_ONCE(ct_to_alloc_tag(ref->ct)->waste);
+}
+
+void alloctag_waste_slab_alloc_slowpath(struct kmem_cache *s,
+					const void *object,
+					unsigned int orig_size)
+{
+	struct alloctag_waste_counters __percpu *w;
+	struct slabobj_ext *vec;
+	struct slab *slab;
+	unsigned int off, slack;
+	u32 period, *slot;
+
+	/* A KFENCE object's vector is KFENCE's own, one entry, no slots. */
+	if (is_kfence_address(object))
+		return;
+	slab = virt_to_slab(object);
+	vec = slab ? slab_obj_exts(slab) : NULL;
+	if (!vec)
+		return;
+	off = obj_to_index(s, slab, (void *)object);
+	slot = waste_slot(vec, slab, off);
+	slack = s->size - orig_size;
+
+	preempt_disable();
+	period = smp_load_acquire(&alloctag_waste_current);
+	w = period ? waste_counters(&vec[off].ref) : NULL;
+	if (!w || slack > U16_MAX) {
+		/* Untracked: its free takes nothing back. */
+		WRITE_ONCE(*slot, 0);
+	} else {
+		WRITE_ONCE(*slot, period << 16 | slack);
+		this_cpu_inc(w->allocs);
+		this_cpu_add(w->bytes, s->size);
+		this_cpu_add(w->requested, orig_size);
+	}
+	preempt_enable();
+}
+
+void alloctag_waste_slab_free_slowpath(struct kmem_cache *s,
+				       struct slab *slab, unsigned int off)
+{
+	struct alloctag_waste_counters __percpu *w;
+	struct slabobj_ext *vec = slab_obj_exts(slab);
+	u32 period, v, *slot;
+
+	if (!vec || is_kfence_address(slab_address(slab)))
+		return;
+	slot = waste_slot(vec, slab, off);
+	v = READ_ONCE(*slot);
+	if (!v)
+		return;
+	WRITE_ONCE(*slot, 0);
+
+	preempt_disable();
+	period = smp_load_acquire(&alloctag_waste_current);
+	/* Only an object of this period is taken back. */
+	w = period && v >> 16 == period ? waste_counters(&vec[off].ref) : NULL;
+	if (w) {
+		this_cpu_inc(w->frees);
+		this_cpu_sub(w->bytes, s->size);
+		this_cpu_sub(w->requested, s->size - (v & U16_MAX));
+	}
+	preempt_enable();
+}
+
+void alloctag_waste_krealloc_slowpath(const void *object, size_t new_size)
+{
+	struct alloctag_waste_counters __percpu *w;
+	struct slabobj_ext *vec;
+	struct kmem_cache *s;
+	struct slab *slab;
+	unsigned int off;
+	u32 period, v, *slot;
+
+	object = kasan_reset_tag(object);
+	if (is_kfence_address(object))
+		return;
+	/* A large kmalloc() is pages: no slot. */
+	slab = virt_to_slab(object);
+	vec = slab ? slab_obj_exts(slab) : NULL;
+	if (!vec)
+		return;
+	s = slab->slab_cache;
+	off = obj_to_index(s, slab, (void *)object);
+	slot = waste_slot(vec, slab, off);
+
+	preempt_disable();
+	period = smp_load_acquire(&alloctag_waste_current);
+	v = READ_ONCE(*slot);
+	w = period && v >> 16 == period ? waste_counters(&vec[off].ref) : NULL;
+	if (w && new_size <= s->size && s->size - new_size <= U16_MAX) {
+		/* The object stays: only its request changes. */
+		this_cpu_add(w->requested,
+			     (s64)new_size - (s->size - (v & U16_MAX)));
+		WRITE_ONCE(*slot, period << 16 | (u32)(s->size - new_size));
+	}
+	preempt_enable();
+}

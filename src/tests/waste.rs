@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Waste accounting: exact requested and handed-out bytes, allocations and frees per call site,
+//! for kmalloc(), krealloc() in place and moving, and a cache whose objects are smaller than
+//! their slots; objects allocated while it was off, or in an earlier period, are never taken
+//! back; bad control input changes nothing.
+
+use super::{test_tag, with_tag};
+use crate::{
+    alloc_tag::{waste::Figures, AllocTag},
+    kunit::{kunit_expect, kunit_suite, Test},
+    waste,
+};
+use core::{ffi::c_void, ptr};
+use kernel::{bindings, prelude::*};
+
+/// Turns the accounting on or off; reports a failure.
+fn turn(test: &Test, on: bool) {
+    let done = waste::set(on);
+    kunit_expect!(test, done.is_ok(), "turning {on}: {:?}", done.err());
+}
+
+/// The figures of `tag`; a tag without counters reads as a failure and zeros.
+fn figures(test: &Test, tag: &AllocTag) -> Figures {
+    let w = tag.read_waste();
+    kunit_expect!(test, w.is_some(), "{} has no waste counters", tag.codetag());
+    w.unwrap_or_default()
+}
+
+/// kmalloc() of `size` bytes charged to `tag`.
+fn kmalloc(tag: &'static AllocTag, size: usize) -> *mut c_void {
+    // SAFETY: Allocating has no precondition.
+    with_tag(tag, || unsafe { bindings::__kmalloc_noprof(size, bindings::GFP_KERNEL) })
+}
+
+/// Frees what [`kmalloc`] returned.
+fn kfree(p: *mut c_void) {
+    // SAFETY: `p` came from kmalloc or krealloc and is freed once.
+    unsafe { bindings::kfree(p) };
+}
+
+test_tag!(KMALLOC_TAG, "alloctag_waste_kmalloc");
+
+/// kmalloc(100) x 10 from kmalloc-128: requested 1000, bytes what /proc/allocinfo counts (ten
+/// slots: 1280 without debug metadata), then back to zero with ten frees.
+fn kmalloc_slack_exact(test: &Test) {
+    turn(test, true);
+    let mut objs = [ptr::null_mut::<c_void>(); 10];
+    for o in objs.iter_mut() {
+        *o = kmalloc(KMALLOC_TAG, 100);
+        kunit_expect!(test, !o.is_null());
+    }
+    let w = figures(test, KMALLOC_TAG);
+    let charged = KMALLOC_TAG.read().bytes;
+    kunit_expect!(test, w.allocs == 10 && w.frees == 0, "{w:?}");
+    kunit_expect!(test, w.requested == 1000, "{w:?}");
+    kunit_expect!(test, w.bytes == charged, "{w:?}, allocinfo {charged}");
+    // Each a slot of kmalloc-128: 128 bytes, more with debug metadata.
+    let slot = w.bytes / 10;
+    kunit_expect!(test, w.bytes == 10 * slot && slot >= 128, "{w:?}");
+    // Without debug metadata, the figures exactly.
+    if slot == 128 {
+        kunit_expect!(test, w.bytes == 1280 && w.bytes - w.requested == 280, "{w:?}");
+    }
+    for &o in objs.iter() {
+        kfree(o);
+    }
+    let w = figures(test, KMALLOC_TAG);
+    kunit_expect!(test, w.allocs == 10 && w.frees == 10, "{w:?}");
+    kunit_expect!(test, w.bytes == 0 && w.requested == 0, "{w:?}");
+    turn(test, false);
+}
+
+test_tag!(REALLOC_TAG, "alloctag_waste_krealloc");
+
+/// krealloc() in place changes the request only; moving is a free and an allocation.
+fn krealloc_in_place_and_moving(test: &Test) {
+    turn(test, true);
+    let obj = kmalloc(REALLOC_TAG, 100);
+    // SAFETY: `obj` came from kmalloc; 120 bytes fit its 128.
+    let same = with_tag(REALLOC_TAG, || unsafe {
+        bindings::krealloc_noprof(obj, 120, bindings::GFP_KERNEL)
+    });
+    kunit_expect!(test, same == obj, "growing within the slot moved the object");
+    let w = figures(test, REALLOC_TAG);
+    kunit_expect!(test, w.allocs == 1 && w.frees == 0 && w.requested == 120, "{w:?}");
+    // SAFETY: `same` came from krealloc; 3000 bytes do not fit.
+    let moved = with_tag(REALLOC_TAG, || unsafe {
+        bindings::krealloc_noprof(same, 3000, bindings::GFP_KERNEL)
+    });
+    kunit_expect!(test, !moved.is_null() && moved != same, "not moved");
+    let w = figures(test, REALLOC_TAG);
+    kunit_expect!(test, w.allocs == 2 && w.frees == 1, "{w:?}");
+    kunit_expect!(test, w.requested == 3000, "{w:?}");
+    kunit_expect!(test, w.bytes == REALLOC_TAG.read().bytes, "{w:?}");
+    kfree(moved);
+    let w = figures(test, REALLOC_TAG);
+    kunit_expect!(test, w.bytes == 0 && w.requested == 0 && w.frees == 2, "{w:?}");
+    turn(test, false);
+}
+
+/// A constructor, which keeps the test's cache from being merged with another.
+extern "C" fn no_merge(_object: *mut c_void) {}
+
+test_tag!(CACHE_TAG, "alloctag_waste_cache");
+
+/// A cache of 20-byte objects aligned to 64: requested is the object size, bytes the slot.
+fn cache_object_below_slot(test: &Test) {
+    // SAFETY: All-zero is a valid `kmem_cache_args`.
+    let mut args: bindings::kmem_cache_args = unsafe { core::mem::zeroed() };
+    args.ctor = Some(no_merge);
+    args.align = 64;
+    // SAFETY: The name is static; `args` is valid for the call.
+    let cache = unsafe {
+        bindings::__kmem_cache_create_args(
+            kernel::c_str!("alloctag_waste").as_char_ptr(),
+            20,
+            &mut args,
+            0,
+        )
+    };
+    kunit_expect!(test, !cache.is_null(), "no cache");
+    if cache.is_null() {
+        return;
+    }
+    turn(test, true);
+    let mut objs = [ptr::null_mut::<c_void>(); 3];
+    for o in objs.iter_mut() {
+        // SAFETY: `cache` is live.
+        *o = with_tag(CACHE_TAG, || unsafe {
+            bindings::kmem_cache_alloc_noprof(cache, bindings::GFP_KERNEL)
+        });
+    }
+    let w = figures(test, CACHE_TAG);
+    // What /proc/allocinfo charges: the slot, metadata included.
+    let slot = CACHE_TAG.read().bytes / 3;
+    kunit_expect!(test, slot >= 64, "slot {slot}");
+    kunit_expect!(test, w.allocs == 3 && w.requested == 60, "{w:?}");
+    kunit_expect!(test, w.bytes == 3 * slot, "{w:?}, slot {slot}");
+    // SAFETY: The objects came from `cache`, each freed once.
+    unsafe { bindings::kmem_cache_free_bulk(cache, 3, objs.as_mut_ptr()) };
+    let w = figures(test, CACHE_TAG);
+    kunit_expect!(test, w.frees == 3 && w.bytes == 0 && w.requested == 0, "{w:?}");
+    turn(test, false);
+    // SAFETY: Every object of `cache` is freed.
+    unsafe { bindings::kmem_cache_destroy(cache) };
+}
+
+test_tag!(OFF_TAG, "alloctag_waste_off");
+
+/// An object allocated while off, or in an earlier period, is untracked: its free takes
+/// nothing back, and the figures never go negative.
+fn untracked_objects_never_subtracted(test: &Test) {
+    turn(test, false);
+    let before = kmalloc(OFF_TAG, 100);
+    turn(test, true);
+    let during = kmalloc(OFF_TAG, 50);
+    let w = figures(test, OFF_TAG);
+    kunit_expect!(test, w.allocs == 1 && w.requested == 50, "{w:?}");
+    // The untracked remainder: what allocinfo counts beyond the tracked bytes, one slot.
+    let untracked = OFF_TAG.read().bytes - w.bytes;
+    kunit_expect!(test, untracked > 0 && untracked >= w.bytes, "{w:?}, {untracked}");
+    kfree(before);
+    let after = figures(test, OFF_TAG);
+    kunit_expect!(test, after == w, "{w:?} -> {after:?}");
+    // A new period: `during` was tracked in the last one.
+    turn(test, false);
+    turn(test, true);
+    let w = figures(test, OFF_TAG);
+    kunit_expect!(test, w == Figures::default(), "not zeroed: {w:?}");
+    kfree(during);
+    let w = figures(test, OFF_TAG);
+    kunit_expect!(test, w == Figures::default(), "{w:?}");
+    turn(test, false);
+}
+
+/// Off, the figures stay as they were; nothing more is counted.
+fn off_keeps_the_figures(test: &Test) {
+    turn(test, true);
+    let obj = kmalloc(OFF_TAG, 100);
+    turn(test, false);
+    let w = figures(test, OFF_TAG);
+    kunit_expect!(test, w.allocs == 1 && w.requested == 100, "{w:?}");
+    let other = kmalloc(OFF_TAG, 100);
+    kfree(obj);
+    kfree(other);
+    kunit_expect!(test, figures(test, OFF_TAG) == w);
+}
+
+/// Bad control input fails with EINVAL and changes nothing.
+fn bad_input_changes_nothing(test: &Test) {
+    turn(test, false);
+    for bad in [&b"maybe"[..], b"", b"on\n\n", b"ON", b" on", b"1"] {
+        let r = waste::run(bad);
+        kunit_expect!(test, r == Err(EINVAL), "{bad:?}: {r:?}");
+        kunit_expect!(test, !waste::is_on(), "{bad:?} turned it on");
+    }
+    kunit_expect!(test, waste::run(b"on\n").is_ok() && waste::is_on());
+    kunit_expect!(test, waste::run(b"on").is_ok() && waste::is_on(), "on twice");
+    kunit_expect!(test, waste::run(b"off").is_ok() && !waste::is_on());
+}
+
+kunit_suite!(
+    waste_suite,
+    "alloctag_waste",
+    [
+        kmalloc_slack_exact,
+        krealloc_in_place_and_moving,
+        cache_object_below_slot,
+        untracked_objects_never_subtracted,
+        off_keeps_the_figures,
+        bad_input_changes_nothing,
+    ]
+);

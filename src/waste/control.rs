@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Turning waste accounting on and off: `/sys/kernel/debug/alloctag/waste`, next to capture
+//! and fail (0600; writes need `CAP_SYS_ADMIN`): writing `on` or `off` (a trailing newline is
+//! fine) turns it on or off, anything else fails with `EINVAL` and changes nothing; reading
+//! gives `on` or `off`. And at boot, `alloctag.waste=on` (or `off`, the default).
+//!
+//! C header: [`include/linux/debugfs.h`](srctree/include/linux/debugfs.h)
+
+use crate::{
+    debugfs,
+    profiling::EarlyParam,
+    seq::{listing_fops, Listing, SeqWriter},
+};
+use core::{
+    ffi::c_int,
+    fmt::{self, Write},
+    sync::atomic::{AtomicBool, Ordering},
+};
+use kernel::{bindings, c_str, prelude::*, str::CStr};
+
+/// Parses `on` or `off`, with at most one trailing newline.
+fn parse(text: &[u8]) -> Result<bool> {
+    match text.strip_suffix(b"\n").unwrap_or(text) {
+        b"on" => Ok(true),
+        b"off" => Ok(false),
+        _ => Err(EINVAL),
+    }
+}
+
+/// Runs one write of the control file.
+pub(crate) fn run(text: &[u8]) -> Result {
+    let on = parse(text)?;
+    super::set(on)?;
+    pr_info!("waste: accounting {}\n", if on { "on" } else { "off" });
+    Ok(())
+}
+
+/// The control file's text: its state.
+struct State(bool);
+
+impl Listing for State {
+    fn len(&self) -> usize {
+        1
+    }
+
+    fn show(&mut self, _i: usize, w: &mut SeqWriter) -> fmt::Result {
+        w.write_str(if self.0 { "on\n" } else { "off\n" })
+    }
+}
+
+/// `write` of the control file.
+///
+/// # Safety
+///
+/// Called by the VFS with a file and a user buffer of `count` bytes.
+unsafe extern "C" fn write(
+    _file: *mut bindings::file,
+    buf: *const kernel::ffi::c_char,
+    count: usize,
+    _ppos: *mut bindings::loff_t,
+) -> isize {
+    debugfs::write_command("waste", buf, count, run)
+}
+
+listing_fops!(CONTROL, open_control, State, Ok(State(super::is_on())), Some(write));
+
+/// Creates `/sys/kernel/debug/alloctag/waste`, and `/proc/allocwaste`.
+pub(crate) fn register() -> Result {
+    debugfs::create_file(c_str!("waste"), 0o600, &CONTROL);
+    super::report::register()
+}
+
+/// Whether the boot parameter asked for the accounting.
+static AT_BOOT: AtomicBool = AtomicBool::new(false);
+
+/// Parses `alloctag.waste=`: `on` or `off`; a bad value is logged and changes nothing.
+///
+/// # Safety
+///
+/// Called by the kernel's parameter parser with null or a NUL-terminated string.
+unsafe extern "C" fn setup(value: *mut u8) -> c_int {
+    if value.is_null() {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: A non-null value is a NUL-terminated string, as the caller guarantees.
+    let value = unsafe { CStr::from_char_ptr(value) };
+    match parse(value.as_bytes()) {
+        Ok(on) => {
+            AT_BOOT.store(on, Ordering::Relaxed);
+            0
+        }
+        Err(e) => {
+            pr_err!("alloctag.waste: invalid value, expected on or off; keeping off\n");
+            e.to_errno()
+        }
+    }
+}
+
+#[used]
+#[link_section = ".init.setup"]
+static PARAMETER: EarlyParam = EarlyParam::new(c_str!("alloctag.waste"), setup);
+
+/// Turns the accounting on if the boot parameter asked for it; once the registry is up.
+pub(crate) fn start_at_boot() {
+    if !AT_BOOT.load(Ordering::Relaxed) {
+        return;
+    }
+    match super::set(true) {
+        Ok(()) => pr_info!("waste: accounting on (alloctag.waste=on)\n"),
+        Err(e) => pr_err!("waste: alloctag.waste=on failed: {e:?}\n"),
+    }
+}
