@@ -45,10 +45,10 @@ mod capture;
 mod debugfs;
 #[cfg(CONFIG_ALLOCTAG_FAULT_INJECTION)]
 mod fault;
-#[cfg(CONFIG_ALLOCTAG_WASTE)]
-mod waste;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod seq;
+#[cfg(CONFIG_ALLOCTAG_WASTE)]
+mod waste;
 
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod allocinfo;

@@ -49,6 +49,12 @@ void alloctag_set_waste_key(bool enable)
 		static_branch_disable(&alloctag_waste_key);
 }
 
+static u32 waste_period(void)
+{
+	/* Pairs with the release store that begins a period, after its zeroing. */
+	return smp_load_acquire(&alloctag_waste_current);
+}
+
 /* The slot of object off after slab's extension vector vec. */
 static u32 *waste_slot(struct slabobj_ext *vec, struct slab *slab,
 		       unsigned int off)
@@ -90,7 +96,7 @@ void alloctag_waste_slab_alloc_slowpath(struct kmem_cache *s,
 	slack = s->size - orig_size;
 
 	preempt_disable();
-	period = smp_load_acquire(&alloctag_waste_current);
+	period = waste_period();
 	w = period ? waste_counters(&vec[off].ref) : NULL;
 	if (!w || slack > U16_MAX) {
 		/* Untracked: its free takes nothing back. */
@@ -120,7 +126,7 @@ void alloctag_waste_slab_free_slowpath(struct kmem_cache *s,
 	WRITE_ONCE(*slot, 0);
 
 	preempt_disable();
-	period = smp_load_acquire(&alloctag_waste_current);
+	period = waste_period();
 	/* Only an object of this period is taken back. */
 	w = period && v >> 16 == period ? waste_counters(&vec[off].ref) : NULL;
 	if (w) {
@@ -153,7 +159,7 @@ void alloctag_waste_krealloc_slowpath(const void *object, size_t new_size)
 	slot = waste_slot(vec, slab, off);
 
 	preempt_disable();
-	period = smp_load_acquire(&alloctag_waste_current);
+	period = waste_period();
 	v = READ_ONCE(*slot);
 	w = period && v >> 16 == period ? waste_counters(&vec[off].ref) : NULL;
 	if (w && new_size <= s->size && s->size - new_size <= U16_MAX) {

@@ -68,12 +68,12 @@ fn sync_profiling() {
     tag::follow_profiling();
 }
 
+#[cfg(CONFIG_ALLOCTAG_WASTE)]
+pub(crate) use capture::set_waste;
 #[cfg(all(CONFIG_PROC_SYSCTL, CONFIG_ALLOCTAG_CAPTURE))]
 use capture::sync_profiling;
 #[cfg(all(CONFIG_ALLOCTAG_CAPTURE, CONFIG_ALLOCTAG_KUNIT_TEST))]
 pub(crate) use capture::with_plain_key_off;
-#[cfg(CONFIG_ALLOCTAG_WASTE)]
-pub(crate) use capture::set_waste;
 #[cfg(CONFIG_ALLOCTAG_CAPTURE)]
 pub(crate) use capture::{set_capture, set_profiling};
 

@@ -22,9 +22,9 @@
 mod control;
 mod report;
 
-pub(crate) use control::{register, start_at_boot};
 #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
 pub(crate) use control::run;
+pub(crate) use control::{register, start_at_boot};
 
 use crate::{
     alloc_tag::{dynamic, waste::WANTED, ALLOC_TAGS},

@@ -327,7 +327,11 @@ impl<const C: usize, const M: usize> Pool<C, M> {
         }
         #[cfg(CONFIG_ALLOCTAG_WASTE)]
         if super::waste::wanted() && Self::make_chunk_waste(&chunk).is_err() {
-            pr_warn!("{} tags: no waste counters for chunk {}: not tracked\n", self.name, n);
+            pr_warn!(
+                "{} tags: no waste counters for chunk {}: not tracked\n",
+                self.name,
+                n
+            );
         }
         let chunk = KVBox::into_raw(chunk);
         // INVARIANT: Published after it was initialised; never freed; `grown` grows under
@@ -535,18 +539,18 @@ impl<const C: usize, const M: usize> Pool<C, M> {
         unsafe {
             (&raw mut (*raw).counters).write(chunk.counters.wrapping_add(i % CHUNK_TAGS));
             (&raw mut (*raw).ct).write(bindings::codetag {
-                    flags: if chunk.unindexed {
-                        CODETAG_FLAG_INACCURATE
-                    } else {
-                        0
-                    },
-                    lineno: location.line(),
-                    modname: if module.is_null() {
-                        ptr::null()
-                    } else {
-                        names.module.as_ptr().cast()
-                    },
-                    function: names.function.as_ptr().cast(),
+                flags: if chunk.unindexed {
+                    CODETAG_FLAG_INACCURATE
+                } else {
+                    0
+                },
+                lineno: location.line(),
+                modname: if module.is_null() {
+                    ptr::null()
+                } else {
+                    names.module.as_ptr().cast()
+                },
+                function: names.function.as_ptr().cast(),
                 filename: names.file.as_ptr().cast(),
             })
         };

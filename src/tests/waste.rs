@@ -30,7 +30,9 @@ fn figures(test: &Test, tag: &AllocTag) -> Figures {
 /// kmalloc() of `size` bytes charged to `tag`.
 fn kmalloc(tag: &'static AllocTag, size: usize) -> *mut c_void {
     // SAFETY: Allocating has no precondition.
-    with_tag(tag, || unsafe { bindings::__kmalloc_noprof(size, bindings::GFP_KERNEL) })
+    with_tag(tag, || unsafe {
+        bindings::__kmalloc_noprof(size, bindings::GFP_KERNEL)
+    })
 }
 
 /// Frees what [`kmalloc`] returned.
@@ -60,7 +62,11 @@ fn kmalloc_slack_exact(test: &Test) {
     kunit_expect!(test, w.bytes == 10 * slot && slot >= 128, "{w:?}");
     // Without debug metadata, the figures exactly.
     if slot == 128 {
-        kunit_expect!(test, w.bytes == 1280 && w.bytes - w.requested == 280, "{w:?}");
+        kunit_expect!(
+            test,
+            w.bytes == 1280 && w.bytes - w.requested == 280,
+            "{w:?}"
+        );
     }
     for &o in objs.iter() {
         kfree(o);
@@ -81,9 +87,17 @@ fn krealloc_in_place_and_moving(test: &Test) {
     let same = with_tag(REALLOC_TAG, || unsafe {
         bindings::krealloc_noprof(obj, 120, bindings::GFP_KERNEL)
     });
-    kunit_expect!(test, same == obj, "growing within the slot moved the object");
+    kunit_expect!(
+        test,
+        same == obj,
+        "growing within the slot moved the object"
+    );
     let w = figures(test, REALLOC_TAG);
-    kunit_expect!(test, w.allocs == 1 && w.frees == 0 && w.requested == 120, "{w:?}");
+    kunit_expect!(
+        test,
+        w.allocs == 1 && w.frees == 0 && w.requested == 120,
+        "{w:?}"
+    );
     // SAFETY: `same` came from krealloc; 3000 bytes do not fit.
     let moved = with_tag(REALLOC_TAG, || unsafe {
         bindings::krealloc_noprof(same, 3000, bindings::GFP_KERNEL)
@@ -95,7 +109,11 @@ fn krealloc_in_place_and_moving(test: &Test) {
     kunit_expect!(test, w.bytes == REALLOC_TAG.read().bytes, "{w:?}");
     kfree(moved);
     let w = figures(test, REALLOC_TAG);
-    kunit_expect!(test, w.bytes == 0 && w.requested == 0 && w.frees == 2, "{w:?}");
+    kunit_expect!(
+        test,
+        w.bytes == 0 && w.requested == 0 && w.frees == 2,
+        "{w:?}"
+    );
     turn(test, false);
 }
 
@@ -140,7 +158,11 @@ fn cache_object_below_slot(test: &Test) {
     // SAFETY: The objects came from `cache`, each freed once.
     unsafe { bindings::kmem_cache_free_bulk(cache, 3, objs.as_mut_ptr()) };
     let w = figures(test, CACHE_TAG);
-    kunit_expect!(test, w.frees == 3 && w.bytes == 0 && w.requested == 0, "{w:?}");
+    kunit_expect!(
+        test,
+        w.frees == 3 && w.bytes == 0 && w.requested == 0,
+        "{w:?}"
+    );
     turn(test, false);
     // SAFETY: Every object of `cache` is freed.
     unsafe { bindings::kmem_cache_destroy(cache) };
@@ -159,7 +181,11 @@ fn untracked_objects_never_subtracted(test: &Test) {
     kunit_expect!(test, w.allocs == 1 && w.requested == 50, "{w:?}");
     // The untracked remainder: what allocinfo counts beyond the tracked bytes, one slot.
     let untracked = OFF_TAG.read().bytes - w.bytes;
-    kunit_expect!(test, untracked > 0 && untracked >= w.bytes, "{w:?}, {untracked}");
+    kunit_expect!(
+        test,
+        untracked > 0 && untracked >= w.bytes,
+        "{w:?}, {untracked}"
+    );
     kfree(before);
     let after = figures(test, OFF_TAG);
     kunit_expect!(test, after == w, "{w:?} -> {after:?}");
@@ -196,7 +222,11 @@ fn bad_input_changes_nothing(test: &Test) {
         kunit_expect!(test, !waste::is_on(), "{bad:?} turned it on");
     }
     kunit_expect!(test, waste::run(b"on\n").is_ok() && waste::is_on());
-    kunit_expect!(test, waste::run(b"on").is_ok() && waste::is_on(), "on twice");
+    kunit_expect!(
+        test,
+        waste::run(b"on").is_ok() && waste::is_on(),
+        "on twice"
+    );
     kunit_expect!(test, waste::run(b"off").is_ok() && !waste::is_on());
 }
 

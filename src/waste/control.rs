@@ -63,7 +63,13 @@ unsafe extern "C" fn write(
     debugfs::write_command("waste", buf, count, run)
 }
 
-listing_fops!(CONTROL, open_control, State, Ok(State(super::is_on())), Some(write));
+listing_fops!(
+    CONTROL,
+    open_control,
+    State,
+    Ok(State(super::is_on())),
+    Some(write)
+);
 
 /// Creates `/sys/kernel/debug/alloctag/waste`, and `/proc/allocwaste`.
 pub(crate) fn register() -> Result {

@@ -1,0 +1,103 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=sh
+#
+# Waste accounting (/proc/allocwaste, /sys/kernel/debug/alloctag/waste) and
+# `allocinfo waste`, on the test module's hold file: a write of N allocates
+# N objects of 200 bytes (kmalloc-256) at hold_object().
+
+WASTE_CTL=/sys/kernel/debug/alloctag/waste
+WASTE_HOLD=/sys/kernel/debug/alloctag_test/hold
+
+waste_ready() {
+	[ -e "$WASTE_CTL" ] || mount -t debugfs none /sys/kernel/debug
+	[ -w "$WASTE_CTL" ] || fail "no $WASTE_CTL"
+	rmmod alloctag_test 2>/dev/null || true
+	trap 'echo off >"$WASTE_CTL" 2>/dev/null; rmmod alloctag_test 2>/dev/null || true' EXIT
+}
+
+# Prints the figures of hold_object()'s line of /proc/allocwaste: bytes
+# requested slack allocs frees untracked.
+hold_figures() {
+	awk '/\[alloctag_test\] func:hold_object$/ { print $1, $2, $3, $4, $5, $6 }' /proc/allocwaste
+}
+
+# Prints the bytes /proc/allocinfo counts for hold_object().
+hold_allocinfo_bytes() {
+	awk '/\[alloctag_test\] func:hold_object $/ { print $1 }' /proc/allocinfo
+}
+
+test_waste_cli_exact_figures_of_the_test_module() {
+	[ -x /bin/allocinfo ] || fail "no /bin/allocinfo"
+	waste_ready
+	insmod /lib/modules/alloctag_test.ko || fail "insmod failed"
+	allocinfo waste on || fail "allocinfo waste on failed"
+	[ "$(cat "$WASTE_CTL")" = on ] || fail "control file says $(cat "$WASTE_CTL")"
+	echo 10 >"$WASTE_HOLD" || fail "hold 10 failed"
+	charged=$(hold_allocinfo_bytes)
+	# Ten kmalloc-256 slots (more with debug metadata), all tracked.
+	slot=$((charged / 10))
+	[ "$slot" -ge 256 ] || fail "allocinfo charged $charged for ten objects"
+	slack=$((charged - 2000))
+	set -- $(hold_figures)
+	[ "$*" = "$charged 2000 $slack 10 0 0" ] || fail "held: '$*', allocinfo $charged
+$(head -3 /proc/allocwaste)"
+	out=$(allocinfo waste --sort slack) || fail "allocinfo waste failed"
+	echo "$out" | grep -q "hold_object" || fail "not listed: $out"
+	out=$(allocinfo waste --json) || fail "allocinfo waste --json failed"
+	echo "$out" | grep -q "\"requested\": *2000" || fail "json: $out"
+	echo 0 >"$WASTE_HOLD" || fail "release failed"
+	set -- $(hold_figures)
+	[ "$*" = "0 0 0 10 10 0" ] || fail "released: '$*'"
+	allocinfo waste off || fail "allocinfo waste off failed"
+	[ "$(cat "$WASTE_CTL")" = off ] || fail "still on"
+	grep -q "^# state: off since_ns: [1-9][0-9]* now_ns: [1-9]" /proc/allocwaste ||
+		fail "state: $(sed -n 2p /proc/allocwaste)"
+}
+
+test_waste_held_before_on_is_untracked() {
+	waste_ready
+	insmod /lib/modules/alloctag_test.ko || fail "insmod failed"
+	echo 4 >"$WASTE_HOLD" || fail "hold 4 failed"
+	echo on >"$WASTE_CTL" || fail "on refused"
+	charged=$(hold_allocinfo_bytes)
+	set -- $(hold_figures)
+	[ "$*" = "0 0 0 0 0 $charged" ] || fail "held before on: '$*', allocinfo $charged"
+	echo 0 >"$WASTE_HOLD" || fail "release failed"
+	set -- $(hold_figures)
+	[ "$*" = "0 0 0 0 0 0" ] || fail "released: '$*'"
+	echo off >"$WASTE_CTL" || fail "off refused"
+}
+
+test_waste_module_unload_with_tracked_objects() {
+	waste_ready
+	echo on >"$WASTE_CTL" || fail "on refused"
+	# Loaded while on: the module's tags get their counters at load.
+	insmod /lib/modules/alloctag_test.ko || fail "insmod failed"
+	echo 3 >"$WASTE_HOLD" || fail "hold 3 failed"
+	set -- $(hold_figures)
+	[ "$2 $4" = "600 3" ] || fail "held: '$*'"
+	# Unload frees the held objects, then the tags and their counters.
+	rmmod alloctag_test || fail "rmmod failed"
+	grep -q "alloctag_test" /proc/allocwaste && fail "unloaded module listed"
+	insmod /lib/modules/alloctag_test.ko || fail "insmod again failed"
+	set -- $(hold_figures)
+	[ "$*" = "0 0 0 0 0 0" ] || fail "reloaded: '$*'"
+	echo off >"$WASTE_CTL" || fail "off refused"
+}
+
+test_waste_control_refuses_bad_values() {
+	waste_ready
+	for bad in maybe ON 1 "on off"; do
+		if echo "$bad" >"$WASTE_CTL" 2>/dev/null; then fail "'$bad' accepted"; fi
+		[ "$(cat "$WASTE_CTL")" = off ] || fail "'$bad' changed the state"
+	done
+	head -1 /proc/allocwaste | grep -qx "allocwaste - version: 1.0" || fail "header: $(head -1 /proc/allocwaste)"
+}
+
+test_boot_waste_param_turns_it_on() {
+	[ "$(cat "$WASTE_CTL" 2>/dev/null || { mount -t debugfs none /sys/kernel/debug; cat "$WASTE_CTL"; })" = on ] ||
+		fail "alloctag.waste=on: $(cat "$WASTE_CTL")"
+	grep -q "^# state: on since_ns: [1-9]" /proc/allocwaste || fail "state: $(sed -n 2p /proc/allocwaste)"
+	# kstrdup()'s line has tracked objects by now.
+	awk '$4 > 0 { n++ } END { exit !(n > 0) }' /proc/allocwaste || fail "nothing counted since boot"
+}
