@@ -63,6 +63,32 @@ static u32 *waste_slot(struct slabobj_ext *vec, struct slab *slab,
 }
 
 /*
+ * The slot of the slab object at object, its cache in *sp and its tag
+ * reference in *ref: NULL for a KFENCE object (its vector is KFENCE's
+ * own, one entry, no slots), a large kmalloc() (pages) or a slab without a
+ * vector.
+ */
+static u32 *object_slot(const void *object, struct kmem_cache **sp,
+			union codetag_ref **ref)
+{
+	struct slabobj_ext *vec;
+	struct slab *slab;
+	unsigned int off;
+
+	object = kasan_reset_tag(object);
+	if (is_kfence_address(object))
+		return NULL;
+	slab = virt_to_slab(object);
+	vec = slab ? slab_obj_exts(slab) : NULL;
+	if (!vec)
+		return NULL;
+	*sp = slab->slab_cache;
+	off = obj_to_index(*sp, slab, (void *)object);
+	*ref = &vec[off].ref;
+	return waste_slot(vec, slab, off);
+}
+
+/*
  * The counters of the tag in ref: none where ref holds no tag or the
  * accounting has not made the tag's counters.
  */
@@ -79,25 +105,17 @@ void alloctag_waste_slab_alloc_slowpath(struct kmem_cache *s,
 					unsigned int orig_size)
 {
 	struct alloctag_waste_counters __percpu *w;
-	struct slabobj_ext *vec;
-	struct slab *slab;
-	unsigned int off, slack;
+	unsigned int slack = s->size - orig_size;
+	union codetag_ref *ref;
 	u32 period, *slot;
 
-	/* A KFENCE object's vector is KFENCE's own, one entry, no slots. */
-	if (is_kfence_address(object))
+	slot = object_slot(object, &s, &ref);
+	if (!slot)
 		return;
-	slab = virt_to_slab(object);
-	vec = slab ? slab_obj_exts(slab) : NULL;
-	if (!vec)
-		return;
-	off = obj_to_index(s, slab, (void *)object);
-	slot = waste_slot(vec, slab, off);
-	slack = s->size - orig_size;
 
 	preempt_disable();
 	period = waste_period();
-	w = period ? waste_counters(&vec[off].ref) : NULL;
+	w = period ? waste_counters(ref) : NULL;
 	if (!w || slack > U16_MAX) {
 		/* Untracked: its free takes nothing back. */
 		WRITE_ONCE(*slot, 0);
@@ -140,28 +158,18 @@ void alloctag_waste_slab_free_slowpath(struct kmem_cache *s,
 void alloctag_waste_krealloc_slowpath(const void *object, size_t new_size)
 {
 	struct alloctag_waste_counters __percpu *w;
-	struct slabobj_ext *vec;
+	union codetag_ref *ref;
 	struct kmem_cache *s;
-	struct slab *slab;
-	unsigned int off;
 	u32 period, v, *slot;
 
-	object = kasan_reset_tag(object);
-	if (is_kfence_address(object))
+	slot = object_slot(object, &s, &ref);
+	if (!slot)
 		return;
-	/* A large kmalloc() is pages: no slot. */
-	slab = virt_to_slab(object);
-	vec = slab ? slab_obj_exts(slab) : NULL;
-	if (!vec)
-		return;
-	s = slab->slab_cache;
-	off = obj_to_index(s, slab, (void *)object);
-	slot = waste_slot(vec, slab, off);
 
 	preempt_disable();
 	period = waste_period();
 	v = READ_ONCE(*slot);
-	w = period && v >> 16 == period ? waste_counters(&vec[off].ref) : NULL;
+	w = period && v >> 16 == period ? waste_counters(ref) : NULL;
 	if (w && new_size <= s->size && s->size - new_size <= U16_MAX) {
 		/* The object stays: only its request changes. */
 		this_cpu_add(w->requested,

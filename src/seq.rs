@@ -348,3 +348,19 @@ impl Listing for Lines {
         fmt::Write::write_str(w, core::str::from_utf8(line).unwrap_or("?"))
     }
 }
+
+/// Creates `/proc/NAME` with `mode`, a file that `ops` (seq_file-backed) serves.
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+pub(crate) fn proc_create(
+    name: &'static kernel::str::CStr,
+    mode: u16,
+    ops: &'static bindings::proc_ops,
+) -> Result {
+    // SAFETY: The name and the operations are static.
+    let entry =
+        unsafe { bindings::proc_create(name.as_char_ptr(), mode, core::ptr::null_mut(), ops) };
+    if entry.is_null() {
+        return Err(ENOMEM);
+    }
+    Ok(())
+}

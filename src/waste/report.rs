@@ -86,17 +86,5 @@ static PROC_OPS: bindings::proc_ops = bindings::proc_ops {
 
 /// Creates `/proc/allocwaste`, mode 0400.
 pub(crate) fn register() -> Result {
-    // SAFETY: The name and `PROC_OPS` are static.
-    let entry = unsafe {
-        bindings::proc_create(
-            c_str!("allocwaste").as_char_ptr(),
-            0o400,
-            core::ptr::null_mut(),
-            &PROC_OPS,
-        )
-    };
-    if entry.is_null() {
-        return Err(ENOMEM);
-    }
-    Ok(())
+    crate::seq::proc_create(c_str!("allocwaste"), 0o400, &PROC_OPS)
 }
