@@ -156,6 +156,17 @@ while [ "$pass" -le "$passes" ]; do
 		info "capture_pool_bytes=$(grep -F capture/pool.rs /proc/allocinfo | awk '{ s += $1 } END { print s + 0 }')"
 		echo clear >"$cap" || fail=1
 	fi
+	# Waste accounting (built into kernel-bench-capture with capture, whose
+	# hook variant it shares): on, every allocation and free finds its slot
+	# and counts into its site's per-CPU counters.
+	waste=/sys/kernel/debug/alloctag/waste
+	if [ -w "$waste" ]; then
+		echo on >"$waste" || fail=1
+		bench waste-on $pass "$mods/alloctag_bench.ko" mode=alloc
+		bench waste-on $pass "$mods/alloctag_bench_rust.ko"
+		info "waste_vector_bytes=$(grep -F 'func:alloc_slab_obj_exts' /proc/allocinfo | awk '{ s += $1 } END { print s + 0 }')"
+		echo off >"$waste" || fail=1
+	fi
 	pass=$((pass + 1))
 done
 [ -r /proc/allocinfo ] && info "allocinfo_tags=$(($(wc -l </proc/allocinfo) - 2))"

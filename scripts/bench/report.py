@@ -680,7 +680,8 @@ def capture_table(boots, mode="icount"):
     """Per allocation test: (e)/(c) with nothing selected, and (e) selected over unselected."""
     return feature_table(boots, "capture", "nothing selected",
                          [("selected-elsewhere", "(e) selected elsewhere / none"),
-                          ("selected", "(e) site selected / none")], mode)
+                          ("selected", "(e) site selected / none"),
+                          ("waste-on", "(e) waste accounting on / none")], mode)
 
 
 def print_run_env(out_dir):
@@ -722,12 +723,20 @@ def capture_main(out_dir):
         p(f"- the record pool, from /proc/allocinfo's src/capture/pool.rs lines while "
           f"capture is on: {pool} bytes for {limit.group(1)} records, "
           f"{int(pool) / int(limit.group(1)):.1f} bytes per record")
+    vec = next((b.info["waste_vector_bytes"][0]
+                for _, b in sorted(boots.get(("capture", "icount"), {}).items())
+                if b.info.get("waste_vector_bytes")), None)
+    if vec:
+        p(f"- slab extension vectors (alloc_slab_obj_exts in /proc/allocinfo, 4 bytes of each "
+          f"object's 12 are its waste slot) after the waste phase: {vec} bytes")
     p()
     p("Instructions per allocation and free under -icount (1 ns per instruction), profiling "
       "on. (e)/(c) pairs the boots of one round with nothing selected; the "
       "selected columns compare phases of the same (e) boot: a selection of a site that never "
       "allocates (the static key on), and every benchmark site selected (each allocation "
-      "recorded with its stack, each free dropping the record).")
+      "recorded with its stack, each free dropping the record), and waste accounting on "
+      "(built in with capture, whose hook variant it shares; (e)/(c) with nothing selected "
+      "is then both features off).")
     p()
     p(capture_table(boots))
 
