@@ -727,8 +727,8 @@ def capture_main(out_dir):
                 for _, b in sorted(boots.get(("capture", "icount"), {}).items())
                 if b.info.get("waste_vector_bytes")), None)
     if vec:
-        p(f"- slab extension vectors (alloc_slab_obj_exts in /proc/allocinfo, 4 bytes of each "
-          f"object's 12 are its waste slot) after the waste phase: {vec} bytes")
+        p(f"- slab extension vectors (alloc_slab_obj_exts in /proc/allocinfo, of which 4 "
+          f"bytes per object are its waste slot) after the waste phase: {vec} bytes")
     p()
     p("Instructions per allocation and free under -icount (1 ns per instruction), profiling "
       "on. (e)/(c) pairs the boots of one round with nothing selected; the "

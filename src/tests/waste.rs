@@ -5,14 +5,18 @@
 //! their slots; objects allocated while it was off, or in an earlier period, are never taken
 //! back; bad control input changes nothing.
 
-use super::{test_tag, with_tag};
+use super::{dynamic::find_dynamic_in, test_tag, with_tag};
 use crate::{
     alloc_tag::{waste::Figures, AllocTag},
     kunit::{kunit_expect, kunit_suite, Test},
     waste,
 };
-use core::{ffi::c_void, ptr};
-use kernel::{bindings, prelude::*};
+use core::{
+    ffi::c_void,
+    ptr,
+    sync::atomic::{AtomicBool, AtomicUsize, Ordering},
+};
+use kernel::{alloc::KVec, bindings, prelude::*};
 
 /// Turns the accounting on or off; reports a failure.
 fn turn(test: &Test, on: bool) {
@@ -213,6 +217,155 @@ fn off_keeps_the_figures(test: &Test) {
     kunit_expect!(test, figures(test, OFF_TAG) == w);
 }
 
+/// The dynamic tag of line `line` of this file.
+fn dynamic_tag(test: &Test, line: u32) -> Option<&'static AllocTag> {
+    let tag = find_dynamic_in(b"src/tests/waste.rs", line);
+    kunit_expect!(test, tag.is_some(), "no dynamic tag at line {line}");
+    tag
+}
+
+/// A Rust `KVec` made with room for 100 bytes, then grown past it by a push: the push's line
+/// reallocates (kmalloc-128 to a larger cache: a move), so the first line's object is freed
+/// and the push's line holds the new one, with the vector's new capacity requested.
+#[inline(never)]
+fn rust_kvec_growth(test: &Test) {
+    turn(test, true);
+    let made_line = line!() + 1;
+    let v = KVec::<u8>::with_capacity(100, GFP_KERNEL);
+    kunit_expect!(test, v.is_ok());
+    let Ok(mut v) = v else { return };
+    let Some(made) = dynamic_tag(test, made_line) else {
+        return;
+    };
+    let w = figures(test, made);
+    kunit_expect!(test, w.allocs == 1 && w.requested == 100, "{w:?}");
+    kunit_expect!(test, w.bytes == made.read().bytes, "{w:?}");
+    let mut push_line = 0;
+    for i in 0..101u8 {
+        push_line = line!() + 1;
+        kunit_expect!(test, v.push(i, GFP_KERNEL).is_ok());
+    }
+    let cap = i64::try_from(v.capacity()).unwrap_or(0);
+    let w = figures(test, made);
+    kunit_expect!(
+        test,
+        w.frees == 1 && w.bytes == 0 && w.requested == 0,
+        "{w:?}"
+    );
+    if let Some(pushed) = dynamic_tag(test, push_line) {
+        let w = figures(test, pushed);
+        kunit_expect!(test, w.allocs == 1 && w.frees == 0, "{w:?}");
+        kunit_expect!(
+            test,
+            w.requested == cap && cap >= 101,
+            "{w:?}, capacity {cap}"
+        );
+        kunit_expect!(test, w.bytes == pushed.read().bytes, "{w:?}");
+        drop(v);
+        let w = figures(test, pushed);
+        kunit_expect!(
+            test,
+            w.frees == 1 && w.bytes == 0 && w.requested == 0,
+            "{w:?}"
+        );
+    }
+    turn(test, false);
+}
+
+test_tag!(RACE_TAG, "alloctag_waste_race");
+
+/// Threads of [`on_off_racing_allocations`] running, and stopping.
+static RACE_RUNNING: AtomicUsize = AtomicUsize::new(0);
+static RACE_STOP: AtomicBool = AtomicBool::new(false);
+
+/// A thread of [`on_off_racing_allocations`]: allocates and frees at [`RACE_TAG`], holding
+/// up to 16 objects, until told to stop; then frees what it holds.
+///
+/// # Safety
+///
+/// Called by the kthread core.
+unsafe extern "C" fn race_thread(_data: *mut c_void) -> core::ffi::c_int {
+    let mut held = [ptr::null_mut::<c_void>(); 16];
+    let mut i = 0usize;
+    while !RACE_STOP.load(Ordering::Acquire) {
+        let slot = &mut held[i % held.len()];
+        if !slot.is_null() {
+            kfree(*slot);
+        }
+        *slot = kmalloc(RACE_TAG, 24 + i % 200);
+        i += 1;
+        if i % 256 == 0 {
+            // SAFETY: Process context; lets the toggling thread run.
+            unsafe { bindings::msleep(1) };
+        }
+    }
+    for p in held.iter().filter(|p| !p.is_null()) {
+        kfree(*p);
+    }
+    RACE_RUNNING.fetch_sub(1, Ordering::Release);
+    0
+}
+
+/// Turning the accounting on and off while threads on every CPU allocate and free at one
+/// site: once they have freed everything in the last period, its figures are exactly zero
+/// and its allocations and frees equal (lockdep and KASAN watch the slow paths meanwhile).
+fn on_off_racing_allocations(test: &Test) {
+    const THREADS: usize = 4;
+    turn(test, false);
+    RACE_STOP.store(false, Ordering::Relaxed);
+    RACE_RUNNING.store(0, Ordering::Relaxed);
+    for t in 0..THREADS {
+        // SAFETY: `race_thread` ignores its data; the name is a NUL-terminated format with
+        // one integer.
+        let task = unsafe {
+            bindings::kthread_create_on_node(
+                Some(race_thread),
+                ptr::null_mut(),
+                bindings::NUMA_NO_NODE,
+                kernel::c_str!("alloctag-waste%d").as_char_ptr(),
+                t as core::ffi::c_int,
+            )
+        };
+        if (task as usize) >= (-(bindings::MAX_ERRNO as isize)) as usize {
+            kunit_expect!(test, false, "kthread {t} not created");
+            continue;
+        }
+        RACE_RUNNING.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: `task` is a new kthread, not yet woken.
+        unsafe { bindings::wake_up_process(task) };
+    }
+    for round in 0..40 {
+        turn(test, round % 2 == 0);
+        // SAFETY: Process context.
+        unsafe { bindings::msleep(5) };
+        // A read while the threads run: per-CPU sums, exact only once they stop.
+        let _ = figures(test, RACE_TAG);
+    }
+    turn(test, true);
+    RACE_STOP.store(true, Ordering::Release);
+    let mut waits = 0;
+    while RACE_RUNNING.load(Ordering::Acquire) > 0 && waits < 3000 {
+        // SAFETY: Process context.
+        unsafe { bindings::msleep(10) };
+        waits += 1;
+    }
+    kunit_expect!(
+        test,
+        RACE_RUNNING.load(Ordering::Acquire) == 0,
+        "threads still running"
+    );
+    let w = figures(test, RACE_TAG);
+    kunit_expect!(test, w.bytes == 0 && w.requested == 0, "{w:?}");
+    kunit_expect!(test, w.allocs == w.frees, "{w:?}");
+    kunit_expect!(
+        test,
+        RACE_TAG.read().bytes == 0,
+        "allocinfo: {:?}",
+        RACE_TAG.read()
+    );
+    turn(test, false);
+}
+
 /// Bad control input fails with EINVAL and changes nothing.
 fn bad_input_changes_nothing(test: &Test) {
     turn(test, false);
@@ -239,6 +392,8 @@ kunit_suite!(
         cache_object_below_slot,
         untracked_objects_never_subtracted,
         off_keeps_the_figures,
+        rust_kvec_growth,
+        on_off_racing_allocations,
         bad_input_changes_nothing,
     ]
 );
