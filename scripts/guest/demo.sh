@@ -141,3 +141,20 @@ if [ -w "$cap" ] && command -v memhold >/dev/null; then
 	wait $holder 2>/dev/null || true
 	echo clear >$cap
 fi
+waste=/sys/kernel/debug/alloctag/waste
+if [ -w "$waste" ]; then
+	section "waste accounting: echo on > $waste, then 5 seconds of the running system"
+	echo on >$waste
+	# Some churn of its own: files made and removed.
+	for i in $(seq 1 200); do echo $i >/tmp/churn.$i; rm /tmp/churn.$i; done
+	sleep 5
+	section "the ten sites with the most slack: head of /proc/allocwaste sorted by slack"
+	head -3 /proc/allocwaste
+	grep -v '^#\|^allocwaste' /proc/allocwaste | sort -k3,3nr | head -n 10
+	if [ -x /bin/allocinfo ]; then
+		section "allocinfo waste -n 10 --sort slack; allocinfo waste -n 5 --sort allocs"
+		allocinfo waste -n 10 --sort slack
+		allocinfo waste -n 5 --sort allocs
+	fi
+	echo off >$waste
+fi
