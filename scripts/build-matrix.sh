@@ -241,12 +241,12 @@ run_arm64() {
 	smoke_boot arm64 "$out/arch/arm64/boot/Image" "$console" || return 1
 	# The guest's own view: two CPUs, the sysctl on and writable (the Rust
 	# call sites were checked with it off and on again), every debugfs file
-	# of the core, fault injection and capture.
+	# of the core, fault injection, capture and waste accounting.
 	grep -qx 'smoke: cpus=2' "$console" || { why="guest does not see 2 CPUs ($console)"; return 1; }
 	grep -qx 'smoke: sysctl=1' "$console" || { why="guest's sysctl does not read 1 ($console)"; return 1; }
 	grep -qx 'smoke: ok - no alloctag_rust_plain tag made with profiling off' "$console" ||
 		{ why="the Rust call sites were not checked with profiling off ($console)"; return 1; }
-	want='smoke: debugfs=capture dynamic_tags fail live live_processes live_stacks'
+	want='smoke: debugfs=capture dynamic_tags fail live live_processes live_stacks waste'
 	grep -qx "$want" "$console" ||
 		{ why="guest's debugfs files differ: $(grep '^smoke: debugfs=' "$console" || echo none), expected ${want#smoke: } ($console)"; return 1; }
 	detail="build ${t_build} s, boot $((SECONDS - t0)) s, $(sed -n 's/^smoke: \([0-9]*\) tags$/\1/p' "$console") tags, $(grep -c '^smoke: ok' "$console") smoke checks ok"

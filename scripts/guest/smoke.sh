@@ -146,6 +146,19 @@ if [ -d /sys/kernel/debug/alloctag ]; then
 	done
 fi
 
+# Waste accounting, where built: on, a module's objects are counted exactly
+# (10 of 200 bytes at hold_object()), off again.
+waste=/sys/kernel/debug/alloctag/waste
+if [ -w "$waste" ] && [ -e /lib/modules/alloctag_test.ko ]; then
+	echo on >"$waste"
+	insmod /lib/modules/alloctag_test.ko
+	echo 10 >/sys/kernel/debug/alloctag_test/hold
+	check "allocwaste counts 10 objects of 200 bytes" sh -c \
+		"awk '/func:hold_object\$/ { print \$2, \$4 }' /proc/allocwaste | grep -qx '2000 10'"
+	rmmod alloctag_test
+	echo off >"$waste"
+fi
+
 # The list is still readable after the module's tags were unlinked.
 check "allocinfo readable after rmmod" sh -c 'cat /proc/allocinfo >/dev/null'
 
