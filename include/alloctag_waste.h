@@ -56,8 +56,19 @@ void alloctag_waste_slab_free_slowpath(struct kmem_cache *s,
 void alloctag_waste_krealloc_slowpath(const void *object, size_t new_size);
 
 /*
+ * Whether kmalloc() passes its request down to the slab hooks: only while
+ * the accounting is on. Passed always, the request would be kept in a
+ * callee-saved register across the allocation: three instructions on every
+ * kmalloc() (Documentation/benchmarks.rst).
+ */
+static __always_inline bool alloctag_waste_enabled(void)
+{
+	return static_branch_unlikely(&alloctag_waste_key);
+}
+
+/*
  * Called by the slab hooks' second variant after the object's tag is
- * charged; orig_size is what the caller asked for.
+ * charged; orig_size is what the caller asked for, 0 if not passed down.
  */
 static __always_inline void alloctag_waste_slab_alloc(struct kmem_cache *s,
 						      const void *object,
@@ -87,6 +98,11 @@ static __always_inline void alloctag_waste_krealloc(const void *object,
 #else /* CONFIG_ALLOCTAG_WASTE */
 
 #define ALLOCTAG_WASTE_SLOT_BYTES	0
+
+static inline bool alloctag_waste_enabled(void)
+{
+	return false;
+}
 
 static inline void alloctag_waste_slab_alloc(struct kmem_cache *s,
 					     const void *object,

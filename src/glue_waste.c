@@ -116,7 +116,8 @@ void alloctag_waste_slab_alloc_slowpath(struct kmem_cache *s,
 	preempt_disable();
 	period = waste_period();
 	w = period ? waste_counters(ref) : NULL;
-	if (!w || slack > U16_MAX) {
+	/* No request passed down (the accounting turned on meanwhile). */
+	if (!w || !orig_size || slack > U16_MAX) {
 		/* Untracked: its free takes nothing back. */
 		WRITE_ONCE(*slot, 0);
 	} else {
