@@ -112,6 +112,27 @@ macro_rules! single_open {
 #[cfg(CONFIG_ALLOCTAG_FAULT_INJECTION)]
 pub(crate) use single_open;
 
+/// Defines `$name`, the `write` of a control file: one command per write, run by `$run` (a
+/// `fn(&[u8]) -> Result`), as [`write_command`] does, `$what` naming the file in messages.
+macro_rules! command_write {
+    ($name:ident, $what:literal, $run:path) => {
+        /// `write` of the control file: one command.
+        ///
+        /// # Safety
+        ///
+        /// Called by the VFS with a file and a user buffer of `count` bytes.
+        unsafe extern "C" fn $name(
+            _file: *mut kernel::bindings::file,
+            buf: *const kernel::ffi::c_char,
+            count: usize,
+            _ppos: *mut kernel::bindings::loff_t,
+        ) -> isize {
+            $crate::debugfs::write_command($what, buf, count, $run)
+        }
+    };
+}
+pub(crate) use command_write;
+
 /// Creates `name` with `mode` and `fops` in `/sys/kernel/debug/alloctag/`, which the first
 /// caller creates. Without debugfs (disabled or locked down) nothing is created.
 pub(crate) fn create_file(name: &'static CStr, mode: u16, fops: &'static Fops) {

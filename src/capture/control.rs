@@ -30,7 +30,7 @@ use crate::{
     debugfs,
     seq::listing_fops,
 };
-use kernel::{bindings, c_str, prelude::*};
+use kernel::{c_str, prelude::*};
 
 /// A parsed command.
 enum Command {
@@ -97,19 +97,7 @@ pub(crate) fn run(text: &[u8]) -> Result {
     }
 }
 
-/// `write` of the control file: one command.
-///
-/// # Safety
-///
-/// Called by the VFS with a file and a user buffer of `count` bytes.
-unsafe extern "C" fn write(
-    _file: *mut bindings::file,
-    buf: *const kernel::ffi::c_char,
-    count: usize,
-    _ppos: *mut bindings::loff_t,
-) -> isize {
-    debugfs::write_command("capture", buf, count, run)
-}
+debugfs::command_write!(write, "capture", run);
 
 listing_fops!(CONTROL, open_control, Control, Control::new(), Some(write));
 listing_fops!(

@@ -26,7 +26,7 @@ use crate::{
     debugfs::{self, single_open, Fops},
 };
 use core::fmt::Write;
-use kernel::{bindings, c_str, prelude::*};
+use kernel::{c_str, prelude::*};
 
 /// Splits `text` into words separated by blanks.
 fn words(text: &[u8]) -> impl Iterator<Item = &[u8]> {
@@ -137,19 +137,7 @@ fn show(w: &mut impl Write) -> core::fmt::Result {
 
 single_open!(open, show);
 
-/// `write` of the control file: one command.
-///
-/// # Safety
-///
-/// Called by the VFS with a file and a user buffer of `count` bytes.
-unsafe extern "C" fn write(
-    _file: *mut bindings::file,
-    buf: *const kernel::ffi::c_char,
-    count: usize,
-    _ppos: *mut bindings::loff_t,
-) -> isize {
-    debugfs::write_command("fail", buf, count, run)
-}
+debugfs::command_write!(write, "fail", run);
 
 static FOPS: Fops = Fops::seq(open, Some(write));
 

@@ -17,7 +17,7 @@ use core::{
     fmt::{self, Write},
     sync::atomic::{AtomicBool, Ordering},
 };
-use kernel::{bindings, c_str, prelude::*, str::CStr};
+use kernel::{c_str, prelude::*, str::CStr};
 
 /// Parses `on` or `off`, with at most one trailing newline.
 fn parse(text: &[u8]) -> Result<bool> {
@@ -49,19 +49,7 @@ impl Listing for State {
     }
 }
 
-/// `write` of the control file.
-///
-/// # Safety
-///
-/// Called by the VFS with a file and a user buffer of `count` bytes.
-unsafe extern "C" fn write(
-    _file: *mut bindings::file,
-    buf: *const kernel::ffi::c_char,
-    count: usize,
-    _ppos: *mut bindings::loff_t,
-) -> isize {
-    debugfs::write_command("waste", buf, count, run)
-}
+debugfs::command_write!(write, "waste", run);
 
 listing_fops!(
     CONTROL,
