@@ -88,8 +88,6 @@ fn make_and_zero_counters() -> Result {
     dynamic::pool().make_waste()?;
     for tag in registry.tags(handle, Cursor::START) {
         tag.make_waste()?;
-    }
-    for tag in registry.tags(handle, Cursor::START) {
         // SAFETY: The accounting is off, and every slow path that saw it on has returned (the
         // grace period after it turned off, or it never was on).
         unsafe { tag.zero_waste() };

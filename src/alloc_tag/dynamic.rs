@@ -531,11 +531,11 @@ impl<const C: usize, const M: usize> Pool<C, M> {
         find_function(guard, &mut names.function, module);
         let tag = &chunk.tags[i % CHUNK_TAGS];
         let raw = tag.as_raw();
-        // SAFETY: The slot is free: no reader looks at its tag. By `Chunk`'s invariant the tag's
-        // counters are the `i % CHUNK_TAGS`th of its chunk's, which read zero (a slot is freed
-        // only then); the names are NUL-terminated and stay until the slot is freed. Field by
-        // field: the waste counters, which waste accounting may give the chunk's tags at any
-        // time (`Pool::make_waste`), stay.
+        // Field by field: the tag's waste counters, which waste accounting may give the chunk's
+        // tags at any time (`Pool::make_waste`), stay as they are.
+        // SAFETY: The slot is free: no reader looks at its tag. Its counters are the chunk's
+        // `i % CHUNK_TAGS`th (`Chunk`'s invariant), reading zero (a slot is freed only then); the
+        // names are NUL-terminated and stay until the slot is freed.
         unsafe {
             (&raw mut (*raw).counters).write(chunk.counters.wrapping_add(i % CHUNK_TAGS));
             (&raw mut (*raw).ct).write(bindings::codetag {

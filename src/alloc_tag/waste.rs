@@ -128,8 +128,9 @@ impl AllocTag {
     ///
     /// # Safety
     ///
-    /// No slow path may write them meanwhile: the accounting is off, and every slow path that
-    /// saw it on has returned.
+    /// No slow path may write them meanwhile: either the accounting is off and every slow path
+    /// that saw it on has returned, or no object is tracked for the tag and no allocation can
+    /// be charged to it yet (a dynamic tag being made in a freed slot).
     pub(crate) unsafe fn zero_waste(&self) {
         let counters = self.waste();
         if counters.is_null() {
