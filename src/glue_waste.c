@@ -116,9 +116,12 @@ void alloctag_waste_slab_alloc_slowpath(struct kmem_cache *s,
 	preempt_disable();
 	period = waste_period();
 	w = period ? waste_counters(ref) : NULL;
-	/* No request passed down (the accounting turned on meanwhile). */
+	/*
+	 * Untracked, its free taking nothing back: no counters, no request
+	 * passed down (kmalloc() found the accounting off), or a slack the slot
+	 * cannot hold.
+	 */
 	if (!w || !orig_size || slack > U16_MAX) {
-		/* Untracked: its free takes nothing back. */
 		WRITE_ONCE(*slot, 0);
 	} else {
 		WRITE_ONCE(*slot, period << 16 | slack);
