@@ -3,7 +3,8 @@
  * Waste accounting (lib/alloctag/src/waste.rs): per call site, the bytes
  * requested against the bytes handed out (slack), and the allocations and
  * frees (churn). alloctag's patches include this header into mm/slub.c and
- * mm/slab_common.c, whose hooks call it, and alloctag_bindings.h.
+ * mm/slab_common.c and mm/vmalloc.c, whose hooks call it, and
+ * alloctag_bindings.h.
  *
  * Per object, a 32-bit slot after the slab's extension vector (the vector
  * is made that much longer): the accounting period that tracked the object
@@ -30,6 +31,7 @@
 
 struct kmem_cache;
 struct slab;
+struct vm_struct;
 
 /* One call site's counters, on one CPU. */
 struct alloctag_waste_counters {
@@ -54,6 +56,9 @@ void alloctag_waste_slab_alloc_slowpath(struct kmem_cache *s,
 void alloctag_waste_slab_free_slowpath(struct kmem_cache *s,
 				       struct slab *slab, unsigned int off);
 void alloctag_waste_krealloc_slowpath(const void *object, size_t new_size);
+void alloctag_waste_vmalloc_slowpath(struct vm_struct *vm);
+void alloctag_waste_vfree_slowpath(struct vm_struct *vm);
+void alloctag_waste_vrealloc_slowpath(struct vm_struct *vm, size_t new_size);
 
 /*
  * Whether kmalloc() passes its request down to the slab hooks: only while
@@ -95,6 +100,35 @@ static __always_inline void alloctag_waste_krealloc(const void *object,
 		alloctag_waste_krealloc_slowpath(object, new_size);
 }
 
+/*
+ * vmalloc(): an area counts once, its pages mapped against its request
+ * (vm->requested_size), with the period that tracked it in
+ * vm->alloctag_waste (0: untracked). Its pages array, when the caller's
+ * tag pays for it, is a slab object of its own.
+ */
+
+/* vmalloc() mapped vm's pages and is about to return it. */
+static __always_inline void alloctag_waste_vmalloc(struct vm_struct *vm)
+{
+	if (static_branch_unlikely(&alloctag_waste_key))
+		alloctag_waste_vmalloc_slowpath(vm);
+}
+
+/* vfree() took vm out of the tree; its pages are still there. */
+static __always_inline void alloctag_waste_vfree(struct vm_struct *vm)
+{
+	if (static_branch_unlikely(&alloctag_waste_key))
+		alloctag_waste_vfree_slowpath(vm);
+}
+
+/* vrealloc() keeps vm for new_size bytes; vm->requested_size is the old. */
+static __always_inline void alloctag_waste_vrealloc(struct vm_struct *vm,
+						    size_t new_size)
+{
+	if (static_branch_unlikely(&alloctag_waste_key))
+		alloctag_waste_vrealloc_slowpath(vm, new_size);
+}
+
 #else /* CONFIG_ALLOCTAG_WASTE */
 
 #define ALLOCTAG_WASTE_SLOT_BYTES	0
@@ -111,6 +145,10 @@ static inline void alloctag_waste_slab_free(struct kmem_cache *s,
 					    struct slab *slab,
 					    unsigned int off) {}
 static inline void alloctag_waste_krealloc(const void *object,
+					   size_t new_size) {}
+static inline void alloctag_waste_vmalloc(struct vm_struct *vm) {}
+static inline void alloctag_waste_vfree(struct vm_struct *vm) {}
+static inline void alloctag_waste_vrealloc(struct vm_struct *vm,
 					   size_t new_size) {}
 
 #endif /* CONFIG_ALLOCTAG_WASTE */

@@ -715,6 +715,10 @@ object allocated while the accounting was off is never subtracted. Per
 call site, per-CPU counters made when the accounting first turns on.
 krealloc() in place changes the request. Off, the slab hooks pay nothing:
 the accounting shares the second variant of the slab hooks with capture.
+
+vmalloc(): an area counts once, the pages it maps against its request,
+with the period that tracked it in a new vm_struct field; vrealloc() in
+place changes the request. Off, each of these pays a patched-out jump.
 EOF
 	local f
 	for f in waste.rs waste/control.rs waste/report.rs alloc_tag/waste.rs glue_waste.c; do
@@ -739,6 +743,16 @@ EOF
 			s|static __fastpath_inline void \*slab_alloc_node\(struct kmem_cache \*s, struct list_lru \*lru,\n\t\tgfp_t gfpflags, int node, unsigned long addr, size_t orig_size\)\n\{|static __fastpath_inline void *slab_alloc_node_request(struct kmem_cache *s, struct list_lru *lru,\n\t\tgfp_t gfpflags, int node, unsigned long addr, size_t orig_size,\n\t\tunsigned int request)\n{| or die "anchor alloc node";
 			s|(\tslab_post_alloc_hook\(s, lru, gfpflags, 1, &object, init, orig_size)\);\n\n\treturn object;\n\}\n|$1, request);\n\n\treturn object;\n}\n\n/*\n * $ENV{WASTE_MARK}: the hooks get the request (waste accounting) from\n * kmalloc() only through slab_alloc_node_waste(), taken while the\n * accounting is on (alloctag_waste_enabled() says why).\n */\nstatic __fastpath_inline void *slab_alloc_node(struct kmem_cache *s, struct list_lru *lru,\n\t\tgfp_t gfpflags, int node, unsigned long addr, size_t orig_size)\n{\n\treturn slab_alloc_node_request(s, lru, gfpflags, node, addr, orig_size,\n\t\t\t\t       orig_size);\n}\n\nstatic noinline void *slab_alloc_node_waste(struct kmem_cache *s, gfp_t gfpflags,\n\t\t\t\t\t   int node, unsigned long addr, size_t size)\n{\n\treturn slab_alloc_node_request(s, NULL, gfpflags, node, addr, size, size);\n}\n| or die "anchor wrapper node";
 			s|(\ts = kmalloc_slab\(size, b, flags, caller\);\n\n)\tret = slab_alloc_node\(s, NULL, flags, node, caller, size\);\n|$1\t/* $ENV{WASTE_MARK}: the request only while waste accounting is on */\n\tif (alloctag_waste_enabled())\n\t\tret = slab_alloc_node_waste(s, flags, node, caller, size);\n\telse\n\t\tret = slab_alloc_node_request(s, NULL, flags, node, caller, size, 0);\n| or die "anchor kmalloc";
+		'
+	# vmalloc(): the period that tracked an area, beside its request.
+	perl_edit include/linux/vmalloc.h "$WASTE_MARK" 1 'waste' '
+			s|(\tunsigned long\t\trequested_size;\n)(\};\n)|$1#ifdef CONFIG_ALLOCTAG_WASTE /* $ENV{WASTE_MARK}: the period that tracked it, 0: none */\n\tunsigned int\t\talloctag_waste;\n#endif\n$2| or die "anchor";
+		'
+	perl_edit mm/vmalloc.c "$WASTE_MARK" 5 'waste' '
+			s|(\n#include "pgalloc-track.h"\n)|$1#include "../lib/alloctag/include/alloctag_waste.h" /* $ENV{WASTE_MARK} */\n| or die "anchor include";
+			s|(\tclear_vm_uninitialized_flag\(area\);\n)|$1\t/* $ENV{WASTE_MARK}: the area counts once, with its request */\n\talloctag_waste_vmalloc(area);\n| or die "anchor vmalloc";
+			s|(\tif \(unlikely\(vm->flags & VM_FLUSH_RESET_PERMS\)\)\n\t\tvm_reset_perms\(vm\);\n)|\t/* $ENV{WASTE_MARK}: before the pages, which name the tag, go */\n\talloctag_waste_vfree(vm);\n$1| or die "anchor vfree";
+			s|(\t\tvm->requested_size = size;\n)|\t\talloctag_waste_vrealloc(vm, size); /* $ENV{WASTE_MARK} */\n$1|g == 2 or die "anchor vrealloc";
 		'
 	perl_edit mm/slab_common.c "$WASTE_MARK" 2 'waste' '
 			s|(\t\tp = kasan_krealloc\(\(void \*\)p, new_size, flags\);\n)|$1\t\t/* $ENV{WASTE_MARK}: the object stays, its request changes */\n\t\talloctag_waste_krealloc(p, new_size);\n| or die "anchor krealloc";

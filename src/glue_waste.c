@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * C glue of waste accounting (src/waste.rs): the static key and the slab
- * hooks' slow paths, which need what only C expresses: the slab's layout
- * (mm/slab.h), KFENCE's address test, per-CPU operations and preemption.
+ * and vmalloc hooks' slow paths, which need what only C expresses: the
+ * slab's layout (mm/slab.h), KFENCE's address test, a page's tag, per-CPU
+ * operations and preemption.
  * Turning the accounting on and off, and reading it, is Rust's.
  *
  * The slow paths run with preemption off, so that src/waste.rs, which
@@ -15,9 +16,11 @@
 #include <linux/kasan.h>
 #include <linux/kfence.h>
 #include <linux/percpu.h>
+#include <linux/pgalloc_tag.h>
 #include <linux/preempt.h>
 #include <linux/rwsem.h>
 #include <linux/timekeeping.h>
+#include <linux/vmalloc.h>
 
 /* struct slab, the extension vector and obj_to_index() (Kbuild adds mm/). */
 #include "slab.h"
@@ -180,5 +183,80 @@ void alloctag_waste_krealloc_slowpath(const void *object, size_t new_size)
 			     (s64)new_size - (s->size - (v & U16_MAX)));
 		WRITE_ONCE(*slot, period << 16 | (u32)(s->size - new_size));
 	}
+	preempt_enable();
+}
+
+/*
+ * The counters of vm's tag: its pages' (the caller's while vmalloc() ran,
+ * whichever path the pages took), from its first page, which stays until
+ * vfree() frees the pages after alloctag_waste_vfree().
+ */
+static struct alloctag_waste_counters __percpu *
+area_counters(struct vm_struct *vm)
+{
+	struct alloc_tag *tag;
+
+	if (!vm->nr_pages || !vm->pages)
+		return NULL;
+	tag = pgalloc_tag_get(vm->pages[0]);
+	return tag ? READ_ONCE(tag->waste) : NULL;
+}
+
+static u64 area_bytes(const struct vm_struct *vm)
+{
+	return (u64)vm->nr_pages << PAGE_SHIFT;
+}
+
+void alloctag_waste_vmalloc_slowpath(struct vm_struct *vm)
+{
+	struct alloctag_waste_counters __percpu *w;
+	u32 period;
+
+	preempt_disable();
+	period = waste_period();
+	w = period ? area_counters(vm) : NULL;
+	if (w && vm->requested_size <= area_bytes(vm)) {
+		WRITE_ONCE(vm->alloctag_waste, period);
+		this_cpu_inc(w->allocs);
+		this_cpu_add(w->bytes, area_bytes(vm));
+		this_cpu_add(w->requested, vm->requested_size);
+	}
+	preempt_enable();
+}
+
+void alloctag_waste_vfree_slowpath(struct vm_struct *vm)
+{
+	struct alloctag_waste_counters __percpu *w;
+	u32 period, v = READ_ONCE(vm->alloctag_waste);
+
+	if (!v)
+		return;
+	WRITE_ONCE(vm->alloctag_waste, 0);
+
+	preempt_disable();
+	period = waste_period();
+	/* Only an area of this period is taken back. */
+	w = period && v == period ? area_counters(vm) : NULL;
+	if (w) {
+		this_cpu_inc(w->frees);
+		this_cpu_sub(w->bytes, area_bytes(vm));
+		this_cpu_sub(w->requested, vm->requested_size);
+	}
+	preempt_enable();
+}
+
+void alloctag_waste_vrealloc_slowpath(struct vm_struct *vm, size_t new_size)
+{
+	struct alloctag_waste_counters __percpu *w;
+	u32 period;
+
+	preempt_disable();
+	period = waste_period();
+	w = period && READ_ONCE(vm->alloctag_waste) == period ?
+		area_counters(vm) : NULL;
+	/* The area stays: only its request changes (vrealloc() checked it fits). */
+	if (w)
+		this_cpu_add(w->requested,
+			     (s64)new_size - (s64)vm->requested_size);
 	preempt_enable();
 }

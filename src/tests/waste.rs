@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Waste accounting: exact requested and handed-out bytes, allocations and frees per call site,
-//! for kmalloc(), krealloc() in place and moving, and a cache whose objects are smaller than
-//! their slots; objects allocated while it was off, or in an earlier period, are never taken
+//! for kmalloc(), krealloc() in place and moving, a cache whose objects are smaller than
+//! their slots, and vmalloc() of a size that is no multiple of the page; objects allocated while it was off, or in an earlier period, are never taken
 //! back; bad control input changes nothing.
 
 use super::{dynamic::find_dynamic_in, test_tag, with_tag};
@@ -16,7 +16,11 @@ use core::{
     ptr,
     sync::atomic::{AtomicBool, AtomicUsize, Ordering},
 };
-use kernel::{alloc::KVec, bindings, prelude::*};
+use kernel::{
+    alloc::{KVec, VVec},
+    bindings,
+    prelude::*,
+};
 
 /// Turns the accounting on or off; reports a failure.
 fn turn(test: &Test, on: bool) {
@@ -272,6 +276,158 @@ fn rust_kvec_growth(test: &Test) {
     turn(test, false);
 }
 
+test_tag!(VMALLOC_TAG, "alloctag_waste_vmalloc");
+
+/// vmalloc() of `size` bytes charged to [`VMALLOC_TAG`].
+fn vmalloc(size: usize) -> *mut c_void {
+    // SAFETY: Allocating has no precondition.
+    with_tag(VMALLOC_TAG, || unsafe { bindings::vmalloc_noprof(size) })
+}
+
+/// vrealloc() of `p` to `size` bytes charged to [`VMALLOC_TAG`].
+fn vrealloc(p: *mut c_void, size: usize) -> *mut c_void {
+    // SAFETY: `p` came from vmalloc or vrealloc and is not used after a move.
+    with_tag(VMALLOC_TAG, || unsafe {
+        bindings::vrealloc_noprof(p, size, bindings::GFP_KERNEL)
+    })
+}
+
+/// Frees what [`vmalloc`] or [`vrealloc`] returned.
+fn vfree(p: *mut c_void) {
+    // SAFETY: `p` came from vmalloc or vrealloc and is freed once.
+    unsafe { bindings::vfree(p) };
+}
+
+/// The bytes of `pages` pages.
+fn pages(pages: usize) -> i64 {
+    (pages * bindings::PAGE_SIZE) as i64
+}
+
+/// The checks of [`vmalloc_non_page_multiple`] after each step: `areas` live areas requesting
+/// `requested` bytes, the last of `pages_mapped` pages; each area also has its pages array, a
+/// slab object of the caller's of a pointer per page.
+fn expect_areas(test: &Test, w: &Figures, requested: i64, pages_mapped: usize, step: &str) {
+    let array = (pages_mapped * core::mem::size_of::<*mut c_void>()) as i64;
+    let charged = VMALLOC_TAG.read().bytes;
+    kunit_expect!(test, w.requested == requested + array, "{step}: {w:?}");
+    kunit_expect!(
+        test,
+        w.bytes == charged,
+        "{step}: {w:?}, allocinfo {charged}"
+    );
+    // The pages mapped, and the array's slot, more with debug metadata.
+    let slot = w.bytes - pages(pages_mapped);
+    kunit_expect!(
+        test,
+        slot >= array && slot < 2 * array + 64,
+        "{step}: slot {slot}"
+    );
+}
+
+/// vmalloc(5000) maps two pages: requested 5000, bytes 8192, one allocation (plus its pages
+/// array's); vrealloc() within the pages changes the request only; beyond them it moves: a new
+/// area and a free; vfree() takes back exactly what was added.
+fn vmalloc_non_page_multiple(test: &Test) {
+    turn(test, true);
+    let p = vmalloc(5000);
+    kunit_expect!(test, !p.is_null(), "no area");
+    if p.is_null() {
+        turn(test, false);
+        return;
+    }
+    let w = figures(test, VMALLOC_TAG);
+    kunit_expect!(test, w.allocs == 2 && w.frees == 0, "{w:?}");
+    expect_areas(test, &w, 5000, 2, "vmalloc");
+    let same = vrealloc(p, 7000);
+    kunit_expect!(test, same == p, "growing within the pages moved the area");
+    let w = figures(test, VMALLOC_TAG);
+    kunit_expect!(test, w.allocs == 2 && w.frees == 0, "{w:?}");
+    expect_areas(test, &w, 7000, 2, "vrealloc in place");
+    let moved = vrealloc(same, 9000);
+    kunit_expect!(test, !moved.is_null() && moved != same, "not moved");
+    let w = figures(test, VMALLOC_TAG);
+    kunit_expect!(test, w.allocs == 4 && w.frees == 2, "{w:?}");
+    expect_areas(test, &w, 9000, 3, "vrealloc moving");
+    vfree(moved);
+    let w = figures(test, VMALLOC_TAG);
+    kunit_expect!(test, w.allocs == 4 && w.frees == 4, "{w:?}");
+    kunit_expect!(test, w.bytes == 0 && w.requested == 0, "{w:?}");
+    turn(test, false);
+}
+
+/// An area allocated while off is untracked: neither its in-place vrealloc() nor its vfree()
+/// changes the figures.
+fn vmalloc_from_off_untracked(test: &Test) {
+    turn(test, false);
+    let p = vmalloc(3000);
+    turn(test, true);
+    let before = figures(test, VMALLOC_TAG);
+    kunit_expect!(test, before == Figures::default(), "{before:?}");
+    let same = vrealloc(p, 4000);
+    kunit_expect!(test, same == p, "moved");
+    vfree(same);
+    let after = figures(test, VMALLOC_TAG);
+    kunit_expect!(test, after == before, "{before:?} -> {after:?}");
+    turn(test, false);
+}
+
+/// The bytes an area of `size` bytes adds to its site's request: `size`, and its array of a
+/// page pointer per page.
+fn area_request(size: usize) -> i64 {
+    let page = bindings::PAGE_SIZE;
+    (size + size.div_ceil(page) * core::mem::size_of::<*mut c_void>()) as i64
+}
+
+/// A Rust `VVec` made with room for 5000 bytes (two pages), then grown past its pages by a
+/// push: vrealloc() moves it, so the first line's area is freed and the push's line holds the
+/// new one, with the vector's new capacity requested.
+#[inline(never)]
+fn rust_vvec_growth(test: &Test) {
+    turn(test, true);
+    let made_line = line!() + 1;
+    let v = VVec::<u8>::with_capacity(5000, GFP_KERNEL);
+    kunit_expect!(test, v.is_ok());
+    let Ok(mut v) = v else { return };
+    let Some(made) = dynamic_tag(test, made_line) else {
+        return;
+    };
+    let w = figures(test, made);
+    kunit_expect!(
+        test,
+        w.allocs == 2 && w.requested == area_request(5000),
+        "{w:?}"
+    );
+    kunit_expect!(test, w.bytes == made.read().bytes, "{w:?}");
+    kunit_expect!(test, v.extend_with(5000, 0, GFP_KERNEL).is_ok());
+    let push_line = line!() + 1;
+    kunit_expect!(test, v.push(1, GFP_KERNEL).is_ok());
+    let cap = v.capacity();
+    let w = figures(test, made);
+    kunit_expect!(
+        test,
+        w.frees == 2 && w.bytes == 0 && w.requested == 0,
+        "{w:?}"
+    );
+    if let Some(pushed) = dynamic_tag(test, push_line) {
+        let w = figures(test, pushed);
+        kunit_expect!(test, w.allocs == 2 && w.frees == 0, "{w:?}");
+        kunit_expect!(
+            test,
+            w.requested == area_request(cap) && cap > 8192,
+            "{w:?}, capacity {cap}"
+        );
+        kunit_expect!(test, w.bytes == pushed.read().bytes, "{w:?}");
+        drop(v);
+        let w = figures(test, pushed);
+        kunit_expect!(
+            test,
+            w.frees == 2 && w.bytes == 0 && w.requested == 0,
+            "{w:?}"
+        );
+    }
+    turn(test, false);
+}
+
 test_tag!(RACE_TAG, "alloctag_waste_race");
 
 /// Threads of [`on_off_racing_allocations`] running, and stopping.
@@ -393,6 +549,9 @@ kunit_suite!(
         untracked_objects_never_subtracted,
         off_keeps_the_figures,
         rust_kvec_growth,
+        vmalloc_non_page_multiple,
+        vmalloc_from_off_untracked,
+        rust_vvec_growth,
         on_off_racing_allocations,
         bad_input_changes_nothing,
     ]

@@ -3,10 +3,13 @@
 #
 # Waste accounting (/proc/allocwaste, /sys/kernel/debug/alloctag/waste) and
 # `allocinfo waste`, on the test module's hold file: a write of N allocates
-# N objects of 200 bytes (kmalloc-256) at hold_object().
+# N objects of 200 bytes (kmalloc-256) at hold_object(); and on its
+# hold_area file: a write of N replaces the area held at hold_area() by a
+# vmalloc() of N bytes (0: none).
 
 WASTE_CTL=/sys/kernel/debug/alloctag/waste
 WASTE_HOLD=/sys/kernel/debug/alloctag_test/hold
+WASTE_AREA=/sys/kernel/debug/alloctag_test/hold_area
 
 waste_ready() {
 	[ -e "$WASTE_CTL" ] || mount -t debugfs none /sys/kernel/debug
@@ -24,6 +27,14 @@ hold_figures() {
 # Prints the bytes /proc/allocinfo counts for hold_object().
 hold_allocinfo_bytes() {
 	awk '/\[alloctag_test\] func:hold_object $/ { print $1 }' /proc/allocinfo
+}
+
+# The same two for hold_area().
+area_figures() {
+	awk '/\[alloctag_test\] func:hold_area$/ { print $1, $2, $3, $4, $5, $6 }' /proc/allocwaste
+}
+area_allocinfo_bytes() {
+	awk '/\[alloctag_test\] func:hold_area $/ { print $1 }' /proc/allocinfo
 }
 
 test_waste_cli_exact_figures_of_the_test_module() {
@@ -52,6 +63,26 @@ $(head -3 /proc/allocwaste)"
 	[ "$(cat "$WASTE_CTL")" = off ] || fail "still on"
 	grep -q "^# state: off since_ns: [1-9][0-9]* now_ns: [1-9]" /proc/allocwaste ||
 		fail "state: $(sed -n 2p /proc/allocwaste)"
+}
+
+test_waste_vmalloc_area_through_the_cli() {
+	waste_ready
+	insmod /lib/modules/alloctag_test.ko || fail "insmod failed"
+	allocinfo waste on || fail "allocinfo waste on failed"
+	# 5000 bytes map two pages; the area's array of two page pointers is
+	# a slab object of the same site: two allocations.
+	echo 5000 >"$WASTE_AREA" || fail "hold_area 5000 failed"
+	charged=$(area_allocinfo_bytes)
+	slot=$((charged - 8192))
+	[ "$slot" -ge 16 ] && [ "$slot" -lt 256 ] || fail "allocinfo charged $charged"
+	set -- $(area_figures)
+	[ "$*" = "$charged 5016 $((charged - 5016)) 2 0 0" ] || fail "held: '$*', allocinfo $charged"
+	out=$(allocinfo waste --json) || fail "allocinfo waste --json failed"
+	echo "$out" | grep -q "\"requested\": *5016" || fail "json: $out"
+	echo 0 >"$WASTE_AREA" || fail "release failed"
+	set -- $(area_figures)
+	[ "$*" = "0 0 0 2 2 0" ] || fail "released: '$*'"
+	allocinfo waste off || fail "allocinfo waste off failed"
 }
 
 test_waste_held_before_on_is_untracked() {

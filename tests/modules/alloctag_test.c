@@ -217,6 +217,38 @@ static const struct file_operations hold_fops = {
 	.write = hold_write,
 };
 
+/* The area hold_area() holds; writing 0 to hold_area frees it. */
+static void *held_area;
+
+/* One call site, for waste accounting's vmalloc() figures. */
+static noinline void *hold_area(unsigned int size)
+{
+	return vmalloc(size);
+}
+
+/* Writing N replaces the held area with one of N bytes, 0 frees it. */
+static ssize_t hold_area_write(struct file *file, const char __user *buf,
+			       size_t len, loff_t *ppos)
+{
+	unsigned int n;
+	int ret = kstrtouint_from_user(buf, len, 0, &n);
+
+	if (ret)
+		return ret;
+	mutex_lock(&held_lock);
+	vfree(held_area);
+	held_area = n ? hold_area(n) : NULL;
+	if (n && !held_area)
+		ret = -ENOMEM;
+	mutex_unlock(&held_lock);
+	return ret ?: len;
+}
+
+static const struct file_operations hold_area_fops = {
+	.owner = THIS_MODULE,
+	.write = hold_area_write,
+};
+
 static int __init alloctag_test_init(void)
 {
 	int ret;
@@ -265,6 +297,7 @@ static int __init alloctag_test_init(void)
 	}
 	hold_dir = debugfs_create_dir("alloctag_test", NULL);
 	debugfs_create_file("hold", 0200, hold_dir, NULL, &hold_fops);
+	debugfs_create_file("hold_area", 0200, hold_dir, NULL, &hold_area_fops);
 	return 0;
 }
 
@@ -272,6 +305,7 @@ static void __exit alloctag_test_exit(void)
 {
 	debugfs_remove_recursive(hold_dir);
 	free_held();
+	vfree(held_area);
 	kfree(long_named);
 	cache_free();
 	if (!leak)
