@@ -3,7 +3,8 @@
  * Waste accounting (lib/alloctag/src/waste.rs): per call site, the bytes
  * requested against the bytes handed out (slack), and the allocations and
  * frees (churn). alloctag's patches include this header into mm/slub.c and
- * mm/slab_common.c and mm/vmalloc.c, whose hooks call it, and
+ * mm/slab_common.c, mm/vmalloc.c, mm/page_alloc.c, mm/migrate.c,
+ * mm/huge_memory.c and mm/hugetlb.c, whose hooks call it, and
  * alloctag_bindings.h.
  *
  * Per object, a 32-bit slot after the slab's extension vector (the vector
@@ -29,7 +30,10 @@
 #include <linux/jump_label.h>
 #include <linux/types.h>
 
+struct folio;
 struct kmem_cache;
+struct page;
+struct page_ext_operations;
 struct slab;
 struct vm_struct;
 
@@ -59,6 +63,22 @@ void alloctag_waste_krealloc_slowpath(const void *object, size_t new_size);
 void alloctag_waste_vmalloc_slowpath(struct vm_struct *vm);
 void alloctag_waste_vfree_slowpath(struct vm_struct *vm);
 void alloctag_waste_vrealloc_slowpath(struct vm_struct *vm, size_t new_size);
+void alloctag_waste_pages_alloc_slowpath(struct page *page, unsigned int order);
+void alloctag_waste_pages_free_slowpath(struct page *page, unsigned int order);
+void alloctag_waste_pages_split_slowpath(struct folio *folio, int old_order,
+					 int new_order);
+void alloctag_waste_pages_copy_slowpath(struct folio *new, struct folio *old);
+void alloctag_waste_pages_request_slowpath(struct page *page,
+					   unsigned int order, size_t size);
+
+/* In Rust (src/waste/control.rs): whether pages get slots, asked at boot. */
+bool alloctag_waste_pages_needed(void);
+
+/* The page slots, in mm/page_ext.c's list (src/glue_waste.c). */
+extern struct page_ext_operations alloctag_waste_page_ops;
+
+/* Whether pages have slots: page_ext reserved them at boot. */
+bool alloctag_waste_pages_on(void);
 
 /*
  * Whether kmalloc() passes its request down to the slab hooks: only while
@@ -103,8 +123,9 @@ static __always_inline void alloctag_waste_krealloc(const void *object,
 /*
  * vmalloc(): an area counts once, its pages mapped against its request
  * (vm->requested_size), with the period that tracked it in
- * vm->alloctag_waste (0: untracked). Its pages array, when the caller's
- * tag pays for it, is a slab object of its own.
+ * vm->alloctag_waste (0: untracked). Its pages leave the page accounting
+ * then, so as not to count twice. Its array of page pointers is an
+ * allocation of its own.
  */
 
 /* vmalloc() mapped vm's pages and is about to return it. */
@@ -129,6 +150,59 @@ static __always_inline void alloctag_waste_vrealloc(struct vm_struct *vm,
 		alloctag_waste_vrealloc_slowpath(vm, new_size);
 }
 
+/*
+ * Pages: per allocation, a 64-bit slot in page_ext (the period in the high
+ * 16 bits, the slack in the rest), reserved at boot only with
+ * alloctag.waste_pages=on or alloctag.waste=on (8 bytes per page); without
+ * it pages are untracked. Only the head page of an allocation holds one;
+ * a split gives each piece its own.
+ */
+
+/* post_alloc_hook(): 2^order pages were charged to their tag. */
+static __always_inline void alloctag_waste_pages_alloc(struct page *page,
+						       unsigned int order)
+{
+	if (static_branch_unlikely(&alloctag_waste_key))
+		alloctag_waste_pages_alloc_slowpath(page, order);
+}
+
+/* free_pages_prepare(): 2^order pages go; their tag is still there. */
+static __always_inline void alloctag_waste_pages_free(struct page *page,
+						      unsigned int order)
+{
+	if (static_branch_unlikely(&alloctag_waste_key))
+		alloctag_waste_pages_free_slowpath(page, order);
+}
+
+/* After pgalloc_tag_split(): each piece is an allocation of its own. */
+static __always_inline void alloctag_waste_pages_split(struct folio *folio,
+						       int old_order,
+						       int new_order)
+{
+	if (static_branch_unlikely(&alloctag_waste_key))
+		alloctag_waste_pages_split_slowpath(folio, old_order, new_order);
+}
+
+/* Before pgalloc_tag_copy(): old's slot moves to new with the charge. */
+static __always_inline void alloctag_waste_pages_copy(struct folio *new,
+						      struct folio *old)
+{
+	if (static_branch_unlikely(&alloctag_waste_key))
+		alloctag_waste_pages_copy_slowpath(new, old);
+}
+
+/*
+ * The 2^order pages at page serve a request of size bytes: a large
+ * kmalloc(), its krealloc() in place, or alloc_pages_exact()'s last page.
+ */
+static __always_inline void alloctag_waste_pages_request(struct page *page,
+							 unsigned int order,
+							 size_t size)
+{
+	if (static_branch_unlikely(&alloctag_waste_key))
+		alloctag_waste_pages_request_slowpath(page, order, size);
+}
+
 #else /* CONFIG_ALLOCTAG_WASTE */
 
 #define ALLOCTAG_WASTE_SLOT_BYTES	0
@@ -150,6 +224,17 @@ static inline void alloctag_waste_vmalloc(struct vm_struct *vm) {}
 static inline void alloctag_waste_vfree(struct vm_struct *vm) {}
 static inline void alloctag_waste_vrealloc(struct vm_struct *vm,
 					   size_t new_size) {}
+static inline void alloctag_waste_pages_alloc(struct page *page,
+					      unsigned int order) {}
+static inline void alloctag_waste_pages_free(struct page *page,
+					     unsigned int order) {}
+static inline void alloctag_waste_pages_split(struct folio *folio,
+					      int old_order, int new_order) {}
+static inline void alloctag_waste_pages_copy(struct folio *new,
+					     struct folio *old) {}
+static inline void alloctag_waste_pages_request(struct page *page,
+						unsigned int order,
+						size_t size) {}
 
 #endif /* CONFIG_ALLOCTAG_WASTE */
 

@@ -728,7 +728,7 @@ EOF
 	perl_edit include/linux/alloc_tag.h "$WASTE_MARK" 1 'waste' '
 			s|(struct alloc_tag \{\n\tstruct codetag\t\t\tct;\n\tstruct alloc_tag_counters __percpu\t\*counters;\n)|$1#ifdef CONFIG_ALLOCTAG_WASTE /* $ENV{WASTE_MARK}: made when waste accounting first turns on */\n\tstruct alloctag_waste_counters __percpu\t*waste;\n#endif\n| or die "anchor";
 		'
-	perl_edit mm/slub.c "$WASTE_MARK" 7 'waste' '
+	perl_edit mm/slub.c "$WASTE_MARK" 8 'waste' '
 			s|(#include "../lib/alloctag/include/alloctag_accuracy.h"[^\n]*\n)|$1#include "../lib/alloctag/include/alloctag_waste.h" /* $ENV{WASTE_MARK} */\n| or die "anchor include";
 			s|\tsize_t size = objects \* sizeof\(struct slabobj_ext\);\n|\t/* $ENV{WASTE_MARK}: a slot per object after the vector (alloctag_waste.h) */\n\tsize_t size = objects * (sizeof(struct slabobj_ext) + ALLOCTAG_WASTE_SLOT_BYTES);\n| or die "anchor size";
 			s|\treturn kmalloc_array_node_noprof\(objects, sizeof\(struct slabobj_ext\),\n\t\t\t\t\t gfp \x7c __GFP_ZERO, node\);\n|\treturn kmalloc_array_node_noprof(objects,\n\t\t\t\t\t sizeof(struct slabobj_ext) + ALLOCTAG_WASTE_SLOT_BYTES,\n\t\t\t\t\t gfp \| __GFP_ZERO, node);\n| or die "anchor array";
@@ -743,6 +743,7 @@ EOF
 			s|static __fastpath_inline void \*slab_alloc_node\(struct kmem_cache \*s, struct list_lru \*lru,\n\t\tgfp_t gfpflags, int node, unsigned long addr, size_t orig_size\)\n\{|static __fastpath_inline void *slab_alloc_node_request(struct kmem_cache *s, struct list_lru *lru,\n\t\tgfp_t gfpflags, int node, unsigned long addr, size_t orig_size,\n\t\tunsigned int request)\n{| or die "anchor alloc node";
 			s|(\tslab_post_alloc_hook\(s, lru, gfpflags, 1, &object, init, orig_size)\);\n\n\treturn object;\n\}\n|$1, request);\n\n\treturn object;\n}\n\n/*\n * $ENV{WASTE_MARK}: the hooks get the request (waste accounting) from\n * kmalloc() only through slab_alloc_node_waste(), taken while the\n * accounting is on (alloctag_waste_enabled() says why).\n */\nstatic __fastpath_inline void *slab_alloc_node(struct kmem_cache *s, struct list_lru *lru,\n\t\tgfp_t gfpflags, int node, unsigned long addr, size_t orig_size)\n{\n\treturn slab_alloc_node_request(s, lru, gfpflags, node, addr, orig_size,\n\t\t\t\t       orig_size);\n}\n\nstatic noinline void *slab_alloc_node_waste(struct kmem_cache *s, gfp_t gfpflags,\n\t\t\t\t\t   int node, unsigned long addr, size_t size)\n{\n\treturn slab_alloc_node_request(s, NULL, gfpflags, node, addr, size, size);\n}\n| or die "anchor wrapper node";
 			s|(\ts = kmalloc_slab\(size, b, flags, caller\);\n\n)\tret = slab_alloc_node\(s, NULL, flags, node, caller, size\);\n|$1\t/* $ENV{WASTE_MARK}: the request only while waste accounting is on */\n\tif (alloctag_waste_enabled())\n\t\tret = slab_alloc_node_waste(s, flags, node, caller, size);\n\telse\n\t\tret = slab_alloc_node_request(s, NULL, flags, node, caller, size, 0);\n| or die "anchor kmalloc";
+			s|(\t\tlruvec_stat_mod_folio\(folio, NR_SLAB_UNRECLAIMABLE_B,\n\t\t\t\t      PAGE_SIZE << order\);\n)|$1\t\talloctag_waste_pages_request(&folio->page, order, size); /* $ENV{WASTE_MARK} */\n| or die "anchor large";
 		'
 	# vmalloc(): the period that tracked an area, beside its request.
 	perl_edit include/linux/vmalloc.h "$WASTE_MARK" 1 'waste' '
@@ -753,6 +754,30 @@ EOF
 			s|(\tclear_vm_uninitialized_flag\(area\);\n)|$1\t/* $ENV{WASTE_MARK}: the area counts once, with its request */\n\talloctag_waste_vmalloc(area);\n| or die "anchor vmalloc";
 			s|(\tif \(unlikely\(vm->flags & VM_FLUSH_RESET_PERMS\)\)\n\t\tvm_reset_perms\(vm\);\n)|\t/* $ENV{WASTE_MARK}: before the pages, which name the tag, go */\n\talloctag_waste_vfree(vm);\n$1| or die "anchor vfree";
 			s|(\t\tvm->requested_size = size;\n)|\t\talloctag_waste_vrealloc(vm, size); /* $ENV{WASTE_MARK} */\n$1|g == 2 or die "anchor vrealloc";
+		'
+	# Pages: their slots in page_ext, and the hooks beside the tag's.
+	perl_edit mm/page_ext.c "$WASTE_MARK" 2 'waste' '
+			s|(#include <linux/pgalloc_tag.h>\n)|$1#include "../lib/alloctag/include/alloctag_waste.h" /* $ENV{WASTE_MARK} */\n| or die "anchor include";
+			s|(\t&page_alloc_tagging_ops,\n#endif\n)|$1#ifdef CONFIG_ALLOCTAG_WASTE /* $ENV{WASTE_MARK}: page slots, when asked for at boot */\n\t&alloctag_waste_page_ops,\n#endif\n| or die "anchor ops";
+		'
+	perl_edit mm/page_alloc.c "$WASTE_MARK" 6 'waste' '
+			s|(\n#include "internal.h"\n)|\n#include "../lib/alloctag/include/alloctag_waste.h" /* $ENV{WASTE_MARK} */\n#include "internal.h"\n| or die "anchor include";
+			s|(\tpgalloc_tag_add\(page, current, 1 << order\);\n)|$1\talloctag_waste_pages_alloc(page, order); /* $ENV{WASTE_MARK} */\n| or die "anchor alloc";
+			s|(\t+)(pgalloc_tag_sub\(page, 1 << order\);\n)|$1alloctag_waste_pages_free(page, order); /* $ENV{WASTE_MARK} */\n$1$2|g == 2 or die "anchor free";
+			s|(\tpgalloc_tag_split\(page_folio\(page\), order, 0\);\n)|$1\talloctag_waste_pages_split(page_folio(page), order, 0); /* $ENV{WASTE_MARK} */\n| or die "anchor split_page";
+			s|(\t\tpgalloc_tag_split\(page_folio\(page\), order, 0\);\n)|$1\t\t/* $ENV{WASTE_MARK}: the pieces kept, and the slack of the last */\n\t\talloctag_waste_pages_split(page_folio(page), order, 0);\n\t\talloctag_waste_pages_request(page + nr - 1, 0, size - (nr - 1) * PAGE_SIZE);\n| or die "anchor exact";
+		'
+	perl_edit mm/huge_memory.c "$WASTE_MARK" 2 'waste' '
+			s|(\n#include "internal.h"\n)|\n#include "../lib/alloctag/include/alloctag_waste.h" /* $ENV{WASTE_MARK} */\n#include "internal.h"\n| or die "anchor include";
+			s|(\tpgalloc_tag_split\(folio, order, new_order\);\n)|$1\talloctag_waste_pages_split(folio, order, new_order); /* $ENV{WASTE_MARK} */\n| or die "anchor split";
+		'
+	perl_edit mm/hugetlb.c "$WASTE_MARK" 2 'waste' '
+			s|(\n#include "internal.h"\n)|\n#include "../lib/alloctag/include/alloctag_waste.h" /* $ENV{WASTE_MARK} */\n#include "internal.h"\n| or die "anchor include";
+			s|(\t\tpgalloc_tag_split\(folio, huge_page_order\(src\), huge_page_order\(dst\)\);\n)|$1\t\t/* $ENV{WASTE_MARK} */\n\t\talloctag_waste_pages_split(folio, huge_page_order(src), huge_page_order(dst));\n| or die "anchor split";
+		'
+	perl_edit mm/migrate.c "$WASTE_MARK" 2 'waste' '
+			s|(\n#include "internal.h"\n)|\n#include "../lib/alloctag/include/alloctag_waste.h" /* $ENV{WASTE_MARK} */\n#include "internal.h"\n| or die "anchor include";
+			s|(\tpgalloc_tag_copy\(newfolio, folio\);\n)|\talloctag_waste_pages_copy(newfolio, folio); /* $ENV{WASTE_MARK} */\n$1| or die "anchor copy";
 		'
 	perl_edit mm/slab_common.c "$WASTE_MARK" 2 'waste' '
 			s|(\t\tp = kasan_krealloc\(\(void \*\)p, new_size, flags\);\n)|$1\t\t/* $ENV{WASTE_MARK}: the object stays, its request changes */\n\t\talloctag_waste_krealloc(p, new_size);\n| or die "anchor krealloc";

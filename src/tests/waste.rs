@@ -5,7 +5,7 @@
 //! their slots, and vmalloc() of a size that is no multiple of the page; objects allocated while it was off, or in an earlier period, are never taken
 //! back; bad control input changes nothing.
 
-use super::{dynamic::find_dynamic_in, test_tag, with_tag};
+use super::{alloc_pages, dynamic::find_dynamic_in, test_tag, with_tag};
 use crate::{
     alloc_tag::{waste::Figures, AllocTag},
     kunit::{kunit_expect, kunit_suite, Test},
@@ -428,6 +428,124 @@ fn rust_vvec_growth(test: &Test) {
     turn(test, false);
 }
 
+test_tag!(PAGES_TAG, "alloctag_waste_pages");
+
+/// Whether pages have slots (booted with `alloctag.waste_pages=on`); skips the case if not.
+fn page_slots(test: &Test) -> bool {
+    // SAFETY: No precondition.
+    let on = unsafe { bindings::alloctag_waste_pages_on() };
+    if !on {
+        test.skip("pages have no slots: booted without alloctag.waste_pages=on");
+    }
+    on
+}
+
+/// `f` charged to [`PAGES_TAG`]; then the figures and what /proc/allocinfo charges it.
+fn pages_step<R>(test: &Test, f: impl FnOnce() -> R) -> (R, Figures, i64) {
+    let r = with_tag(PAGES_TAG, f);
+    (r, figures(test, PAGES_TAG), PAGES_TAG.read().bytes)
+}
+
+/// Pages: an order-2 allocation asks for all it gets; alloc_pages_exact() for less, on its
+/// last page, each page kept an allocation of its own and the tail freed; a kmalloc() above
+/// 8 KiB and its krealloc() in place; all back to zero when freed, and an allocation made while
+/// off is never taken back.
+fn pages_exact_figures(test: &Test) {
+    if !page_slots(test) {
+        return;
+    }
+    let page = bindings::PAGE_SIZE as i64;
+    turn(test, false);
+    let before = with_tag(PAGES_TAG, || alloc_pages(0));
+    turn(test, true);
+    let (p, w, charged) = pages_step(test, || alloc_pages(2));
+    kunit_expect!(test, !p.is_null(), "no pages");
+    kunit_expect!(test, w.allocs == 1 && w.bytes == 4 * page, "{w:?}");
+    kunit_expect!(test, w.requested == w.bytes, "{w:?}");
+    kunit_expect!(
+        test,
+        charged == w.bytes + page,
+        "{w:?}, allocinfo {charged}"
+    );
+    // SAFETY: Freed once each, with their orders.
+    unsafe {
+        bindings::__free_pages(p, 2);
+        bindings::__free_pages(before, 0);
+    }
+    let w = figures(test, PAGES_TAG);
+    kunit_expect!(
+        test,
+        w.frees == 1 && w.bytes == 0 && w.requested == 0,
+        "{w:?}"
+    );
+
+    // 9000 bytes: order 2, three pages kept (three allocations once split), one freed.
+    // SAFETY: Allocating has no precondition.
+    let (e, w, charged) = pages_step(test, || unsafe {
+        bindings::alloc_pages_exact_noprof(9000, bindings::GFP_KERNEL)
+    });
+    kunit_expect!(test, !e.is_null(), "no exact pages");
+    kunit_expect!(test, w.allocs == 1 + 4 && w.frees == 1 + 1, "{w:?}");
+    kunit_expect!(test, w.bytes == 3 * page && w.requested == 9000, "{w:?}");
+    kunit_expect!(test, charged == w.bytes, "{w:?}, allocinfo {charged}");
+    // SAFETY: `e` came from alloc_pages_exact() for 9000 bytes.
+    unsafe { bindings::free_pages_exact(e, 9000) };
+    let w = figures(test, PAGES_TAG);
+    kunit_expect!(
+        test,
+        w.frees == 5 && w.bytes == 0 && w.requested == 0,
+        "{w:?}"
+    );
+
+    // A kmalloc() above 8 KiB is pages: 20000 bytes of an order-3 folio, then 30000 in place.
+    // SAFETY: Allocating has no precondition.
+    let (k, w, _) = pages_step(test, || unsafe {
+        bindings::__kmalloc_noprof(20000, bindings::GFP_KERNEL)
+    });
+    kunit_expect!(test, !k.is_null(), "no large kmalloc");
+    kunit_expect!(
+        test,
+        w.allocs == 6 && w.bytes == 8 * page && w.requested == 20000,
+        "{w:?}"
+    );
+    // SAFETY: `k` came from kmalloc; 30000 bytes fit its 32 KiB.
+    let (same, w, _) = pages_step(test, || unsafe {
+        bindings::krealloc_noprof(k, 30000, bindings::GFP_KERNEL)
+    });
+    kunit_expect!(test, same == k, "moved");
+    kunit_expect!(test, w.bytes == 8 * page && w.requested == 30000, "{w:?}");
+    kfree(same);
+    let w = figures(test, PAGES_TAG);
+    kunit_expect!(
+        test,
+        w.frees == 6 && w.bytes == 0 && w.requested == 0,
+        "{w:?}"
+    );
+    turn(test, false);
+}
+
+/// Without page slots, pages are untracked: their bytes are /proc/allocinfo's alone.
+fn pages_untracked_without_slots(test: &Test) {
+    // SAFETY: No precondition.
+    if unsafe { bindings::alloctag_waste_pages_on() } {
+        test.skip("pages have slots: booted with alloctag.waste_pages=on");
+        return;
+    }
+    turn(test, true);
+    let (p, w, charged) = pages_step(test, || alloc_pages(2));
+    kunit_expect!(test, !p.is_null(), "no pages");
+    kunit_expect!(test, w == Figures::default(), "{w:?}");
+    kunit_expect!(
+        test,
+        charged >= 4 * bindings::PAGE_SIZE as i64,
+        "allocinfo {charged}"
+    );
+    // SAFETY: Freed once, with its order.
+    unsafe { bindings::__free_pages(p, 2) };
+    kunit_expect!(test, figures(test, PAGES_TAG) == Figures::default());
+    turn(test, false);
+}
+
 test_tag!(RACE_TAG, "alloctag_waste_race");
 
 /// Threads of [`on_off_racing_allocations`] running, and stopping.
@@ -552,6 +670,8 @@ kunit_suite!(
         vmalloc_non_page_multiple,
         vmalloc_from_off_untracked,
         rust_vvec_growth,
+        pages_exact_figures,
+        pages_untracked_without_slots,
         on_off_racing_allocations,
         bad_input_changes_nothing,
     ]

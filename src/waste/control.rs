@@ -3,7 +3,9 @@
 //! Turning waste accounting on and off: `/sys/kernel/debug/alloctag/waste`, next to capture
 //! and fail (0600; writes need `CAP_SYS_ADMIN`): writing `on` or `off` (a trailing newline is
 //! fine) turns it on or off, anything else fails with `EINVAL` and changes nothing; reading
-//! gives `on` or `off`. And at boot, `alloctag.waste=on` (or `off`, the default).
+//! gives `on` or `off`. And at boot, `alloctag.waste=on` (or `off`, the default); and
+//! `alloctag.waste_pages=on`, which `alloctag.waste=on` implies: page_ext space for the
+//! accounting of pages (8 bytes per page), without which pages are untracked.
 //!
 //! C header: [`include/linux/debugfs.h`](srctree/include/linux/debugfs.h)
 
@@ -94,6 +96,45 @@ unsafe extern "C" fn setup(value: *mut u8) -> c_int {
 #[used]
 #[link_section = ".init.setup"]
 static PARAMETER: EarlyParam = EarlyParam::new(c_str!("alloctag.waste"), setup);
+
+/// Whether `alloctag.waste_pages=on` asked for page slots.
+static PAGES_AT_BOOT: AtomicBool = AtomicBool::new(false);
+
+/// Parses `alloctag.waste_pages=`: `on` or `off`; a bad value is logged and changes nothing.
+///
+/// # Safety
+///
+/// Called by the kernel's parameter parser with null or a NUL-terminated string.
+unsafe extern "C" fn setup_pages(value: *mut u8) -> c_int {
+    if value.is_null() {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: A non-null value is a NUL-terminated string, as the caller guarantees.
+    let value = unsafe { CStr::from_char_ptr(value) };
+    match parse(value.as_bytes()) {
+        Ok(on) => {
+            PAGES_AT_BOOT.store(on, Ordering::Relaxed);
+            0
+        }
+        Err(e) => {
+            pr_err!("alloctag.waste_pages: invalid value, expected on or off; keeping off\n");
+            e.to_errno()
+        }
+    }
+}
+
+#[used]
+#[link_section = ".init.setup"]
+static PAGES_PARAMETER: EarlyParam = EarlyParam::new(c_str!("alloctag.waste_pages"), setup_pages);
+
+/// Whether pages get slots for the accounting (src/glue_waste.c): asked once, by page_ext at
+/// boot, after the early parameters.
+#[no_mangle]
+pub(crate) extern "C" fn alloctag_waste_pages_needed() -> bool {
+    crate::profiling::supported()
+        && (PAGES_AT_BOOT.load(Ordering::Relaxed) || AT_BOOT.load(Ordering::Relaxed))
+}
+c_declared!(alloctag_waste_pages_needed);
 
 /// Turns the accounting on if the boot parameter asked for it; once the registry is up.
 pub(crate) fn start_at_boot() {

@@ -5,11 +5,13 @@
 # `allocinfo waste`, on the test module's hold file: a write of N allocates
 # N objects of 200 bytes (kmalloc-256) at hold_object(); and on its
 # hold_area file: a write of N replaces the area held at hold_area() by a
-# vmalloc() of N bytes (0: none).
+# vmalloc() of N bytes (0: none); and on its hold_pages file: a write of N
+# replaces the pages held at hold_exact() by alloc_pages_exact(N).
 
 WASTE_CTL=/sys/kernel/debug/alloctag/waste
 WASTE_HOLD=/sys/kernel/debug/alloctag_test/hold
 WASTE_AREA=/sys/kernel/debug/alloctag_test/hold_area
+WASTE_PAGES=/sys/kernel/debug/alloctag_test/hold_pages
 
 waste_ready() {
 	[ -e "$WASTE_CTL" ] || mount -t debugfs none /sys/kernel/debug
@@ -35,6 +37,11 @@ area_figures() {
 }
 area_allocinfo_bytes() {
 	awk '/\[alloctag_test\] func:hold_area $/ { print $1 }' /proc/allocinfo
+}
+
+# And for hold_exact().
+exact_figures() {
+	awk '/\[alloctag_test\] func:hold_exact$/ { print $1, $2, $3, $4, $5, $6 }' /proc/allocwaste
 }
 
 test_waste_cli_exact_figures_of_the_test_module() {
@@ -131,4 +138,25 @@ test_boot_waste_param_turns_it_on() {
 	grep -q "^# state: on since_ns: [1-9]" /proc/allocwaste || fail "state: $(sed -n 2p /proc/allocwaste)"
 	# kstrdup()'s line has tracked objects by now.
 	awk '$4 > 0 { n++ } END { exit !(n > 0) }' /proc/allocwaste || fail "nothing counted since boot"
+}
+
+# Booted with alloctag.waste=on, pages have slots: alloc_pages_exact(9000)
+# takes an order-2 block, keeps three pages (each an allocation once
+# split) and frees the fourth; a vmalloc() area still counts once.
+test_boot_waste_pages_through_the_cli() {
+	[ -e "$WASTE_CTL" ] || mount -t debugfs none /sys/kernel/debug
+	trap 'rmmod alloctag_test 2>/dev/null || true' EXIT
+	insmod /lib/modules/alloctag_test.ko || fail "insmod failed"
+	echo 9000 >"$WASTE_PAGES" || fail "hold_pages 9000 failed"
+	set -- $(exact_figures)
+	[ "$*" = "12288 9000 3288 4 1 0" ] || fail "held: '$*'"
+	out=$(allocinfo waste --json) || fail "allocinfo waste --json failed"
+	echo "$out" | grep -q "\"requested\": *9000" || fail "json: $out"
+	echo 0 >"$WASTE_PAGES" || fail "release failed"
+	set -- $(exact_figures)
+	[ "$*" = "0 0 0 4 4 0" ] || fail "released: '$*'"
+	echo 5000 >"$WASTE_AREA" || fail "hold_area 5000 failed"
+	set -- $(area_figures)
+	[ "$2 $4 $6" = "5016 2 0" ] || fail "area: '$*'"
+	echo 0 >"$WASTE_AREA" || fail "area release failed"
 }

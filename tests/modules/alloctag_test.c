@@ -249,6 +249,47 @@ static const struct file_operations hold_area_fops = {
 	.write = hold_area_write,
 };
 
+/* The pages hold_exact() holds, and their size; writing 0 to hold_pages frees them. */
+static void *held_exact;
+static unsigned int held_exact_size;
+
+/* One call site, for waste accounting's page figures. */
+static noinline void *hold_exact(unsigned int size)
+{
+	return alloc_pages_exact(size, GFP_KERNEL);
+}
+
+static void free_held_exact(void)
+{
+	if (held_exact)
+		free_pages_exact(held_exact, held_exact_size);
+	held_exact = NULL;
+}
+
+/* Writing N replaces the held pages with alloc_pages_exact(N), 0 frees them. */
+static ssize_t hold_pages_write(struct file *file, const char __user *buf,
+				size_t len, loff_t *ppos)
+{
+	unsigned int n;
+	int ret = kstrtouint_from_user(buf, len, 0, &n);
+
+	if (ret)
+		return ret;
+	mutex_lock(&held_lock);
+	free_held_exact();
+	held_exact = n ? hold_exact(n) : NULL;
+	held_exact_size = n;
+	if (n && !held_exact)
+		ret = -ENOMEM;
+	mutex_unlock(&held_lock);
+	return ret ?: len;
+}
+
+static const struct file_operations hold_pages_fops = {
+	.owner = THIS_MODULE,
+	.write = hold_pages_write,
+};
+
 static int __init alloctag_test_init(void)
 {
 	int ret;
@@ -298,6 +339,7 @@ static int __init alloctag_test_init(void)
 	hold_dir = debugfs_create_dir("alloctag_test", NULL);
 	debugfs_create_file("hold", 0200, hold_dir, NULL, &hold_fops);
 	debugfs_create_file("hold_area", 0200, hold_dir, NULL, &hold_area_fops);
+	debugfs_create_file("hold_pages", 0200, hold_dir, NULL, &hold_pages_fops);
 	return 0;
 }
 
@@ -306,6 +348,7 @@ static void __exit alloctag_test_exit(void)
 	debugfs_remove_recursive(hold_dir);
 	free_held();
 	vfree(held_area);
+	free_held_exact();
 	kfree(long_named);
 	cache_free();
 	if (!leak)
