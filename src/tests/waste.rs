@@ -524,6 +524,76 @@ fn pages_exact_figures(test: &Test) {
     turn(test, false);
 }
 
+test_tag!(MIGRATE_TAG, "alloctag_waste_migrate");
+test_tag!(TARGET_TAG, "alloctag_waste_target");
+
+/// Migration moves the charge of a page to its target: the slot moves with it, the target's
+/// own allocation is taken back, and the old page's free takes nothing.
+#[cfg(CONFIG_MIGRATION)]
+fn migration_moves_the_slot(test: &Test) {
+    if !page_slots(test) {
+        return;
+    }
+    let page = bindings::PAGE_SIZE as i64;
+    turn(test, true);
+    let old = with_tag(MIGRATE_TAG, || alloc_pages(0));
+    let new = with_tag(TARGET_TAG, || alloc_pages(0));
+    kunit_expect!(test, !old.is_null() && !new.is_null(), "no pages");
+    if old.is_null() || new.is_null() {
+        for p in [old, new].into_iter().filter(|p| !p.is_null()) {
+            // SAFETY: An order-0 page from above.
+            unsafe { bindings::__free_pages(p, 0) };
+        }
+        turn(test, false);
+        return;
+    }
+    // SAFETY: Both are order-0 pages this case owns, each its own folio; neither is mapped, on
+    // an LRU list or in a page cache, so only their flags, owner and tag move. Migration holds
+    // both folio locks, as here.
+    unsafe {
+        bindings::__folio_lock(old.cast());
+        bindings::__folio_lock(new.cast());
+        bindings::folio_migrate_flags(new.cast(), old.cast());
+        bindings::folio_unlock(new.cast());
+        bindings::folio_unlock(old.cast());
+    }
+    let target = figures(test, TARGET_TAG);
+    kunit_expect!(
+        test,
+        target.allocs == 1 && target.frees == 1 && target.bytes == 0,
+        "{target:?}"
+    );
+    let w = figures(test, MIGRATE_TAG);
+    kunit_expect!(
+        test,
+        w.allocs == 1 && w.frees == 0 && w.bytes == page,
+        "{w:?}"
+    );
+    // SAFETY: `old` is an order-0 page; migration cleared its tag reference.
+    unsafe { bindings::__free_pages(old, 0) };
+    kunit_expect!(
+        test,
+        figures(test, MIGRATE_TAG) == w,
+        "the old page took the charge back"
+    );
+    // SAFETY: `new` is an order-0 page, now charged to `MIGRATE_TAG`.
+    unsafe { bindings::__free_pages(new, 0) };
+    let w = figures(test, MIGRATE_TAG);
+    kunit_expect!(
+        test,
+        w.frees == 1 && w.bytes == 0 && w.requested == 0,
+        "{w:?}"
+    );
+    kunit_expect!(test, figures(test, TARGET_TAG) == target);
+    turn(test, false);
+}
+
+/// Without page migration there is nothing to move.
+#[cfg(not(CONFIG_MIGRATION))]
+fn migration_moves_the_slot(test: &Test) {
+    test.skip("CONFIG_MIGRATION is off");
+}
+
 /// Without page slots, pages are untracked: their bytes are /proc/allocinfo's alone.
 fn pages_untracked_without_slots(test: &Test) {
     // SAFETY: No precondition.
@@ -671,6 +741,7 @@ kunit_suite!(
         vmalloc_from_off_untracked,
         rust_vvec_growth,
         pages_exact_figures,
+        migration_moves_the_slot,
         pages_untracked_without_slots,
         on_off_racing_allocations,
         bad_input_changes_nothing,
