@@ -65,6 +65,7 @@ void alloctag_waste_vfree_slowpath(struct vm_struct *vm);
 void alloctag_waste_vrealloc_slowpath(struct vm_struct *vm, size_t new_size);
 void alloctag_waste_pages_alloc_slowpath(struct page *page, unsigned int order);
 void alloctag_waste_pages_free_slowpath(struct page *page, unsigned int order);
+void alloctag_waste_pages_shrink_slowpath(struct page *page, unsigned int order);
 void alloctag_waste_pages_split_slowpath(struct folio *folio, int old_order,
 					 int new_order);
 void alloctag_waste_pages_copy_slowpath(struct folio *new, struct folio *old);
@@ -174,6 +175,17 @@ static __always_inline void alloctag_waste_pages_free(struct page *page,
 		alloctag_waste_pages_free_slowpath(page, order);
 }
 
+/*
+ * __free_pages() freed all but the first page of a block of 2^order pages
+ * (order > 0), which someone else still holds.
+ */
+static __always_inline void alloctag_waste_pages_shrink(struct page *page,
+							unsigned int order)
+{
+	if (static_branch_unlikely(&alloctag_waste_key))
+		alloctag_waste_pages_shrink_slowpath(page, order);
+}
+
 /* After pgalloc_tag_split(): each piece is an allocation of its own. */
 static __always_inline void alloctag_waste_pages_split(struct folio *folio,
 						       int old_order,
@@ -228,6 +240,8 @@ static inline void alloctag_waste_pages_alloc(struct page *page,
 					      unsigned int order) {}
 static inline void alloctag_waste_pages_free(struct page *page,
 					     unsigned int order) {}
+static inline void alloctag_waste_pages_shrink(struct page *page,
+					       unsigned int order) {}
 static inline void alloctag_waste_pages_split(struct folio *folio,
 					      int old_order, int new_order) {}
 static inline void alloctag_waste_pages_copy(struct folio *new,

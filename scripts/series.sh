@@ -760,10 +760,11 @@ EOF
 			s|(#include <linux/pgalloc_tag.h>\n)|$1#include "../lib/alloctag/include/alloctag_waste.h" /* $ENV{WASTE_MARK} */\n| or die "anchor include";
 			s|(\t&page_alloc_tagging_ops,\n#endif\n)|$1#ifdef CONFIG_ALLOCTAG_WASTE /* $ENV{WASTE_MARK}: page slots, when asked for at boot */\n\t&alloctag_waste_page_ops,\n#endif\n| or die "anchor ops";
 		'
-	perl_edit mm/page_alloc.c "$WASTE_MARK" 6 'waste' '
+	perl_edit mm/page_alloc.c "$WASTE_MARK" 7 'waste' '
 			s|(\n#include "internal.h"\n)|\n#include "../lib/alloctag/include/alloctag_waste.h" /* $ENV{WASTE_MARK} */\n#include "internal.h"\n| or die "anchor include";
 			s|(\tpgalloc_tag_add\(page, current, 1 << order\);\n)|$1\talloctag_waste_pages_alloc(page, order); /* $ENV{WASTE_MARK} */\n| or die "anchor alloc";
 			s|(\t+)(pgalloc_tag_sub\(page, 1 << order\);\n)|$1alloctag_waste_pages_free(page, order); /* $ENV{WASTE_MARK} */\n$1$2|g == 2 or die "anchor free";
+			s|(\t\tpgalloc_tag_sub_pages\(tag, \(1 << order\) - 1\);\n)|\t\talloctag_waste_pages_shrink(page, order); /* $ENV{WASTE_MARK} */\n$1| or die "anchor shrink";
 			s|(\tpgalloc_tag_split\(page_folio\(page\), order, 0\);\n)|$1\talloctag_waste_pages_split(page_folio(page), order, 0); /* $ENV{WASTE_MARK} */\n| or die "anchor split_page";
 			s|(\t\tpgalloc_tag_split\(page_folio\(page\), order, 0\);\n)|$1\t\t/* $ENV{WASTE_MARK}: the pieces kept, and the slack of the last */\n\t\talloctag_waste_pages_split(page_folio(page), order, 0);\n\t\talloctag_waste_pages_request(page + nr - 1, 0, size - (nr - 1) * PAGE_SIZE);\n| or die "anchor exact";
 		'

@@ -410,14 +410,44 @@ void alloctag_waste_pages_free_slowpath(struct page *page, unsigned int order)
 
 	if (!slot)
 		return;
-	v = READ_ONCE(*slot);
+	/* An exchange: alloctag_waste_pages_shrink_slowpath() may race. */
+	v = READ_ONCE(*slot) ? xchg(slot, 0) : 0;
 	if (v) {
-		WRITE_ONCE(*slot, 0);
 		preempt_disable();
 		/* Only an allocation of this period is taken back. */
 		w = slot_counters(v, waste_period(), page);
 		if (w)
 			pages_take_back(w, v);
+		preempt_enable();
+	}
+	page_ext_put(ext);
+}
+
+/*
+ * __free_pages() of a block whose first page someone else still holds
+ * freed all but that page: the allocation is that page now. The holder may
+ * free it meanwhile (an exchange there, a compare-and-exchange here); it
+ * cannot be allocated again at an order above 0 while the rest is not
+ * freed yet, so a slot of order order is still this allocation's.
+ */
+void alloctag_waste_pages_shrink_slowpath(struct page *page, unsigned int order)
+{
+	struct alloctag_waste_counters __percpu *w;
+	u64 gone = (PAGE_SIZE << order) - PAGE_SIZE;
+	struct page_ext *ext;
+	u64 v, *slot = page_slot(page, &ext);
+
+	if (!slot)
+		return;
+	v = READ_ONCE(*slot);
+	if (((v >> PAGE_ORDER_SHIFT) & 63) == order) {
+		preempt_disable();
+		w = slot_counters(v, waste_period(), page);
+		if (w && cmpxchg(slot, v, page_slot_value(v >> PAGE_PERIOD_SHIFT, 0,
+							  v & PAGE_SLACK_MASK)) == v) {
+			this_cpu_sub(w->bytes, gone);
+			this_cpu_sub(w->requested, gone);
+		}
 		preempt_enable();
 	}
 	page_ext_put(ext);

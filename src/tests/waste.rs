@@ -524,6 +524,46 @@ fn pages_exact_figures(test: &Test) {
     turn(test, false);
 }
 
+/// `__free_pages()` of an order-2 block whose first page someone else holds frees the other
+/// three at once: the allocation is one page from then on, and the last put frees it.
+fn pages_tail_freed_while_head_held(test: &Test) {
+    if !page_slots(test) {
+        return;
+    }
+    let page = bindings::PAGE_SIZE as i64;
+    turn(test, true);
+    let p = with_tag(PAGES_TAG, || alloc_pages(2));
+    kunit_expect!(test, !p.is_null(), "no pages");
+    if p.is_null() {
+        turn(test, false);
+        return;
+    }
+    // SAFETY: `p` was allocated above at order 2, not compound; the extra reference on its
+    // first page is dropped below, which frees that page; `__free_pages()` frees the others.
+    unsafe {
+        bindings::alloctag_test_get_page(p);
+        bindings::__free_pages(p, 2);
+    }
+    let w = figures(test, PAGES_TAG);
+    kunit_expect!(test, w.allocs == 1 && w.frees == 0, "{w:?}");
+    kunit_expect!(test, w.bytes == page && w.requested == page, "{w:?}");
+    kunit_expect!(
+        test,
+        PAGES_TAG.read().bytes == page,
+        "{:?}",
+        PAGES_TAG.read()
+    );
+    // SAFETY: Drops the reference taken above, the last one: the first page is freed.
+    unsafe { bindings::alloctag_test_put_page(p) };
+    let w = figures(test, PAGES_TAG);
+    kunit_expect!(
+        test,
+        w.frees == 1 && w.bytes == 0 && w.requested == 0,
+        "{w:?}"
+    );
+    turn(test, false);
+}
+
 test_tag!(MIGRATE_TAG, "alloctag_waste_migrate");
 test_tag!(TARGET_TAG, "alloctag_waste_target");
 
@@ -741,6 +781,7 @@ kunit_suite!(
         vmalloc_from_off_untracked,
         rust_vvec_growth,
         pages_exact_figures,
+        pages_tail_freed_while_head_held,
         migration_moves_the_slot,
         pages_untracked_without_slots,
         on_off_racing_allocations,
