@@ -428,7 +428,7 @@ void alloctag_waste_pages_free_slowpath(struct page *page, unsigned int order)
  * freed all but that page: the allocation is that page now. The holder may
  * free it meanwhile (an exchange there, a compare-and-exchange here); it
  * cannot be allocated again at an order above 0 while the rest is not
- * freed yet, so a slot of order order is still this allocation's.
+ * freed yet, so a slot of that order is still this allocation's.
  */
 void alloctag_waste_pages_shrink_slowpath(struct page *page, unsigned int order)
 {
