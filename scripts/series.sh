@@ -719,6 +719,15 @@ the accounting shares the second variant of the slab hooks with capture.
 vmalloc(): an area counts once, the pages it maps against its request,
 with the period that tracked it in a new vm_struct field; vrealloc() in
 place changes the request. Off, each of these pays a patched-out jump.
+
+Pages: a 64-bit slot per page in page_ext (period, order, slack), which
+page_ext reserves at boot only with alloctag.waste=on or
+alloctag.waste_pages=on, 8 bytes per page; without it pages are
+untracked. Hooks beside the tag's in post_alloc_hook() and
+free_pages_prepare(), in the splits (split_page(), huge page split,
+hugetlb demotion), migration, __free_pages() of a block whose first page
+is still held, alloc_pages_exact() and the large kmalloc(). A vmalloc()
+area's pages leave the page accounting when the area is counted.
 EOF
 	local f
 	for f in waste.rs waste/control.rs waste/report.rs alloc_tag/waste.rs glue_waste.c; do
