@@ -30,6 +30,7 @@
 #include <linux/jump_label.h>
 #include <linux/types.h>
 
+struct alloc_tag;
 struct folio;
 struct kmem_cache;
 struct page;
@@ -63,7 +64,9 @@ void alloctag_waste_krealloc_slowpath(const void *object, size_t new_size);
 void alloctag_waste_vmalloc_slowpath(struct vm_struct *vm);
 void alloctag_waste_vfree_slowpath(struct vm_struct *vm);
 void alloctag_waste_vrealloc_slowpath(struct vm_struct *vm, size_t new_size);
-void alloctag_waste_pages_alloc_slowpath(struct page *page, unsigned int order);
+void alloctag_waste_pages_alloc_slowpath(struct page *page,
+					 struct alloc_tag *tag,
+					 unsigned int order);
 void alloctag_waste_pages_free_slowpath(struct page *page, unsigned int order);
 void alloctag_waste_pages_shrink_slowpath(struct page *page, unsigned int order);
 void alloctag_waste_pages_split_slowpath(struct folio *folio, int old_order,
@@ -159,12 +162,21 @@ static __always_inline void alloctag_waste_vrealloc(struct vm_struct *vm,
  * a split gives each piece its own.
  */
 
-/* post_alloc_hook(): 2^order pages were charged to their tag. */
+/*
+ * post_alloc_hook(): 2^order pages are about to be charged to *tagp, the
+ * current task's tag. Called before pgalloc_tag_add(), beside capture's
+ * hook, where page and order are live anyway: after it they were kept
+ * across its calls, five instructions on every page allocation
+ * (Documentation/benchmarks.rst). READ_ONCE() keeps the compiler from
+ * loading the tag before the patched-out jump.
+ */
 static __always_inline void alloctag_waste_pages_alloc(struct page *page,
+						       struct alloc_tag * const *tagp,
 						       unsigned int order)
 {
 	if (static_branch_unlikely(&alloctag_waste_key))
-		alloctag_waste_pages_alloc_slowpath(page, order);
+		alloctag_waste_pages_alloc_slowpath(page, READ_ONCE(*tagp),
+						    order);
 }
 
 /* free_pages_prepare(): 2^order pages go; their tag is still there. */
@@ -237,6 +249,7 @@ static inline void alloctag_waste_vfree(struct vm_struct *vm) {}
 static inline void alloctag_waste_vrealloc(struct vm_struct *vm,
 					   size_t new_size) {}
 static inline void alloctag_waste_pages_alloc(struct page *page,
+					      struct alloc_tag * const *tagp,
 					      unsigned int order) {}
 static inline void alloctag_waste_pages_free(struct page *page,
 					     unsigned int order) {}

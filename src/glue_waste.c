@@ -378,7 +378,21 @@ static void pages_take_back(struct alloctag_waste_counters __percpu *w, u64 v)
 	this_cpu_sub(w->requested, slot_bytes(v) - (v & PAGE_SLACK_MASK));
 }
 
-void alloctag_waste_pages_alloc_slowpath(struct page *page, unsigned int order)
+/*
+ * Whether pgalloc_tag_add() will charge a page to tag: profiling is on, and
+ * with page tags in page flags, the tag has an index (with page_ext, the
+ * page has one, or it would have no slot either).
+ */
+static bool page_will_be_charged(struct alloc_tag *tag)
+{
+	if (!tag || !mem_alloc_profiling_enabled())
+		return false;
+	return !alloctag_pgflags() || alloctag_pgflags_index(tag);
+}
+
+void alloctag_waste_pages_alloc_slowpath(struct page *page,
+					 struct alloc_tag *tag,
+					 unsigned int order)
 {
 	struct alloctag_waste_counters __percpu *w;
 	struct page_ext *ext;
@@ -389,7 +403,7 @@ void alloctag_waste_pages_alloc_slowpath(struct page *page, unsigned int order)
 		return;
 	preempt_disable();
 	period = waste_period();
-	w = period ? page_counters(page) : NULL;
+	w = period && page_will_be_charged(tag) ? READ_ONCE(tag->waste) : NULL;
 	if (w) {
 		WRITE_ONCE(*slot, page_slot_value(period, order, 0));
 		this_cpu_inc(w->allocs);
