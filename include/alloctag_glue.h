@@ -78,6 +78,7 @@ int alloctag_capture_init(void);
  * key, and the period that runs (0: off), which Rust writes.
  */
 void alloctag_set_waste_key(bool enable);
+void alloctag_set_page_alloc_key(bool enable);
 extern u32 alloctag_waste_current;
 u64 alloctag_waste_now(void);
 

@@ -26,6 +26,8 @@
 #ifndef _ALLOCTAG_WASTE_H
 #define _ALLOCTAG_WASTE_H
 
+/* Capture's hooks, with struct alloc_tag: the page allocation hooks share a key. */
+#include <linux/alloc_tag.h>
 #include <linux/compiler.h>
 #include <linux/jump_label.h>
 #include <linux/types.h>
@@ -162,21 +164,32 @@ static __always_inline void alloctag_waste_vrealloc(struct vm_struct *vm,
  * a split gives each piece its own.
  */
 
+DECLARE_STATIC_KEY_FALSE(alloctag_page_alloc_key);
+
 /*
  * post_alloc_hook(): 2^order pages are about to be charged to *tagp, the
- * current task's tag. Called before pgalloc_tag_add(), beside capture's
- * hook, where page and order are live anyway: after it they were kept
- * across its calls, five instructions on every page allocation
- * (Documentation/benchmarks.rst). READ_ONCE() keeps the compiler from
- * loading the tag before the patched-out jump.
+ * current task's tag. Capture's hook and this accounting's share one
+ * static branch, on while either is (src/keys.rs): a page allocation and
+ * free cost some 680 instructions, so each patched-out jump is 0.15% of
+ * them. Called before pgalloc_tag_add(), where page, order and gfp are
+ * live anyway: after it they were kept across its calls, five
+ * instructions more (Documentation/benchmarks.rst). READ_ONCE() keeps the
+ * compiler from loading the tag before the patched-out jump.
  */
-static __always_inline void alloctag_waste_pages_alloc(struct page *page,
+static __always_inline void alloctag_pages_alloc_hooks(struct page *page,
 						       struct alloc_tag * const *tagp,
-						       unsigned int order)
+						       unsigned int order,
+						       gfp_t gfp)
 {
-	if (static_branch_unlikely(&alloctag_waste_key))
-		alloctag_waste_pages_alloc_slowpath(page, READ_ONCE(*tagp),
-						    order);
+	struct alloc_tag *tag;
+
+	if (static_branch_unlikely(&alloctag_page_alloc_key)) {
+		tag = READ_ONCE(*tagp);
+		if (tag && alloctag_capture_marked(&tag->ct))
+			alloctag_capture_pages_slowpath(page, tag, order, gfp);
+		if (static_branch_unlikely(&alloctag_waste_key))
+			alloctag_waste_pages_alloc_slowpath(page, tag, order);
+	}
 }
 
 /* free_pages_prepare(): 2^order pages go; their tag is still there. */
@@ -248,9 +261,14 @@ static inline void alloctag_waste_vmalloc(struct vm_struct *vm) {}
 static inline void alloctag_waste_vfree(struct vm_struct *vm) {}
 static inline void alloctag_waste_vrealloc(struct vm_struct *vm,
 					   size_t new_size) {}
-static inline void alloctag_waste_pages_alloc(struct page *page,
-					      struct alloc_tag * const *tagp,
-					      unsigned int order) {}
+/* Capture's hook alone. */
+static __always_inline void alloctag_pages_alloc_hooks(struct page *page,
+						       struct alloc_tag * const *tagp,
+						       unsigned int order,
+						       gfp_t gfp)
+{
+	alloctag_capture_pages(page, tagp, order, gfp);
+}
 static inline void alloctag_waste_pages_free(struct page *page,
 					     unsigned int order) {}
 static inline void alloctag_waste_pages_shrink(struct page *page,

@@ -771,7 +771,7 @@ EOF
 		'
 	perl_edit mm/page_alloc.c "$WASTE_MARK" 7 'waste' '
 			s|(\n#include "internal.h"\n)|\n#include "../lib/alloctag/include/alloctag_waste.h" /* $ENV{WASTE_MARK} */\n#include "internal.h"\n| or die "anchor include";
-			s|(\talloctag_capture_pages\(page, &current->alloc_tag, order, gfp_flags\);\n)|$1\t/* $ENV{WASTE_MARK}: before the tag is charged, as capture (alloctag_waste.h says why) */\n\talloctag_waste_pages_alloc(page, &current->alloc_tag, order);\n| or die "anchor alloc";
+			s|\talloctag_capture_pages\(page, &current->alloc_tag, order, gfp_flags\);\n|\t/* $ENV{WASTE_MARK}: and waste accounting, behind one key (alloctag_waste.h) */\n\talloctag_pages_alloc_hooks(page, &current->alloc_tag, order, gfp_flags);\n| or die "anchor alloc";
 			s|(\t+)(pgalloc_tag_sub\(page, 1 << order\);\n)|$1alloctag_waste_pages_free(page, order); /* $ENV{WASTE_MARK} */\n$1$2|g == 2 or die "anchor free";
 			s|(\t\tpgalloc_tag_sub_pages\(tag, \(1 << order\) - 1\);\n)|\t\talloctag_waste_pages_shrink(page, order); /* $ENV{WASTE_MARK} */\n$1| or die "anchor shrink";
 			s|(\tpgalloc_tag_split\(page_folio\(page\), order, 0\);\n)|$1\talloctag_waste_pages_split(page_folio(page), order, 0); /* $ENV{WASTE_MARK} */\n| or die "anchor split_page";

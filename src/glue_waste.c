@@ -47,6 +47,17 @@ u64 alloctag_waste_now(void)
 	return ktime_get_boottime_ns();
 }
 
+/* On while capture or waste accounting is (src/keys.rs): alloctag_waste.h. */
+DEFINE_STATIC_KEY_FALSE(alloctag_page_alloc_key);
+
+void alloctag_set_page_alloc_key(bool enable)
+{
+	if (enable)
+		static_branch_enable(&alloctag_page_alloc_key);
+	else
+		static_branch_disable(&alloctag_page_alloc_key);
+}
+
 void alloctag_set_waste_key(bool enable)
 {
 	if (enable)

@@ -4,7 +4,9 @@
 //! (`mem_alloc_profiling_key`), the tag key (`alloctag_tag_key`, src/keys/tag.rs), on while
 //! profiling is on, a fault-injection rule armed or a sysctl write runs, and with capture built in
 //! the capture key, on while a capture selection is in force, and the slab-plain key, on while
-//! profiling is on and capture off.
+//! profiling is on and capture and waste accounting off; with waste accounting built in, its
+//! key, and the page allocation hooks' key, on while capture or waste accounting is (one static
+//! branch for both on every page allocation).
 //!
 //! C header: [`include/linux/alloc_tag.h`](srctree/include/linux/alloc_tag.h)
 //!
@@ -119,9 +121,19 @@ mod capture {
         unsafe { bindings::alloctag_set_slab_plain_key(enable) };
     }
 
-    /// Sets the slab-plain key from the profiling key and `keys`.
+    /// The page allocation hooks' shared key (include/alloctag_waste.h).
+    #[cfg(CONFIG_ALLOCTAG_WASTE)]
+    fn set_page_alloc_key(enable: bool) {
+        // SAFETY: As for `set_capture_key`.
+        unsafe { bindings::alloctag_set_page_alloc_key(enable) };
+    }
+
+    /// Sets the slab-plain key from the profiling key and `keys`, and the page allocation
+    /// hooks' key from `keys`: on while capture or waste accounting is.
     fn sync(keys: &Keys) {
         set_slab_plain_key(enabled() && !keys.capture && !keys.waste);
+        #[cfg(CONFIG_ALLOCTAG_WASTE)]
+        set_page_alloc_key(keys.capture || keys.waste);
     }
 
     /// Turns profiling on or off; may sleep.
