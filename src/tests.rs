@@ -44,6 +44,24 @@ pub(crate) fn alloc_pages(order: u32) -> *mut bindings::page {
     unsafe { bindings::__alloc_pages_noprof(bindings::GFP_KERNEL, order, 0, ptr::null_mut()) }
 }
 
+/// Moves `old`'s flags, owner and tag to `new`, as page migration does, under both folio locks.
+///
+/// # Safety
+///
+/// `old` and `new` are order-0 pages the caller owns, each its own folio; neither is mapped, on
+/// an LRU list or in a page cache, so only their flags, owner and tag move.
+#[cfg(all(CONFIG_MIGRATION, CONFIG_ALLOCTAG_CAPTURE))]
+pub(crate) unsafe fn migrate_flags(new: *mut bindings::page, old: *mut bindings::page) {
+    // SAFETY: As the caller guarantees; migration holds both folio locks, as here.
+    unsafe {
+        bindings::__folio_lock(old.cast());
+        bindings::__folio_lock(new.cast());
+        bindings::folio_migrate_flags(new.cast(), old.cast());
+        bindings::folio_unlock(new.cast());
+        bindings::folio_unlock(old.cast());
+    }
+}
+
 /// Appends formatted text to a vector, failing when memory runs out.
 #[cfg_attr(
     not(any(CONFIG_ALLOCTAG_FAULT_INJECTION, CONFIG_ALLOCTAG_CAPTURE)),

@@ -979,16 +979,9 @@ fn migration_moves_the_record(test: &Test) {
     if !old.is_null() && !new.is_null() {
         let old_pfn = only_pfn(test, MIGRATE_TAG);
         let new_pfn = only_pfn(test, TARGET_TAG);
-        // SAFETY: Both are order-0 pages this case owns, each its own folio; neither is mapped,
-        // on an LRU list or in a page cache, so only their flags, owner and tag move. Migration
-        // holds both folio locks, as here.
-        unsafe {
-            bindings::__folio_lock(old.cast());
-            bindings::__folio_lock(new.cast());
-            bindings::folio_migrate_flags(new.cast(), old.cast());
-            bindings::folio_unlock(new.cast());
-            bindings::folio_unlock(old.cast());
-        }
+        // SAFETY: Both are order-0 pages this case owns, each its own folio, neither mapped, on
+        // an LRU list or in a page cache.
+        unsafe { super::migrate_flags(new, old) };
         kunit_expect!(
             test,
             records(test, TARGET_TAG).is_empty(),

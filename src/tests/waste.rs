@@ -35,6 +35,16 @@ fn figures(test: &Test, tag: &AllocTag) -> Figures {
     w.unwrap_or_default()
 }
 
+/// Expects `tag`'s figures once everything it tracked is freed: `frees` frees, nothing live.
+fn expect_released(test: &Test, tag: &AllocTag, frees: u64) {
+    let w = figures(test, tag);
+    kunit_expect!(
+        test,
+        w.frees == frees && w.bytes == 0 && w.requested == 0,
+        "{w:?}"
+    );
+}
+
 /// kmalloc() of `size` bytes charged to `tag`.
 fn kmalloc(tag: &'static AllocTag, size: usize) -> *mut c_void {
     // SAFETY: Allocating has no precondition.
@@ -165,12 +175,7 @@ fn cache_object_below_slot(test: &Test) {
     kunit_expect!(test, w.bytes == 3 * slot, "{w:?}, slot {slot}");
     // SAFETY: The objects came from `cache`, each freed once.
     unsafe { bindings::kmem_cache_free_bulk(cache, 3, objs.as_mut_ptr()) };
-    let w = figures(test, CACHE_TAG);
-    kunit_expect!(
-        test,
-        w.frees == 3 && w.bytes == 0 && w.requested == 0,
-        "{w:?}"
-    );
+    expect_released(test, CACHE_TAG, 3);
     turn(test, false);
     // SAFETY: Every object of `cache` is freed.
     unsafe { bindings::kmem_cache_destroy(cache) };
@@ -250,12 +255,7 @@ fn rust_kvec_growth(test: &Test) {
         kunit_expect!(test, v.push(i, GFP_KERNEL).is_ok());
     }
     let cap = i64::try_from(v.capacity()).unwrap_or(0);
-    let w = figures(test, made);
-    kunit_expect!(
-        test,
-        w.frees == 1 && w.bytes == 0 && w.requested == 0,
-        "{w:?}"
-    );
+    expect_released(test, made, 1);
     if let Some(pushed) = dynamic_tag(test, push_line) {
         let w = figures(test, pushed);
         kunit_expect!(test, w.allocs == 1 && w.frees == 0, "{w:?}");
@@ -266,12 +266,7 @@ fn rust_kvec_growth(test: &Test) {
         );
         kunit_expect!(test, w.bytes == pushed.read().bytes, "{w:?}");
         drop(v);
-        let w = figures(test, pushed);
-        kunit_expect!(
-            test,
-            w.frees == 1 && w.bytes == 0 && w.requested == 0,
-            "{w:?}"
-        );
+        expect_released(test, pushed, 1);
     }
     turn(test, false);
 }
@@ -402,12 +397,7 @@ fn rust_vvec_growth(test: &Test) {
     let push_line = line!() + 1;
     kunit_expect!(test, v.push(1, GFP_KERNEL).is_ok());
     let cap = v.capacity();
-    let w = figures(test, made);
-    kunit_expect!(
-        test,
-        w.frees == 2 && w.bytes == 0 && w.requested == 0,
-        "{w:?}"
-    );
+    expect_released(test, made, 2);
     if let Some(pushed) = dynamic_tag(test, push_line) {
         let w = figures(test, pushed);
         kunit_expect!(test, w.allocs == 2 && w.frees == 0, "{w:?}");
@@ -418,12 +408,7 @@ fn rust_vvec_growth(test: &Test) {
         );
         kunit_expect!(test, w.bytes == pushed.read().bytes, "{w:?}");
         drop(v);
-        let w = figures(test, pushed);
-        kunit_expect!(
-            test,
-            w.frees == 2 && w.bytes == 0 && w.requested == 0,
-            "{w:?}"
-        );
+        expect_released(test, pushed, 2);
     }
     turn(test, false);
 }
@@ -472,12 +457,7 @@ fn pages_exact_figures(test: &Test) {
         bindings::__free_pages(p, 2);
         bindings::__free_pages(before, 0);
     }
-    let w = figures(test, PAGES_TAG);
-    kunit_expect!(
-        test,
-        w.frees == 1 && w.bytes == 0 && w.requested == 0,
-        "{w:?}"
-    );
+    expect_released(test, PAGES_TAG, 1);
 
     // 9000 bytes: order 2, three pages kept (three allocations once split), one freed.
     // SAFETY: Allocating has no precondition.
@@ -490,12 +470,7 @@ fn pages_exact_figures(test: &Test) {
     kunit_expect!(test, charged == w.bytes, "{w:?}, allocinfo {charged}");
     // SAFETY: `e` came from alloc_pages_exact() for 9000 bytes.
     unsafe { bindings::free_pages_exact(e, 9000) };
-    let w = figures(test, PAGES_TAG);
-    kunit_expect!(
-        test,
-        w.frees == 5 && w.bytes == 0 && w.requested == 0,
-        "{w:?}"
-    );
+    expect_released(test, PAGES_TAG, 5);
 
     // A kmalloc() above 8 KiB is pages: 20000 bytes of an order-3 folio, then 30000 in place.
     // SAFETY: Allocating has no precondition.
@@ -515,12 +490,7 @@ fn pages_exact_figures(test: &Test) {
     kunit_expect!(test, same == k, "moved");
     kunit_expect!(test, w.bytes == 8 * page && w.requested == 30000, "{w:?}");
     kfree(same);
-    let w = figures(test, PAGES_TAG);
-    kunit_expect!(
-        test,
-        w.frees == 6 && w.bytes == 0 && w.requested == 0,
-        "{w:?}"
-    );
+    expect_released(test, PAGES_TAG, 6);
     turn(test, false);
 }
 
@@ -555,12 +525,7 @@ fn pages_tail_freed_while_head_held(test: &Test) {
     );
     // SAFETY: Drops the reference taken above, the last one: the first page is freed.
     unsafe { bindings::alloctag_test_put_page(p) };
-    let w = figures(test, PAGES_TAG);
-    kunit_expect!(
-        test,
-        w.frees == 1 && w.bytes == 0 && w.requested == 0,
-        "{w:?}"
-    );
+    expect_released(test, PAGES_TAG, 1);
     turn(test, false);
 }
 
@@ -587,16 +552,9 @@ fn migration_moves_the_slot(test: &Test) {
         turn(test, false);
         return;
     }
-    // SAFETY: Both are order-0 pages this case owns, each its own folio; neither is mapped, on
-    // an LRU list or in a page cache, so only their flags, owner and tag move. Migration holds
-    // both folio locks, as here.
-    unsafe {
-        bindings::__folio_lock(old.cast());
-        bindings::__folio_lock(new.cast());
-        bindings::folio_migrate_flags(new.cast(), old.cast());
-        bindings::folio_unlock(new.cast());
-        bindings::folio_unlock(old.cast());
-    }
+    // SAFETY: Both are order-0 pages this case owns, each its own folio, neither mapped, on an
+    // LRU list or in a page cache.
+    unsafe { super::migrate_flags(new, old) };
     let target = figures(test, TARGET_TAG);
     kunit_expect!(
         test,
@@ -618,12 +576,7 @@ fn migration_moves_the_slot(test: &Test) {
     );
     // SAFETY: `new` is an order-0 page, now charged to `MIGRATE_TAG`.
     unsafe { bindings::__free_pages(new, 0) };
-    let w = figures(test, MIGRATE_TAG);
-    kunit_expect!(
-        test,
-        w.frees == 1 && w.bytes == 0 && w.requested == 0,
-        "{w:?}"
-    );
+    expect_released(test, MIGRATE_TAG, 1);
     kunit_expect!(test, figures(test, TARGET_TAG) == target);
     turn(test, false);
 }
