@@ -70,12 +70,16 @@ pub(crate) fn register() -> Result {
 /// Whether the boot parameter asked for the accounting.
 static AT_BOOT: AtomicBool = AtomicBool::new(false);
 
-/// Parses `alloctag.waste=`: `on` or `off`; a bad value is logged and changes nothing.
+/// Whether `alloctag.waste_pages=on` asked for page slots.
+static PAGES_AT_BOOT: AtomicBool = AtomicBool::new(false);
+
+/// Parses an `on` or `off` boot parameter `name` into `flag`; a bad value is logged and changes
+/// nothing.
 ///
 /// # Safety
 ///
-/// Called by the kernel's parameter parser with null or a NUL-terminated string.
-unsafe extern "C" fn setup(value: *mut u8) -> c_int {
+/// `value` is null or a NUL-terminated string.
+unsafe fn setup_flag(value: *mut u8, flag: &AtomicBool, name: &str) -> c_int {
     if value.is_null() {
         return EINVAL.to_errno();
     }
@@ -83,44 +87,38 @@ unsafe extern "C" fn setup(value: *mut u8) -> c_int {
     let value = unsafe { CStr::from_char_ptr(value) };
     match parse(value.as_bytes()) {
         Ok(on) => {
-            AT_BOOT.store(on, Ordering::Relaxed);
+            flag.store(on, Ordering::Relaxed);
             0
         }
         Err(e) => {
-            pr_err!("alloctag.waste: invalid value, expected on or off; keeping off\n");
+            pr_err!("{name}: invalid value, expected on or off; keeping off\n");
             e.to_errno()
         }
     }
+}
+
+/// Parses `alloctag.waste=`.
+///
+/// # Safety
+///
+/// Called by the kernel's parameter parser with null or a NUL-terminated string.
+unsafe extern "C" fn setup(value: *mut u8) -> c_int {
+    // SAFETY: As the caller guarantees.
+    unsafe { setup_flag(value, &AT_BOOT, "alloctag.waste") }
 }
 
 #[used]
 #[link_section = ".init.setup"]
 static PARAMETER: EarlyParam = EarlyParam::new(c_str!("alloctag.waste"), setup);
 
-/// Whether `alloctag.waste_pages=on` asked for page slots.
-static PAGES_AT_BOOT: AtomicBool = AtomicBool::new(false);
-
-/// Parses `alloctag.waste_pages=`: `on` or `off`; a bad value is logged and changes nothing.
+/// Parses `alloctag.waste_pages=`.
 ///
 /// # Safety
 ///
 /// Called by the kernel's parameter parser with null or a NUL-terminated string.
 unsafe extern "C" fn setup_pages(value: *mut u8) -> c_int {
-    if value.is_null() {
-        return EINVAL.to_errno();
-    }
-    // SAFETY: A non-null value is a NUL-terminated string, as the caller guarantees.
-    let value = unsafe { CStr::from_char_ptr(value) };
-    match parse(value.as_bytes()) {
-        Ok(on) => {
-            PAGES_AT_BOOT.store(on, Ordering::Relaxed);
-            0
-        }
-        Err(e) => {
-            pr_err!("alloctag.waste_pages: invalid value, expected on or off; keeping off\n");
-            e.to_errno()
-        }
-    }
+    // SAFETY: As the caller guarantees.
+    unsafe { setup_flag(value, &PAGES_AT_BOOT, "alloctag.waste_pages") }
 }
 
 #[used]

@@ -184,8 +184,9 @@ static noinline void *hold_object(void)
 	return kmalloc(HOLD_SIZE, GFP_KERNEL);
 }
 
-static ssize_t hold_write(struct file *file, const char __user *buf,
-			  size_t len, loff_t *ppos)
+/* Parses N from a hold file and runs apply(N) under held_lock. */
+static ssize_t hold_file_write(const char __user *buf, size_t len,
+			       int (*apply)(unsigned int n))
 {
 	unsigned int n;
 	int ret = kstrtouint_from_user(buf, len, 0, &n);
@@ -193,23 +194,34 @@ static ssize_t hold_write(struct file *file, const char __user *buf,
 	if (ret)
 		return ret;
 	mutex_lock(&held_lock);
-	if (!n) {
-		free_held();
-	} else if (n > HOLD_MAX - nheld) {
-		ret = -EINVAL;
-	} else {
-		while (n--) {
-			void *p = hold_object();
-
-			if (!p) {
-				ret = -ENOMEM;
-				break;
-			}
-			held[nheld++] = p;
-		}
-	}
+	ret = apply(n);
 	mutex_unlock(&held_lock);
 	return ret ?: len;
+}
+
+/* Holds n more objects of hold_object(); 0 frees them all. */
+static int hold_objects(unsigned int n)
+{
+	if (!n) {
+		free_held();
+		return 0;
+	}
+	if (n > HOLD_MAX - nheld)
+		return -EINVAL;
+	while (n--) {
+		void *p = hold_object();
+
+		if (!p)
+			return -ENOMEM;
+		held[nheld++] = p;
+	}
+	return 0;
+}
+
+static ssize_t hold_write(struct file *file, const char __user *buf,
+			  size_t len, loff_t *ppos)
+{
+	return hold_file_write(buf, len, hold_objects);
 }
 
 static const struct file_operations hold_fops = {
@@ -226,22 +238,18 @@ static noinline void *hold_area(unsigned int size)
 	return vmalloc(size);
 }
 
-/* Writing N replaces the held area with one of N bytes, 0 frees it. */
+/* Replaces the held area with one of n bytes; 0 frees it. */
+static int hold_area_bytes(unsigned int n)
+{
+	vfree(held_area);
+	held_area = n ? hold_area(n) : NULL;
+	return n && !held_area ? -ENOMEM : 0;
+}
+
 static ssize_t hold_area_write(struct file *file, const char __user *buf,
 			       size_t len, loff_t *ppos)
 {
-	unsigned int n;
-	int ret = kstrtouint_from_user(buf, len, 0, &n);
-
-	if (ret)
-		return ret;
-	mutex_lock(&held_lock);
-	vfree(held_area);
-	held_area = n ? hold_area(n) : NULL;
-	if (n && !held_area)
-		ret = -ENOMEM;
-	mutex_unlock(&held_lock);
-	return ret ?: len;
+	return hold_file_write(buf, len, hold_area_bytes);
 }
 
 static const struct file_operations hold_area_fops = {
@@ -266,23 +274,19 @@ static void free_held_exact(void)
 	held_exact = NULL;
 }
 
-/* Writing N replaces the held pages with alloc_pages_exact(N), 0 frees them. */
-static ssize_t hold_pages_write(struct file *file, const char __user *buf,
-				size_t len, loff_t *ppos)
+/* Replaces the held pages with alloc_pages_exact(n); 0 frees them. */
+static int hold_pages_bytes(unsigned int n)
 {
-	unsigned int n;
-	int ret = kstrtouint_from_user(buf, len, 0, &n);
-
-	if (ret)
-		return ret;
-	mutex_lock(&held_lock);
 	free_held_exact();
 	held_exact = n ? hold_exact(n) : NULL;
 	held_exact_size = n;
-	if (n && !held_exact)
-		ret = -ENOMEM;
-	mutex_unlock(&held_lock);
-	return ret ?: len;
+	return n && !held_exact ? -ENOMEM : 0;
+}
+
+static ssize_t hold_pages_write(struct file *file, const char __user *buf,
+				size_t len, loff_t *ppos)
+{
+	return hold_file_write(buf, len, hold_pages_bytes);
 }
 
 static const struct file_operations hold_pages_fops = {
