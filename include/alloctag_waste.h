@@ -2,12 +2,12 @@
 /*
  * Waste accounting (lib/alloctag/src/waste.rs): per call site, the bytes
  * requested against the bytes handed out (slack), and the allocations and
- * frees (churn). alloctag's patches include this header into mm/slub.c and
- * mm/slab_common.c, mm/vmalloc.c, mm/page_alloc.c, mm/migrate.c,
- * mm/huge_memory.c and mm/hugetlb.c, whose hooks call it, and
- * alloctag_bindings.h.
+ * frees (churn). alloctag's patches include this header into mm/slub.c,
+ * mm/slab_common.c, mm/vmalloc.c, mm/page_alloc.c, mm/page_ext.c,
+ * mm/migrate.c, mm/huge_memory.c and mm/hugetlb.c, whose hooks call it, and
+ * alloctag_bindings.h. vmalloc() areas and pages: below.
  *
- * Per object, a 32-bit slot after the slab's extension vector (the vector
+ * Per slab object, a 32-bit slot after the slab's extension vector (the vector
  * is made that much longer): the accounting period that tracked the object
  * in its high half (0: untracked) and its slack against the slab slot,
  * s->size, in its low half. A free takes back exactly what its allocation
