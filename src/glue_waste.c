@@ -222,15 +222,12 @@ void alloctag_waste_krealloc_slowpath(const void *object, size_t new_size)
  * whichever path the pages took), from its first page, which stays until
  * vfree() frees the pages after alloctag_waste_vfree().
  */
+static struct alloctag_waste_counters __percpu *page_counters(struct page *page);
+
 static struct alloctag_waste_counters __percpu *
 area_counters(struct vm_struct *vm)
 {
-	struct alloc_tag *tag;
-
-	if (!vm->nr_pages || !vm->pages)
-		return NULL;
-	tag = pgalloc_tag_get(vm->pages[0]);
-	return tag ? READ_ONCE(tag->waste) : NULL;
+	return vm->nr_pages && vm->pages ? page_counters(vm->pages[0]) : NULL;
 }
 
 static u64 area_bytes(const struct vm_struct *vm)
@@ -352,24 +349,14 @@ static u64 *page_slot(const struct page *page, struct page_ext **ext)
 	return *ext ? page_ext_data(*ext, &alloctag_waste_page_ops) : NULL;
 }
 
-/* The counters of page's tag, as pgalloc_tag_get() finds it, unwarned. */
+/*
+ * The counters of page's tag, in either place page tags live; none where
+ * the page has no tag or the tag no counters yet.
+ */
 static struct alloctag_waste_counters __percpu *page_counters(struct page *page)
 {
-	struct alloc_tag *tag = NULL;
-	union codetag_ref *ref;
+	struct alloc_tag *tag = pgalloc_tag_get(page);
 
-	if (!mem_alloc_profiling_enabled())
-		return NULL;
-	if (alloctag_pgflags()) {
-		tag = alloctag_pgflags_get(page);
-	} else {
-		ref = get_page_tag_ref(page);
-		if (!ref)
-			return NULL;
-		if (ref->ct && !is_codetag_empty(ref))
-			tag = ct_to_alloc_tag(ref->ct);
-		put_page_tag_ref(ref);
-	}
 	return tag ? READ_ONCE(tag->waste) : NULL;
 }
 
