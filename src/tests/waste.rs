@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Waste accounting: exact requested and handed-out bytes, allocations and frees per call site,
-//! for kmalloc(), krealloc() in place and moving, a cache whose objects are smaller than
-//! their slots, and vmalloc() of a size that is no multiple of the page; objects allocated while it was off, or in an earlier period, are never taken
-//! back; bad control input changes nothing.
+//! for kmalloc(), krealloc() in place and moving, a cache whose objects are smaller than their
+//! slots, vmalloc() of a size that is no multiple of the page, pages (whole, exact, a large
+//! kmalloc(), split, migrated) and Rust vectors; objects allocated while it was off, or in an
+//! earlier period, are never taken back; bad control input changes nothing.
 
 use super::{alloc_pages, dynamic::find_dynamic_in, test_tag, with_tag};
 use crate::{
@@ -53,9 +54,13 @@ fn kmalloc(tag: &'static AllocTag, size: usize) -> *mut c_void {
     })
 }
 
-/// Frees what [`kmalloc`] returned.
-fn kfree(p: *mut c_void) {
-    // SAFETY: `p` came from kmalloc or krealloc and is freed once.
+/// Frees what [`kmalloc`] or krealloc() returned.
+///
+/// # Safety
+///
+/// `p` is null or came from kmalloc() or krealloc(), and is not used afterwards.
+unsafe fn kfree(p: *mut c_void) {
+    // SAFETY: As the caller guarantees.
     unsafe { bindings::kfree(p) };
 }
 
@@ -87,7 +92,8 @@ fn kmalloc_slack_exact(test: &Test) {
         );
     }
     for &o in objs.iter() {
-        kfree(o);
+        // SAFETY: `o` came from kmalloc() or krealloc() above, and is freed once.
+        unsafe { kfree(o) };
     }
     let w = figures(test, KMALLOC_TAG);
     kunit_expect!(test, w.allocs == 10 && w.frees == 10, "{w:?}");
@@ -125,7 +131,8 @@ fn krealloc_in_place_and_moving(test: &Test) {
     kunit_expect!(test, w.allocs == 2 && w.frees == 1, "{w:?}");
     kunit_expect!(test, w.requested == 3000, "{w:?}");
     kunit_expect!(test, w.bytes == REALLOC_TAG.read().bytes, "{w:?}");
-    kfree(moved);
+    // SAFETY: `moved` came from kmalloc() or krealloc() above, and is freed once.
+    unsafe { kfree(moved) };
     let w = figures(test, REALLOC_TAG);
     kunit_expect!(
         test,
@@ -199,7 +206,8 @@ fn untracked_objects_never_subtracted(test: &Test) {
         untracked > 0 && untracked >= w.bytes,
         "{w:?}, {untracked}"
     );
-    kfree(before);
+    // SAFETY: `before` came from kmalloc() or krealloc() above, and is freed once.
+    unsafe { kfree(before) };
     let after = figures(test, OFF_TAG);
     kunit_expect!(test, after == w, "{w:?} -> {after:?}");
     // A new period: `during` was tracked in the last one.
@@ -207,7 +215,8 @@ fn untracked_objects_never_subtracted(test: &Test) {
     turn(test, true);
     let w = figures(test, OFF_TAG);
     kunit_expect!(test, w == Figures::default(), "not zeroed: {w:?}");
-    kfree(during);
+    // SAFETY: `during` came from kmalloc() or krealloc() above, and is freed once.
+    unsafe { kfree(during) };
     let w = figures(test, OFF_TAG);
     kunit_expect!(test, w == Figures::default(), "{w:?}");
     turn(test, false);
@@ -221,8 +230,10 @@ fn off_keeps_the_figures(test: &Test) {
     let w = figures(test, OFF_TAG);
     kunit_expect!(test, w.allocs == 1 && w.requested == 100, "{w:?}");
     let other = kmalloc(OFF_TAG, 100);
-    kfree(obj);
-    kfree(other);
+    // SAFETY: `obj` came from kmalloc() or krealloc() above, and is freed once.
+    unsafe { kfree(obj) };
+    // SAFETY: `other` came from kmalloc() or krealloc() above, and is freed once.
+    unsafe { kfree(other) };
     kunit_expect!(test, figures(test, OFF_TAG) == w);
 }
 
@@ -280,16 +291,25 @@ fn vmalloc(size: usize) -> *mut c_void {
 }
 
 /// vrealloc() of `p` to `size` bytes charged to [`VMALLOC_TAG`].
-fn vrealloc(p: *mut c_void, size: usize) -> *mut c_void {
-    // SAFETY: `p` came from vmalloc or vrealloc and is not used after a move.
+///
+/// # Safety
+///
+/// `p` is null or came from vmalloc() or vrealloc(); it is not used afterwards unless it is
+/// what this returns.
+unsafe fn vrealloc(p: *mut c_void, size: usize) -> *mut c_void {
+    // SAFETY: As the caller guarantees.
     with_tag(VMALLOC_TAG, || unsafe {
         bindings::vrealloc_noprof(p, size, bindings::GFP_KERNEL)
     })
 }
 
 /// Frees what [`vmalloc`] or [`vrealloc`] returned.
-fn vfree(p: *mut c_void) {
-    // SAFETY: `p` came from vmalloc or vrealloc and is freed once.
+///
+/// # Safety
+///
+/// `p` is null or came from vmalloc() or vrealloc(), and is not used afterwards.
+unsafe fn vfree(p: *mut c_void) {
+    // SAFETY: As the caller guarantees.
     unsafe { bindings::vfree(p) };
 }
 
@@ -333,17 +353,20 @@ fn vmalloc_non_page_multiple(test: &Test) {
     let w = figures(test, VMALLOC_TAG);
     kunit_expect!(test, w.allocs == 2 && w.frees == 0, "{w:?}");
     expect_areas(test, &w, 5000, 2, "vmalloc");
-    let same = vrealloc(p, 7000);
+    // SAFETY: `p` came from vmalloc() or vrealloc() above; only the result is used after.
+    let same = unsafe { vrealloc(p, 7000) };
     kunit_expect!(test, same == p, "growing within the pages moved the area");
     let w = figures(test, VMALLOC_TAG);
     kunit_expect!(test, w.allocs == 2 && w.frees == 0, "{w:?}");
     expect_areas(test, &w, 7000, 2, "vrealloc in place");
-    let moved = vrealloc(same, 9000);
+    // SAFETY: `same` came from vmalloc() or vrealloc() above; only the result is used after.
+    let moved = unsafe { vrealloc(same, 9000) };
     kunit_expect!(test, !moved.is_null() && moved != same, "not moved");
     let w = figures(test, VMALLOC_TAG);
     kunit_expect!(test, w.allocs == 4 && w.frees == 2, "{w:?}");
     expect_areas(test, &w, 9000, 3, "vrealloc moving");
-    vfree(moved);
+    // SAFETY: `moved` came from vmalloc() or vrealloc() above, and is freed once.
+    unsafe { vfree(moved) };
     let w = figures(test, VMALLOC_TAG);
     kunit_expect!(test, w.allocs == 4 && w.frees == 4, "{w:?}");
     kunit_expect!(test, w.bytes == 0 && w.requested == 0, "{w:?}");
@@ -358,9 +381,11 @@ fn vmalloc_from_off_untracked(test: &Test) {
     turn(test, true);
     let before = figures(test, VMALLOC_TAG);
     kunit_expect!(test, before == Figures::default(), "{before:?}");
-    let same = vrealloc(p, 4000);
+    // SAFETY: `p` came from vmalloc() or vrealloc() above; only the result is used after.
+    let same = unsafe { vrealloc(p, 4000) };
     kunit_expect!(test, same == p, "moved");
-    vfree(same);
+    // SAFETY: `same` came from vmalloc() or vrealloc() above, and is freed once.
+    unsafe { vfree(same) };
     let after = figures(test, VMALLOC_TAG);
     kunit_expect!(test, after == before, "{before:?} -> {after:?}");
     turn(test, false);
@@ -489,7 +514,8 @@ fn pages_exact_figures(test: &Test) {
     });
     kunit_expect!(test, same == k, "moved");
     kunit_expect!(test, w.bytes == 8 * page && w.requested == 30000, "{w:?}");
-    kfree(same);
+    // SAFETY: `same` came from kmalloc() or krealloc() above, and is freed once.
+    unsafe { kfree(same) };
     expect_released(test, PAGES_TAG, 6);
     turn(test, false);
 }
@@ -627,7 +653,8 @@ unsafe extern "C" fn race_thread(_data: *mut c_void) -> core::ffi::c_int {
     while !RACE_STOP.load(Ordering::Acquire) {
         let slot = &mut held[i % held.len()];
         if !slot.is_null() {
-            kfree(*slot);
+            // SAFETY: `*slot` came from kmalloc() or krealloc() above, and is freed once.
+            unsafe { kfree(*slot) };
         }
         *slot = kmalloc(RACE_TAG, 24 + i % 200);
         i += 1;
@@ -637,7 +664,8 @@ unsafe extern "C" fn race_thread(_data: *mut c_void) -> core::ffi::c_int {
         }
     }
     for p in held.iter().filter(|p| !p.is_null()) {
-        kfree(*p);
+        // SAFETY: `*p` came from kmalloc() or krealloc() above, and is freed once.
+        unsafe { kfree(*p) };
     }
     RACE_RUNNING.fetch_sub(1, Ordering::Release);
     0
