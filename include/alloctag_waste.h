@@ -13,7 +13,11 @@
  * s->size, in its low half. A free takes back exactly what its allocation
  * added, and only for an object of the current period: an object
  * allocated while the accounting was off, or before it last turned on,
- * is never subtracted.
+ * is never subtracted. Only vectors made while the accounting is on, or
+ * all of them with slots reserved at boot (alloctag.waste_slots=on or
+ * alloctag.waste=on), get slots: off, the vectors are 6.12's, so the
+ * accounting costs no memory and moves no vector to a larger kmalloc
+ * cache. An object in a slab without slots is untracked.
  *
  * Per call site, per-CPU counters that the accounting allocates for every
  * tag when it first turns on (struct alloc_tag's waste, NULL until then).
@@ -29,7 +33,9 @@
 /* Capture's hooks, with struct alloc_tag: the page allocation hooks share a key. */
 #include <linux/alloc_tag.h>
 #include <linux/compiler.h>
+#include <linux/bitops.h>
 #include <linux/jump_label.h>
+#include <linux/page-flags.h>
 #include <linux/types.h>
 
 struct alloc_tag;
@@ -52,8 +58,38 @@ struct alloctag_waste_counters {
 
 #ifdef CONFIG_ALLOCTAG_WASTE
 
-/* The bytes after a slab's extension vector, per object. */
+/* The bytes after a slab's extension vector, per object, when it has slots. */
 #define ALLOCTAG_WASTE_SLOT_BYTES	sizeof(u32)
+
+/*
+ * The page flag that says a slab's vector has slots: the owner's private
+ * flag of the slab's first page (the slab allocator owns its pages). Set
+ * once the vector is published, before any object can be tracked in it;
+ * cleared when the vector goes with the slab.
+ */
+#define ALLOCTAG_WASTE_SLAB_SLOTS	PG_owner_priv_1
+
+/*
+ * Whether a slab vector made now gets slots: while the accounting is on,
+ * or always with slots reserved at boot. Where a racing vector wins, the
+ * winner's choice holds: the flag follows the vector published.
+ */
+bool alloctag_waste_slab_slots(void);
+
+/* The slab whose page flags are at flags published a vector; slots: its choice. */
+static inline void alloctag_waste_slab_published(unsigned long *flags,
+						 bool slots)
+{
+	if (slots)
+		set_bit(ALLOCTAG_WASTE_SLAB_SLOTS, flags);
+}
+
+/* Its vector goes with the slab. */
+static inline void alloctag_waste_slab_gone(unsigned long *flags)
+{
+	if (test_bit(ALLOCTAG_WASTE_SLAB_SLOTS, flags))
+		clear_bit(ALLOCTAG_WASTE_SLAB_SLOTS, flags);
+}
 
 DECLARE_STATIC_KEY_FALSE(alloctag_waste_key);
 
@@ -77,8 +113,11 @@ void alloctag_waste_pages_copy_slowpath(struct folio *new, struct folio *old);
 void alloctag_waste_pages_request_slowpath(struct page *page,
 					   unsigned int order, size_t size);
 
-/* In Rust (src/waste/control.rs): whether pages get slots, asked at boot. */
-bool alloctag_waste_pages_needed(void);
+/*
+ * In Rust (src/waste/control.rs): whether slots were reserved at boot:
+ * page_ext's for pages, and in every slab vector.
+ */
+bool alloctag_waste_slots_reserved(void);
 
 /* The page slots, in mm/page_ext.c's list (src/glue_waste.c). */
 extern struct page_ext_operations alloctag_waste_page_ops;
@@ -159,7 +198,7 @@ static __always_inline void alloctag_waste_vrealloc(struct vm_struct *vm,
 /*
  * Pages: per allocation, a 64-bit slot in page_ext (the period in the high
  * 16 bits, the slack in the rest), reserved at boot only with
- * alloctag.waste_pages=on or alloctag.waste=on (8 bytes per page); without
+ * alloctag.waste_slots=on or alloctag.waste=on (8 bytes per page); without
  * it pages are untracked. Only the head page of an allocation holds one;
  * a split gives each piece its own.
  */
@@ -243,6 +282,14 @@ static __always_inline void alloctag_waste_pages_request(struct page *page,
 #else /* CONFIG_ALLOCTAG_WASTE */
 
 #define ALLOCTAG_WASTE_SLOT_BYTES	0
+
+static inline bool alloctag_waste_slab_slots(void)
+{
+	return false;
+}
+static inline void alloctag_waste_slab_published(unsigned long *flags,
+						 bool slots) {}
+static inline void alloctag_waste_slab_gone(unsigned long *flags) {}
 
 static inline bool alloctag_waste_enabled(void)
 {

@@ -24,10 +24,12 @@
 # $BUILD_DIR/bench-fault).
 #
 # With BENCH_CAPTURE=1 it compares (c) and
-#   (e) kernel-bench-capture: (c) with capture of live objects built in,
-# under -icount only: nothing selected, a site selected that never
-# allocates, and every benchmark site selected (each allocation recorded and
-# its record freed); results in $BUILD_DIR/bench-capture.
+#   (e) kernel-bench-capture: (c) with capture of live objects and waste
+# accounting built in, under -icount only: nothing selected, a site selected
+# that never allocates, and every benchmark site selected (each allocation
+# recorded and its record freed); and booted again with waste accounting's
+# slots reserved (configuration "waste"): waste accounting off, then on;
+# results in $BUILD_DIR/bench-capture.
 #
 # With BENCH_PGFLAGS=1 it compares (a), (c) and
 #   (f) pgflags: kernel-bench-rust booted with sysctl.vm.mem_profiling=1,compressed
@@ -65,7 +67,7 @@ if [ "${BENCH_FAULT:-0}" = 1 ]; then
 	QUERY=0
 	out=$BUILD_DIR/bench-fault
 elif [ "${BENCH_CAPTURE:-0}" = 1 ]; then
-	KERNELS=(rust capture)
+	KERNELS=(rust capture waste)
 	ROUNDS=0
 	QUERY=0
 	out=$BUILD_DIR/bench-capture
@@ -76,19 +78,23 @@ elif [ "${BENCH_PGFLAGS:-0}" = 1 ]; then
 	out=$BUILD_DIR/bench-pgflags
 fi
 for k in "${KERNELS[@]}"; do
-	case $k in nop | c | rust | fault | capture | pgflags) ;; *) die "BENCH_KERNELS: $k is none of nop c rust fault capture pgflags" ;; esac
+	case $k in nop | c | rust | fault | capture | waste | pgflags) ;; *) die "BENCH_KERNELS: $k is none of nop c rust fault capture waste pgflags" ;; esac
 done
 # The kernel a configuration boots: pgflags is the Rust core's, booted with
-# page tags in page flags.
+# page tags in page flags; waste is capture's, booted with waste
+# accounting's slots reserved, for the phase with it on (the capture boot,
+# without them, measures it off as a kernel boots by default).
 image_of() {
-	case $1 in *pgflags) echo "${1%pgflags}rust" ;; *) echo "$1" ;; esac
+	case $1 in
+	*pgflags) echo "${1%pgflags}rust" ;;
+	*waste) echo "${1%waste}capture" ;;
+	*) echo "$1" ;;
+	esac
 }
 extra_cmdline() {
 	case $1 in
 	*pgflags) echo "sysctl.vm.mem_profiling=1,compressed" ;;
-	# Page slots, for the phase with waste accounting on (off, no code
-	# reads them).
-	*capture) echo "alloctag.waste_pages=on" ;;
+	*waste) echo "alloctag.waste_slots=on" ;;
 	esac
 }
 # BENCH_BIG=1: the same kernels with bench-big.config added (a few thousand

@@ -15,4 +15,4 @@ set -euo pipefail
 log "booting the demo kernel"
 VERBOSE=1 "$ALLOCTAG_ROOT/scripts/run-qemu.sh" \
 	"$BUILD_DIR/kernel-demo/arch/x86/boot/bzImage" "$BUILD_DIR/initramfs-demo.cpio.gz" \
-	"$BUILD_DIR/demo-console.log" quiet alloctag_run=demo alloctag.waste_pages=on
+	"$BUILD_DIR/demo-console.log" quiet alloctag_run=demo alloctag.waste_slots=on

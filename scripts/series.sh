@@ -711,8 +711,11 @@ frees counted, and the untracked remainder.
 Exact, not estimated: each slab object gets a 32-bit slot after its
 slab's extension vector (the accounting period that tracked it and its
 slack), so a free takes back exactly what its allocation added, and an
-object allocated while the accounting was off is never subtracted. Per
-call site, per-CPU counters made when the accounting first turns on.
+object allocated while the accounting was off is never subtracted. Only
+vectors made while the accounting is on get slots, or all of them with
+alloctag.waste_slots=on (or alloctag.waste=on) at boot; the slab's
+first page says which (PG_owner_priv_1): off, the vectors stay 6.12's.
+Per call site, per-CPU counters made when the accounting first turns on.
 krealloc() in place changes the request. Off, the slab hooks pay nothing:
 the accounting shares the second variant of the slab hooks with capture.
 
@@ -722,7 +725,7 @@ place changes the request. Off, each of these pays a patched-out jump.
 
 Pages: a 64-bit slot per page in page_ext (period, order, slack), which
 page_ext reserves at boot only with alloctag.waste=on or
-alloctag.waste_pages=on, 8 bytes per page; without it pages are
+alloctag.waste_slots=on, 8 bytes per page; without it pages are
 untracked. Hooks beside the tag's in post_alloc_hook() and
 free_pages_prepare(), in the splits (split_page(), huge page split,
 hugetlb demotion), migration, __free_pages() of a block whose first page
@@ -737,10 +740,16 @@ EOF
 	perl_edit include/linux/alloc_tag.h "$WASTE_MARK" 1 'waste' '
 			s|(struct alloc_tag \{\n\tstruct codetag\t\t\tct;\n\tstruct alloc_tag_counters __percpu\t\*counters;\n)|$1#ifdef CONFIG_ALLOCTAG_WASTE /* $ENV{WASTE_MARK}: made when waste accounting first turns on */\n\tstruct alloctag_waste_counters __percpu\t*waste;\n#endif\n| or die "anchor";
 		'
-	perl_edit mm/slub.c "$WASTE_MARK" 8 'waste' '
+	perl_edit mm/slub.c "$WASTE_MARK" 11 'waste' '
 			s|(#include "../lib/alloctag/include/alloctag_accuracy.h"[^\n]*\n)|$1#include "../lib/alloctag/include/alloctag_waste.h" /* $ENV{WASTE_MARK} */\n| or die "anchor include";
-			s|\tsize_t size = objects \* sizeof\(struct slabobj_ext\);\n|\t/* $ENV{WASTE_MARK}: a slot per object after the vector (alloctag_waste.h) */\n\tsize_t size = objects * (sizeof(struct slabobj_ext) + ALLOCTAG_WASTE_SLOT_BYTES);\n| or die "anchor size";
-			s|\treturn kmalloc_array_node_noprof\(objects, sizeof\(struct slabobj_ext\),\n\t\t\t\t\t gfp \x7c __GFP_ZERO, node\);\n|\treturn kmalloc_array_node_noprof(objects,\n\t\t\t\t\t sizeof(struct slabobj_ext) + ALLOCTAG_WASTE_SLOT_BYTES,\n\t\t\t\t\t gfp \| __GFP_ZERO, node);\n| or die "anchor array";
+			s|(static struct slabobj_ext \*obj_exts_vec_noprof\(unsigned int objects, gfp_t gfp,\n\t\t\t\t\t       int node)\)|$1, bool slots)| or die "anchor vec";
+			s|\tsize_t size = objects \* sizeof\(struct slabobj_ext\);\n|\t/* $ENV{WASTE_MARK}: with slots, a slot per object after the vector (alloctag_waste.h) */\n\tsize_t each = sizeof(struct slabobj_ext) + (slots ? ALLOCTAG_WASTE_SLOT_BYTES : 0);\n\tsize_t size = objects * each;\n| or die "anchor size";
+			s|\treturn kmalloc_array_node_noprof\(objects, sizeof\(struct slabobj_ext\),\n(\t\t\t\t\t gfp \x7c __GFP_ZERO, node\);\n)|\treturn kmalloc_array_node_noprof(objects, each,\n$1| or die "anchor array";
+			s|#define obj_exts_vec_noprof\(objects, gfp, node\) |#define obj_exts_vec_noprof(objects, gfp, node, slots) | or die "anchor macro";
+			s|(\tstruct slabobj_ext \*vec;\n)(\n\tgfp &= ~OBJCGS_CLEAR_MASK;\n)|$1\t/* $ENV{WASTE_MARK}: whether this vector gets slots */\n\tbool slots = alloctag_waste_slab_slots();\n$2| or die "anchor slots";
+			s|\tvec = alloc_hooks\(obj_exts_vec_noprof\(objects, gfp, slab_nid\(slab\)\)\);\n|\tvec = alloc_hooks(obj_exts_vec_noprof(objects, gfp, slab_nid(slab), slots));\n| or die "anchor vec call";
+			s|(\n)(\tkmemleak_not_leak\(vec\);\n\treturn 0;\n\}\n)|$1\t/* $ENV{WASTE_MARK}: published (a loser returned above): the slots go with it */\n\talloctag_waste_slab_published(&slab->__page_flags, slots);\n$2| or die "anchor published";
+			s|(\tobj_exts = slab_obj_exts\(slab\);\n\tif \(!obj_exts\) \{\n\t\t/\*\n\t\t \* If obj_exts allocation failed)|\talloctag_waste_slab_gone(&slab->__page_flags); /* $ENV{WASTE_MARK} */\n$1| or die "anchor gone";
 			s|__alloc_tagging_slab_alloc_hook\(struct kmem_cache \*s, void \*object, gfp_t flags,\n\t\t\t\tconst bool capture\)|__alloc_tagging_slab_alloc_hook(struct kmem_cache *s, void *object, gfp_t flags,\n\t\t\t\tunsigned int orig_size, const bool capture)| or die "anchor inner";
 			s|(\t\tif \(capture\)\n)(\t\t\talloctag_capture_slab\(&obj_exts->ref, object, s, flags\);\n)|\t\t/* $ENV{WASTE_MARK}: and waste accounting, whose slot needs the tag */\n\t\tif (capture) {\n$2\t\t\talloctag_waste_slab_alloc(s, object, orig_size);\n\t\t}\n| or die "anchor capture";
 			s|alloc_tagging_slab_alloc_hook\(struct kmem_cache \*s, void \*object, gfp_t flags\)\n\{\n\tif \(alloctag_slab_plain\(\)\)\n\t\t__alloc_tagging_slab_alloc_hook\(s, object, flags, false\);\n\telse if \(alloctag_slab_capture\(\)\)\n\t\t__alloc_tagging_slab_alloc_hook\(s, object, flags, true\);\n|alloc_tagging_slab_alloc_hook(struct kmem_cache *s, void *object, gfp_t flags,\n\t\t\t      unsigned int orig_size)\n{\n\tif (alloctag_slab_plain())\n\t\t__alloc_tagging_slab_alloc_hook(s, object, flags, orig_size, false);\n\telse if (alloctag_slab_capture())\n\t\t__alloc_tagging_slab_alloc_hook(s, object, flags, orig_size, true);\n| or die "anchor wrapper";

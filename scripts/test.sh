@@ -148,16 +148,17 @@ kunit_results "$logs/kunit.log" "$BUILD_DIR/kernel-test/test.log" kunit-test "$k
 
 # The same suites with page tags in page flags, on the kernel just built
 # (booted with sysctl.vm.mem_profiling=1,compressed): every page hook then
-# takes the other path. Pages get waste accounting's slots in this run
-# (alloctag.waste_pages=on), in page_ext beside no tag; the first run has
-# none, as by default.
+# takes the other path. Waste accounting's slots are reserved in this run
+# (alloctag.waste_slots=on): every slab vector's, and pages' in page_ext
+# beside no tag; the first run has none, as by default, and so runs the
+# cases of objects from the kmalloc() caches only here.
 if [ "$test_kernel_built" = 1 ]; then
-	log "KUnit: kunit.py exec with sysctl.vm.mem_profiling=1,compressed alloctag.waste_pages=on"
+	log "KUnit: kunit.py exec with sysctl.vm.mem_profiling=1,compressed alloctag.waste_slots=on"
 	cp "$BUILD_DIR/kernel-test/test.log" "$logs/kunit-test.console"
 	rm -f "$BUILD_DIR/kernel-test/test.log"
 	KUNIT_CMD=exec "$ALLOCTAG_ROOT/scripts/kunit.sh" \
 		--kernel_args sysctl.vm.mem_profiling=1,compressed \
-		--kernel_args alloctag.waste_pages=on 2>&1 | tee "$logs/kunit-pgflags.log"
+		--kernel_args alloctag.waste_slots=on 2>&1 | tee "$logs/kunit-pgflags.log"
 	kunit_rc=${PIPESTATUS[0]}
 	cp "$BUILD_DIR/kernel-test/test.log" "$logs/kunit-pgflags.console" 2>/dev/null ||
 		: >"$logs/kunit-pgflags.console"

@@ -72,18 +72,32 @@ static u32 waste_period(void)
 	return smp_load_acquire(&alloctag_waste_current);
 }
 
-/* The slot of object off after slab's extension vector vec. */
+bool alloctag_waste_slab_slots(void)
+{
+	return static_branch_unlikely(&alloctag_waste_key) ||
+	       alloctag_waste_slots_reserved();
+}
+
+/*
+ * The slot of object off after slab's extension vector vec, NULL if the
+ * vector has none. The flag is set only after the vector with slots is
+ * published and cleared only when it goes with the slab, and a vector,
+ * once published, stays: so a caller that found vec, and then the flag,
+ * has the vector the flag describes.
+ */
 static u32 *waste_slot(struct slabobj_ext *vec, struct slab *slab,
 		       unsigned int off)
 {
+	if (!test_bit(ALLOCTAG_WASTE_SLAB_SLOTS, &slab->__page_flags))
+		return NULL;
 	return (u32 *)(vec + slab->objects) + off;
 }
 
 /*
  * The slot of the slab object at object, its cache in *sp and its tag
  * reference in *ref: NULL for a KFENCE object (its vector is KFENCE's
- * own, one entry, no slots), a large kmalloc() (pages) or a slab without a
- * vector.
+ * own, one entry, no slots), a large kmalloc() (pages), a slab without a
+ * vector or one whose vector has no slots.
  */
 static u32 *object_slot(const void *object, struct kmem_cache **sp,
 			union codetag_ref **ref)
@@ -159,6 +173,8 @@ void alloctag_waste_slab_free_slowpath(struct kmem_cache *s,
 	if (!vec || is_kfence_address(slab_address(slab)))
 		return;
 	slot = waste_slot(vec, slab, off);
+	if (!slot)
+		return;
 	v = READ_ONCE(*slot);
 	if (!v)
 		return;
@@ -300,7 +316,7 @@ void alloctag_waste_vrealloc_slowpath(struct vm_struct *vm, size_t new_size)
  * Pages: a 64-bit slot per page in page_ext, for the head page of each
  * allocation: the period that tracked it in the high 16 bits (0:
  * untracked), then its order in 6 bits, its slack in the rest. Reserved at
- * boot only when asked for (alloctag_waste_pages_needed()): 8 bytes per
+ * boot only when asked for (alloctag_waste_slots_reserved()): 8 bytes per
  * page. A free takes back the slot's order, not the free's: ___free_pages()
  * frees the tail of a block whose head is still referenced without its
  * slot, then the head alone, at order 0.
@@ -325,7 +341,7 @@ static bool waste_pages __ro_after_init;
 
 static __init bool need_waste_pages(void)
 {
-	waste_pages = alloctag_waste_pages_needed();
+	waste_pages = alloctag_waste_slots_reserved();
 	return waste_pages;
 }
 

@@ -26,10 +26,11 @@ import sys
 KERNELS = ["nop", "c", "rust"]
 LABEL = {"nop": "(a) no profiling", "c": "(b) C core", "rust": "(c) Rust core",
          "fault": "(d) Rust core with fault injection",
-         "capture": "(e) Rust core with capture",
+         "capture": "(e) Rust core with capture and waste accounting",
+         "waste": "(e) booted with waste accounting's slots reserved",
          "pgflags": "(f) Rust core, page tags in page flags"}
 SHORT = {"nop": "(a)", "c": "(b)", "rust": "(c)", "fault": "(d)", "capture": "(e)",
-         "pgflags": "(f)"}
+         "waste": "(e+slots)", "pgflags": "(f)"}
 ALLOC_TESTS = [
     "kmalloc-8", "kmalloc-16", "kmalloc-32", "kmalloc-64", "kmalloc-128",
     "kmalloc-256", "kmalloc-512", "kmalloc-1024", "kmalloc-2048", "kmalloc-4096",
@@ -43,7 +44,7 @@ SIZEOF_COUNTERS = 16        # struct alloc_tag_counters: bytes, calls
 # BENCH_PREFIX=big- (scripts/bench.sh with BENCH_BIG=1): the kernels are
 # kernel-bench-big-KERNEL, their logs boot-big-KERNEL-MODE-rROUND.log.
 PREFIX = os.environ.get("BENCH_PREFIX", "")
-LOG_RE = re.compile(r"^boot-(?:big-)?(nop|c|rust|fault|capture|pgflags)-(tcg|icount)-r(\d+)\.log$")
+LOG_RE = re.compile(r"^boot-(?:big-)?(nop|c|rust|fault|capture|waste|pgflags)-(tcg|icount)-r(\d+)\.log$")
 RESULT_RE = re.compile(r"^alloctag-bench-result: kernel=(\S+) phase=(\S+) pass=(\d+) \S+: (.*)$")
 INFO_RE = re.compile(r"^alloctag-bench-info: ([a-zA-Z_]+)=(.*)$")
 
@@ -649,15 +650,20 @@ def differential(boots):
     return "\n".join(out)
 
 
-def feature_table(boots, kernel, idle_title, phases, mode="icount"):
-    """Per allocation test: kernel/(c) with the feature idle, and each of `phases` (phase,
-    column title) over the idle phase of the same boot of `kernel`."""
+def same_boot(boots, mode, kernel, phase, test):
+    """Per boot of `kernel`: `phase` over the idle phase ("on": profiling on, nothing else)."""
+    return [b.ns(phase, test) / b.ns("on", test)
+            for _, b in sorted(boots.get((kernel, mode), {}).items())
+            if b.ns(phase, test) and b.ns("on", test)]
+
+
+def feature_table(boots, kernel, idle_title, phases, mode="icount", extra=()):
+    """Per allocation test: kernel/(c) with the feature idle, each of `phases` (phase,
+    column title) over the idle phase of the same boot of `kernel`, and each of `extra`
+    (column title, function of the test giving ratios)."""
     k = SHORT[kernel]
     rows = []
     for test in ALLOC_TESTS:
-        same_boot = lambda phase: [b.ns(phase, test) / b.ns("on", test)
-                                   for _, b in sorted(boots.get((kernel, mode), {}).items())
-                                   if b.ns(phase, test) and b.ns("on", test)]
         idle = ratios(boots, mode, kernel, "rust", "on", test)
         rows.append([
             f"`{test}`",
@@ -665,9 +671,10 @@ def feature_table(boots, kernel, idle_title, phases, mode="icount"):
             spread(values(boots, mode, kernel, "on", test)),
             spread(idle, 4),
             ("-" if not idle else "yes" if statistics.median(idle) <= 1.005 else "**no**"),
-        ] + [spread(same_boot(phase), 4) for phase, _ in phases])
+        ] + [spread(same_boot(boots, mode, kernel, phase, test), 4) for phase, _ in phases]
+            + [spread(f(test), 4) for _, f in extra])
     return table(["test", "(c) ns/op", f"{k} ns/op", f"{k}/(c) {idle_title}", "≤ 1.005"]
-                 + [title for _, title in phases], rows)
+                 + [title for _, title in phases] + [title for title, _ in extra], rows)
 
 
 def fault_table(boots, mode="icount"):
@@ -677,11 +684,16 @@ def fault_table(boots, mode="icount"):
 
 
 def capture_table(boots, mode="icount"):
-    """Per allocation test: (e)/(c) with nothing selected, and (e) selected over unselected."""
+    """Per allocation test: (e)/(c) with nothing selected (waste accounting off, no slots),
+    (e) selected over unselected; booted with waste accounting's slots reserved, over (c) with
+    it off, and on over off in the same boot."""
     return feature_table(boots, "capture", "nothing selected",
                          [("selected-elsewhere", "(e) selected elsewhere / none"),
-                          ("selected", "(e) site selected / none"),
-                          ("waste-on", "(e) waste accounting on / none")], mode)
+                          ("selected", "(e) site selected / none")], mode,
+                         [("(e+slots)/(c) waste off",
+                           lambda test: ratios(boots, mode, "waste", "rust", "on", test)),
+                          ("(e+slots) waste on / off",
+                           lambda test: same_boot(boots, mode, "waste", "waste-on", test))])
 
 
 def print_run_env(out_dir):
@@ -709,7 +721,8 @@ def print_header(out_dir, title, kernels, note=lambda k: ""):
 
 def capture_main(out_dir):
     p = print
-    boots = print_header(out_dir, "capture of live objects", ["rust", "capture"])
+    boots = print_header(out_dir, "capture of live objects and waste accounting",
+                         ["rust", "capture", "waste"])
     status = next((b.info["capture_status"][0]
                    for _, b in sorted(boots.get(("capture", "icount"), {}).items())
                    if b.info.get("capture_status")), None)
@@ -723,20 +736,33 @@ def capture_main(out_dir):
         p(f"- the record pool, from /proc/allocinfo's src/capture/pool.rs lines while "
           f"capture is on: {pool} bytes for {limit.group(1)} records, "
           f"{int(pool) / int(limit.group(1)):.1f} bytes per record")
+    def slab_kb(kernel):
+        kb = [int(b.info["meminfo_Slab"][0])
+              for _, b in sorted(boots.get((kernel, "icount"), {}).items())
+              if b.info.get("meminfo_Slab")]
+        return statistics.median(kb) if kb else None
+
+    plain, slotted = slab_kb("capture"), slab_kb("waste")
+    if plain and slotted:
+        p(f"- /proc/meminfo's Slab right after boot, median: (e) {plain:.0f} kB, (e+slots) "
+          f"{slotted:.0f} kB ({slotted - plain:+.0f} kB: the slots of every slab vector, and "
+          f"the larger kmalloc() caches some vectors then need)")
     vec = next((b.info["waste_vector_bytes"][0]
-                for _, b in sorted(boots.get(("capture", "icount"), {}).items())
+                for _, b in sorted(boots.get(("waste", "icount"), {}).items())
                 if b.info.get("waste_vector_bytes")), None)
     if vec:
-        p(f"- slab extension vectors (alloc_slab_obj_exts in /proc/allocinfo, of which 4 "
-          f"bytes per object are its waste slot) after the waste phase: {vec} bytes")
+        p(f"- slab extension vectors of the caches other than kmalloc()'s (alloc_slab_obj_exts "
+          f"in /proc/allocinfo, 4 bytes per object their waste slots) after the waste phase "
+          f"of (e+slots): {vec} bytes")
     p()
     p("Instructions per allocation and free under -icount (1 ns per instruction), profiling "
-      "on. (e)/(c) pairs the boots of one round with nothing selected; the "
-      "selected columns compare phases of the same (e) boot: a selection of a site that never "
-      "allocates (the static key on), and every benchmark site selected (each allocation "
-      "recorded with its stack, each free dropping the record), and waste accounting on "
-      "(built in with capture, whose hook variant it shares; (e)/(c) with nothing selected "
-      "is then both features off).")
+      "on. (e)/(c) pairs the boots of one round with nothing selected and waste accounting "
+      "off, as (e) boots by default (no slots); the selected columns compare phases of the "
+      "same (e) boot: a selection of a site that never allocates (the static key on), and "
+      "every benchmark site selected (each allocation recorded with its stack, each free "
+      "dropping the record). (e+slots) is (e) booted with alloctag.waste_slots=on: over (c) "
+      "with waste accounting off (the slots' cost off), and waste accounting on over off in "
+      "the same boot.")
     p()
     p(capture_table(boots))
 

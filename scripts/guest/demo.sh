@@ -143,7 +143,7 @@ if [ -w "$cap" ] && command -v memhold >/dev/null; then
 fi
 waste=/sys/kernel/debug/alloctag/waste
 if [ -w "$waste" ]; then
-	section "waste accounting: echo on > $waste, then 5 seconds of the running system (pages too: booted with alloctag.waste_pages=on)"
+	section "waste accounting: echo on > $waste, then 5 seconds of the running system (pages too: booted with alloctag.waste_slots=on)"
 	echo on >$waste
 	# Some churn of its own: files made and removed.
 	for i in $(seq 1 200); do echo $i >/tmp/churn.$i; rm /tmp/churn.$i; done

@@ -4,7 +4,12 @@
 //! for kmalloc(), krealloc() in place and moving, a cache whose objects are smaller than their
 //! slots, vmalloc() of a size that is no multiple of the page, pages (whole, exact, a large
 //! kmalloc(), split, migrated) and Rust vectors; objects allocated while it was off, or in an
-//! earlier period, are never taken back; bad control input changes nothing.
+//! earlier period, are never taken back; slots come with slab vectors made while it is on, or
+//! with every vector when reserved at boot; bad control input changes nothing.
+//!
+//! The cases whose objects come from the busy kmalloc() caches need every slab vector to have
+//! slots, so they run booted with `alloctag.waste_slots=on` (scripts/test.sh's second KUnit
+//! run) and skip without it; pages likewise.
 
 use super::{alloc_pages, dynamic::find_dynamic_in, test_tag, with_tag};
 use crate::{
@@ -21,6 +26,7 @@ use kernel::{
     alloc::{KVec, VVec},
     bindings,
     prelude::*,
+    str::CStr,
 };
 
 /// Turns the accounting on or off; reports a failure.
@@ -64,11 +70,25 @@ unsafe fn kfree(p: *mut c_void) {
     unsafe { bindings::kfree(p) };
 }
 
+/// Whether every slab vector has slots (booted with `alloctag.waste_slots=on`); skips the case
+/// if not: its objects may come from slabs made before the accounting turned on.
+fn slab_slots(test: &Test) -> bool {
+    // SAFETY: No precondition.
+    let reserved = unsafe { bindings::alloctag_waste_slots_reserved() };
+    if !reserved {
+        test.skip("slabs made while off have no slots: booted without alloctag.waste_slots=on");
+    }
+    reserved
+}
+
 test_tag!(KMALLOC_TAG, "alloctag_waste_kmalloc");
 
 /// kmalloc(100) x 10 from kmalloc-128: requested 1000, bytes what /proc/allocinfo counts (ten
 /// slots: 1280 without debug metadata), then back to zero with ten frees.
 fn kmalloc_slack_exact(test: &Test) {
+    if !slab_slots(test) {
+        return;
+    }
     turn(test, true);
     let mut objs = [ptr::null_mut::<c_void>(); 10];
     for o in objs.iter_mut() {
@@ -105,6 +125,9 @@ test_tag!(REALLOC_TAG, "alloctag_waste_krealloc");
 
 /// krealloc() in place changes the request only; moving is a free and an allocation.
 fn krealloc_in_place_and_moving(test: &Test) {
+    if !slab_slots(test) {
+        return;
+    }
     turn(test, true);
     let obj = kmalloc(REALLOC_TAG, 100);
     // SAFETY: `obj` came from kmalloc; 120 bytes fit its 128.
@@ -193,6 +216,9 @@ test_tag!(OFF_TAG, "alloctag_waste_off");
 /// An object allocated while off, or in an earlier period, is untracked: its free takes
 /// nothing back, and the figures never go negative.
 fn untracked_objects_never_subtracted(test: &Test) {
+    if !slab_slots(test) {
+        return;
+    }
     turn(test, false);
     let before = kmalloc(OFF_TAG, 100);
     turn(test, true);
@@ -224,6 +250,9 @@ fn untracked_objects_never_subtracted(test: &Test) {
 
 /// Off, the figures stay as they were; nothing more is counted.
 fn off_keeps_the_figures(test: &Test) {
+    if !slab_slots(test) {
+        return;
+    }
     turn(test, true);
     let obj = kmalloc(OFF_TAG, 100);
     turn(test, false);
@@ -235,6 +264,105 @@ fn off_keeps_the_figures(test: &Test) {
     // SAFETY: `other` came from kmalloc() or krealloc() above, and is freed once.
     unsafe { kfree(other) };
     kunit_expect!(test, figures(test, OFF_TAG) == w);
+}
+
+/// A cache of 100-byte objects that no other cache is merged with; null if it was not made.
+fn cache_of_100(name: &'static CStr) -> *mut bindings::kmem_cache {
+    // SAFETY: All-zero is a valid `kmem_cache_args`.
+    let mut args: bindings::kmem_cache_args = unsafe { core::mem::zeroed() };
+    args.ctor = Some(no_merge);
+    // SAFETY: The name is static; `args` is valid for the call.
+    unsafe { bindings::__kmem_cache_create_args(name.as_char_ptr(), 100, &mut args, 0) }
+}
+
+/// An object of `cache` charged to `tag`.
+///
+/// # Safety
+///
+/// `cache` is a live cache.
+unsafe fn cache_alloc(tag: &'static AllocTag, cache: *mut bindings::kmem_cache) -> *mut c_void {
+    // SAFETY: As the caller guarantees.
+    with_tag(tag, || unsafe {
+        bindings::kmem_cache_alloc_noprof(cache, bindings::GFP_KERNEL)
+    })
+}
+
+test_tag!(OLD_SLAB_TAG, "alloctag_waste_old_slab");
+test_tag!(NEW_SLAB_TAG, "alloctag_waste_new_slab");
+
+/// Slots come with a slab's vector. A slab whose vector was made while the accounting was off
+/// has none: an object allocated in it while on is untracked, unless booted with slots
+/// reserved. A slab whose vector was made while on keeps them: off, its objects are untracked;
+/// on again, tracked. The task stays on one CPU, so that each allocation from a cache takes the
+/// slab the one before it did (the caches are the test's own, of some 40 objects a slab).
+fn slabs_made_while_on_get_slots(test: &Test) {
+    // SAFETY: No precondition.
+    let reserved = unsafe { bindings::alloctag_waste_slots_reserved() };
+    turn(test, false);
+    let old = cache_of_100(kernel::c_str!("alloctag_waste_old"));
+    let new = cache_of_100(kernel::c_str!("alloctag_waste_new"));
+    kunit_expect!(test, !old.is_null() && !new.is_null(), "no cache");
+    if !old.is_null() && !new.is_null() {
+        // SAFETY: Undone below; the task may sleep meanwhile.
+        unsafe { bindings::migrate_disable() };
+        // SAFETY: `old` is live. Its slab's vector is made now, while off.
+        let before = unsafe { cache_alloc(OLD_SLAB_TAG, old) };
+        turn(test, true);
+        // SAFETY: `old` is live. The same slab.
+        let during = unsafe { cache_alloc(OLD_SLAB_TAG, old) };
+        let w = figures(test, OLD_SLAB_TAG);
+        let tracked = Figures {
+            allocs: 1,
+            bytes: OLD_SLAB_TAG.read().bytes / 2,
+            requested: 100,
+            ..Figures::default()
+        };
+        let expected = if reserved {
+            tracked
+        } else {
+            Figures::default()
+        };
+        kunit_expect!(test, w == expected, "{w:?}, slots reserved: {reserved}");
+        // SAFETY: `new` is live. Its slab's vector is made now, while on.
+        let first = unsafe { cache_alloc(NEW_SLAB_TAG, new) };
+        let w = figures(test, NEW_SLAB_TAG);
+        kunit_expect!(test, w.allocs == 1 && w.requested == 100, "{w:?}");
+        turn(test, false);
+        // SAFETY: `new` is live. The same slab, while off.
+        let off = unsafe { cache_alloc(NEW_SLAB_TAG, new) };
+        turn(test, true);
+        // SAFETY: `new` is live. The same slab, whose slots stayed.
+        let again = unsafe { cache_alloc(NEW_SLAB_TAG, new) };
+        let w = figures(test, NEW_SLAB_TAG);
+        let slot = NEW_SLAB_TAG.read().bytes / 3;
+        kunit_expect!(
+            test,
+            w.allocs == 1 && w.requested == 100 && w.bytes == slot,
+            "{w:?}, slot {slot}"
+        );
+        // SAFETY: Paired with the migrate_disable() above.
+        unsafe { bindings::migrate_enable() };
+        for (cache, mut objs) in [
+            (old, [before, during, ptr::null_mut()]),
+            (new, [first, off, again]),
+        ] {
+            for o in objs.iter_mut().filter(|o| !o.is_null()) {
+                // SAFETY: `*o` came from `cache`, and is freed once.
+                unsafe { bindings::kmem_cache_free(cache, *o) };
+                *o = ptr::null_mut();
+            }
+        }
+        // Of the objects of this period, only `again`: `during` (tracked with slots reserved)
+        // and `first` were of the last one.
+        expect_released(test, NEW_SLAB_TAG, 1);
+        let w = figures(test, OLD_SLAB_TAG);
+        kunit_expect!(test, w == Figures::default(), "{w:?}");
+    }
+    turn(test, false);
+    for cache in [old, new].into_iter().filter(|c| !c.is_null()) {
+        // SAFETY: Every object of `cache` is freed.
+        unsafe { bindings::kmem_cache_destroy(cache) };
+    }
 }
 
 /// The dynamic tag of line `line` of this file.
@@ -249,6 +377,9 @@ fn dynamic_tag(test: &Test, line: u32) -> Option<&'static AllocTag> {
 /// and the push's line holds the new one, with the vector's new capacity requested.
 #[inline(never)]
 fn rust_kvec_growth(test: &Test) {
+    if !slab_slots(test) {
+        return;
+    }
     turn(test, true);
     let made_line = line!() + 1;
     let v = KVec::<u8>::with_capacity(100, GFP_KERNEL);
@@ -343,6 +474,9 @@ fn expect_areas(test: &Test, w: &Figures, requested: i64, pages_mapped: usize, s
 /// array's); vrealloc() within the pages changes the request only; beyond them it moves: a new
 /// area and a free; vfree() takes back exactly what was added.
 fn vmalloc_non_page_multiple(test: &Test) {
+    if !slab_slots(test) {
+        return;
+    }
     turn(test, true);
     let p = vmalloc(5000);
     kunit_expect!(test, !p.is_null(), "no area");
@@ -403,6 +537,9 @@ fn area_request(size: usize) -> i64 {
 /// new one, with the vector's new capacity requested.
 #[inline(never)]
 fn rust_vvec_growth(test: &Test) {
+    if !slab_slots(test) {
+        return;
+    }
     turn(test, true);
     let made_line = line!() + 1;
     let v = VVec::<u8>::with_capacity(5000, GFP_KERNEL);
@@ -440,12 +577,12 @@ fn rust_vvec_growth(test: &Test) {
 
 test_tag!(PAGES_TAG, "alloctag_waste_pages");
 
-/// Whether pages have slots (booted with `alloctag.waste_pages=on`); skips the case if not.
+/// Whether pages have slots (booted with `alloctag.waste_slots=on`); skips the case if not.
 fn page_slots(test: &Test) -> bool {
     // SAFETY: No precondition.
     let on = unsafe { bindings::alloctag_waste_pages_on() };
     if !on {
-        test.skip("pages have no slots: booted without alloctag.waste_pages=on");
+        test.skip("pages have no slots: booted without alloctag.waste_slots=on");
     }
     on
 }
@@ -617,7 +754,7 @@ fn migration_moves_the_slot(test: &Test) {
 fn pages_untracked_without_slots(test: &Test) {
     // SAFETY: No precondition.
     if unsafe { bindings::alloctag_waste_pages_on() } {
-        test.skip("pages have slots: booted with alloctag.waste_pages=on");
+        test.skip("pages have slots: booted with alloctag.waste_slots=on");
         return;
     }
     turn(test, true);
@@ -757,6 +894,7 @@ kunit_suite!(
         cache_object_below_slot,
         untracked_objects_never_subtracted,
         off_keeps_the_figures,
+        slabs_made_while_on_get_slots,
         rust_kvec_growth,
         vmalloc_non_page_multiple,
         vmalloc_from_off_untracked,

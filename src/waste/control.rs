@@ -4,8 +4,10 @@
 //! and fail (0600; writes need `CAP_SYS_ADMIN`): writing `on` or `off` (a trailing newline is
 //! fine) turns it on or off, anything else fails with `EINVAL` and changes nothing; reading
 //! gives `on` or `off`. And at boot, `alloctag.waste=on` (or `off`, the default); and
-//! `alloctag.waste_pages=on`, which `alloctag.waste=on` implies: page_ext space for the
-//! accounting of pages (8 bytes per page), without which pages are untracked.
+//! `alloctag.waste_slots=on`, which `alloctag.waste=on` implies: slots reserved for every
+//! object from boot, in page_ext for pages (8 bytes per page) and in every slab's extension
+//! vector (4 bytes per object). Without them pages are untracked, and a slab object is tracked
+//! only in a slab whose vector was made while the accounting was on.
 //!
 //! C header: [`include/linux/debugfs.h`](srctree/include/linux/debugfs.h)
 
@@ -70,8 +72,8 @@ pub(crate) fn register() -> Result {
 /// Whether the boot parameter asked for the accounting.
 static AT_BOOT: AtomicBool = AtomicBool::new(false);
 
-/// Whether `alloctag.waste_pages=on` asked for page slots.
-static PAGES_AT_BOOT: AtomicBool = AtomicBool::new(false);
+/// Whether `alloctag.waste_slots=on` asked for slots.
+static SLOTS_AT_BOOT: AtomicBool = AtomicBool::new(false);
 
 /// Parses an `on` or `off` boot parameter `name` into `flag`; a bad value is logged and changes
 /// nothing.
@@ -111,28 +113,28 @@ unsafe extern "C" fn setup(value: *mut u8) -> c_int {
 #[link_section = ".init.setup"]
 static PARAMETER: EarlyParam = EarlyParam::new(c_str!("alloctag.waste"), setup);
 
-/// Parses `alloctag.waste_pages=`.
+/// Parses `alloctag.waste_slots=`.
 ///
 /// # Safety
 ///
 /// Called by the kernel's parameter parser with null or a NUL-terminated string.
-unsafe extern "C" fn setup_pages(value: *mut u8) -> c_int {
+unsafe extern "C" fn setup_slots(value: *mut u8) -> c_int {
     // SAFETY: As the caller guarantees.
-    unsafe { setup_flag(value, &PAGES_AT_BOOT, "alloctag.waste_pages") }
+    unsafe { setup_flag(value, &SLOTS_AT_BOOT, "alloctag.waste_slots") }
 }
 
 #[used]
 #[link_section = ".init.setup"]
-static PAGES_PARAMETER: EarlyParam = EarlyParam::new(c_str!("alloctag.waste_pages"), setup_pages);
+static SLOTS_PARAMETER: EarlyParam = EarlyParam::new(c_str!("alloctag.waste_slots"), setup_slots);
 
-/// Whether pages get slots for the accounting (src/glue_waste.c): asked once, by page_ext at
-/// boot, after the early parameters.
+/// Whether every object gets a slot for the accounting (src/glue_waste.c): page_ext asks once,
+/// at boot, and each slab vector as it is made, both after the early parameters.
 #[no_mangle]
-pub(crate) extern "C" fn alloctag_waste_pages_needed() -> bool {
+pub(crate) extern "C" fn alloctag_waste_slots_reserved() -> bool {
     crate::profiling::supported()
-        && (PAGES_AT_BOOT.load(Ordering::Relaxed) || AT_BOOT.load(Ordering::Relaxed))
+        && (SLOTS_AT_BOOT.load(Ordering::Relaxed) || AT_BOOT.load(Ordering::Relaxed))
 }
-c_declared!(alloctag_waste_pages_needed);
+c_declared!(alloctag_waste_slots_reserved);
 
 /// Turns the accounting on if the boot parameter asked for it; once the registry is up.
 pub(crate) fn start_at_boot() {
