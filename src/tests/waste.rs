@@ -779,13 +779,15 @@ static RACE_RUNNING: AtomicUsize = AtomicUsize::new(0);
 static RACE_STOP: AtomicBool = AtomicBool::new(false);
 
 /// A thread of [`on_off_racing_allocations`]: allocates and frees at [`RACE_TAG`], holding
-/// up to 16 objects, until told to stop; then frees what it holds.
+/// up to 16 slab objects and 4 blocks of pages (order 0 or 1, which have slots in a boot that
+/// reserved them), until told to stop; then frees what it holds.
 ///
 /// # Safety
 ///
 /// Called by the kthread core.
 unsafe extern "C" fn race_thread(_data: *mut c_void) -> core::ffi::c_int {
     let mut held = [ptr::null_mut::<c_void>(); 16];
+    let mut pages = [(ptr::null_mut::<bindings::page>(), 0u32); 4];
     let mut i = 0usize;
     while !RACE_STOP.load(Ordering::Acquire) {
         let slot = &mut held[i % held.len()];
@@ -794,6 +796,15 @@ unsafe extern "C" fn race_thread(_data: *mut c_void) -> core::ffi::c_int {
             unsafe { kfree(*slot) };
         }
         *slot = kmalloc(RACE_TAG, 24 + i % 200);
+        if i % 8 == 0 {
+            let (page, order) = &mut pages[(i / 8) % 4];
+            if !page.is_null() {
+                // SAFETY: `*page` came from alloc_pages() below with `*order`, freed once.
+                unsafe { bindings::__free_pages(*page, *order) };
+            }
+            *order = (i / 32 % 2) as u32;
+            *page = with_tag(RACE_TAG, || alloc_pages(*order));
+        }
         i += 1;
         if i % 256 == 0 {
             // SAFETY: Process context; lets the toggling thread run.
@@ -804,13 +815,18 @@ unsafe extern "C" fn race_thread(_data: *mut c_void) -> core::ffi::c_int {
         // SAFETY: `*p` came from kmalloc() or krealloc() above, and is freed once.
         unsafe { kfree(*p) };
     }
+    for &(page, order) in pages.iter().filter(|(p, _)| !p.is_null()) {
+        // SAFETY: `page` came from alloc_pages() above with `order`, and is freed once.
+        unsafe { bindings::__free_pages(page, order) };
+    }
     RACE_RUNNING.fetch_sub(1, Ordering::Release);
     0
 }
 
-/// Turning the accounting on and off while threads on every CPU allocate and free at one
-/// site: once they have freed everything in the last period, its figures are exactly zero
-/// and its allocations and frees equal (lockdep and KASAN watch the slow paths meanwhile).
+/// Turning the accounting on and off while threads on every CPU allocate and free slab objects
+/// and pages at one site: once they have freed everything in the last period, its figures are
+/// exactly zero and its allocations and frees equal (lockdep and KASAN watch the slow paths
+/// meanwhile).
 fn on_off_racing_allocations(test: &Test) {
     const THREADS: usize = 4;
     turn(test, false);
