@@ -146,8 +146,9 @@ if [ -d /sys/kernel/debug/alloctag ]; then
 	done
 fi
 
-# Waste accounting, where built: on, a module's objects are counted exactly
-# (10 of 200 bytes at hold_object()), off again.
+# Waste accounting, where built (booted with its slots reserved,
+# alloctag.waste_slots=on: scripts/build-matrix.sh): on, a module's objects
+# are counted exactly (10 of 200 bytes at hold_object()), off again.
 waste=/sys/kernel/debug/alloctag/waste
 if [ -w "$waste" ] && [ -e /lib/modules/alloctag_test.ko ]; then
 	echo on >"$waste"
