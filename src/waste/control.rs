@@ -37,6 +37,12 @@ pub(crate) fn run(text: &[u8]) -> Result {
     let on = parse(text)?;
     super::set(on)?;
     pr_info!("waste: accounting {}\n", if on { "on" } else { "off" });
+    if on && !alloctag_waste_slots_reserved() {
+        pr_info!(
+            "waste: no slots reserved at boot: slab objects are tracked in slabs made from now on, \
+             pages not at all (alloctag.waste_slots=on reserves them)\n"
+        );
+    }
     Ok(())
 }
 
