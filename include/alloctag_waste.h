@@ -94,7 +94,7 @@ static inline void alloctag_waste_slab_gone(unsigned long *flags)
 DECLARE_STATIC_KEY_FALSE(alloctag_waste_key);
 
 void alloctag_waste_slab_alloc_slowpath(struct kmem_cache *s,
-					struct slab *slab, unsigned int off,
+					const void *object,
 					unsigned int orig_size);
 void alloctag_waste_slab_free_slowpath(struct kmem_cache *s,
 				       struct slab *slab, unsigned int off);
@@ -137,18 +137,15 @@ static __always_inline bool alloctag_waste_enabled(void)
 }
 
 /*
- * Called by the slab hooks' second variant after the tag of object off of
- * slab is charged, with the slab and index the hook found (finding them
- * again was a third of the slow path); orig_size is what the caller asked
- * for, 0 if not passed down.
+ * Called by the slab hooks' second variant after the object's tag is
+ * charged; orig_size is what the caller asked for, 0 if not passed down.
  */
 static __always_inline void alloctag_waste_slab_alloc(struct kmem_cache *s,
-						      struct slab *slab,
-						      unsigned int off,
+						      const void *object,
 						      unsigned int orig_size)
 {
 	if (static_branch_unlikely(&alloctag_waste_key))
-		alloctag_waste_slab_alloc_slowpath(s, slab, off, orig_size);
+		alloctag_waste_slab_alloc_slowpath(s, object, orig_size);
 }
 
 /* Object off of slab is being freed; its tag is still in its reference. */
@@ -300,8 +297,7 @@ static inline bool alloctag_waste_enabled(void)
 }
 
 static inline void alloctag_waste_slab_alloc(struct kmem_cache *s,
-					     struct slab *slab,
-					     unsigned int off,
+					     const void *object,
 					     unsigned int orig_size) {}
 static inline void alloctag_waste_slab_free(struct kmem_cache *s,
 					    struct slab *slab,

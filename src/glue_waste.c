@@ -132,22 +132,17 @@ waste_counters(union codetag_ref *ref)
 }
 
 void alloctag_waste_slab_alloc_slowpath(struct kmem_cache *s,
-					struct slab *slab, unsigned int off,
+					const void *object,
 					unsigned int orig_size)
 {
 	struct alloctag_waste_counters __percpu *w;
-	struct slabobj_ext *vec = slab_obj_exts(slab);
 	unsigned int slack = s->size - orig_size;
 	union codetag_ref *ref;
 	u32 period, *slot;
 
-	/* A KFENCE object's vector is KFENCE's own, one entry, no slots. */
-	if (!vec || is_kfence_address(slab_address(slab)))
-		return;
-	slot = waste_slot(vec, slab, off);
+	slot = object_slot(object, &s, &ref);
 	if (!slot)
 		return;
-	ref = &vec[off].ref;
 
 	preempt_disable();
 	period = waste_period();
