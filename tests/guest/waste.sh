@@ -123,6 +123,21 @@ test_waste_module_unload_with_tracked_objects() {
 	echo off >"$WASTE_CTL" || fail "off refused"
 }
 
+# allocinfo waste on says on standard error when the slots were not
+# reserved at boot, and only then (pgflags-stress boots without them).
+test_waste_cli_notes_unreserved_slots() {
+	[ -x /bin/allocinfo ] || fail "no /bin/allocinfo"
+	waste_ready
+	err=$(allocinfo waste on 2>&1 >/dev/null) || fail "allocinfo waste on failed: $err"
+	if grep -Eq '(^| )alloctag\.waste(_slots)?=on( |$)' /proc/cmdline; then
+		[ -z "$err" ] || fail "a note though the slots are reserved: $err"
+	else
+		echo "$err" | grep -q "booted without alloctag.waste_slots=on" ||
+			fail "no note without reserved slots: '$err'"
+	fi
+	allocinfo waste off >/dev/null || fail "allocinfo waste off failed"
+}
+
 test_waste_control_refuses_bad_values() {
 	waste_ready
 	for bad in maybe ON 1 "on off"; do

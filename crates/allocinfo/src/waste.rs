@@ -21,6 +21,27 @@ use std::path::{Path, PathBuf};
 /// The kernel's meminfo, for the slack's share of `Slab:`.
 pub const MEMINFO: &str = "/proc/meminfo";
 
+/// The kernel's command line, for whether waste accounting's slots were reserved at boot.
+const CMDLINE: &str = "/proc/cmdline";
+
+/// Whether the kernel command line `cmdline` reserved waste accounting's slots, as the kernel
+/// reads it: `alloctag.waste_slots=on` or `alloctag.waste=on`, each parameter's last `on` or
+/// `off` counting (the kernel keeps the value it had when it refuses another).
+fn slots_reserved(cmdline: &str) -> bool {
+    let last = |name: &str| {
+        cmdline
+            .split_ascii_whitespace()
+            .filter_map(|w| w.strip_prefix(name))
+            .rfind(|v| *v == "on" || *v == "off")
+    };
+    last("alloctag.waste_slots=") == Some("on") || last("alloctag.waste=") == Some("on")
+}
+
+/// What `waste on` adds on standard error when the slots were not reserved at boot: the
+/// figures then cover only the slabs made from now on (Documentation/waste.rst).
+const UNRESERVED_NOTE: &str = "allocinfo: note: booted without alloctag.waste_slots=on: \
+     slab objects are tracked only in slabs made from now on, pages not at all";
+
 /// The waste control file.
 const CONTROL: Control = Control {
     name: "waste",
@@ -53,6 +74,14 @@ fn control(cmd: WasteCmd, trust: Trust, out: &mut dyn Write) -> Result<()> {
     CONTROL
         .send(&path, &value, trust)
         .with_context(|| format!("waste {value}"))?;
+    // The kernel's own command line, for its own control file only: a test's has none.
+    if value == "on"
+        && trust == Trust::Debugfs
+        && let Ok(cmdline) = std::fs::read_to_string(CMDLINE)
+        && !slots_reserved(&cmdline)
+    {
+        eprintln!("{UNRESERVED_NOTE}");
+    }
     match value {
         "on" => writeln!(out, "waste accounting on; see allocinfo waste")?,
         _ => writeln!(
@@ -468,6 +497,24 @@ mod tests {
         std::fs::write(&file, "").unwrap();
         control(cmd(&["off", "--dir", dir]), Trust::AnyFile, &mut Vec::new()).unwrap();
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "off\n");
+    }
+
+    #[test]
+    fn slots_reserved_as_the_kernel_reads_its_command_line() {
+        for (cmdline, reserved) in [
+            ("console=ttyS0 alloctag.waste_slots=on\n", true),
+            ("alloctag.waste=on quiet", true),
+            ("alloctag.waste_slots=on alloctag.waste_slots=off", false),
+            ("alloctag.waste_slots=off alloctag.waste_slots=on", true),
+            // A refused value changes nothing.
+            ("alloctag.waste_slots=on alloctag.waste_slots=junk", true),
+            ("alloctag.waste_slots=yes", false),
+            ("xalloctag.waste_slots=on", false),
+            ("alloctag.waste_pages=on", false),
+            ("", false),
+        ] {
+            assert_eq!(slots_reserved(cmdline), reserved, "{cmdline:?}");
+        }
     }
 
     #[test]
