@@ -168,23 +168,34 @@ fn krealloc_in_place_and_moving(test: &Test) {
 /// A constructor, which keeps the test's cache from being merged with another.
 extern "C" fn no_merge(_object: *mut c_void) {}
 
+/// A cache of `size`-byte objects aligned to `align` (0: the default) that no other cache is
+/// merged with; null if it was not made.
+fn test_cache(name: &'static CStr, size: u32, align: u32) -> *mut bindings::kmem_cache {
+    // SAFETY: All-zero is a valid `kmem_cache_args`.
+    let mut args: bindings::kmem_cache_args = unsafe { core::mem::zeroed() };
+    args.ctor = Some(no_merge);
+    args.align = align;
+    // SAFETY: The name is static; `args` is valid for the call.
+    unsafe { bindings::__kmem_cache_create_args(name.as_char_ptr(), size, &mut args, 0) }
+}
+
+/// An object of `cache` charged to `tag`.
+///
+/// # Safety
+///
+/// `cache` is a live cache.
+unsafe fn cache_alloc(tag: &'static AllocTag, cache: *mut bindings::kmem_cache) -> *mut c_void {
+    // SAFETY: As the caller guarantees.
+    with_tag(tag, || unsafe {
+        bindings::kmem_cache_alloc_noprof(cache, bindings::GFP_KERNEL)
+    })
+}
+
 test_tag!(CACHE_TAG, "alloctag_waste_cache");
 
 /// A cache of 20-byte objects aligned to 64: requested is the object size, bytes the slot.
 fn cache_object_below_slot(test: &Test) {
-    // SAFETY: All-zero is a valid `kmem_cache_args`.
-    let mut args: bindings::kmem_cache_args = unsafe { core::mem::zeroed() };
-    args.ctor = Some(no_merge);
-    args.align = 64;
-    // SAFETY: The name is static; `args` is valid for the call.
-    let cache = unsafe {
-        bindings::__kmem_cache_create_args(
-            kernel::c_str!("alloctag_waste").as_char_ptr(),
-            20,
-            &mut args,
-            0,
-        )
-    };
+    let cache = test_cache(kernel::c_str!("alloctag_waste"), 20, 64);
     kunit_expect!(test, !cache.is_null(), "no cache");
     if cache.is_null() {
         return;
@@ -193,9 +204,7 @@ fn cache_object_below_slot(test: &Test) {
     let mut objs = [ptr::null_mut::<c_void>(); 3];
     for o in objs.iter_mut() {
         // SAFETY: `cache` is live.
-        *o = with_tag(CACHE_TAG, || unsafe {
-            bindings::kmem_cache_alloc_noprof(cache, bindings::GFP_KERNEL)
-        });
+        *o = unsafe { cache_alloc(CACHE_TAG, cache) };
     }
     let w = figures(test, CACHE_TAG);
     // What /proc/allocinfo charges: the slot, metadata included.
@@ -266,27 +275,6 @@ fn off_keeps_the_figures(test: &Test) {
     kunit_expect!(test, figures(test, OFF_TAG) == w);
 }
 
-/// A cache of 100-byte objects that no other cache is merged with; null if it was not made.
-fn cache_of_100(name: &'static CStr) -> *mut bindings::kmem_cache {
-    // SAFETY: All-zero is a valid `kmem_cache_args`.
-    let mut args: bindings::kmem_cache_args = unsafe { core::mem::zeroed() };
-    args.ctor = Some(no_merge);
-    // SAFETY: The name is static; `args` is valid for the call.
-    unsafe { bindings::__kmem_cache_create_args(name.as_char_ptr(), 100, &mut args, 0) }
-}
-
-/// An object of `cache` charged to `tag`.
-///
-/// # Safety
-///
-/// `cache` is a live cache.
-unsafe fn cache_alloc(tag: &'static AllocTag, cache: *mut bindings::kmem_cache) -> *mut c_void {
-    // SAFETY: As the caller guarantees.
-    with_tag(tag, || unsafe {
-        bindings::kmem_cache_alloc_noprof(cache, bindings::GFP_KERNEL)
-    })
-}
-
 test_tag!(OLD_SLAB_TAG, "alloctag_waste_old_slab");
 test_tag!(NEW_SLAB_TAG, "alloctag_waste_new_slab");
 
@@ -299,8 +287,8 @@ fn slabs_made_while_on_get_slots(test: &Test) {
     // SAFETY: No precondition.
     let reserved = unsafe { bindings::alloctag_waste_slots_reserved() };
     turn(test, false);
-    let old = cache_of_100(kernel::c_str!("alloctag_waste_old"));
-    let new = cache_of_100(kernel::c_str!("alloctag_waste_new"));
+    let old = test_cache(kernel::c_str!("alloctag_waste_old"), 100, 0);
+    let new = test_cache(kernel::c_str!("alloctag_waste_new"), 100, 0);
     kunit_expect!(test, !old.is_null() && !new.is_null(), "no cache");
     if !old.is_null() && !new.is_null() {
         // SAFETY: Undone below; the task may sleep meanwhile.
