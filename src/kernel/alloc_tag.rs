@@ -124,17 +124,30 @@ pub fn with_tag<R>(tag: &'static CallSiteTag, f: impl FnOnce() -> R) -> R {
 pub fn charge_caller<R>(allocates: bool, f: impl FnOnce() -> R) -> R {
     #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
     if allocates && profiling_enabled() {
-        let location: *const core::panic::Location<'static> = core::panic::Location::caller();
-        // SAFETY: `location` is a `Location` that lives forever, the only thing the function
-        // asks; it reads no other state of ours.
-        let tag = unsafe { bindings::alloctag_rust_caller_tag(location.cast()) };
-        if !tag.is_null() {
-            // SAFETY: A non-null result is a tag of the core's pool, which stays while the
-            // caller, whose location it is, runs.
-            return unsafe { with_raw_tag(tag, f) };
-        }
+        return charge_location(core::panic::Location::caller(), f);
     }
     let _ = allocates;
+    f()
+}
+
+/// The part of [`charge_caller`] that runs while profiling is on, out of line: inline, its call
+/// kept the allocation's arguments in callee-saved registers, so every allocating function
+/// saved and restored them, profiling on or off (`Documentation/benchmarks.rst`).
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+#[inline(never)]
+fn charge_location<R>(
+    location: &'static core::panic::Location<'static>,
+    f: impl FnOnce() -> R,
+) -> R {
+    let location: *const core::panic::Location<'static> = location;
+    // SAFETY: `location` is a `Location` that lives forever, the only thing the function asks; it
+    // reads no other state of ours.
+    let tag = unsafe { bindings::alloctag_rust_caller_tag(location.cast()) };
+    if !tag.is_null() {
+        // SAFETY: A non-null result is a tag of the core's pool, which stays while the caller,
+        // whose location it is, runs.
+        return unsafe { with_raw_tag(tag, f) };
+    }
     f()
 }
 
