@@ -66,7 +66,8 @@ extern struct alloc_tag alloctag_rust_untagged_alloc_pages;
 
 #else
 
-#define alloctag_rust_call(_allocates, _call, _fallback) ((void)&(_fallback), (_call))
+#define alloctag_rust_call(_allocates, _call, _fallback)		\
+	((void)(_allocates), (void)&(_fallback), (_call))
 
 #endif /* CONFIG_MEM_ALLOC_PROFILING */
 

@@ -377,9 +377,7 @@ vm.mem_profiling_compressed sysctl.
 - pgalloc_tag.h and mm.h: each page hook (add, sub, get, clear, split,
   copy) takes the index path while the key is on; get_page_tag_ref()
   then finds no reference, so nothing reads page_ext for tags.
-  pgalloc_tag_sub() is always inline with the Rust core; pgalloc_tag_add()'s
-  body is out of line behind the key, so that post_alloc_hook() saves no
-  registers for it while profiling is off.
+  pgalloc_tag_sub() is always inline with the Rust core.
 - page_alloc.c: __free_pages() reads only the index before it drops its
   reference, and the tag where it frees tail pages itself. With the Rust
   core an order-0 page, which has no tail pages, reads neither: 6.12
@@ -408,14 +406,13 @@ EOF
 	# get_page_tag_ref() finds no reference, and the path hangs off the
 	# no-reference branch, so that page_ext's path pays one patched-out jump
 	# (in get_page_tag_ref()), not two.
-	perl_edit include/linux/pgalloc_tag.h "$PGF_MARK" 8 '' '
+	perl_edit include/linux/pgalloc_tag.h "$PGF_MARK" 7 '' '
 			s|(#include <linux/alloc_tag.h>\n)|$1/* $ENV{PGF_MARK}: page tags in page flags, for the Rust core */\n#include <linux/alloctag_pgflags.h>\n| or die "anchor include";
 			s|(static inline union codetag_ref \*get_page_tag_ref\(struct page \*page\)\n\{\n)|$1\t/* $ENV{PGF_MARK}: page_ext holds no tags */\n\tif (alloctag_pgflags())\n\t\treturn NULL;\n| or die "anchor get_page_tag_ref";
 			s|(\t\t\tset_codetag_empty\(ref\);\n\t\t\tput_page_tag_ref\(ref\);\n\t\t\})\n|$1 else if (alloctag_pgflags()) {\n\t\t\t/* $ENV{PGF_MARK} */\n\t\t\talloctag_pgflags_write(page, ALLOCTAG_IDX_EMPTY);\n\t\t}\n| or die "anchor clear";
 			s|(\t\t\talloc_tag_add\(ref, task->alloc_tag, PAGE_SIZE \* nr\);\n\t\t\tput_page_tag_ref\(ref\);\n\t\t\})\n|$1 else if (alloctag_pgflags()) {\n\t\t\t/* $ENV{PGF_MARK} */\n\t\t\talloctag_pgflags_add(page, task->alloc_tag, nr);\n\t\t}\n| or die "anchor add";
 			s|(\t\t\talloc_tag_sub\(ref, PAGE_SIZE \* nr\);\n\t\t\tput_page_tag_ref\(ref\);\n\t\t\})\n|$1 else if (alloctag_pgflags()) {\n\t\t\t/* $ENV{PGF_MARK} */\n\t\t\talloctag_pgflags_sub(page, nr);\n\t\t}\n| or die "anchor sub";
 			s|(\t\t\t\ttag = ct_to_alloc_tag\(ref->ct\);\n\t\t\tput_page_tag_ref\(ref\);\n\t\t\})\n|$1 else if (alloctag_pgflags()) {\n\t\t\t/* $ENV{PGF_MARK} */\n\t\t\ttag = alloctag_pgflags_get(page);\n\t\t}\n| or die "anchor get";
-			s|\nstatic inline void pgalloc_tag_add\(struct page \*page, struct task_struct \*task,\n\t\t\t\t   unsigned int nr\)\n|\n/* $ENV{PGF_MARK}: the body out of line with the Rust core (alloctag_pgflags.h) */\n#ifdef CONFIG_MEM_ALLOC_PROFILING_RUST\nstatic noinline void __pgalloc_tag_add(struct page *page, struct task_struct *task,\n\t\t\t\t       unsigned int nr);\n\nstatic inline void pgalloc_tag_add(struct page *page, struct task_struct *task,\n\t\t\t\t   unsigned int nr)\n{\n\tif (mem_alloc_profiling_enabled())\n\t\t__pgalloc_tag_add(page, task, nr);\n}\n#else\n#define __pgalloc_tag_add pgalloc_tag_add\n#endif\n\nstatic ALLOCTAG_PAGE_ADD_HOOK void __pgalloc_tag_add(struct page *page, struct task_struct *task,\n\t\t\t\t\t\t     unsigned int nr)\n| or die "anchor add out of line";
 			s|\nstatic inline void pgalloc_tag_sub\(struct page \*page, unsigned int nr\)\n|\n/* $ENV{PGF_MARK}: inline with the Rust core, so that the free path calls nothing */\nstatic ALLOCTAG_PAGE_HOOK void pgalloc_tag_sub(struct page *page, unsigned int nr)\n| or die "anchor sub inline";
 		'
 	# __free_pages() reads the tag before it drops its reference, for the

@@ -274,13 +274,6 @@ static __always_inline bool alloctag_free_pages_order0(unsigned int order)
 
 /* pgalloc_tag_sub() is inline with the Rust core: the free path calls nothing. */
 #define ALLOCTAG_PAGE_HOOK	__always_inline
-/*
- * pgalloc_tag_add()'s body is out of line, called behind the profiling key
- * (pgalloc_tag.h): inline, post_alloc_hook() saved and restored the registers
- * it needs on every allocation, profiling on or off. Its one caller makes it
- * a tail call. Unused where pgalloc_tag.h is included but nothing allocates.
- */
-#define ALLOCTAG_PAGE_ADD_HOOK	noinline __maybe_unused
 
 #else /* !CONFIG_MEM_ALLOC_PROFILING_RUST: 6.12's C core, page_ext only */
 
@@ -324,7 +317,6 @@ static inline bool alloctag_free_pages_order0(unsigned int order)
 
 /* 6.12's */
 #define ALLOCTAG_PAGE_HOOK	inline
-#define ALLOCTAG_PAGE_ADD_HOOK	inline
 static inline void alloctag_pgflags_split(struct folio *folio, int old_order,
 					  int new_order) {}
 static inline void alloctag_pgflags_copy(struct folio *new, struct folio *old) {}

@@ -23,7 +23,9 @@
 //!
 //! Cost: a call site adds one call to find `current`, a load and a store of
 //! `current->alloc_tag` before the allocation and a store after it (`alloc_hooks()` reads
-//! `current` inline); no allocation and no lock.
+//! `current` inline); no allocation and no lock. While profiling is off, the plain APIs test one
+//! key ([`charge_caller`]) and the helpers another (`alloctag_tag_key`, as C's `alloc_hooks()`),
+//! and do nothing else.
 
 #[cfg(CONFIG_MEM_ALLOC_PROFILING)]
 use crate::{bindings, types::Opaque};
