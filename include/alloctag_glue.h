@@ -102,8 +102,6 @@ void alloctag_early_pages_done(void);
 
 /* In C (src/glue.c), for Rust's page tags in page flags (src/alloc_tag/index.rs). */
 int alloctag_pgflags_bits(void);
-void alloctag_index_cache_fill(unsigned long start, unsigned long bytes,
-			       unsigned long base, unsigned int gen);
 int alloctag_pgflags_free_bits(void);
 void alloctag_enable_compressed(void);
 bool alloctag_compressed_enabled(void);

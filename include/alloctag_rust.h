@@ -12,7 +12,6 @@
 #define _ALLOCTAG_RUST_H
 
 #include <linux/alloc_tag.h>
-#include <linux/jump_label.h>
 #include <linux/preempt.h>
 #include <linux/sched.h>
 
@@ -24,34 +23,22 @@ extern struct alloc_tag alloctag_rust_untagged_alloc_pages;
 #ifdef CONFIG_MEM_ALLOC_PROFILING
 
 /*
- * Whether the call makes a tag current: as C's alloc_hooks() with the Rust
- * core and without the debug checks (include/linux/alloc_tag.h), only while
- * the tag key is on, so that with profiling off a Rust allocation costs one
- * patched-out jump here, not a save and restore of current->alloc_tag.
- */
-#if defined(CONFIG_MEM_ALLOC_PROFILING_RUST) && !defined(CONFIG_MEM_ALLOC_PROFILING_DEBUG)
-#define alloctag_rust_tag_wanted()					\
-	static_branch_maybe(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT,	\
-			    &alloctag_tag_key)
-#else
-#define alloctag_rust_tag_wanted() true
-#endif
-
-/*
  * In task context the tag is current->alloc_tag, which the Rust caller's
  * with_tag() set, or the fallback when none is. In interrupt context
  * current->alloc_tag belongs to the interrupted task, so an allocation there
  * is charged to the fallback tag, never to that task's call site.
- * alloc_tag_save() and alloc_tag_restore() bring C's debug check. A call
- * that does not allocate (_allocates false: a free through krealloc(p, 0))
- * charges nothing and needs no tag.
+ * alloc_tag_save() and alloc_tag_restore() bring C's debug check. The tag
+ * is made current only while one is wanted, as C's alloc_hooks() does
+ * (include/linux/alloc_tag.h): with profiling off, a Rust allocation costs
+ * one patched-out jump here. A call that does not allocate (_allocates
+ * false: a free through krealloc(p, 0)) charges nothing and needs no tag.
  */
 #define alloctag_rust_call(_allocates, _call, _fallback)		\
 ({									\
 	struct alloc_tag *__tag, *__old;				\
 	typeof(_call) __res;						\
 									\
-	if ((_allocates) && alloctag_rust_tag_wanted()) {		\
+	if ((_allocates) && alloctag_tag_wanted()) {			\
 		__tag = in_task() ? current->alloc_tag : NULL;		\
 		if (!__tag)						\
 			__tag = &(_fallback);				\

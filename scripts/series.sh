@@ -369,11 +369,13 @@ vm.mem_profiling_compressed sysctl.
 
 - include/linux/page-flags-layout.h: NR_UNUSED_PAGEFLAG_BITS, as
   mainline defines it.
+- include/linux/codetag.h: a tag's index, set by the Rust core's
+  code-tag library when the tag gets one (8 bytes more per tag, with the
+  Rust core only).
 - include/linux/alloctag_pgflags.h (new): the hooks with indices, at most
-  16 bits below the LRU fields. vmlinux's tags are indexed by their place
-  in the alloc_tags section, inline; modules' and dynamic tags through
-  the code-tag library's index: its table from index to tag inline, from
-  tag to index the segment each CPU found last, out of line otherwise.
+  16 bits below the LRU fields. On allocation the tag's own index; on
+  free, vmlinux's tags by their place in the alloc_tags section, inline,
+  and the others through the code-tag library's table, inline too.
 - pgalloc_tag.h and mm.h: each page hook (add, sub, get, clear, split,
   copy) takes the index path while the key is on; get_page_tag_ref()
   then finds no reference, so nothing reads page_ext for tags.
@@ -393,6 +395,12 @@ with 6.12's C core, the new hooks are empty inlines and alloc_tag_sec_init()
 does nothing: 6.12's page_ext hooks are all there is.
 EOF
 	install include/linux/alloctag_pgflags.h include/linux/alloctag_pgflags.h
+	# A tag carries its index, which the allocation's hook reads: no lookup
+	# from tag to index. Only the Rust core sets it; 6.12's tags are as
+	# they were without it.
+	perl_edit include/linux/codetag.h "$PGF_MARK" 1 '' '
+			s|(\tconst char \*filename;\n)(\} __aligned\(8\);)|$1#ifdef CONFIG_MEM_ALLOC_PROFILING_RUST\n\t/* $ENV{PGF_MARK}: its index, for page tags in page flags */\n\tunsigned int index;\n#endif\n$2| or die "anchor";
+		'
 	# Mainline's count of the page-flag bits that no flag or field uses.
 	perl_edit include/linux/page-flags-layout.h "$PGF_MARK" 1 '' '
 			s|(\n#endif\n#endif /\* _LINUX_PAGE_FLAGS_LAYOUT \*/\n)$|\n/* $ENV{PGF_MARK}: as mainline (6.13), for page tags in page flags */\n#define NR_NON_PAGEFLAG_BITS\t(SECTIONS_WIDTH + NODES_WIDTH + ZONES_WIDTH + \\\n\t\t\t\tLAST_CPUPID_SHIFT + KASAN_TAG_WIDTH + \\\n\t\t\t\tLRU_GEN_WIDTH + LRU_REFS_WIDTH)\n\n#define NR_UNUSED_PAGEFLAG_BITS\t(BITS_PER_LONG - \\\n\t\t\t\t(NR_NON_PAGEFLAG_BITS + NR_PAGEFLAGS))\n$1| or die "anchor";
@@ -495,7 +503,7 @@ EOF
 	# with the debug checks, which warn about a charge without a tag: an
 	# allocation in flight when the key flips on would make one.
 	perl_edit include/linux/alloc_tag.h "$TAG_MARK" 1 'tag key' '
-			s|(#define alloc_hooks_tag\(_tag, _do_alloc\)\t+\\\n\(\{\t+\\\n\tstruct alloc_tag \* __maybe_unused _old = alloc_tag_save\(_tag\);\t\\\n\ttypeof\(_do_alloc\) _res = _do_alloc;\t+\\\n\talloc_tag_restore\(_tag, _old\);\t+\\\n\t_res;\t+\\\n\}\)\n)|/* $ENV{TAG_MARK}: the tag is made current only while needed (lib/alloctag/src/keys.rs) */\n#if defined(CONFIG_MEM_ALLOC_PROFILING_RUST) \&\& !defined(CONFIG_MEM_ALLOC_PROFILING_DEBUG)\nDECLARE_STATIC_KEY_MAYBE(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT, alloctag_tag_key);\n\n#define alloc_hooks_tag(_tag, _do_alloc)\t\t\t\t\\\n({\t\t\t\t\t\t\t\t\t\\\n\ttypeof(_do_alloc) _res;\t\t\t\t\t\t\\\n\tif (static_branch_maybe(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT,\t\\\n\t\t\t\t\&alloctag_tag_key)) {\t\t\t\\\n\t\tstruct alloc_tag * __maybe_unused _old;\t\t\t\\\n\t\t_old = alloc_tag_save(_tag);\t\t\t\t\\\n\t\t_res = _do_alloc;\t\t\t\t\t\\\n\t\talloc_tag_restore(_tag, _old);\t\t\t\t\\\n\t} else\t\t\t\t\t\t\t\t\\\n\t\t_res = _do_alloc;\t\t\t\t\t\\\n\t_res;\t\t\t\t\t\t\t\t\\\n})\n#else\n$1#endif\n| or die "anchor";
+			s|(#define alloc_hooks_tag\(_tag, _do_alloc\)\t+\\\n\(\{\t+\\\n\tstruct alloc_tag \* __maybe_unused _old = alloc_tag_save\(_tag\);\t\\\n\ttypeof\(_do_alloc\) _res = _do_alloc;\t+\\\n\talloc_tag_restore\(_tag, _old\);\t+\\\n\t_res;\t+\\\n\}\)\n)|/* $ENV{TAG_MARK}: the tag is made current only while needed (lib/alloctag/src/keys.rs) */\n#if defined(CONFIG_MEM_ALLOC_PROFILING_RUST) \&\& !defined(CONFIG_MEM_ALLOC_PROFILING_DEBUG)\nDECLARE_STATIC_KEY_MAYBE(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT, alloctag_tag_key);\n\n/* Whether a call site makes its tag current; the Rust helpers ask it too. */\n#define alloctag_tag_wanted()\t\t\t\t\t\t\\\n\tstatic_branch_maybe(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT,\t\\\n\t\t\t    \&alloctag_tag_key)\n\n#define alloc_hooks_tag(_tag, _do_alloc)\t\t\t\t\\\n({\t\t\t\t\t\t\t\t\t\\\n\ttypeof(_do_alloc) _res;\t\t\t\t\t\t\\\n\tif (alloctag_tag_wanted()) {\t\t\t\t\t\\\n\t\tstruct alloc_tag * __maybe_unused _old;\t\t\t\\\n\t\t_old = alloc_tag_save(_tag);\t\t\t\t\\\n\t\t_res = _do_alloc;\t\t\t\t\t\\\n\t\talloc_tag_restore(_tag, _old);\t\t\t\t\\\n\t} else\t\t\t\t\t\t\t\t\\\n\t\t_res = _do_alloc;\t\t\t\t\t\\\n\t_res;\t\t\t\t\t\t\t\t\\\n})\n#else\n#define alloctag_tag_wanted() true\n\n$1#endif\n| or die "anchor";
 		'
 	# kmalloc_slab() tests __GFP_NO_OBJ_EXT on every kmalloc() of a size
 	# not known at build time, profiling on or off, for the one caller that

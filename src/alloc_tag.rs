@@ -153,6 +153,7 @@ macro_rules! define_alloc_tag {
                         modname: core::ptr::null(),
                         function: kernel::c_str!($function).as_char_ptr(),
                         filename: kernel::c_str!(file!()).as_char_ptr(),
+                        index: 0,
                     },
                     &raw mut COUNTERS,
                 )

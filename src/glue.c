@@ -78,42 +78,12 @@ DEFINE_STATIC_KEY_FALSE(mem_profiling_compressed);
 EXPORT_SYMBOL_GPL(mem_profiling_compressed);
 struct alloc_tag *alloctag_kernel_tags __ro_after_init;
 EXPORT_SYMBOL_GPL(alloctag_kernel_tags);
-unsigned long alloctag_kernel_tags_bytes __ro_after_init;
-EXPORT_SYMBOL_GPL(alloctag_kernel_tags_bytes);
 unsigned long alloctag_kernel_tags_count __ro_after_init;
 EXPORT_SYMBOL_GPL(alloctag_kernel_tags_count);
 
 /* The index's table (src/alloc_tag/index.rs fills it), read by the hooks. */
 struct alloc_tag **alloctag_index_dir[ALLOCTAG_INDEX_DIR];
 EXPORT_SYMBOL_GPL(alloctag_index_dir);
-
-/* Each CPU's last segment of the index, and its generation. */
-DEFINE_PER_CPU(struct alloctag_index_cache, alloctag_index_cache);
-EXPORT_PER_CPU_SYMBOL_GPL(alloctag_index_cache);
-unsigned int alloctag_index_gen;
-EXPORT_SYMBOL_GPL(alloctag_index_gen);
-
-/*
- * Remembers a segment that a lookup found under generation gen. Task
- * context only, with interrupts off: no reader on this CPU sees half an
- * entry (include/linux/alloctag_pgflags.h).
- */
-void alloctag_index_cache_fill(unsigned long start, unsigned long bytes,
-			       unsigned long base, unsigned int gen)
-{
-	struct alloctag_index_cache *c;
-	unsigned long flags;
-
-	if (!in_task())
-		return;
-	local_irq_save(flags);
-	c = this_cpu_ptr(&alloctag_index_cache);
-	c->start = start;
-	c->bytes = bytes;
-	c->base = base;
-	c->gen = gen;
-	local_irq_restore(flags);
-}
 
 #ifdef CONFIG_ALLOCTAG_KUNIT_TEST
 /*

@@ -7,13 +7,14 @@
  * for tags, and a page's hook loads no page_ext.
  *
  * Indices (src/codetag/registry/index.rs): 0 is no tag, 1 is CODETAG_EMPTY,
- * then vmlinux's tags in section order, which these inlines turn into and
- * from tags by arithmetic; every other tag (modules', dynamic ones) through
- * the code-tag library's index: inline from index to tag (a table) and, on
- * allocation, from tag to index for the segment this CPU found last, out of
- * line otherwise. A tag without an index (the index space was full when its
- * module loaded) is marked inaccurate there, and its pages are not charged,
- * so that nothing is ever subtracted that was not added.
+ * then vmlinux's tags in section order, then every other tag's (modules',
+ * dynamic ones), as the code-tag library gives them out. Each tag carries
+ * its own index (struct codetag's index), which an allocation reads. A free
+ * turns an index back into a tag inline: vmlinux's by arithmetic on its
+ * section, the others through the code-tag library's table. A tag without
+ * an index (its module's parameters are being parsed, or the index space
+ * was full when its module loaded) is marked inaccurate, and its pages are
+ * not charged, so that nothing is ever subtracted that was not added.
  *
  * pgalloc_tag.h includes this header, and so nearly every module: it lives
  * under include/linux/, installed as a file, as alloctag_capture.h is.
@@ -41,7 +42,6 @@ union codetag_ref;
 #include <linux/mmzone.h>
 #include <linux/page-flags-layout.h>
 #include <linux/percpu.h>
-#include <linux/preempt.h>
 
 /* At most 16 bits, as mainline's pgalloc_tag_idx; none where none is free. */
 #define ALLOCTAG_IDX_BITS	clamp_t(int, NR_UNUSED_PAGEFLAG_BITS, 0, 16)
@@ -51,22 +51,15 @@ union codetag_ref;
 /* On from the boot parameter while the tags fit (src/profiling.rs). */
 DECLARE_STATIC_KEY_FALSE(mem_profiling_compressed);
 
-/*
- * vmlinux's alloc_tags section, set before the first page is allocated: its
- * size in bytes for tag to index, in tags for index to tag (no division).
- */
+/* vmlinux's alloc_tags section, set before the first page is allocated. */
 extern struct alloc_tag *alloctag_kernel_tags;
-extern unsigned long alloctag_kernel_tags_bytes;
 extern unsigned long alloctag_kernel_tags_count;
 
 /* In Rust (src/alloc_tag/index.rs): called by mm_core_init(). */
 void __init alloc_tag_sec_init(void);
 
-/*
- * In Rust (src/alloc_tag/index.rs): the index of a tag outside vmlinux. A
- * live tag with no index is marked inaccurate.
- */
-unsigned long alloctag_index_of(const struct alloc_tag *tag);
+/* In Rust (src/alloc_tag/index.rs): marks a tag without an index inaccurate. */
+void alloctag_pgflags_unindexed(const struct alloc_tag *tag);
 
 /* In C (src/glue.c): the rare paths, out of line. */
 void alloctag_pgflags_split(struct folio *folio, int old_order, int new_order);
@@ -117,52 +110,13 @@ static __always_inline struct alloc_tag *alloctag_pgflags_table(unsigned long id
 }
 
 /*
- * Each CPU remembers the segment of the index that its last lookup of a tag
- * outside vmlinux found, so that an allocation charged to a module's or a
- * dynamic tag costs a few instructions, not a search. The lookup
- * (alloctag_index_of()) writes it in task context with interrupts off, so
- * that no reader on the CPU sees half of it; readers here hold preemption
- * off. An entry is valid while alloctag_index_gen has the value it was found
- * under: removing a segment moves it, before the grace period after which
- * the tags' memory may go.
+ * tag's index: NULL for no tag, also for one that has none. The code-tag
+ * library sets a tag's index after the table's entry for it and clears it
+ * before the entry, so a page holds only indices that the table names.
  */
-struct alloctag_index_cache {
-	unsigned long start;	/* the segment's first tag */
-	unsigned long bytes;	/* its size */
-	unsigned long base;	/* the index of its first tag */
-	unsigned int gen;	/* alloctag_index_gen it was found under */
-};
-DECLARE_PER_CPU(struct alloctag_index_cache, alloctag_index_cache);
-extern unsigned int alloctag_index_gen;
-
-/* tag's index from this CPU's cached segment, or NULL. */
-static __always_inline unsigned long
-alloctag_pgflags_cached_index(const struct alloc_tag *tag)
-{
-	const struct alloctag_index_cache *c;
-	unsigned long off, idx = ALLOCTAG_IDX_NULL;
-
-	preempt_disable_notrace();
-	c = this_cpu_ptr(&alloctag_index_cache);
-	off = (unsigned long)tag - c->start;
-	if (off < c->bytes && c->gen == READ_ONCE(alloctag_index_gen))
-		idx = c->base + off / sizeof(struct alloc_tag);
-	preempt_enable_notrace();
-	return idx;
-}
-
-/* tag's index: NULL for no tag, also for one that has none. */
 static __always_inline unsigned long alloctag_pgflags_index(const struct alloc_tag *tag)
 {
-	unsigned long off = (unsigned long)tag - (unsigned long)alloctag_kernel_tags;
-	unsigned long idx;
-
-	if (likely(off < alloctag_kernel_tags_bytes))
-		return ALLOCTAG_IDX_FIRST + off / sizeof(struct alloc_tag);
-	if (!tag)
-		return ALLOCTAG_IDX_NULL;
-	idx = alloctag_pgflags_cached_index(tag);
-	return idx ? idx : alloctag_index_of(tag);
+	return tag ? READ_ONCE(tag->ct.index) : ALLOCTAG_IDX_NULL;
 }
 
 /*
@@ -198,11 +152,12 @@ static __always_inline void alloctag_pgflags_add(struct page *page, struct alloc
 		alloctag_pgflags_ref(alloctag_pgflags_read(page), &ref);
 	/*
 	 * A tag without an index (its module's parameters are parsed before
-	 * its tags are indexed; the index was full) is marked inaccurate by
-	 * alloctag_index_of() and not charged; the page is marked empty, so
-	 * that its free neither subtracts nor warns.
+	 * its tags are indexed; the index was full) is marked inaccurate and
+	 * not charged; the page is marked empty, so that its free neither
+	 * subtracts nor warns.
 	 */
 	if (unlikely(tag && idx == ALLOCTAG_IDX_NULL)) {
+		alloctag_pgflags_unindexed(tag);
 		alloctag_pgflags_write(page, ALLOCTAG_IDX_EMPTY);
 		return;
 	}
@@ -216,18 +171,22 @@ static __always_inline void alloctag_pgflags_add(struct page *page, struct alloc
 	}
 }
 
-/* pgalloc_tag_sub() with compressed tags. */
+/*
+ * pgalloc_tag_sub() with compressed tags. Its one caller,
+ * free_pages_prepare(), owns the page's flags: it clears the check-at-prep
+ * ones with a plain write too. So the index is cleared with one, not with
+ * the compare-and-exchange of an allocation, after which others may hold
+ * the page.
+ */
 static __always_inline void alloctag_pgflags_sub(struct page *page, unsigned int nr)
 {
 	union codetag_ref ref;
-	unsigned long idx = alloctag_pgflags_read(page);
 
-	alloctag_pgflags_ref(idx, &ref);
+	alloctag_pgflags_ref(alloctag_pgflags_read(page), &ref);
 	/* The pages go; so does their record, keyed by the page. */
 	alloctag_capture_free_key(&ref, page);
 	alloc_tag_sub(&ref, PAGE_SIZE * nr);
-	if (idx != ALLOCTAG_IDX_NULL)
-		alloctag_pgflags_write(page, ALLOCTAG_IDX_NULL);
+	page->flags &= ~(ALLOCTAG_IDX_MASK << ALLOCTAG_IDX_SHIFT);
 }
 
 /* The tag an index names, for pgalloc_tag_get(): NULL for none or empty. */

@@ -313,7 +313,10 @@ impl<const C: usize, const M: usize> Pool<C, M> {
         if self.grown_by_work {
             let tags = chunk.tags.as_ptr().cast::<u8>();
             let size = core::mem::size_of::<AllocTag>();
-            if let Err(e) = super::index::INDEX.add(tags, CHUNK_TAGS, size) {
+            // SAFETY: The chunk's `CHUNK_TAGS` tags, each a `struct alloc_tag`, which begins with
+            // a `struct codetag`; the chunk never goes, and its tags' indices are only accessed
+            // atomically (a slot's maker keeps its tag's index).
+            if let Err(e) = unsafe { super::index::INDEX.add(tags, CHUNK_TAGS, size) } {
                 if e != ENODEV {
                     pr_warn!(
                         "{} tags: no page-flag index for chunk {}: {:?}\n",
@@ -532,11 +535,13 @@ impl<const C: usize, const M: usize> Pool<C, M> {
         let tag = &chunk.tags[i % CHUNK_TAGS];
         let raw = tag.as_raw();
         // Field by field: the tag's waste counters, which waste accounting may give the chunk's
-        // tags at any time (`Pool::make_waste`), stay as they are.
+        // tags at any time (`Pool::make_waste`), stay as they are; so does its index, which the
+        // code-tag library gave it with its chunk.
         // SAFETY: The slot is free: no reader looks at its tag. Its counters are the chunk's
         // `i % CHUNK_TAGS`th (`Chunk`'s invariant), reading zero (a slot is freed only then); the
         // names are NUL-terminated and stay until the slot is freed.
         unsafe {
+            let index = (&raw const (*raw).ct.index).read();
             (&raw mut (*raw).counters).write(chunk.counters.wrapping_add(i % CHUNK_TAGS));
             (&raw mut (*raw).ct).write(bindings::codetag {
                 flags: if chunk.unindexed {
@@ -552,6 +557,7 @@ impl<const C: usize, const M: usize> Pool<C, M> {
                 },
                 function: names.function.as_ptr().cast(),
                 filename: names.file.as_ptr().cast(),
+                index,
             })
         };
         // SAFETY: The slot was freed only once no object was charged to its last tag: none is

@@ -5,12 +5,12 @@
 //!
 //! C header: [`include/linux/alloctag_pgflags.h`](srctree/include/linux/alloctag_pgflags.h)
 //!
-//! The page hooks turn vmlinux's tags into indices and back inline, by arithmetic on its
-//! `alloc_tags` section: indices 2 to 2 + its tag count. Every other tag, a module's or a
-//! dynamic one, is named through [`INDEX`], the code-tag library's index, which the registry
-//! fills as modules load ([`super::AllocTags`]) and the dynamic pool as it grows: the hooks
-//! read its table from index to tag inline, and look a tag's index up here
-//! ([`alloctag_index_of`]) when their CPU's cached segment does not hold it.
+//! vmlinux's tags take indices 2 to 2 + its tag count, in section order, which the free path
+//! turns back into tags by arithmetic on its `alloc_tags` section. Every other tag, a module's
+//! or a dynamic one, is named through [`INDEX`], the code-tag library's index, which the
+//! registry fills as modules load ([`super::AllocTags`]) and the dynamic pool as it grows: the
+//! free path reads its table from index to tag. Every tag carries its own index, which the
+//! allocation path reads.
 //!
 //! Whether the tags fit is decided once, at boot, before the first page is allocated and
 //! before page_ext asks whether it must keep a reference per page ([`alloc_tag_sec_init`]):
@@ -19,7 +19,7 @@
 //! block later is logged, and its tags are marked inaccurate: their pages are not charged.
 
 use super::AllocTag;
-use crate::codetag::{Found, TagIndex, FIRST_INDEX};
+use crate::codetag::{name_tags, TagIndex, FIRST_INDEX};
 use crate::rwsem::RwSemStorage;
 use core::{
     mem::size_of,
@@ -32,28 +32,19 @@ extern "C" {
     static mut alloctag_index_lock: RwSemStorage;
 }
 
-/// The index of the allocation tags outside vmlinux. Its generation is the one the page hooks'
-/// per-CPU caches compare with, its table the one they read (include/linux/alloctag_pgflags.h).
+/// The index of the allocation tags outside vmlinux. Its table is the one the page hooks read
+/// (include/linux/alloctag_pgflags.h).
 pub(crate) static INDEX: TagIndex =
-    // SAFETY: The rwsem is `DECLARE_RWSEM()`'d for this index alone; the `unsigned int` generation
-    // and the zeroed array of null pointers (an entry is a tag's address) are written only by this
-    // index and read by C with `READ_ONCE()`.
+    // SAFETY: The rwsem is `DECLARE_RWSEM()`'d for this index alone; the zeroed array of null
+    // pointers (an entry is a tag's address) is written only by this index and read by C with
+    // `READ_ONCE()`.
     unsafe {
         TagIndex::new(
             &raw mut alloctag_index_lock,
-            &raw mut bindings::alloctag_index_gen,
             (&raw mut bindings::alloctag_index_dir).cast(),
             bindings::ALLOCTAG_INDEX_DIR as usize,
         )
     };
-
-/// Remembers `found` in this CPU's cache of the page hooks.
-fn fill_cache(found: &Found) {
-    // SAFETY: Callable in any context (it does nothing outside task context).
-    unsafe {
-        bindings::alloctag_index_cache_fill(found.start, found.bytes, found.base, found.generation)
-    };
-}
 
 /// Whether the boot parameter asked for page tags in page flags.
 static REQUESTED: AtomicBool = AtomicBool::new(false);
@@ -107,9 +98,11 @@ pub(crate) unsafe extern "C" fn alloc_tag_sec_init() {
     // below is on.
     unsafe {
         bindings::alloctag_kernel_tags = start as *mut bindings::alloc_tag;
-        bindings::alloctag_kernel_tags_bytes = count * size;
         bindings::alloctag_kernel_tags_count = count;
     }
+    // SAFETY: vmlinux's section holds `count` tags of `size` bytes, which live forever; nothing
+    // reads their indices before the key below is on.
+    unsafe { name_tags(start as *const u8, count, size, FIRST_INDEX) };
     INDEX.enable(FIRST_INDEX + count, capacity);
     // SAFETY: By the caller's guarantee, before the first page allocation: no hook runs yet.
     unsafe { bindings::alloctag_enable_compressed() };
@@ -124,30 +117,22 @@ pub(crate) unsafe extern "C" fn alloc_tag_sec_init() {
     );
 }
 
-/// Returns the index of `tag`, a tag outside vmlinux, or 0 where it has none, and then marks it
-/// inaccurate: the page hook does not charge it. That happens to a module whose tags found no
-/// free block, and to a module's allocations made before its tags are indexed (the module loader
-/// runs its parameters' handlers before `codetag_load_module()`). Any context but NMI; never
-/// sleeps.
+/// Marks `tag`, which has no index, inaccurate: the page hook does not charge it. That happens
+/// to a module whose tags found no free block, and to a module's allocations made before its
+/// tags are indexed (the module loader runs its parameters' handlers before
+/// `codetag_load_module()`). Any context; never sleeps.
 ///
 /// # Safety
 ///
 /// `tag` must point to a live `struct alloc_tag`: the one an allocation is being charged to.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn alloctag_index_of(tag: *const bindings::alloc_tag) -> usize {
-    let idx = INDEX.find_tag(tag as usize).map_or(0, |found| {
-        fill_cache(&found);
-        found.result
-    });
-    if idx == 0 {
-        // SAFETY: The caller guarantees a live tag, which `AllocTag` wraps transparently; its
-        // flags are only changed atomically.
-        unsafe { &*tag.cast::<AllocTag>() }
-            .codetag()
-            .mark_inaccurate();
-    }
-    idx
+pub(crate) unsafe extern "C" fn alloctag_pgflags_unindexed(tag: *const bindings::alloc_tag) {
+    // SAFETY: The caller guarantees a live tag, which `AllocTag` wraps transparently; its flags
+    // are only changed atomically.
+    unsafe { &*tag.cast::<AllocTag>() }
+        .codetag()
+        .mark_inaccurate();
 }
 
 c_declared!(alloc_tag_sec_init);
-c_declared!(alloctag_index_of);
+c_declared!(alloctag_pgflags_unindexed);

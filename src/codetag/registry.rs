@@ -24,7 +24,7 @@ mod module;
 mod selections;
 
 pub(crate) use cursor::{Cursor, ModuleTags, ReadPosition, Tags};
-pub(crate) use index::{Found, TagIndex, FIRST as FIRST_INDEX};
+pub(crate) use index::{name_tags, TagIndex, FIRST as FIRST_INDEX};
 use module::{find_range, name as module_name};
 
 /// A type of code tag, bound to the linker section that holds its tags.
@@ -138,7 +138,10 @@ unsafe fn index_module(
     range: &Range,
     module: *mut bindings::module,
 ) {
-    match index.add(range.start, range.len(ty.tag_size), ty.tag_size) {
+    // SAFETY: The caller guarantees the module, whose section `range` holds tags of `tag_size`
+    // bytes, each beginning with a `struct codetag`; they stay until the range is dropped, which
+    // removes the segment first or keeps the module's memory.
+    match unsafe { index.add(range.start, range.len(ty.tag_size), ty.tag_size) } {
         Ok(_) | Err(ENODEV) => {}
         Err(e) => {
             pr_warn!(
@@ -473,7 +476,9 @@ impl Registry {
             let unused = (ty.unload)(&ty.ranges[i]);
             // A module kept for its live allocations keeps its indices: they may name its tags.
             if let (true, Some(index)) = (unused, ty.index) {
-                index.remove(ty.ranges[i].start);
+                // SAFETY: The caller guarantees that the module, and so its tags, live across
+                // the call.
+                unsafe { index.remove(ty.ranges[i].start) };
             }
             unload_ok &= unused;
             // Selections go with the module's tags, whether or not its memory stays.

@@ -83,6 +83,15 @@ impl Codetag {
         unsafe { AtomicU32::from_ptr(&raw mut (*self.0.get()).flags) }
     }
 
+    /// Returns the tag's index ([`super::TagIndex`]): 0 while it has none.
+    #[cfg_attr(not(CONFIG_ALLOCTAG_KUNIT_TEST), allow(dead_code))]
+    pub(crate) fn index(&self) -> usize {
+        // SAFETY: `index` is an aligned `unsigned int` that lives as long as the tag, only
+        // accessed atomically once the tag is published (`TagIndex` sets it).
+        unsafe { AtomicU32::from_ptr(&raw mut (*self.0.get()).index) }.load(Ordering::Acquire)
+            as usize
+    }
+
     /// Returns whether the tag's counters are complete: `false` once an allocation at the call
     /// site went uncounted (its slab had no extension vector for the tag reference).
     pub(crate) fn accurate(&self) -> bool {

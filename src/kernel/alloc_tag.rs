@@ -70,6 +70,9 @@ impl CallSiteTag {
                 modname: module.cast(),
                 function: function.as_ptr().cast(),
                 filename: file.as_ptr().cast(),
+                // Given by the Rust core when the tag gets an index.
+                #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+                index: 0,
             },
             counters,
             // Made by lib/alloctag when waste accounting first turns on.

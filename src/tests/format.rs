@@ -43,6 +43,7 @@ fn tag(modname: *const u8) -> Opaque<bindings::codetag> {
         modname,
         function: c_str!("pcpu_embed_first_chunk").as_char_ptr(),
         filename: c_str!("mm/percpu.c").as_char_ptr(),
+        index: 0,
     })
 }
 

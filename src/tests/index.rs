@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The code-tag library's index (src/codetag/registry/index.rs) and page tags in page flags
-//! (include/linux/alloctag_pgflags.h): blocks of indices per segment, lookups both ways, a freed
-//! block taken again, no room; and, on a kernel booted with `sysctl.vm.mem_profiling=1,compressed`,
+//! (include/linux/alloctag_pgflags.h): blocks of indices per segment, each tag given its index
+//! and the table naming it, a freed block taken again, no room; and, on a kernel booted with
+//! `sysctl.vm.mem_profiling=1,compressed`,
 //! a page's index naming the tag that was charged, for a vmlinux tag (inline) and a dynamic one
 //! (the index). Those cases are skipped where page tags are in page_ext.
 
@@ -13,7 +14,11 @@ use crate::{
     kunit::{kunit_expect, kunit_suite, Test},
     rwsem::RwSemStorage,
 };
-use core::{panic::Location, ptr, sync::atomic::Ordering};
+use core::{
+    panic::Location,
+    ptr,
+    sync::atomic::{AtomicU32, Ordering},
+};
 use kernel::{bindings, c_str, page::PAGE_SIZE, prelude::*};
 
 extern "C" {
@@ -21,44 +26,81 @@ extern "C" {
     static mut alloctag_test_index_lock: RwSemStorage;
 }
 
-/// The test index's generation.
-static mut TEST_GENERATION: u32 = 0;
-
 /// The test index's table: two leaves, indices 0 to 1023.
 static mut TEST_DIR: [*mut usize; 2] = [ptr::null_mut(); 2];
 
 /// An index of the test's own, over arrays that stand for tags.
 static TEST_INDEX: TagIndex =
     // SAFETY: `alloctag_test_index_lock` is defined with `DECLARE_RWSEM()` for this index alone;
-    // `TEST_GENERATION` and `TEST_DIR` are this index's alone; `TEST_DIR` holds 2 null pointers.
+    // `TEST_DIR` is this index's alone and holds 2 null pointers.
     unsafe {
         TagIndex::new(
             &raw mut alloctag_test_index_lock,
-            &raw mut TEST_GENERATION,
             (&raw mut TEST_DIR).cast(),
             2,
         )
     };
 
-/// Fake tags of 16 bytes: only their addresses count.
-static TAGS_A: [[u64; 2]; 3] = [[0; 2]; 3];
-static TAGS_B: [[u64; 2]; 4] = [[0; 2]; 4];
-static TAGS_C: [[u64; 2]; 2] = [[0; 2]; 2];
+/// A fake tag: a bare `struct codetag`, whose index the test index sets.
+const FAKE: bindings::codetag = bindings::codetag {
+    flags: 0,
+    lineno: 0,
+    modname: ptr::null(),
+    function: ptr::null(),
+    filename: ptr::null(),
+    index: 0,
+};
 
-/// The index of the tag at `addr` in `index`, or 0.
-fn index_of(index: &TagIndex, addr: usize) -> usize {
-    index.find_tag(addr).map_or(0, |f| f.result)
+/// Fake tags, only ever touched by this test and the test index, their indices atomically.
+static mut TAGS_A: [bindings::codetag; 3] = [FAKE; 3];
+static mut TAGS_B: [bindings::codetag; 4] = [FAKE; 4];
+static mut TAGS_C: [bindings::codetag; 2] = [FAKE; 2];
+
+/// The size of a fake tag.
+const SIZE: usize = core::mem::size_of::<bindings::codetag>();
+
+/// The address of tag `i` of `tags`.
+fn addr(tags: *const bindings::codetag, i: usize) -> usize {
+    tags as usize + i * SIZE
 }
 
-fn addr<T>(tags: &[T], i: usize) -> usize {
-    tags.as_ptr() as usize + i * core::mem::size_of::<T>()
+/// The index that tag `i` of `tags` carries.
+fn index_of(tags: *mut bindings::codetag, i: usize) -> usize {
+    // SAFETY: The callers pass a static array of more than `i` fake tags, whose indices are
+    // only accessed atomically.
+    unsafe { AtomicU32::from_ptr(&raw mut (*tags.add(i)).index) }.load(Ordering::Acquire) as usize
+}
+
+/// The indices that `tags`' first `n` tags carry, in order.
+fn indices(tags: *mut bindings::codetag, n: usize) -> [usize; 4] {
+    let mut v = [0; 4];
+    for (i, x) in v.iter_mut().enumerate().take(n) {
+        *x = index_of(tags, i);
+    }
+    v
+}
+
+/// Adds `n` of the fake tags at `tags` to the test index.
+fn add(tags: *mut bindings::codetag, n: usize) -> Result<usize> {
+    // SAFETY: Static fake tags, each a `struct codetag`, accessed atomically only while indexed.
+    unsafe { TEST_INDEX.add(tags.cast_const().cast(), n, SIZE) }
+}
+
+/// Removes the fake tags at `tags` from the test index.
+fn remove(tags: *mut bindings::codetag) {
+    // SAFETY: Static fake tags: they live forever.
+    unsafe { TEST_INDEX.remove(tags.cast_const().cast()) }
 }
 
 fn blocks_lookups_and_reuse(test: &Test) {
-    let size = 16;
+    let (a_tags, b_tags, c_tags) = (
+        (&raw mut TAGS_A).cast::<bindings::codetag>(),
+        (&raw mut TAGS_B).cast::<bindings::codetag>(),
+        (&raw mut TAGS_C).cast::<bindings::codetag>(),
+    );
     kunit_expect!(
         test,
-        TEST_INDEX.add(TAGS_A.as_ptr().cast(), 3, size) == Err(ENODEV),
+        add(a_tags, 3) == Err(ENODEV) && indices(a_tags, 3) == [0; 4],
         "an index that is off gave out indices"
     );
     TEST_INDEX.enable(10, 20);
@@ -67,68 +109,60 @@ fn blocks_lookups_and_reuse(test: &Test) {
         TEST_INDEX.tag_at(10) == 0 && TEST_INDEX.tag_at(5000) == 0,
         "entries before any segment"
     );
-    let a = TEST_INDEX.add(TAGS_A.as_ptr().cast(), 3, size);
-    let b = TEST_INDEX.add(TAGS_B.as_ptr().cast(), 4, size);
+    let a = add(a_tags, 3);
+    let b = add(b_tags, 4);
     kunit_expect!(
         test,
         a == Ok(10) && b == Ok(13),
         "blocks {a:?} {b:?}, not 10 and 13"
     );
-    kunit_expect!(test, index_of(&TEST_INDEX, addr(&TAGS_A, 1)) == 11);
-    kunit_expect!(test, index_of(&TEST_INDEX, addr(&TAGS_B, 3)) == 16);
-    // Between two tags, past the last one, and before the first: no index.
-    kunit_expect!(test, index_of(&TEST_INDEX, addr(&TAGS_A, 1) + 8) == 0);
-    kunit_expect!(test, index_of(&TEST_INDEX, addr(&TAGS_B, 4)) == 0);
-    kunit_expect!(test, index_of(&TEST_INDEX, addr(&TAGS_A, 0) - 16) == 0);
-    kunit_expect!(test, TEST_INDEX.tag_at(12) == addr(&TAGS_A, 2));
-    kunit_expect!(test, TEST_INDEX.tag_at(13) == addr(&TAGS_B, 0));
+    // Each tag carries its index, and the table names it by that index.
+    kunit_expect!(
+        test,
+        indices(a_tags, 3) == [10, 11, 12, 0] && indices(b_tags, 4) == [13, 14, 15, 16],
+        "tags carry {:?} and {:?}",
+        indices(a_tags, 3),
+        indices(b_tags, 4)
+    );
+    kunit_expect!(test, TEST_INDEX.tag_at(12) == addr(a_tags, 2));
+    kunit_expect!(test, TEST_INDEX.tag_at(13) == addr(b_tags, 0));
     kunit_expect!(
         test,
         TEST_INDEX.tag_at(17) == 0 && TEST_INDEX.tag_at(9) == 0
     );
-    // A removed segment's block is free again, first fit; the rest do not move. Removing moves
-    // the generation, which the page hooks' caches compare with; adding does not.
-    let generation = TEST_INDEX.generation().load(Ordering::Relaxed);
-    TEST_INDEX.remove(TAGS_A.as_ptr().cast());
+    // A removed segment's block is free again, first fit; the rest do not move. Its tags lose
+    // their indices.
+    remove(a_tags);
     kunit_expect!(
         test,
-        TEST_INDEX.generation().load(Ordering::Relaxed) == generation.wrapping_add(1),
-        "removing a segment left the generation"
+        indices(a_tags, 3) == [0; 4] && TEST_INDEX.tag_at(10) == 0 && TEST_INDEX.tag_at(12) == 0,
+        "a removed segment's tags or entries kept their indices"
     );
-    let found = TEST_INDEX.find_tag(addr(&TAGS_B, 2));
+    kunit_expect!(test, indices(b_tags, 4) == [13, 14, 15, 16]);
+    let c = add(c_tags, 2);
     kunit_expect!(
         test,
-        found.is_some_and(|f| f.result == 15
-            && f.start == addr(&TAGS_B, 0)
-            && f.bytes == 4 * size
-            && f.base == 13
-            && f.generation == generation.wrapping_add(1)),
-        "find_tag does not report the segment and generation"
-    );
-    kunit_expect!(
-        test,
-        TEST_INDEX.tag_at(10) == 0 && index_of(&TEST_INDEX, addr(&TAGS_A, 0)) == 0
-    );
-    let c = TEST_INDEX.add(TAGS_C.as_ptr().cast(), 2, size);
-    kunit_expect!(
-        test,
-        c == Ok(10),
+        c == Ok(10) && indices(c_tags, 2) == [10, 11, 0, 0],
         "the freed block was not taken again: {c:?}"
     );
-    kunit_expect!(test, TEST_INDEX.tag_at(14) == addr(&TAGS_B, 1));
-    // 20 indices: 10 to 19; 12 and 17 to 19 are free, four in a row are not.
-    let d = TEST_INDEX.add(TAGS_B.as_ptr().cast(), 4, size);
+    kunit_expect!(test, TEST_INDEX.tag_at(14) == addr(b_tags, 1));
+    // 20 indices: 10 to 19; 12 and 17 to 19 are free, four in a row are not. The failure
+    // leaves the tags as they were.
+    let d = add(b_tags, 4);
     kunit_expect!(
         test,
-        d == Err(ENOSPC),
+        d == Err(ENOSPC) && indices(b_tags, 4) == [13, 14, 15, 16],
         "four indices found where three are left: {d:?}"
     );
     kunit_expect!(test, TEST_INDEX.segments() == 2);
-    TEST_INDEX.remove(TAGS_B.as_ptr().cast());
-    TEST_INDEX.remove(TAGS_C.as_ptr().cast());
+    remove(b_tags);
+    remove(c_tags);
     kunit_expect!(
         test,
-        TEST_INDEX.segments() == 0 && TEST_INDEX.tag_at(10) == 0
+        TEST_INDEX.segments() == 0
+            && TEST_INDEX.tag_at(10) == 0
+            && indices(b_tags, 4) == [0; 4]
+            && indices(c_tags, 2) == [0; 4]
     );
 }
 
@@ -204,7 +238,7 @@ fn page_index_names_dynamic_tag(test: &Test) {
         kunit_expect!(test, false, "no dynamic tag could be made");
         return;
     };
-    let idx = index_of(&index::INDEX, tag.as_raw() as usize);
+    let idx = tag.codetag().index();
     kunit_expect!(test, idx >= FIRST_INDEX, "a dynamic tag has no index");
     kunit_expect!(test, index::INDEX.tag_at(idx) == tag.as_raw() as usize);
     page_names_its_tag(test, tag, 1);
@@ -225,6 +259,7 @@ static LOOSE_TAG: AllocTag = unsafe {
             modname: ptr::null(),
             function: c_str!("unindexed_tag_is_marked_and_not_charged").as_char_ptr(),
             filename: c_str!(file!()).as_char_ptr(),
+            index: 0,
         },
         &raw mut LOOSE_COUNTERS,
     )

@@ -84,6 +84,7 @@ macro_rules! query_tag {
                     modname: $module,
                     function: $function,
                     filename: $file,
+                    index: 0,
                 },
                 &raw mut QUERY_COUNTERS,
             )

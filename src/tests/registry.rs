@@ -56,6 +56,7 @@ macro_rules! fake_tag {
                     modname: c_str!("fake").as_char_ptr(),
                     function: c_str!("fake_function").as_char_ptr(),
                     filename: c_str!(file!()).as_char_ptr(),
+                    index: 0,
                 },
                 &raw mut FAKE_COUNTERS,
             )

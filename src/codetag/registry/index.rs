@@ -7,20 +7,20 @@
 //!
 //! Index 0 names no tag and 1 the empty marker (`CODETAG_EMPTY`); a tag type's user reserves
 //! the indices below [`TagIndex::enable`]'s `first` for tags it turns into indices itself
-//! (vmlinux's, by arithmetic on its section). Above them each *segment*, an array of tags
-//! (a module's section, a chunk of dynamic tags), gets a block of consecutive indices while it
-//! is added, the first free block that fits. A segment whose tags may still be named by an
-//! index somewhere (a module that unloads with live allocations keeps its tags) is simply not
-//! removed, and keeps its block.
+//! (vmlinux's, by arithmetic on its section, named with [`name_tags`]). Above them each
+//! *segment*, an array of tags (a module's section, a chunk of dynamic tags), gets a block of
+//! consecutive indices while it is added, the first free block that fits. A segment whose tags
+//! may still be named by an index somewhere (a module that unloads with live allocations keeps
+//! its tags) is simply not removed, and keeps its block.
 //!
-//! The lookups run in every context an allocation or a free runs in. From index to tag they
-//! read a table with no lock: a directory, which the user provides, of leaves of [`LEAF`]
+//! Both lookups run in every context an allocation or a free runs in, and take no lock. From
+//! tag to index: each tag carries its index (`struct codetag`'s `index`), 0 while it has none.
+//! From index to tag: a table, a directory that the user provides of leaves of [`LEAF`]
 //! entries, each the address of the tag of its index or 0. Leaves are made as blocks need them
-//! and never freed; an entry is set before its segment is published and cleared when the
-//! segment goes, when nothing names its tags any more. From tag to index they read an immutable
-//! snapshot of the segments under `rcu_read_lock()`. A change makes a new snapshot, publishes
-//! it and frees the old one after `synchronize_rcu()`, in process context, under the index's
-//! own lock: changes are rare (module load and unload, a chunk of dynamic tags made).
+//! and never freed. A segment's entries are set before its tags' indices, and its tags' indices
+//! cleared before its entries, so that whatever an index was copied to names a tag in the table
+//! (the caller removes a segment only when nothing names its tags any more). Changes are rare
+//! (module load and unload, a chunk of dynamic tags made) and take the index's own lock.
 
 use crate::rwsem::{RwSem, RwSemStorage};
 use core::{
@@ -44,79 +44,47 @@ struct Segment {
     base: usize,
 }
 
-impl Segment {
-    /// Returns the index of the tag at `addr`, if it is one of this segment's.
-    fn index_of(&self, addr: usize) -> Option<usize> {
-        let off = addr.checked_sub(self.start)?;
-        let i = off.checked_div(self.tag_size)?;
-        (i < self.len && off.checked_rem(self.tag_size) == Some(0)).then_some(self.base + i)
-    }
-
-    /// Returns what a lookup that found `result` here reports.
-    fn found(&self, result: usize, generation: u32) -> Found {
-        Found {
-            result,
-            start: self.start,
-            bytes: self.len * self.tag_size,
-            base: self.base,
-            generation,
-        }
-    }
-}
-
-/// A segment a lookup found, and the generation it was found under: what a cache of the
-/// lookup keeps, valid while [`TagIndex::generation`] is unchanged.
-#[derive(Clone, Copy)]
-pub(crate) struct Found {
-    /// The index the lookup asked for.
-    pub(crate) result: usize,
-    /// The segment's first tag.
-    pub(crate) start: usize,
-    /// Its size in bytes.
-    pub(crate) bytes: usize,
-    /// The index of its first tag.
-    pub(crate) base: usize,
-    /// The generation.
-    pub(crate) generation: u32,
-}
-
-/// The segments, sorted by address and by index.
-struct Snapshot {
-    by_addr: KVec<Segment>,
-    by_base: KVec<Segment>,
-}
-
-impl Snapshot {
-    /// Returns the last segment of `v` whose `key` is at most `x` (`v` sorted by `key`).
-    fn floor(v: &[Segment], x: usize, key: fn(&Segment) -> usize) -> Option<&Segment> {
-        let n = v.partition_point(|s| key(s) <= x);
-        n.checked_sub(1).and_then(|i| v.get(i))
+/// Sets the index of each of the `len` tags of `tag_size` bytes at `start` to `base` plus its
+/// place, or to 0 where `base` is 0. Any context; the tags' other fields are left alone.
+///
+/// # Safety
+///
+/// `start` must point to `len` tags of `tag_size` bytes, each beginning with a `struct codetag`,
+/// that live across the call; their indices are accessed atomically only.
+pub(crate) unsafe fn name_tags(start: *const u8, len: usize, tag_size: usize, base: usize) {
+    for i in 0..len {
+        // SAFETY: By the caller's guarantee tag `i` begins with a `struct codetag`, live.
+        let ct = unsafe { start.add(i * tag_size) }
+            .cast_mut()
+            .cast::<bindings::codetag>();
+        let idx = if base == 0 { 0 } else { base + i };
+        // SAFETY: An aligned `unsigned int` of a live tag, accessed atomically only.
+        let index = unsafe { AtomicU32::from_ptr(&raw mut (*ct).index) };
+        // An index fits: `TagIndex::add` gives out at most the table's, fewer than 2^32.
+        index.store(idx as u32, Ordering::Release);
     }
 }
 
-/// What the index's lock guards: its bounds.
+/// What the index's lock guards.
 struct Bounds {
     /// The first index a segment may take; 0 while the index is off.
     first: usize,
     /// One past the last index.
     capacity: usize,
+    /// The segments, sorted by their first index.
+    segments: KVec<Segment>,
 }
 
 /// Indices for the tags of one tag type.
 ///
 /// # Invariants
 ///
-/// `snapshot` is null or points to a `Snapshot` made by [`TagIndex::publish`] that is freed
-/// only after it was replaced and an RCU grace period passed. It changes only under `lock`.
-/// `generation` points to a `u32` that lives forever and is only accessed atomically; it
-/// changes when a segment is removed, after the snapshot without it is published and before
-/// the grace period. `dir` points to `dir_len` pointers that live forever, each null or a leaf
-/// of [`LEAF`] `usize` entries made by [`TagIndex::make_leaves`] and never freed; others only read
-/// them, atomically. Entry `i` of leaf `d` is the address of the tag of index
-/// `d * LEAF + i` while its segment is published, 0 otherwise; both change only under `lock`.
+/// `dir` points to `dir_len` pointers that live forever, each null or a leaf of [`LEAF`]
+/// `usize` entries made by [`TagIndex::make_leaves`] and never freed; others only read them,
+/// atomically. Entry `i` of leaf `d` is the address of the tag of index `d * LEAF + i` while
+/// its segment is in `segments`, 0 otherwise; a segment's tags have their indices while it is
+/// there, set after its entries and cleared before them. All of these change only under `lock`.
 pub(crate) struct TagIndex {
-    snapshot: AtomicPtr<Snapshot>,
-    generation: *mut u32,
     dir: *mut *mut usize,
     dir_len: usize,
     /// Segments added: for messages and tests.
@@ -124,30 +92,26 @@ pub(crate) struct TagIndex {
     lock: RwSem<Bounds>,
 }
 
-// SAFETY: The snapshot is immutable once published and freed only after a grace period; the
-// bounds are guarded by the lock; the generation and the table are only accessed atomically.
+// SAFETY: The segments and bounds are guarded by the lock; the table is only accessed
+// atomically.
 unsafe impl Sync for TagIndex {}
 
 impl TagIndex {
-    /// Makes an index that is off, guarded by `sem`, counting its removals in `generation`,
-    /// with its table from index to tag in the `dir_len` leaves of `dir`.
+    /// Makes an index that is off, guarded by `sem`, with its table from index to tag in the
+    /// `dir_len` leaves of `dir`.
     ///
     /// # Safety
     ///
     /// `sem` must point to a `struct rw_semaphore` defined with `DECLARE_RWSEM()` that nothing
-    /// else uses; `generation` to a `u32` that lives forever, which others only read, and
-    /// atomically; `dir` to `dir_len` null pointers that live forever, which others only read,
+    /// else uses; `dir` to `dir_len` null pointers that live forever, which others only read,
     /// atomically.
     pub(crate) const unsafe fn new(
         sem: *mut RwSemStorage,
-        generation: *mut u32,
         dir: *mut *mut usize,
         dir_len: usize,
     ) -> Self {
-        // INVARIANT: No snapshot, no leaves; the caller guarantees `generation` and `dir`.
+        // INVARIANT: No segments, no leaves; the caller guarantees `dir`.
         Self {
-            snapshot: AtomicPtr::new(ptr::null_mut()),
-            generation,
             dir,
             dir_len,
             segments: AtomicUsize::new(0),
@@ -158,6 +122,7 @@ impl TagIndex {
                     Bounds {
                         first: 0,
                         capacity: 0,
+                        segments: KVec::new(),
                     },
                 )
             },
@@ -223,8 +188,8 @@ impl TagIndex {
         }
     }
 
-    /// Returns the address of the tag of index `idx`, or 0 where no published segment has it.
-    /// Any context; never sleeps, takes no lock. (The page hooks read the table inline, in C.)
+    /// Returns the address of the tag of index `idx`, or 0 where no segment has it. Any
+    /// context; never sleeps, takes no lock. (The page hooks read the table inline, in C.)
     #[cfg_attr(not(CONFIG_ALLOCTAG_KUNIT_TEST), allow(dead_code))]
     pub(crate) fn tag_at(&self, idx: usize) -> usize {
         self.entry(idx).map_or(0, |e| e.load(Ordering::Acquire))
@@ -236,21 +201,30 @@ impl TagIndex {
         self.segments.load(Ordering::Relaxed)
     }
 
-    /// Gives the `len` tags of `tag_size` bytes at `start` a block of indices, and returns its
-    /// first. `ENOSPC` where no free block fits, `ENODEV` while the index is off. Process
-    /// context; may sleep.
+    /// Gives the `len` tags of `tag_size` bytes at `start` a block of indices, sets each tag's
+    /// index, and returns the block's first. `ENOSPC` where no free block fits, `ENODEV` while
+    /// the index is off. Process context; may sleep.
     ///
-    /// The tags must stay where they are until [`TagIndex::remove`] is called for `start`.
-    pub(crate) fn add(&self, start: *const u8, len: usize, tag_size: usize) -> Result<usize> {
-        let bounds = self.lock.write();
+    /// # Safety
+    ///
+    /// `start` must point to `len` tags of `tag_size` bytes, each beginning with a
+    /// `struct codetag` whose index is accessed atomically only, that stay where they are until
+    /// [`TagIndex::remove`] is called for `start`.
+    pub(crate) unsafe fn add(
+        &self,
+        start: *const u8,
+        len: usize,
+        tag_size: usize,
+    ) -> Result<usize> {
+        let mut bounds = self.lock.write();
         if bounds.first == 0 {
             return Err(ENODEV);
         }
-        // SAFETY: Under the lock: the snapshot is not freed while it is held.
-        let old = unsafe { self.snapshot.load(Ordering::Acquire).as_ref() };
         let mut base = bounds.first;
-        for s in old.map_or(&[][..], |o| &o.by_base[..]) {
+        let mut at = bounds.segments.len();
+        for (i, s) in bounds.segments.iter().enumerate() {
             if s.base >= base + len {
+                at = i;
                 break;
             }
             base = base.max(s.base + s.len);
@@ -265,110 +239,47 @@ impl TagIndex {
             base,
         };
         self.make_leaves(base, len)?;
-        // Before the segment is published: a page can hold one of its indices only after.
-        self.fill(&seg, true);
-        if let Err(e) = self.publish(old, Some(seg), None) {
-            self.fill(&seg, false);
-            return Err(e);
+        bounds.segments.push(seg, GFP_KERNEL)?;
+        if let Some(tail) = bounds.segments.get_mut(at..) {
+            tail.rotate_right(1);
         }
+        // INVARIANT: The entries first, then the tags' indices: a page can hold an index only
+        // once a tag has it, and then the table names the tag.
+        self.fill(&seg, true);
+        // SAFETY: The caller guarantees the tags.
+        unsafe { name_tags(start, len, tag_size, base) };
         self.segments.fetch_add(1, Ordering::Relaxed);
-        drop(bounds);
         Ok(base)
     }
 
-    /// Takes back the indices of the segment at `start`, whose tags no index names any more.
-    /// Process context; may sleep.
-    pub(crate) fn remove(&self, start: *const u8) {
-        let _bounds = self.lock.write();
-        // SAFETY: Under the lock: the snapshot is not freed while it is held.
-        let old = unsafe { self.snapshot.load(Ordering::Acquire).as_ref() };
-        let Some(seg) = old.and_then(|o| o.by_addr.iter().find(|s| s.start == start as usize))
+    /// Takes back the indices of the segment at `start`, whose tags nothing names by index any
+    /// more, and clears the tags' indices. Process context; may sleep.
+    ///
+    /// # Safety
+    ///
+    /// The segment's tags, if it was added, must still be where [`TagIndex::add`] found them.
+    pub(crate) unsafe fn remove(&self, start: *const u8) {
+        let mut bounds = self.lock.write();
+        let Some((i, seg)) = bounds
+            .segments
+            .iter()
+            .enumerate()
+            .find(|(_, s)| s.start == start as usize)
+            .map(|(i, s)| (i, *s))
         else {
             return;
         };
-        let seg = *seg;
-        if self.publish(old, None, Some(start as usize)).is_ok() {
-            // No page names these tags any more (the caller's guarantee): their entries go.
-            self.fill(&seg, false);
-            self.segments.fetch_sub(1, Ordering::Relaxed);
+        // INVARIANT: The tags' indices first, then the entries.
+        // SAFETY: The caller guarantees the tags, as `add` was given them.
+        unsafe { name_tags(start, seg.len, seg.tag_size, 0) };
+        self.fill(&seg, false);
+        let len = bounds.segments.len();
+        if let Some(tail) = bounds.segments.get_mut(i..) {
+            tail.rotate_left(1);
         }
-    }
-
-    /// Publishes `old`'s segments plus `add`, minus the one at `drop_start`, then frees `old`
-    /// after a grace period. Called with the lock held for writing.
-    fn publish(
-        &self,
-        old: Option<&Snapshot>,
-        add: Option<Segment>,
-        drop_start: Option<usize>,
-    ) -> Result {
-        let n = old.map_or(0, |o| o.by_addr.len()) + 1;
-        // The old lists are sorted: each new one is built in order, `add` merged in where it
-        // goes. (No slice sort: its panic paths are not noreturn to 6.12's objtool.)
-        let merged = |old: &[Segment], key: fn(&Segment) -> usize| -> Result<KVec<Segment>> {
-            // The core's own allocations are charged to their own lines (`alloc_hooks!`): a
-            // dynamic tag's chunk may be what is being added.
-            let mut v = kernel::alloc_hooks!(KVec::<Segment>::with_capacity(n, GFP_KERNEL))?;
-            let mut pending = add;
-            for s in old.iter().filter(|s| Some(s.start) != drop_start) {
-                if let Some(seg) = pending.filter(|seg| key(seg) < key(s)) {
-                    v.push(seg, GFP_KERNEL)?;
-                    pending = None;
-                }
-                v.push(*s, GFP_KERNEL)?;
-            }
-            if let Some(seg) = pending {
-                v.push(seg, GFP_KERNEL)?;
-            }
-            Ok(v)
-        };
-        let by_addr = merged(old.map_or(&[][..], |o| &o.by_addr[..]), |s| s.start)?;
-        let by_base = merged(old.map_or(&[][..], |o| &o.by_base[..]), |s| s.base)?;
-        let new = kernel::alloc_hooks!(KBox::new(Snapshot { by_addr, by_base }, GFP_KERNEL))?;
-        // INVARIANT: The new snapshot is published whole; the old one is freed after a grace
-        // period, under the lock.
-        let prev = self.snapshot.swap(KBox::into_raw(new), Ordering::AcqRel);
-        if drop_start.is_some() {
-            // INVARIANT: After the snapshot without the segment, before the grace period.
-            self.generation().fetch_add(1, Ordering::Release);
-        }
-        if !prev.is_null() {
-            // SAFETY: Process context, no RCU read section held.
-            unsafe { bindings::synchronize_rcu() };
-            // SAFETY: `prev` was made by `KBox::into_raw` here, and no reader sees it any more.
-            drop(unsafe { KBox::from_raw(prev) });
-        }
-        Ok(())
-    }
-
-    /// Runs `f` on the current snapshot, in an RCU read section. Any context but NMI.
-    fn with_snapshot<R>(&self, f: impl FnOnce(&Snapshot) -> Option<R>) -> Option<R> {
-        // SAFETY: Callable in any context but NMI.
-        unsafe { bindings::alloctag_rcu_read_lock() };
-        let snap = self.snapshot.load(Ordering::Acquire);
-        // SAFETY: A published snapshot is freed only after a grace period, and this is in a read
-        // section.
-        let r = unsafe { snap.as_ref() }.and_then(f);
-        // SAFETY: Ends the read section begun above.
-        unsafe { bindings::alloctag_rcu_read_unlock() };
-        r
-    }
-
-    /// Returns the generation: it changes when a segment is removed.
-    pub(crate) fn generation(&self) -> &AtomicU32 {
-        // SAFETY: By the type invariant `generation` lives forever and is accessed atomically.
-        unsafe { AtomicU32::from_ptr(self.generation) }
-    }
-
-    /// Returns the index of the tag at `addr` and its segment, if a segment holds it. Any
-    /// context but NMI; never sleeps. The generation is loaded first: a segment found under a
-    /// generation is in every snapshot published before it changes.
-    pub(crate) fn find_tag(&self, addr: usize) -> Option<Found> {
-        let generation = self.generation().load(Ordering::Acquire);
-        self.with_snapshot(|s| {
-            let seg = Snapshot::floor(&s.by_addr, addr, |g| g.start)?;
-            seg.index_of(addr)
-                .map(|result| seg.found(result, generation))
-        })
+        // SAFETY: `i < len`, so `len - 1 < len`, and `Segment` is `Copy`: dropping nothing is
+        // right.
+        unsafe { bounds.segments.set_len(len - 1) };
+        self.segments.fetch_sub(1, Ordering::Relaxed);
     }
 }
