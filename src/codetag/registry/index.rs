@@ -239,7 +239,9 @@ impl TagIndex {
             base,
         };
         self.make_leaves(base, len)?;
-        bounds.segments.push(seg, GFP_KERNEL)?;
+        // The core's own allocations are charged to their own lines (`alloc_hooks!`): a chunk of
+        // dynamic tags may be what is being added.
+        kernel::alloc_hooks!(bounds.segments.push(seg, GFP_KERNEL))?;
         if let Some(tail) = bounds.segments.get_mut(at..) {
             tail.rotate_right(1);
         }
