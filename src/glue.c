@@ -24,6 +24,7 @@
 #include <linux/static_key.h>
 #include <linux/workqueue.h>
 
+#include "../include/alloctag_accuracy.h"
 #include "../include/alloctag_fail.h"
 #include "../include/alloctag_glue.h"
 
@@ -84,6 +85,17 @@ EXPORT_SYMBOL_GPL(alloctag_kernel_tags_count);
 /* The index's table (src/alloc_tag/index.rs fills it), read by the hooks. */
 struct alloc_tag **alloctag_index_dir[ALLOCTAG_INDEX_DIR];
 EXPORT_SYMBOL_GPL(alloctag_index_dir);
+
+/*
+ * A page charged to a tag without an index: the hook's rare path, out of
+ * line and in C (the page-flags writer is an inline of the header), so that
+ * the hook calls it last and keeps no register across it.
+ */
+void alloctag_pgflags_unindexed(struct page *page, struct alloc_tag *tag)
+{
+	alloctag_set_inaccurate(tag);
+	alloctag_pgflags_write(page, ALLOCTAG_IDX_EMPTY);
+}
 
 #ifdef CONFIG_ALLOCTAG_KUNIT_TEST
 /*

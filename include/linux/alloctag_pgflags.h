@@ -58,10 +58,8 @@ extern unsigned long alloctag_kernel_tags_count;
 /* In Rust (src/alloc_tag/index.rs): called by mm_core_init(). */
 void __init alloc_tag_sec_init(void);
 
-/* In Rust (src/alloc_tag/index.rs): marks a tag without an index inaccurate. */
-void alloctag_pgflags_unindexed(const struct alloc_tag *tag);
-
 /* In C (src/glue.c): the rare paths, out of line. */
+void alloctag_pgflags_unindexed(struct page *page, struct alloc_tag *tag);
 void alloctag_pgflags_split(struct folio *folio, int old_order, int new_order);
 void alloctag_pgflags_copy(struct folio *new, struct folio *old);
 
@@ -157,8 +155,7 @@ static __always_inline void alloctag_pgflags_add(struct page *page, struct alloc
 	 * subtracts nor warns.
 	 */
 	if (unlikely(tag && idx == ALLOCTAG_IDX_NULL)) {
-		alloctag_pgflags_unindexed(tag);
-		alloctag_pgflags_write(page, ALLOCTAG_IDX_EMPTY);
+		alloctag_pgflags_unindexed(page, tag);
 		return;
 	}
 	if (__alloc_tag_ref_set(&ref, tag)) {

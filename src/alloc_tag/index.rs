@@ -18,7 +18,6 @@
 //! stay in page_ext, with a log line. A module or a chunk of dynamic tags that finds no free
 //! block later is logged, and its tags are marked inaccurate: their pages are not charged.
 
-use super::AllocTag;
 use crate::codetag::{name_tags, TagIndex, FIRST_INDEX};
 use crate::rwsem::RwSemStorage;
 use core::{
@@ -117,22 +116,4 @@ pub(crate) unsafe extern "C" fn alloc_tag_sec_init() {
     );
 }
 
-/// Marks `tag`, which has no index, inaccurate: the page hook does not charge it. That happens
-/// to a module whose tags found no free block, and to a module's allocations made before its
-/// tags are indexed (the module loader runs its parameters' handlers before
-/// `codetag_load_module()`). Any context; never sleeps.
-///
-/// # Safety
-///
-/// `tag` must point to a live `struct alloc_tag`: the one an allocation is being charged to.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn alloctag_pgflags_unindexed(tag: *const bindings::alloc_tag) {
-    // SAFETY: The caller guarantees a live tag, which `AllocTag` wraps transparently; its flags
-    // are only changed atomically.
-    unsafe { &*tag.cast::<AllocTag>() }
-        .codetag()
-        .mark_inaccurate();
-}
-
 c_declared!(alloc_tag_sec_init);
-c_declared!(alloctag_pgflags_unindexed);
