@@ -55,7 +55,7 @@ EXPORT_SYMBOL(_shared_alloc_tag);
  */
 DECLARE_RWSEM(alloctag_codetag_lock);
 
-/* RCU read sections for Rust (fault injection, the tag index): macros. */
+/* RCU read sections for Rust (fault injection): macros. */
 void alloctag_rcu_read_lock(void)
 {
 	rcu_read_lock();
