@@ -20,10 +20,10 @@ pub(crate) const CODETAG_FLAG_INACCURATE: u32 = 1 << 0;
 ///
 /// While a `&Codetag` exists, the tag's `filename`, `function`, `modname` and `lineno` do not
 /// change (the compiler wrote them, or a dynamic tag's maker wrote them before publishing the
-/// tag) and its names are NUL-terminated strings that live as long as the tag. Its `flags` are
-/// changed by other CPUs, atomically only: they are never read through a reference to the
-/// whole struct, only through [`Codetag::flags`]. The fields are read through raw place
-/// projections, as rust/kernel/task.rs reads a task's.
+/// tag) and its names are NUL-terminated strings that live as long as the tag. Its `flags` and
+/// `index` are changed by other CPUs, atomically only: they are never read through a reference
+/// to the whole struct, only through [`Codetag::flags`] and [`Codetag::index`]. The fields are
+/// read through raw place projections, as rust/kernel/task.rs reads a task's.
 #[repr(transparent)]
 pub(crate) struct Codetag(Opaque<bindings::codetag>);
 
