@@ -153,6 +153,7 @@ macro_rules! define_alloc_tag {
                         modname: core::ptr::null(),
                         function: kernel::c_str!($function).as_char_ptr(),
                         filename: kernel::c_str!(file!()).as_char_ptr(),
+                        #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
                         index: 0,
                     },
                     &raw mut COUNTERS,
