@@ -40,10 +40,11 @@ PGF_MARK=alloctag-graft-pgflags
 TAG_MARK=alloctag-graft-tagkey
 OBJEXT_MARK=alloctag-graft-objext
 WASTE_MARK=alloctag-graft-waste
+PGEXT_MARK=alloctag-graft-pgext
 # The base marker alone, not a patch's own (alloctag-graft-pgflags): a file
 # that a later patch grafts may already carry an earlier patch's marker.
 MARK_RE="$MARK([^-]|\$)"
-export MARK ACC_MARK CAP_MARK FIX_MARK EARLY_MARK PGF_MARK TAG_MARK OBJEXT_MARK WASTE_MARK
+export MARK ACC_MARK CAP_MARK FIX_MARK EARLY_MARK PGF_MARK TAG_MARK OBJEXT_MARK WASTE_MARK PGEXT_MARK
 
 SERIES=(
 	module_percpu codetag_empty migration_bytes
@@ -465,6 +466,9 @@ build fails if a Rust definition disagrees with its C declaration).
   mainline does since 6.13 for profiling: off, an allocation costs one
   patched-out jump. Not with the debug checks, which would warn about
   an allocation in flight while the key turns on.
+- pgalloc_tag_add()'s page_ext path is out of line: inline, its two
+  calls made post_alloc_hook() save three registers on every page
+  allocation, profiling on or off.
 - kmalloc_slab() no longer tests __GFP_NO_OBJ_EXT on every kmalloc() of
   a size not known at build time (three instructions, profiling on or
   off): alloc_slab_obj_exts(), the one caller that passes it, takes the
@@ -496,6 +500,13 @@ EOF
 	perl_edit include/linux/pgalloc_tag.h "$EARLY_MARK" 2 'early pages' '
 			s|(extern struct page_ext_operations page_alloc_tagging_ops;\n)|$1\n/* $ENV{EARLY_MARK}: pages from before page_ext (lib/alloctag/src/alloc_tag/early.rs) */\n#if defined(CONFIG_MEM_ALLOC_PROFILING_RUST) && defined(CONFIG_MEM_ALLOC_PROFILING_DEBUG)\nvoid alloctag_early_page(struct page *page);\n#else\nstatic inline void alloctag_early_page(struct page *page) {}\n#endif\n| or die "anchor 1";
 			s|(\t\t\talloctag_pgflags_add\(page, task->alloc_tag, nr\);\n\t\t)\}\n|$1} else {\n\t\t\t/* $ENV{EARLY_MARK}: its reference is marked empty once page_ext is up */\n\t\t\talloctag_early_page(page);\n\t\t}\n| or die "anchor 2";
+		'
+	# With the Rust core, pgalloc_tag_add()'s page_ext path (two calls) is
+	# out of line: inline, it made post_alloc_hook() save three registers
+	# on every call, profiling off or with page tags in page flags.
+	perl_edit include/linux/pgalloc_tag.h "$PGEXT_MARK" 2 'page_ext out of line' '
+			s|static inline void pgalloc_tag_add\(struct page \*page, struct task_struct \*task,\n\t\t\t\t   unsigned int nr\)\n\{\n|/* $ENV{PGEXT_MARK}: 6.12\x27s pgalloc_tag_add(), out of line for the Rust core */\nstatic __always_inline void __pgalloc_tag_add(struct page *page, struct task_struct *task,\n\t\t\t\t\t      unsigned int nr)\n{\n| or die "anchor rename";
+			s|(\n/\* $ENV{PGF_MARK}: inline with the Rust core, so that the free path calls nothing \*/\n)|\n/*\n * $ENV{PGEXT_MARK}: with the Rust core, page_ext\x27s path is out of line\n * (lib/alloctag/src/glue.c), so that post_alloc_hook() keeps no register for\n * its calls while profiling is off or page tags are in page flags.\n */\nvoid alloctag_page_ext_add(struct page *page, struct task_struct *task, unsigned int nr);\n\nstatic inline void pgalloc_tag_add(struct page *page, struct task_struct *task,\n\t\t\t\t   unsigned int nr)\n{\n\tif (!IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_RUST)) {\n\t\t__pgalloc_tag_add(page, task, nr);\n\t} else if (mem_alloc_profiling_enabled()) {\n\t\tif (alloctag_pgflags())\n\t\t\talloctag_pgflags_add(page, task->alloc_tag, nr);\n\t\telse\n\t\t\talloctag_page_ext_add(page, task, nr);\n\t}\n}\n$1| or die "anchor add";
 		'
 	# While neither profiling nor fault injection needs it, a call site
 	# does not make its tag current, as mainline's alloc_hooks_tag() (6.13)

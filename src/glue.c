@@ -87,6 +87,16 @@ struct alloc_tag **alloctag_index_dir[ALLOCTAG_INDEX_DIR];
 EXPORT_SYMBOL_GPL(alloctag_index_dir);
 
 /*
+ * pgalloc_tag_add()'s page_ext path (include/linux/pgalloc_tag.h): 6.12's
+ * inline body, out of line here, so that post_alloc_hook() keeps no register
+ * for its two calls while profiling is off or page tags are in page flags.
+ */
+void alloctag_page_ext_add(struct page *page, struct task_struct *task, unsigned int nr)
+{
+	__pgalloc_tag_add(page, task, nr);
+}
+
+/*
  * A page charged to a tag without an index: the hook's rare path, out of
  * line and in C (the page-flags writer is an inline of the header), so that
  * the hook calls it last and keeps no register across it.
