@@ -87,8 +87,6 @@ struct Bounds {
 pub(crate) struct TagIndex {
     dir: *mut *mut usize,
     dir_len: usize,
-    /// Segments added: for messages and tests.
-    segments: AtomicUsize,
     lock: RwSem<Bounds>,
 }
 
@@ -114,7 +112,6 @@ impl TagIndex {
         Self {
             dir,
             dir_len,
-            segments: AtomicUsize::new(0),
             // SAFETY: The caller guarantees `sem`.
             lock: unsafe {
                 RwSem::new(
@@ -195,10 +192,10 @@ impl TagIndex {
         self.entry(idx).map_or(0, |e| e.load(Ordering::Acquire))
     }
 
-    /// Returns the number of segments.
+    /// Returns the number of segments. Process context; may sleep.
     #[cfg_attr(not(CONFIG_ALLOCTAG_KUNIT_TEST), allow(dead_code))]
     pub(crate) fn segments(&self) -> usize {
-        self.segments.load(Ordering::Relaxed)
+        self.lock.read().segments.len()
     }
 
     /// Gives the `len` tags of `tag_size` bytes at `start` a block of indices, sets each tag's
@@ -250,7 +247,6 @@ impl TagIndex {
         self.fill(&seg, true);
         // SAFETY: The caller guarantees the tags.
         unsafe { name_tags(start, len, tag_size, base) };
-        self.segments.fetch_add(1, Ordering::Relaxed);
         Ok(base)
     }
 
@@ -282,6 +278,5 @@ impl TagIndex {
         // SAFETY: `i < len`, so `len - 1 < len`, and `Segment` is `Copy`: dropping nothing is
         // right.
         unsafe { bounds.segments.set_len(len - 1) };
-        self.segments.fetch_sub(1, Ordering::Relaxed);
     }
 }
