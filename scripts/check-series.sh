@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Checks the patch series against the graft: exports it
-# (scripts/export-patches.sh), applies it with git am to a fresh checkout of
-# the pristine tree, and compares the result with the grafted tree, file by
-# file, following the graft's symlinks: the two must be equal. The tree it
+# Checks the patch series against the graft: exports it and applies it with
+# git am to a fresh checkout of the pristine tree, each with the README's own
+# command as it prints it (readme_command, lib.sh: `scripts/export-patches.sh
+# OUTDIR`, `git am -3 OUTDIR/*.patch`), then checks the series' whitespace
+# and compares the result with the grafted tree, file by file, following the
+# graft's symlinks: the two must be equal. The tree it
 # leaves, $BUILD_DIR/linux-series, is the series as a carrier would build
 # it; the arm64 configuration of the build matrix builds from it.
 #
@@ -30,16 +32,26 @@ fi
 
 # The export is made in the same checkout, then the checkout goes back to
 # base for git am: both rewrite only the files the series touches.
-SERIES_WORKTREE=$applied "$ALLOCTAG_ROOT/scripts/export-patches.sh" "$series"
+export_cmd=$(readme_command scripts/export-patches.sh)
+am_cmd=$(readme_command "git am")
+[[ "$export_cmd" == *OUTDIR* && "$am_cmd" == *OUTDIR* ]] ||
+	die "the README's series commands name no OUTDIR: '$export_cmd', '$am_cmd'"
+rm -rf "$series"
+(cd "$ALLOCTAG_ROOT" && SERIES_WORKTREE=$applied bash -c "${export_cmd//OUTDIR/$series}") ||
+	die "the README's '$export_cmd' failed"
 pristine_worktree "$applied"
-patches=("$series"/0*.patch)
-patches=("${patches[@]:1}") # the cover letter is not a patch
+patches=("$series"/*.patch)
 name=$(git -C "$ALLOCTAG_ROOT" config user.name || echo "alloctag developers")
 email=$(git -C "$ALLOCTAG_ROOT" config user.email || echo "alloctag@localhost")
-if ! am_out=$(GIT_COMMITTER_NAME=$name GIT_COMMITTER_EMAIL=$email \
-	git -C "$applied" am -3 --whitespace=error "${patches[@]}" 2>&1); then
+if ! am_out=$(cd "$applied" && GIT_COMMITTER_NAME=$name GIT_COMMITTER_EMAIL=$email \
+	bash -c "${am_cmd//OUTDIR/$series}" 2>&1); then
 	printf '%s\n' "$am_out" | tail -n 20 >&2
-	die "the series does not apply to the pristine tree with git am -3"
+	die "the README's '$am_cmd' does not apply the series to the pristine tree"
+fi
+# What git am --whitespace=error would refuse.
+if ! ws=$(git -C "$applied" diff --check base HEAD); then
+	printf '%s\n' "$ws" | head -n 20 >&2
+	die "the series adds whitespace errors"
 fi
 
 while read -r mtime hash f; do

@@ -9,6 +9,12 @@
 # git format-patch's, with full blob ids so that `git am -3` can fall back to
 # a three-way merge on a 6.12.y tree whose lines moved.
 #
+# The cover letter is written as 0000-cover-letter.txt, not .patch: git am
+# stops at a mail with no diff ("Patch is empty"), and the README's command,
+# `git am -3 OUTDIR/*.patch`, must apply the series as printed (the build
+# matrix's "series" runs it so, scripts/check-series.sh). git send-email
+# takes it as it is.
+#
 # Usage: scripts/export-patches.sh OUTDIR
 # Apply: cd linux-6.12.y && git am -3 OUTDIR/*.patch
 set -euo pipefail
@@ -52,11 +58,11 @@ awk -v subject="$(head -n 1 "$out/cover.txt")" -v blurb="$out/cover.txt" '
 		next
 	}
 	{ print }' "${cover[0]}" >"${cover[0]}.tmp"
-mv "${cover[0]}.tmp" "${cover[0]}"
-rm -f "$out/cover.txt"
+mv "${cover[0]}.tmp" "$out/0000-cover-letter.txt"
+rm -f "${cover[0]}" "$out/cover.txt"
 
 # What a carrier gets must stand alone: real files, and nothing that names
 # this checkout or the build directory.
 ! grep -l '^new file mode 120000' "$out"/*.patch || die "the series holds a symlink"
-! grep -lF -e "$ALLOCTAG_ROOT" -e "$BUILD_DIR" "$out"/*.patch || die "the series names the checkout or the build directory"
-log "wrote $(ls "$out"/*.patch | wc -l) files to $out: a cover letter and ${#SERIES[@]} patches"
+! grep -lF -e "$ALLOCTAG_ROOT" -e "$BUILD_DIR" "$out"/* || die "the series names the checkout or the build directory"
+log "wrote $out/0000-cover-letter.txt and ${#SERIES[@]} patches, $(ls "$out"/*.patch | wc -l) files *.patch"

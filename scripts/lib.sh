@@ -189,3 +189,15 @@ ktap_only() {
 		fflush()
 	}'
 }
+
+# The README's command that starts with $1: the first line of one of its
+# ```sh blocks that does, without its comment. The tests run what the README
+# prints, so the two cannot drift apart. Fails when there is none.
+readme_command() {
+	awk -v w="$1" '
+		/^```sh$/ { code = 1; next }
+		/^```/ { code = 0 }
+		code && index($0, w) == 1 { sub(/[ \t]+#.*$/, ""); print; found = 1; exit }
+		END { exit !found }' "$ALLOCTAG_ROOT/README.md" ||
+		die "the README gives no command starting with '$1'"
+}

@@ -27,6 +27,7 @@
 #   guest/BOOT   tests/manifest/guest/BOOT.txt    $BUILD_DIR/test-logs/guest-BOOT.log
 #                (one per line of tests/guest/boots.txt)
 #   matrix       tests/manifest/matrix.txt        $BUILD_DIR/test-logs/matrix.log
+#   readme       tests/manifest/readme.txt        $BUILD_DIR/test-logs/readme.log
 # "update guest" updates every boot's file from its log, "update all" every
 # unit (host by running cargo test).
 #
@@ -44,7 +45,7 @@ usage() {
 
 manifest_file() {
 	case "$1" in
-	host | kunit-test | kunit-pgflags | kunit-ccore | matrix) echo "$MANIFEST/$1.txt" ;;
+	host | kunit-test | kunit-pgflags | kunit-ccore | matrix | readme) echo "$MANIFEST/$1.txt" ;;
 	guest/*) echo "$MANIFEST/$1.txt" ;;
 	*) die "unknown unit '$1' (scripts/manifest.sh units lists them)" ;;
 	esac
@@ -58,6 +59,7 @@ default_log() {
 	kunit-ccore) echo "$BUILD_DIR/kernel-ccore/test.log" ;;
 	guest/*) echo "$BUILD_DIR/test-logs/guest-${1#guest/}.log" ;;
 	matrix) echo "$BUILD_DIR/test-logs/matrix.log" ;;
+	readme) echo "$BUILD_DIR/test-logs/readme.log" ;;
 	esac
 }
 
@@ -128,9 +130,11 @@ parse_guest() {
 	sed -n 's/^guest-test: ok - \(.*\)$/pass \1/p; s/^guest-test: not ok - \(.*\)$/fail \1/p'
 }
 
-# scripts/build-matrix.sh's lines on stdin -> "STATUS CONFIGURATION".
+# scripts/build-matrix.sh's (or, with $1 readme, scripts/check-readme.sh's)
+# lines on stdin -> "STATUS CONFIGURATION".
 parse_matrix() {
-	sed -n 's/^matrix: \([a-z0-9_-]*\) *ok\( .*\)\{0,1\}$/pass \1/p; s/^matrix: \([a-z0-9_-]*\) *FAILED.*$/fail \1/p'
+	local p=${1:-matrix}
+	sed -n "s/^$p: \\([a-z0-9_-]*\\) *ok\\( .*\\)\\{0,1\\}\$/pass \\1/p; s/^$p: \\([a-z0-9_-]*\\) *FAILED.*\$/fail \\1/p"
 }
 
 # results UNIT LOG
@@ -141,6 +145,7 @@ results() {
 	kunit-*) parse_ktap <"$2" ;;
 	guest/*) parse_guest <"$2" ;;
 	matrix) parse_matrix <"$2" ;;
+	readme) parse_matrix readme <"$2" ;;
 	esac
 }
 
@@ -223,6 +228,7 @@ header() {
 	kunit-*) echo "# SUITE.CASE; 'skip NAME': KUnit must report it skipped in this configuration" ;;
 	guest/*) echo "# tests/guest/*.sh functions that tests/guest/boots.txt's line '${unit#guest/}' runs" ;;
 	matrix) echo "# configurations of scripts/build-matrix.sh" ;;
+	readme) echo "# the README's commands that scripts/check-readme.sh runs" ;;
 	esac
 }
 
@@ -261,6 +267,7 @@ units() {
 	boots | sed 's|^|guest/|'
 	echo matrix
 	echo kunit-ccore
+	echo readme
 }
 
 cmd=${1:-}

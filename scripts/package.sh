@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Debian packages of a grafted kernel: runs the kernel's own `make
-# bindeb-pkg` in the build of configuration NAME (nodebug, demo, test, ...;
+# bindeb-pkg` in the build of configuration NAME (nodebug, test, ...;
 # built first from scripts/configs/NAME.config if it is not there) and puts
 # linux-image, linux-headers and linux-libc-dev into
 # $BUILD_DIR/packages/NAME/. The headers package carries every header a

@@ -5,8 +5,9 @@
 # test kernel with KASAN, lockdep, PREEMPT, fault injection and atomic-sleep
 # checks, the in-guest integration tests (our initramfs, in QEMU) on that
 # kernel and on a second one whose vm.mem_profiling sysctl can be written
-# (tests/guest/boots.txt), and the build matrix (scripts/build-matrix.sh).
-# Ends with one line "N passed, N failed" counting all four; exits non-zero
+# (tests/guest/boots.txt), the build matrix (scripts/build-matrix.sh) and
+# the README's commands as it prints them (scripts/check-readme.sh).
+# Ends with one line "N passed, N failed" counting all five; exits non-zero
 # on any failure. After each stage its results are compared with the tests
 # that tests/manifest/ says it must run (scripts/manifest.sh): a test that
 # did not run, one that is not listed, an unexpected skip, or a boot or
@@ -65,6 +66,32 @@ refuse_rewriting_env() {
 	[ -z "$bad" ] || die "refusing to run with$bad set: it makes the tests rewrite what they compare with, so they cannot fail (unset it)"
 }
 refuse_rewriting_env
+
+# Variables that the stages read to run less, or to run something else than
+# what they test (a shorter proptest, another kunit.py command or
+# configuration, fewer vCPUs, another tree for arm64, ...): the test command
+# runs with none of them, whatever the caller's environment holds, so that a
+# pass means what the README says. (JOBS, the build directory and the
+# toolchain's variables change where and how fast, not what is tested.)
+clear_weakening_env() {
+	local v cleared=
+	for v in PROPTEST_CASES PROPTEST_MAX_SHRINK_ITERS KUNIT_CMD KUNITCONFIG KUNIT_QEMU_ARGS \
+		KUNIT_TIMEOUT KUNIT_BUILD_DIR QEMU_FAULT_INJECTION QEMU_SMP QEMU_TIMEOUT \
+		MATRIX_ARM64_TREE KERNEL_TREE SERIES_WORKTREE LINUX_TARBALL BINDGEN INSMOD \
+		ALLOCINFO VERBOSE; do
+		if [ -n "${!v+x}" ]; then
+			cleared="$cleared $v"
+			unset "$v"
+		fi
+	done
+	[ -z "$cleared" ] || log "cleared from the environment, which would change what is tested:$cleared"
+}
+clear_weakening_env
+
+# A boot named twice in tests/guest/boots.txt would run its tests twice
+# under one name, and its log would hold only the second run's.
+dup_boots=$(awk '$1 !~ /^#/ && NF { print $1 }' "$ALLOCTAG_ROOT/tests/guest/boots.txt" | sort | uniq -d)
+[ -z "$dup_boots" ] || die "tests/guest/boots.txt names a boot more than once: $(echo $dup_boots)"
 
 "$ALLOCTAG_ROOT/scripts/install-deps.sh" || die "installing dependencies failed"
 "$ALLOCTAG_ROOT/scripts/prepare-tree.sh" || die "preparing the kernel tree failed"
@@ -302,7 +329,22 @@ f=$((f + mbad))
 count matrix "$p" "$f"
 matrix_counts="$p $f"
 
+# 5. The README's commands as it prints them (scripts/check-readme.sh): the
+# demo, which boots kernel-nodebug (built above), and a package of it, whose
+# bindeb-pkg links the kernel again: so it comes last.
+log "README commands: scripts/check-readme.sh"
+"$ALLOCTAG_ROOT/scripts/check-readme.sh" 2>&1 | tee "$logs/readme.log"
+readme_rc=${PIPESTATUS[0]}
+read -r p f < <(sed -n 's/^readme: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$logs/readme.log" | tail -n 1)
+p=${p:-0}
+f=${f:-0}
+[ "$readme_rc" = 0 ] || [ "$f" -gt 0 ] || f=1
+manifest_check readme "$logs/readme.log"
+f=$((f + mbad))
+count readme "$p" "$f"
+readme_counts="$p $f"
+
 echo
-echo "summary: host $host_counts, kunit $kunit_counts, guest $guest_pass $guest_fail, matrix $matrix_counts (passed failed)"
+echo "summary: host $host_counts, kunit $kunit_counts, guest $guest_pass $guest_fail, matrix $matrix_counts, readme $readme_counts (passed failed)"
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" = 0 ] && [ "$total_pass" -gt 0 ]

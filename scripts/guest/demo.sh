@@ -4,6 +4,13 @@
 # The demo, run inside the guest: shows the profiler at work.
 
 section() { printf '\n### %s\n' "$*"; }
+# What the demo claims and does not see makes it fail (exit 1), so that the
+# test command, which runs it, notices (scripts/check-readme.sh).
+status=0
+wrong() {
+	echo "DEMO FAILED: $*"
+	status=1
+}
 
 section "uname -r"
 uname -r
@@ -25,13 +32,13 @@ cat /proc/sys/vm/mem_profiling
 a=$(md5sum </proc/allocinfo)
 ls -R / >/dev/null
 b=$(md5sum </proc/allocinfo)
-[ "$a" = "$b" ] && echo "unchanged after ls -R /" || echo "CHANGED after ls -R /"
+[ "$a" = "$b" ] && echo "unchanged after ls -R /" || wrong "the counters changed after ls -R / with profiling off"
 section "echo 1 > /proc/sys/vm/mem_profiling: counters move again"
 echo 1 >/proc/sys/vm/mem_profiling
 cat /proc/sys/vm/mem_profiling
 ls -R / >/dev/null
 c=$(md5sum </proc/allocinfo)
-[ "$b" != "$c" ] && echo "changed after ls -R /" || echo "UNCHANGED after ls -R /"
+[ "$b" != "$c" ] && echo "changed after ls -R /" || wrong "the counters did not change after ls -R / with profiling on"
 if [ -x /bin/allocinfo ]; then
 	section "allocinfo top -n 10"
 	allocinfo top -n 10
@@ -158,3 +165,4 @@ if [ -w "$waste" ]; then
 	fi
 	echo off >$waste
 fi
+exit $status
