@@ -59,8 +59,9 @@ while read -r mtime hash f; do
 		touch -d "@$mtime" "$applied/$f"
 done <"$times"
 
-# diff follows the graft's symlinks; only the series' git metadata is extra.
-if ! differ=$(diff -rq --exclude=.git "$applied" "$SRC_TREE" 2>&1); then
+# diff follows the graft's symlinks; only the series' git metadata and the
+# graft's pristine copies (.alloctag-graft) are extra.
+if ! differ=$(diff -rq --exclude=.git --exclude=.alloctag-graft "$applied" "$SRC_TREE" 2>&1); then
 	printf '%s\n' "$differ" | head -n 20 >&2
 	die "the series applied to the pristine tree differs from the grafted tree ($(printf '%s\n' "$differ" | wc -l) differences)"
 fi

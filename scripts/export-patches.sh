@@ -2,12 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Writes alloctag as a patch series for the pristine Linux 6.12 tree
-# (Debian's linux-source-6.12): a cover letter and one patch per concern,
-# from the description in scripts/series.sh that scripts/graft.sh runs too.
-# Each patch is made by running its steps on a git copy of the pristine tree,
-# with the project's files copied (no symlinks), and committed; the series is
-# git format-patch's, with full blob ids so that `git am -3` can fall back to
-# a three-way merge on a 6.12.y tree whose lines moved.
+# (Debian's linux-source-6.12): a cover letter and one patch per concern.
+# Each patch is made by applying its patch file (patches/series) with git am
+# to a git copy of the pristine tree and amending the commit with the files
+# of this checkout that it adds (scripts/series.sh, copied, no symlinks); the
+# series is git format-patch's, with full blob ids so that `git am -3` can
+# fall back to a three-way merge on a 6.12.y tree whose lines moved. The
+# cover letter is patches/0000-cover-letter.txt (its first line the subject).
 #
 # The cover letter is written as 0000-cover-letter.txt, not .patch: git am
 # stops at a mail with no diff ("Patch is empty"), and the README's command,
@@ -28,27 +29,36 @@ tree=${SERIES_WORKTREE:-$BUILD_DIR/series-work}
 pristine_worktree "$tree"
 SERIES_MODE=export
 
-# The author is the checkout's, and the dates its HEAD's, so that exporting
-# the same commit twice writes the same series.
+# The committer is the checkout's, and the dates its HEAD's, so that
+# exporting the same commit twice writes the same series; the author and
+# the message are each patch file's.
 name=$(git -C "$ALLOCTAG_ROOT" config user.name || echo "alloctag developers")
 email=$(git -C "$ALLOCTAG_ROOT" config user.email || echo "alloctag@localhost")
 date=$(git -C "$ALLOCTAG_ROOT" log -1 --format=%cI 2>/dev/null || date -u -Iseconds)
-export GIT_AUTHOR_NAME=$name GIT_AUTHOR_EMAIL=$email GIT_AUTHOR_DATE=$date
 export GIT_COMMITTER_NAME=$name GIT_COMMITTER_EMAIL=$email GIT_COMMITTER_DATE=$date
 
-for p in "${SERIES[@]}"; do
-	run_patch "$p"
+mapfile -t patches < <(series_patches)
+for i in "${!STEPS[@]}"; do
+	p=${patches[$i]}
+	# --empty=keep: a patch whose files are all this checkout's has a
+	# message and no diff of kernel files.
+	if ! am_out=$(git -C "$tree" am -q --empty=keep "$p" 2>&1); then
+		printf '%s\n' "$am_out" >&2
+		die "patches/${p##*/} does not apply to the pristine tree and the patches before it"
+	fi
+	run_files "${STEPS[$i]}"
 	git -C "$tree" add -A -f
-	git -C "$tree" diff --cached --quiet && die "series: patch_$p changes nothing"
-	printf '%s\n\n%s\n\nSigned-off-by: %s <%s>\n' "$SUBJECT" "$BODY" "$name" "$email" |
-		git -C "$tree" commit -q -F -
+	git -C "$tree" commit -q --amend --no-edit --allow-empty
+	git -C "$tree" diff --quiet HEAD~1 HEAD && die "series: patches/${p##*/} (files_${STEPS[$i]}) changes nothing"
 done
 
 rm -rf "$out"
 mkdir -p "$out"
-git -C "$tree" format-patch -q --full-index --cover-letter --no-signature -o "$(realpath "$out")" base..HEAD
+# The cover letter's author is the committer.
+GIT_AUTHOR_NAME=$name GIT_AUTHOR_EMAIL=$email GIT_AUTHOR_DATE=$date \
+	git -C "$tree" format-patch -q --full-index --cover-letter --no-signature -o "$(realpath "$out")" base..HEAD
 cover=("$out"/0000-cover-letter.patch)
-series_cover >"$out/cover.txt"
+cp "$PATCHES_DIR/0000-cover-letter.txt" "$out/cover.txt"
 awk -v subject="$(head -n 1 "$out/cover.txt")" -v blurb="$out/cover.txt" '
 	/\*\*\* SUBJECT HERE \*\*\*/ { sub(/\*\*\* SUBJECT HERE \*\*\*/, subject) }
 	/^\*\*\* BLURB HERE \*\*\*$/ {
@@ -65,4 +75,4 @@ rm -f "${cover[0]}" "$out/cover.txt"
 # this checkout or the build directory.
 ! grep -l '^new file mode 120000' "$out"/*.patch || die "the series holds a symlink"
 ! grep -lF -e "$ALLOCTAG_ROOT" -e "$BUILD_DIR" "$out"/* || die "the series names the checkout or the build directory"
-log "wrote $out/0000-cover-letter.txt and ${#SERIES[@]} patches, $(ls "$out"/*.patch | wc -l) files *.patch"
+log "wrote $out/0000-cover-letter.txt and ${#STEPS[@]} patches, $(ls "$out"/*.patch | wc -l) files *.patch"

@@ -24,35 +24,27 @@ fi
 version=$(make -s -C "$SRC_TREE" kernelversion)
 log "kernel tree: Linux $version at $SRC_TREE"
 
-# graft.sh's edits are guarded by their marker, so a tree grafted by another
-# version of it would keep that version's edits. When the graft's inputs
-# change, the files it edited (they carry the marker) are put back as the
-# tarball has them and grafted again; a file whose content comes out the same
-# keeps its old time, so that make rebuilds only what really changed.
-graft_stamp=$BUILD_DIR/.graft-stamp
-graft_want=$(cat "$ALLOCTAG_ROOT/scripts/graft.sh" "$ALLOCTAG_ROOT/scripts/series.sh" "$ALLOCTAG_ROOT"/src/kernel/*.patch | sha256sum)
-graft_old=$BUILD_DIR/graft-old
-rm -rf "$graft_old"
-if [ "$(cat "$graft_stamp" 2>/dev/null)" != "$graft_want" ]; then
+# A tree grafted before the series became patch files (patches/) carries
+# that graft's edits, each marked "alloctag-graft", and no pristine copies
+# for scripts/graft.sh: the files it edited are put back as the tarball has
+# them, once, and grafted again (a one-time migration).
+if [ ! -f "$SRC_TREE/.alloctag-graft/files" ]; then
 	mapfile -t edited < <(cd "$SRC_TREE" && grep -rlI --exclude-dir=alloctag -e alloctag-graft \
-		Makefile lib mm kernel include rust || true)
+		Makefile lib mm kernel include rust 2>/dev/null || true)
+	# Its one unmarked edit.
+	if grep -qx '   alloctag' "$SRC_TREE/Documentation/mm/index.rst"; then
+		edited+=(Documentation/mm/index.rst)
+	fi
 	if [ "${#edited[@]}" -gt 0 ]; then
-		log "graft changed: restoring ${#edited[@]} edited files from $TARBALL"
-		mkdir -p "$graft_old/pristine"
-		(cd "$SRC_TREE" && cp --parents -p "${edited[@]}" "$graft_old/")
-		tar -xJf "$TARBALL" -C "$graft_old/pristine" "${edited[@]/#/linux-source-6.12/}"
+		log "restoring ${#edited[@]} files of an older graft from $TARBALL"
+		old=$BUILD_DIR/graft-old
+		rm -rf "$old"
+		mkdir -p "$old"
+		tar -xJf "$TARBALL" -C "$old" "${edited[@]/#/linux-source-6.12/}"
 		for f in "${edited[@]}"; do
-			cp "$graft_old/pristine/linux-source-6.12/$f" "$SRC_TREE/$f"
+			cp "$old/linux-source-6.12/$f" "$SRC_TREE/$f"
 		done
+		rm -rf "$old"
 	fi
 fi
 "$ALLOCTAG_ROOT/scripts/graft.sh" "$SRC_TREE"
-if [ -d "$graft_old" ]; then
-	for f in "${edited[@]}"; do
-		if cmp -s "$graft_old/$f" "$SRC_TREE/$f"; then
-			touch -r "$graft_old/$f" "$SRC_TREE/$f"
-		fi
-	done
-	rm -rf "$graft_old"
-fi
-echo "$graft_want" >"$graft_stamp"

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Folds what was edited in the grafted tree's kernel files into one patch of
+# the series, and writes the patch files again (Documentation/patches.rst,
+# "Changing a patch"). The kernel files are those the series edits, and any
+# FILE named besides (a file the series does not edit yet).
+#
+# It applies patches/series with git am to a checkout of the pristine tree
+# ($BUILD_DIR/patches-work), commits the grafted tree's content of those
+# files as a fixup of patch N and lets git rebase --autosquash move it
+# there: the later patches are rebased onto the changed one, as on any git
+# branch. On a conflict it stops and says how to go on. Then git
+# format-patch writes patches/ anew (--zero-commit, so that a patch that did
+# not change comes out byte for byte the same) and patches/series with it.
+#
+# Usage: scripts/refresh-patch.sh N [FILE...]   N: the patch's number (7 or 0007)
+#        scripts/refresh-patch.sh --write        after a resolved conflict:
+#                                                write patches/ from patches-work
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$ALLOCTAG_ROOT/scripts/series.sh"
+
+work=$BUILD_DIR/patches-work
+name=$(git -C "$ALLOCTAG_ROOT" config user.name || echo "alloctag developers")
+email=$(git -C "$ALLOCTAG_ROOT" config user.email || echo "alloctag@localhost")
+export GIT_COMMITTER_NAME=$name GIT_COMMITTER_EMAIL=$email
+
+# Writes patches/ from the commits base..HEAD of $work.
+write_patches() {
+	local out n
+	[ -z "$(git -C "$work" status --porcelain --untracked-files=no)" ] ||
+		die "$work has changes not committed (a rebase to finish?)"
+	out=$(mktemp -d)
+	git -C "$work" format-patch -q --full-index --zero-commit --no-signature -o "$out" base..HEAD
+	n=$(find "$out" -name '*.patch' | wc -l)
+	[ "$n" = "${#STEPS[@]}" ] || die "$work holds $n patches, the series ${#STEPS[@]}"
+	rm -f "$PATCHES_DIR"/[0-9][0-9][0-9][0-9]-*.patch
+	mv "$out"/*.patch "$PATCHES_DIR/"
+	rmdir "$out"
+	{
+		sed -n '/^#/p' "$PATCHES_DIR/series"
+		(cd "$PATCHES_DIR" && ls [0-9][0-9][0-9][0-9]-*.patch)
+	} >"$PATCHES_DIR/series.new"
+	mv "$PATCHES_DIR/series.new" "$PATCHES_DIR/series"
+	git -C "$ALLOCTAG_ROOT" status --short -- patches/
+}
+
+if [ "${1:-}" = --write ]; then
+	write_patches
+	exit 0
+fi
+
+n=${1:?usage: scripts/refresh-patch.sh N [FILE...]}
+shift
+case "$n" in '' | *[!0-9]*) die "N must be a patch's number, not '$n'" ;; esac
+n=$((10#$n))
+mapfile -t patches < <(series_patches)
+[ "$n" -ge 1 ] && [ "$n" -le "${#patches[@]}" ] || die "there is no patch $n (1 to ${#patches[@]})"
+[ -f "$SRC_TREE/.alloctag-graft/files" ] || die "no grafted tree at $SRC_TREE: run scripts/prepare-tree.sh"
+
+pristine_worktree "$work"
+for p in "${patches[@]}"; do
+	git -C "$work" am -q --empty=keep "$p" || die "patches/${p##*/} does not apply: fix it by hand first"
+done
+
+mapfile -t files < <(cat "$SRC_TREE/.alloctag-graft/files")
+files+=("$@")
+for f in "${files[@]}"; do
+	[ -e "$SRC_TREE/$f" ] || die "$SRC_TREE/$f does not exist"
+	[ ! -L "$SRC_TREE/$f" ] || die "$f is one of this checkout's files (a link), not a kernel file: edit it here"
+	mkdir -p "$(dirname "$work/$f")"
+	cp "$SRC_TREE/$f" "$work/$f"
+done
+git -C "$work" add -f -- "${files[@]}"
+git -C "$work" diff --cached --quiet &&
+	die "the grafted tree's kernel files are as the series makes them: nothing to fold into patch $n"
+git -C "$work" diff --cached --stat | cat
+target=$(git -C "$work" rev-list --reverse base..HEAD | sed -n "${n}p")
+git -C "$work" commit -q --fixup="$target"
+if ! GIT_SEQUENCE_EDITOR=: git -C "$work" rebase -q -i --autosquash --empty=keep base; then
+	die "the change does not rebase cleanly onto the patches after $n: resolve it in $work
+(git status, edit, git add, git rebase --continue), then run scripts/refresh-patch.sh --write"
+fi
+write_patches
