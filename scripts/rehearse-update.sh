@@ -5,7 +5,8 @@
 # by hand (not by the test command); Documentation/patches.rst shows its
 # output. Debian offers no 6.12.y newer than the linux-source-6.12 the series
 # is made for, so the "update" is simulated on a branch of the pristine tree
-# with two changes of the kind that 6.12.y brings:
+# with two changes of the kind that 6.12.y brings
+# (scripts/rehearsal/6.12.118-simulated.patch):
 #
 #   - mainline's 354ad60e123d ("mm/slab: only warn once when allocating slab
 #     obj extensions fails"), backported: it rewrites the WARN that patch 10
@@ -30,12 +31,8 @@ export GIT_COMMITTER_NAME="stable simulation" GIT_COMMITTER_EMAIL=stable@localho
 step() { printf '\n$ %s\n' "$*"; }
 
 pristine_worktree "$tree"
-# The simulated 6.12.118.
-perl -0pi -e 's/WARN\(alloc_slab_obj_exts\(slab, s, flags, false\),/WARN_ONCE(alloc_slab_obj_exts(slab, s, flags, false),/ or die' \
-	"$tree/mm/slub.c"
-perl -0pi -e 's|(\t\tfree_unref_page\(page, order\);)(\n\telse if \(!head\) \{\n)|$1 /* the whole block */$2| or die' \
-	"$tree/mm/page_alloc.c"
-git -C "$tree" commit -q -a -m "Linux 6.12.118 (simulated: 354ad60e123d and a comment in __free_pages())"
+# The simulated 6.12.118: scripts/rehearsal/6.12.118-simulated.patch.
+git -C "$tree" am -q "$ALLOCTAG_ROOT/scripts/rehearsal/6.12.118-simulated.patch"
 step "git -C linux-6.12.118 log --oneline -1"
 git -C "$tree" log --oneline -1 | cat
 
