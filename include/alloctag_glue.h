@@ -30,6 +30,8 @@ void alloctag_test_get_page(struct page *page);
 void alloctag_test_put_page(struct page *page);
 void alloctag_test_clear_page_tag_ref(struct page *page);
 bool alloctag_test_page_tag(struct page *page, const struct codetag **ct);
+unsigned int alloctag_test_cpu(void);
+unsigned int alloctag_test_online_cpus(void);
 
 /* In C (src/glue.c), for Rust. */
 unsigned long alloctag_find_symbol(struct module *mod, const char *name);

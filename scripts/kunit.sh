@@ -10,6 +10,10 @@
 # matrix's --build-only does ahead of its checks; KUNIT_CMD=exec runs the
 # suites on the kernel built before (kunit.py exec), as the test command's
 # second KUnit run does with other kernel arguments.
+#
+# Two vCPUs, as the build matrix's ccore has always had: kunit.py's x86_64
+# QEMU has one, and the suites' concurrency cases then only took turns
+# (src/tests/overlap.rs now checks that they ran at once).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 kernel_env
@@ -22,7 +26,7 @@ args=(--arch=x86_64 --build_dir="${KUNIT_BUILD_DIR:-$BUILD_DIR/kernel-test}"
 	--kunitconfig="${KUNITCONFIG:-$ALLOCTAG_ROOT/tests/kunit/.kunitconfig}")
 [ "$cmd" = exec ] || args+=(--jobs="$JOBS")
 [ "$cmd" = build ] || args+=(--timeout="${KUNIT_TIMEOUT:-600}"
-	--qemu_args="${KUNIT_QEMU_ARGS:--accel tcg,thread=single}")
+	--qemu_args="${KUNIT_QEMU_ARGS:--accel tcg,thread=single -smp 2}")
 for o in "${KMAKE_OPTS[@]}"; do
 	args+=(--make_options "$o")
 done

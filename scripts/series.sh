@@ -199,7 +199,7 @@ files_pgflags() {
 files_core() {
 	local f
 	for f in alloctag.rs alloc_tag.rs alloc_tag/demangle.rs alloc_tag/dynamic.rs \
-		alloc_tag/dynamic/naming.rs alloc_tag/early.rs alloc_tag/index.rs allocinfo.rs \
+		alloc_tag/dynamic/naming.rs alloc_tag/dynamic/chunk.rs alloc_tag/early.rs alloc_tag/index.rs allocinfo.rs \
 		allocinfo/filter.rs allocinfo/ioctl.rs allocinfo/text.rs codetag.rs codetag/tag.rs \
 		codetag/registry.rs codetag/registry/cursor.rs codetag/registry/index.rs \
 		codetag/registry/module.rs keys.rs keys/tag.rs layout.c layout.rs \
@@ -223,7 +223,7 @@ files_accuracy() { :; }
 files_capture() {
 	local f
 	for f in capture.rs capture/control.rs capture/hook.rs capture/pool.rs capture/report.rs \
-		capture/sites.rs capture/sort.rs glue_capture.c; do
+		capture/site_table.rs capture/sites.rs capture/sort.rs glue_capture.c; do
 		place "src/$f" "lib/alloctag/src/$f"
 	done
 	install include/linux/alloctag_capture.h include/linux/alloctag_capture.h

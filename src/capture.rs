@@ -19,6 +19,7 @@ mod control;
 mod hook;
 mod pool;
 mod report;
+mod site_table;
 mod sites;
 pub(crate) mod sort;
 

@@ -58,3 +58,15 @@ bool alloctag_test_page_tag(struct page *page, const struct codetag **ct)
 	put_page_tag_ref(ref);
 	return true;
 }
+
+/* The CPU the caller runs on now: raw_smp_processor_id() is a macro. */
+unsigned int alloctag_test_cpu(void)
+{
+	return raw_smp_processor_id();
+}
+
+/* num_online_cpus() is an inline of linux/cpumask.h. */
+unsigned int alloctag_test_online_cpus(void)
+{
+	return num_online_cpus();
+}

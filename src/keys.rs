@@ -28,11 +28,34 @@
 use kernel::bindings;
 
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+use core::sync::atomic::{AtomicBool, Ordering};
+
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod tag;
 #[cfg(all(CONFIG_PROC_SYSCTL, CONFIG_MEM_ALLOC_PROFILING_RUST))]
 pub(crate) use tag::change_profiling;
 #[cfg(CONFIG_ALLOCTAG_FAULT_INJECTION)]
 pub(crate) use tag::set_fault_armed;
+
+/// Whether profiling can be turned on: not after a boot with `sysctl.vm.mem_profiling=never`
+/// (or built off by default and not turned on at boot), when page_ext reserves no tag space.
+/// Set by the boot parameter (src/profiling.rs), read by the layers below it (the tag index,
+/// dynamic tags, waste accounting): it lives here, below all of them.
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+static SUPPORTED: AtomicBool = AtomicBool::new(cfg!(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT));
+
+/// Returns whether profiling can be turned on.
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+pub(crate) fn supported() -> bool {
+    SUPPORTED.load(Ordering::Relaxed)
+}
+
+/// Says whether profiling can be turned on; only the boot parameter decides it, while the
+/// kernel parses its early parameters.
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+pub(crate) fn set_supported(supported: bool) {
+    SUPPORTED.store(supported, Ordering::Relaxed);
+}
 
 /// Returns whether the allocator hooks charge tags now.
 pub(crate) fn enabled() -> bool {

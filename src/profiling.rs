@@ -13,22 +13,11 @@
 
 #[cfg(CONFIG_PROC_SYSCTL)]
 use crate::keys::change_profiling;
-use crate::keys::{enabled, set_profiling as set_enabled};
+use crate::keys::{enabled, set_profiling as set_enabled, set_supported, supported};
+use core::ffi::c_int;
 #[cfg(CONFIG_PROC_SYSCTL)]
 use core::ptr;
-use core::{
-    ffi::c_int,
-    sync::atomic::{AtomicBool, Ordering},
-};
 use kernel::{bindings, c_str, error::to_result, prelude::*, str::CStr};
-
-/// Whether profiling can be turned on; see the module documentation.
-static SUPPORTED: AtomicBool = AtomicBool::new(cfg!(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT));
-
-/// Returns whether profiling can be turned on.
-pub(crate) fn supported() -> bool {
-    SUPPORTED.load(Ordering::Relaxed)
-}
 
 /// Whether profiling is off for good; mm/slub.c asks at boot, after the early parameters.
 #[no_mangle]
@@ -118,7 +107,7 @@ unsafe extern "C" fn setup_boot_parameter(value: *mut u8) -> c_int {
             return e.to_errno();
         }
     };
-    SUPPORTED.store(parsed != BootValue::Never, Ordering::Relaxed);
+    set_supported(parsed != BootValue::Never);
     crate::alloc_tag::index::request(compressed);
     if enabled() != (parsed == BootValue::On) {
         set_enabled(parsed == BootValue::On);

@@ -26,6 +26,8 @@ mod format;
 mod index;
 mod jump_label;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+mod overlap;
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod query;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod registry;

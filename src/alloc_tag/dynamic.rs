@@ -46,15 +46,16 @@
 //!   their copied names, until their counters read zero at a later unload, but are no longer
 //!   found by lookup, since another module may be loaded where the `Location` was.
 
+mod chunk;
 mod naming;
 
+use chunk::Chunk;
 #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
 pub(crate) use naming::NAMED_WITH_IRQS_OFF;
 use naming::{copy_file, find_function};
 
 use super::AllocTag;
 use crate::codetag::{DynamicTags, CODETAG_FLAG_INACCURATE};
-use crate::rwsem::{RwSem, RwSemStorage};
 use core::{
     cell::UnsafeCell,
     ffi::c_void,
@@ -62,14 +63,7 @@ use core::{
     ptr,
     sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering},
 };
-use kernel::{
-    alloc::{
-        flags::{__GFP_ZERO, GFP_KERNEL},
-        KVBox,
-    },
-    bindings,
-    prelude::*,
-};
+use kernel::{bindings, prelude::*};
 
 /// The most dynamic tags: memory is bounded, and each takes about 330 bytes (tag, names) plus
 /// 16 bytes of counters per possible CPU, paid a chunk at a time as they are made.
@@ -125,21 +119,6 @@ struct Slot {
 // zeroed ([`Pool::grow`]).
 const _: () = assert!(FREE == 0);
 
-/// One chunk of a pool: its tags, their slots, and their per-CPU counters.
-///
-/// # Invariants
-///
-/// `counters` is the `__percpu` address of [`CHUNK_TAGS`] zeroed `struct alloc_tag_counters`,
-/// this chunk's alone, which live as long as the chunk: forever, chunks are never freed. Tag
-/// `i` of the chunk counts into the `i`th.
-struct Chunk {
-    tags: [AllocTag; CHUNK_TAGS],
-    slots: [Slot; CHUNK_TAGS],
-    counters: *mut bindings::alloc_tag_counters,
-    /// Page tags in page flags cannot name this chunk's tags: they are made inaccurate.
-    unindexed: bool,
-}
-
 /// A pool of up to `C` chunks of dynamic tags, with a lookup table of `M` entries. Tag `i` is
 /// tag `i % CHUNK_TAGS` of chunk `i / CHUNK_TAGS`.
 ///
@@ -147,7 +126,7 @@ struct Chunk {
 ///
 /// - `chunks[..grown]` point to chunks, published with a release store after they are
 ///   initialised, and never change or go; the others are null. `grown` only grows, and only
-///   under [`GROW`].
+///   under the growth lock (src/alloc_tag/dynamic/chunk.rs).
 /// - A slot's tag and names change only under the makers' lock while the slot is [`FREE`]; a
 ///   slot leaves [`FREE`] only under the makers' lock, with a release store after they are
 ///   written, and goes back to [`FREE`] (its state written last) only under the registry's
@@ -189,15 +168,6 @@ static POOL: Pool<POOL_CHUNKS, TABLE_ENTRIES> = Pool::new("dynamic", true);
 pub(crate) fn pool() -> &'static Pool<POOL_CHUNKS, TABLE_ENTRIES> {
     &POOL
 }
-
-extern "C" {
-    /// Defined by `DECLARE_RWSEM()` in src/glue.c.
-    static mut alloctag_dynamic_grow_lock: RwSemStorage;
-}
-
-/// Serializes the growth of every pool: one chunk made at a time.
-// SAFETY: `alloctag_dynamic_grow_lock` is defined with `DECLARE_RWSEM()` for this alone.
-static GROW: RwSem<()> = unsafe { RwSem::new((&raw mut alloctag_dynamic_grow_lock).cast(), ()) };
 
 /// The makers' lock, a raw spinlock that leaves interrupts as they were; unlocked on drop.
 struct LockGuard(());
@@ -272,120 +242,6 @@ impl<const C: usize, const M: usize> Pool<C, M> {
         (0..made).filter_map(|i| self.slot(i).map(|s| (i, s)))
     }
 
-    /// Makes one more chunk, up to `C`; process context, may sleep. Returns whether it did.
-    pub(crate) fn grow(&self) -> bool {
-        let _grow = GROW.write();
-        let n = self.grown.load(Ordering::Relaxed);
-        if n >= C {
-            return false;
-        }
-        let size = core::mem::size_of::<bindings::alloc_tag_counters>();
-        let align = core::mem::align_of::<bindings::alloc_tag_counters>();
-        // Both allocations are charged to their own lines' static tags (`alloc_hooks!`), never
-        // to a dynamic tag, which would need this very pool.
-        let counters = kernel::alloc_hooks!(
-            // SAFETY: Process context; the size and alignment are those of the counters.
-            unsafe {
-                bindings::pcpu_alloc_noprof(CHUNK_TAGS * size, align, false, bindings::GFP_KERNEL)
-            }
-        );
-        if counters.is_null() {
-            return false;
-        }
-        // Zeroed: every slot free (state 0, no key, no module, no names), every tag unwritten.
-        let chunk = match kernel::alloc_hooks!(KVBox::<Chunk>::new_uninit(GFP_KERNEL | __GFP_ZERO))
-        {
-            Ok(chunk) => chunk,
-            Err(_) => {
-                // SAFETY: Allocated above, never published.
-                unsafe { bindings::free_percpu(counters) };
-                return false;
-            }
-        };
-        // SAFETY: All zeroes is a valid `Chunk`: atomics at 0, null pointers, bytes, and
-        // `Opaque` tags that need no initialisation.
-        let mut chunk = unsafe { chunk.assume_init() };
-        // INVARIANT: `__alloc_percpu()` returns zeroed per-CPU memory of `CHUNK_TAGS` counters.
-        chunk.counters = counters.cast();
-        // The kernel's pool is the one whose tags page flags name (src/alloc_tag/index.rs): its
-        // chunks never go, so neither do their indices. A chunk that gets none has its tags made
-        // inaccurate: their pages go uncharged.
-        if self.grown_by_work {
-            let tags = chunk.tags.as_ptr().cast::<u8>();
-            let size = core::mem::size_of::<AllocTag>();
-            // SAFETY: The chunk's `CHUNK_TAGS` tags, each a `struct alloc_tag`, which begins with
-            // a `struct codetag`; the chunk never goes, and its tags' indices are only accessed
-            // atomically (a slot's maker keeps its tag's index).
-            if let Err(e) = unsafe { super::index::INDEX.add(tags, CHUNK_TAGS, size) } {
-                if e != ENODEV {
-                    pr_warn!(
-                        "{} tags: no page-flag index for chunk {}: {:?}\n",
-                        self.name,
-                        n,
-                        e
-                    );
-                    chunk.unindexed = true;
-                }
-            }
-        }
-        #[cfg(CONFIG_ALLOCTAG_WASTE)]
-        if super::waste::wanted() && Self::make_chunk_waste(&chunk).is_err() {
-            pr_warn!(
-                "{} tags: no waste counters for chunk {}: not tracked\n",
-                self.name,
-                n
-            );
-        }
-        let chunk = KVBox::into_raw(chunk);
-        // INVARIANT: Published after it was initialised; never freed; `grown` grows under
-        // `GROW`.
-        self.chunks[n].store(chunk, Ordering::Release);
-        self.grown.store(n + 1, Ordering::Release);
-        true
-    }
-
-    /// Gives every tag of `chunk` waste counters, from one array of the chunk's that, like
-    /// the chunk, is never freed. Called under [`GROW`]; process context, may sleep.
-    #[cfg(CONFIG_ALLOCTAG_WASTE)]
-    fn make_chunk_waste(chunk: &Chunk) -> Result {
-        if chunk.tags.iter().all(|t| !t.waste().is_null()) {
-            return Ok(());
-        }
-        let counters = super::waste::alloc(CHUNK_TAGS);
-        if counters.is_null() {
-            return Err(ENOMEM);
-        }
-        for (i, tag) in chunk.tags.iter().enumerate() {
-            // SAFETY: Entry `i` of fresh zeroed counters, this tag's alone, which live as long
-            // as the chunk: forever. (A tag that had counters leaves its entry unused.)
-            unsafe { tag.set_waste(counters.wrapping_add(i)) };
-        }
-        Ok(())
-    }
-
-    /// Gives every tag of the chunks made waste counters (see [`Pool::make_chunk_waste`]);
-    /// process context, may sleep.
-    #[cfg(CONFIG_ALLOCTAG_WASTE)]
-    pub(crate) fn make_waste(&self) -> Result {
-        let _grow = GROW.write();
-        for n in 0..self.grown.load(Ordering::Acquire) {
-            if let Some(chunk) = self.chunk(n * CHUNK_TAGS) {
-                Self::make_chunk_waste(chunk)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Makes chunks until the pool has at least `chunks`; process context, may sleep.
-    #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
-    pub(crate) fn reserve(&self, chunks: usize) {
-        while self.grown.load(Ordering::Acquire) < chunks.min(C) {
-            if !self.grow() {
-                break;
-            }
-        }
-    }
-
     /// Returns whether `tag` is one of this pool's.
     #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
     pub(crate) fn owns(&self, tag: &AllocTag) -> bool {
@@ -402,12 +258,6 @@ impl<const C: usize, const M: usize> Pool<C, M> {
                 slot.module.store(module, Ordering::Relaxed);
             }
         }
-    }
-
-    /// Returns the number of chunks made; for the tests.
-    #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
-    pub(crate) fn chunks_made(&self) -> usize {
-        self.grown.load(Ordering::Acquire)
     }
 
     /// Returns the number of tags in use.
@@ -728,18 +578,6 @@ pub(crate) extern "C" fn alloctag_dynamic_select_work() {
 
 #[cfg(CONFIG_ALLOCTAG_SELECTION)]
 c_declared!(alloctag_dynamic_select_work);
-
-/// Makes the next chunk of the kernel's pool, unless profiling is off for good (booted
-/// `never`): at boot (a `core_initcall` of the glue) and when the pool runs low (the glue's work
-/// item). Process context; may sleep.
-#[no_mangle]
-pub(crate) extern "C" fn alloctag_dynamic_grow() {
-    if crate::profiling::supported() {
-        POOL.grow();
-    }
-}
-
-c_declared!(alloctag_dynamic_grow);
 
 /// Writes the use of the kernel's pool, for debugfs.
 ///

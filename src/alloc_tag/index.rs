@@ -74,7 +74,7 @@ fn vmlinux_symbol(name: &CStr) -> usize {
 /// its first page and before page_ext is set up.
 #[no_mangle]
 pub(crate) unsafe extern "C" fn alloc_tag_sec_init() {
-    if !REQUESTED.load(Ordering::Relaxed) || !crate::profiling::supported() {
+    if !REQUESTED.load(Ordering::Relaxed) || !crate::keys::supported() {
         return;
     }
     let size = size_of::<bindings::alloc_tag>();

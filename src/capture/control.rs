@@ -22,15 +22,22 @@
 //! debugfs, as for fault injection: a debugging tool, root's, absent under lockdown.
 
 use super::{
-    report::{Control, Report, View},
+    report::{snapshot, Report, View},
+    site_table::{SiteTable, UNKNOWN},
     sites,
+    sort::sort_by_key,
 };
 use crate::{
-    codetag::{Selection, MAX_SELECTORS},
+    codetag::{self, Selection, MAX_SELECTORS},
     debugfs,
-    seq::listing_fops,
+    seq::{listing_fops, Lines, Listing, SeqWriter, TextWriter},
 };
-use kernel::{c_str, prelude::*};
+use core::fmt::{self, Write};
+use kernel::{
+    alloc::{flags::GFP_KERNEL, KVVec},
+    c_str,
+    prelude::*,
+};
 
 /// A parsed command.
 enum Command {
@@ -124,4 +131,72 @@ pub(crate) fn register() -> Result {
     debugfs::create_file(c_str!("live_stacks"), 0o400, &STACKS);
     debugfs::create_file(c_str!("live_processes"), 0o400, &PROCESSES);
     Ok(())
+}
+
+/// The control file's listing: the pool, then each selection with its sites, made when the
+/// file is opened and shown a line at a time.
+struct Control(Lines);
+
+impl Control {
+    /// Makes the listing. Process context.
+    fn new() -> Result<Self> {
+        let (used, size, dropped, busy) = super::stats();
+        // The records, the sites and the selections' texts, with the registry locked.
+        let registry = codetag::read();
+        let records = snapshot(&registry)?;
+        let mut table = SiteTable::new(&registry)?;
+        let mut selections = KVVec::new();
+        let mut selection_text = KVVec::new();
+        for id in super::ids() {
+            if let Some(selection) = registry.selection(&sites::MARKER, id) {
+                let start = selection_text.len();
+                write!(TextWriter(&mut selection_text), "{selection}").map_err(|_| ENOMEM)?;
+                selections.push((id, start, selection_text.len()), GFP_KERNEL)?;
+            }
+        }
+        drop(registry);
+        for record in records.iter() {
+            table.count(record.tag, record.bytes);
+        }
+        drop(records);
+        // The sites in the order of the sites' table.
+        sort_by_key(&mut table.rows, |r| r.order);
+        let mut out = Lines::new();
+        out.line(format_args!(
+            "capture limit={} size={size} used={used} dropped={dropped} busy={busy}",
+            super::limit()
+        ))?;
+        for &(id, start, end) in selections.iter() {
+            let n = table.rows.iter().filter(|r| r.owner == id).count();
+            let selection = core::str::from_utf8(&selection_text[start..end]).unwrap_or(UNKNOWN);
+            out.line(format_args!(
+                "selection {id} sites={n} unmarked={} select={selection}",
+                sites::unmarked(id)
+            ))?;
+            for (i, row) in table.rows.iter().enumerate() {
+                if row.owner != id {
+                    continue;
+                }
+                let (untracked, untracked_bytes) = SiteTable::untracked(row);
+                out.line(format_args!(
+                    "site selection={id} live={} live_bytes={} untracked={untracked} \
+                     untracked_bytes={untracked_bytes} {}",
+                    row.live,
+                    row.live_bytes,
+                    table.name(i)
+                ))?;
+            }
+        }
+        Ok(Self(out))
+    }
+}
+
+impl Listing for Control {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn show(&mut self, i: usize, w: &mut SeqWriter) -> fmt::Result {
+        self.0.show(i, w)
+    }
 }

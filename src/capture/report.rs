@@ -21,7 +21,7 @@
 
 use super::{
     pool::{self, Kind, Record},
-    sites,
+    site_table::{SiteTable, UNKNOWN},
     sort::sort_by_key,
 };
 #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
@@ -240,115 +240,6 @@ struct Entry {
     site: usize,
 }
 
-/// A captured site as a report sees it.
-struct SiteRow {
-    /// The tag's address: compared with records' tag pointers, never dereferenced once the
-    /// registry is unlocked.
-    tag: usize,
-    /// The selection that captures it.
-    owner: u32,
-    /// Its place among the captured sites, as the sites' table lists them.
-    order: usize,
-    /// Its counters, read with the registry locked.
-    calls: u64,
-    bytes: i64,
-    /// Its records: how many, and their bytes.
-    live: u64,
-    live_bytes: u64,
-    /// Its name, `FILE:LINE [MODULE] func:NAME`, in [`SiteTable::names`].
-    name: (usize, usize),
-}
-
-/// The captured sites and their names, with what their counters hold beyond their records.
-struct SiteTable {
-    /// Sorted by `tag`.
-    rows: KVVec<SiteRow>,
-    names: KVVec<u8>,
-}
-
-/// The name of a site whose record outlived its site's slot: it cannot happen (records go
-/// before their tag is unmarked), but a report says so rather than guess.
-const UNKNOWN: &str = "?";
-
-impl SiteTable {
-    /// Reads the captured sites, with the registry locked by the caller (`registry`).
-    fn new(registry: &codetag::Registry) -> Result<Self> {
-        let mut n = 0;
-        sites::for_each(registry, |_, _| n += 1);
-        let mut rows = KVVec::with_capacity(n, GFP_KERNEL)?;
-        let mut names = KVVec::new();
-        let mut result = Ok(());
-        sites::for_each(registry, |owner, tag| {
-            if result.is_err() || rows.len() == rows.capacity() {
-                return;
-            }
-            let start = names.len();
-            result = write!(TextWriter(&mut names), "{}", tag.codetag()).map_err(|_| ENOMEM);
-            let counters = tag.read();
-            let row = SiteRow {
-                tag: core::ptr::from_ref(tag.codetag()) as usize,
-                owner,
-                order: rows.len(),
-                calls: counters.calls,
-                bytes: counters.bytes,
-                live: 0,
-                live_bytes: 0,
-                name: (start, names.len()),
-            };
-            // Within the capacity reserved above: never allocates.
-            let _ = rows.push(row, GFP_NOWAIT);
-        });
-        result?;
-        sort_by_key(&mut rows, |r| r.tag);
-        Ok(Self { rows, names })
-    }
-
-    /// Returns the index of the site whose tag `tag` is, and counts `bytes` as its record's.
-    fn count(&mut self, tag: *const Codetag, bytes: usize) -> Option<usize> {
-        let tag = tag as usize;
-        let (mut lo, mut hi) = (0, self.rows.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            match self.rows[mid].tag.cmp(&tag) {
-                core::cmp::Ordering::Less => lo = mid + 1,
-                core::cmp::Ordering::Greater => hi = mid,
-                core::cmp::Ordering::Equal => {
-                    let row = &mut self.rows[mid];
-                    row.live += 1;
-                    row.live_bytes = row.live_bytes.saturating_add(bytes as u64);
-                    return Some(mid);
-                }
-            }
-        }
-        None
-    }
-
-    /// The name of site `i`, or [`UNKNOWN`].
-    fn name(&self, i: usize) -> &str {
-        self.rows
-            .get(i)
-            .and_then(|r| self.names.get(r.name.0..r.name.1))
-            .and_then(|n| core::str::from_utf8(n).ok())
-            .unwrap_or(UNKNOWN)
-    }
-
-    /// What site `row`'s counters hold beyond its records: objects and bytes.
-    fn untracked(row: &SiteRow) -> (u64, i64) {
-        (
-            row.calls.saturating_sub(row.live),
-            row.bytes.saturating_sub(row.live_bytes as i64).max(0),
-        )
-    }
-
-    /// What all the sites' counters hold beyond their records.
-    fn untracked_total(&self) -> (u64, i64) {
-        self.rows.iter().fold((0, 0), |(n, b), row| {
-            let (rn, rb) = Self::untracked(row);
-            (n + rn, b.saturating_add(rb))
-        })
-    }
-}
-
 /// Copies the records and reads the sites, with the registry locked until both are taken, and
 /// gives each record its site's index.
 fn take() -> Result<(KVVec<Entry>, SiteTable)> {
@@ -535,72 +426,4 @@ pub(crate) fn write(w: &mut impl Write, view: View) -> Result {
         show(&mut report, i, w).map_err(|_| ENOMEM)?;
     }
     Ok(())
-}
-
-/// The control file's listing: the pool, then each selection with its sites, made when the
-/// file is opened and shown a line at a time.
-pub(crate) struct Control(Lines);
-
-impl Control {
-    /// Makes the listing. Process context.
-    pub(crate) fn new() -> Result<Self> {
-        let (used, size, dropped, busy) = super::stats();
-        // The records, the sites and the selections' texts, with the registry locked.
-        let registry = codetag::read();
-        let records = snapshot(&registry)?;
-        let mut table = SiteTable::new(&registry)?;
-        let mut selections = KVVec::new();
-        let mut selection_text = KVVec::new();
-        for id in super::ids() {
-            if let Some(selection) = registry.selection(&sites::MARKER, id) {
-                let start = selection_text.len();
-                write!(TextWriter(&mut selection_text), "{selection}").map_err(|_| ENOMEM)?;
-                selections.push((id, start, selection_text.len()), GFP_KERNEL)?;
-            }
-        }
-        drop(registry);
-        for record in records.iter() {
-            table.count(record.tag, record.bytes);
-        }
-        drop(records);
-        // The sites in the order of the sites' table.
-        sort_by_key(&mut table.rows, |r| r.order);
-        let mut out = Lines::new();
-        out.line(format_args!(
-            "capture limit={} size={size} used={used} dropped={dropped} busy={busy}",
-            super::limit()
-        ))?;
-        for &(id, start, end) in selections.iter() {
-            let n = table.rows.iter().filter(|r| r.owner == id).count();
-            let selection = core::str::from_utf8(&selection_text[start..end]).unwrap_or(UNKNOWN);
-            out.line(format_args!(
-                "selection {id} sites={n} unmarked={} select={selection}",
-                sites::unmarked(id)
-            ))?;
-            for (i, row) in table.rows.iter().enumerate() {
-                if row.owner != id {
-                    continue;
-                }
-                let (untracked, untracked_bytes) = SiteTable::untracked(row);
-                out.line(format_args!(
-                    "site selection={id} live={} live_bytes={} untracked={untracked} \
-                     untracked_bytes={untracked_bytes} {}",
-                    row.live,
-                    row.live_bytes,
-                    table.name(i)
-                ))?;
-            }
-        }
-        Ok(Self(out))
-    }
-}
-
-impl Listing for Control {
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    fn show(&mut self, i: usize, w: &mut SeqWriter) -> fmt::Result {
-        self.0.show(i, w)
-    }
 }

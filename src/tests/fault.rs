@@ -4,7 +4,9 @@
 //! `__GFP_NOFAIL` never fails; disarming restores it. Selections: the selector grammar and
 //! what each selector matches.
 
-use super::{alloc_pages, dynamic::find_dynamic_in, test_tag, with_tag, LineWriter};
+use super::{
+    alloc_pages, dynamic::find_dynamic_in, overlap::Overlap, test_tag, with_tag, LineWriter,
+};
 use crate::{
     alloc_tag::{dynamic::Pool, AllocTag},
     codetag::{self, Field, Marker, Registry, Selection, TagType},
@@ -232,6 +234,8 @@ const TIMES_EACH: u32 = 50;
 static TIMES_FAILED: AtomicUsize = AtomicUsize::new(0);
 static TIMES_DONE: AtomicUsize = AtomicUsize::new(0);
 static TIMES_START: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+/// Whether the threads ran at once.
+static TIMES_OVERLAP: Overlap = Overlap::new();
 
 /// A thread of [`times_is_exact_under_concurrency`]: waits for the start, then allocates.
 ///
@@ -244,8 +248,12 @@ unsafe extern "C" fn times_thread(_data: *mut c_void) -> core::ffi::c_int {
         core::hint::spin_loop();
         spins += 1;
     }
-    let failed = kmallocs(TIMES_RACE_TAG, TIMES_EACH, bindings::GFP_KERNEL);
-    TIMES_FAILED.fetch_add(failed.count_ones() as usize, Ordering::Relaxed);
+    // One allocation a unit, at least TIMES_EACH, and on until the threads were seen at it at
+    // once: however many there are past TIMES, exactly TIMES fail.
+    TIMES_OVERLAP.run(TIMES_EACH as usize, || {
+        let failed = kmallocs(TIMES_RACE_TAG, 1, bindings::GFP_KERNEL);
+        TIMES_FAILED.fetch_add(failed.count_ones() as usize, Ordering::Relaxed);
+    });
     TIMES_DONE.fetch_add(1, Ordering::Release);
     0
 }
@@ -265,6 +273,7 @@ fn times_is_exact_under_concurrency(test: &Test) {
     TIMES_FAILED.store(0, Ordering::Relaxed);
     TIMES_DONE.store(0, Ordering::Relaxed);
     TIMES_START.store(false, Ordering::Relaxed);
+    TIMES_OVERLAP.reset();
     for t in 0..TIMES_THREADS {
         // SAFETY: `times_thread` ignores its data; the name is a NUL-terminated format with
         // one integer.
@@ -293,6 +302,7 @@ fn times_is_exact_under_concurrency(test: &Test) {
         waits += 1;
     }
     kunit_expect!(test, TIMES_DONE.load(Ordering::Acquire) == TIMES_THREADS);
+    TIMES_OVERLAP.check(test);
     let failed = TIMES_FAILED.load(Ordering::Relaxed);
     kunit_expect!(
         test,

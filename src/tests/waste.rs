@@ -11,7 +11,7 @@
 //! slots, so they run booted with `alloctag.waste_slots=on` (scripts/test.sh's second KUnit
 //! run) and skip without it; pages likewise.
 
-use super::{alloc_pages, dynamic::find_dynamic_in, test_tag, with_tag};
+use super::{alloc_pages, dynamic::find_dynamic_in, overlap::Overlap, test_tag, with_tag};
 use crate::{
     alloc_tag::{waste::Figures, AllocTag},
     kunit::{kunit_expect, kunit_suite, Test},
@@ -765,6 +765,8 @@ test_tag!(RACE_TAG, "alloctag_waste_race");
 /// Threads of [`on_off_racing_allocations`] running, and stopping.
 static RACE_RUNNING: AtomicUsize = AtomicUsize::new(0);
 static RACE_STOP: AtomicBool = AtomicBool::new(false);
+/// Whether the threads ran at once.
+static RACE_OVERLAP: Overlap = Overlap::new();
 
 /// A thread of [`on_off_racing_allocations`]: allocates and frees at [`RACE_TAG`], holding
 /// up to 16 slab objects and 4 blocks of pages (order 0 or 1, which have slots in a boot that
@@ -778,21 +780,23 @@ unsafe extern "C" fn race_thread(_data: *mut c_void) -> core::ffi::c_int {
     let mut pages = [(ptr::null_mut::<bindings::page>(), 0u32); 4];
     let mut i = 0usize;
     while !RACE_STOP.load(Ordering::Acquire) {
-        let slot = &mut held[i % held.len()];
-        if !slot.is_null() {
-            // SAFETY: `*slot` came from kmalloc() or krealloc() above, and is freed once.
-            unsafe { kfree(*slot) };
-        }
-        *slot = kmalloc(RACE_TAG, 24 + i % 200);
-        if i % 8 == 0 {
-            let (page, order) = &mut pages[(i / 8) % 4];
-            if !page.is_null() {
-                // SAFETY: `*page` came from alloc_pages() below with `*order`, freed once.
-                unsafe { bindings::__free_pages(*page, *order) };
+        RACE_OVERLAP.work(|| {
+            let slot = &mut held[i % held.len()];
+            if !slot.is_null() {
+                // SAFETY: `*slot` came from kmalloc() or krealloc() above, and is freed once.
+                unsafe { kfree(*slot) };
             }
-            *order = (i / 32 % 2) as u32;
-            *page = with_tag(RACE_TAG, || alloc_pages(*order));
-        }
+            *slot = kmalloc(RACE_TAG, 24 + i % 200);
+            if i % 8 == 0 {
+                let (page, order) = &mut pages[(i / 8) % 4];
+                if !page.is_null() {
+                    // SAFETY: `*page` came from alloc_pages() below with `*order`, freed once.
+                    unsafe { bindings::__free_pages(*page, *order) };
+                }
+                *order = (i / 32 % 2) as u32;
+                *page = with_tag(RACE_TAG, || alloc_pages(*order));
+            }
+        });
         i += 1;
         if i % 256 == 0 {
             // SAFETY: Process context; lets the toggling thread run.
@@ -820,6 +824,7 @@ fn on_off_racing_allocations(test: &Test) {
     turn(test, false);
     RACE_STOP.store(false, Ordering::Relaxed);
     RACE_RUNNING.store(0, Ordering::Relaxed);
+    RACE_OVERLAP.reset();
     for t in 0..THREADS {
         // SAFETY: `race_thread` ignores its data; the name is a NUL-terminated format with
         // one integer.
@@ -848,6 +853,8 @@ fn on_off_racing_allocations(test: &Test) {
         let _ = figures(test, RACE_TAG);
     }
     turn(test, true);
+    // SAFETY: Process context; the threads allocate in the last period meanwhile.
+    unsafe { bindings::msleep(50) };
     RACE_STOP.store(true, Ordering::Release);
     let mut waits = 0;
     while RACE_RUNNING.load(Ordering::Acquire) > 0 && waits < 3000 {
@@ -860,8 +867,11 @@ fn on_off_racing_allocations(test: &Test) {
         RACE_RUNNING.load(Ordering::Acquire) == 0,
         "threads still running"
     );
+    RACE_OVERLAP.check(test);
     let w = figures(test, RACE_TAG);
     kunit_expect!(test, w.bytes == 0 && w.requested == 0, "{w:?}");
+    // Something was counted in the last period, which the threads' final frees end.
+    kunit_expect!(test, w.allocs > 0, "{w:?}");
     kunit_expect!(test, w.allocs == w.frees, "{w:?}");
     kunit_expect!(
         test,

@@ -137,7 +137,7 @@ static SLOTS_PARAMETER: EarlyParam = EarlyParam::new(c_str!("alloctag.waste_slot
 /// at boot, and each slab vector as it is made, both after the early parameters.
 #[no_mangle]
 pub(crate) extern "C" fn alloctag_waste_slots_reserved() -> bool {
-    crate::profiling::supported()
+    crate::keys::supported()
         && (SLOTS_AT_BOOT.load(Ordering::Relaxed) || AT_BOOT.load(Ordering::Relaxed))
 }
 c_declared!(alloctag_waste_slots_reserved);
