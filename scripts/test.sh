@@ -35,8 +35,12 @@ count() {
 # not listed, a skip the manifest does not expect there, a unit that ran
 # nothing or passed nothing) and sets $mbad to their number, which the stage
 # counts as failures. The check never rewrites the manifest.
+declare -A skipped=([host]=0 [kunit]=0 [guest]=0 [matrix]=0 [readme]=0)
 manifest_check() {
-	local out rc=0
+	local out rc=0 stage=${1%%[-/]*} n
+	# The unit's skipped tests, for the summary (the manifest says which may skip).
+	n=$("$ALLOCTAG_ROOT/scripts/manifest.sh" results "$@" 2>/dev/null | grep -c '^skip ' || true)
+	skipped[$stage]=$((${skipped[$stage]:-0} + n))
 	out=$("$ALLOCTAG_ROOT/scripts/manifest.sh" check "$@" 2>&1) || rc=$?
 	[ -z "$out" ] || printf '%s\n' "$out"
 	mbad=$(grep -c '^manifest: not ok' <<<"$out" || true)
@@ -346,5 +350,6 @@ readme_counts="$p $f"
 
 echo
 echo "summary: host $host_counts, kunit $kunit_counts, guest $guest_pass $guest_fail, matrix $matrix_counts, readme $readme_counts (passed failed)"
+echo "skipped: host ${skipped[host]}, kunit ${skipped[kunit]}, guest ${skipped[guest]}, matrix ${skipped[matrix]}, readme ${skipped[readme]} (each one the manifest lists as skipped there)"
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" = 0 ] && [ "$total_pass" -gt 0 ]
