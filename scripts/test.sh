@@ -321,32 +321,29 @@ count guest "$guest_pass" "$guest_fail"
 # KUnit; arm64), warning-free.
 log "build matrix: waiting for its background builds (logs: $logs/matrix-build-*.log)"
 wait "$background_pid" || true
+# run_counted NAME SCRIPT: runs a stage whose script ends with "NAME: N passed,
+# N failed" and counts it, with its manifest, into ${NAME}_counts.
+run_counted() {
+	local name=$1 script=$2 rc p f
+	"$ALLOCTAG_ROOT/scripts/$script" 2>&1 | tee "$logs/$name.log"
+	rc=${PIPESTATUS[0]}
+	read -r p f < <(sed -n "s/^$name: \([0-9]*\) passed, \([0-9]*\) failed\$/\1 \2/p" "$logs/$name.log" | tail -n 1)
+	p=${p:-0}
+	f=${f:-0}
+	[ "$rc" = 0 ] || [ "$f" -gt 0 ] || f=1
+	manifest_check "$name" "$logs/$name.log"
+	f=$((f + mbad))
+	count "$name" "$p" "$f"
+	printf -v "${name}_counts" '%s %s' "$p" "$f"
+}
 log "build matrix: scripts/build-matrix.sh"
-"$ALLOCTAG_ROOT/scripts/build-matrix.sh" 2>&1 | tee "$logs/matrix.log"
-matrix_rc=${PIPESTATUS[0]}
-read -r p f < <(sed -n 's/^matrix: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$logs/matrix.log" | tail -n 1)
-p=${p:-0}
-f=${f:-0}
-[ "$matrix_rc" = 0 ] || [ "$f" -gt 0 ] || f=1
-manifest_check matrix "$logs/matrix.log"
-f=$((f + mbad))
-count matrix "$p" "$f"
-matrix_counts="$p $f"
+run_counted matrix build-matrix.sh
 
 # 5. The README's commands as it prints them (scripts/check-readme.sh): the
 # demo, which boots kernel-nodebug (built above), and a package of it, whose
 # bindeb-pkg links the kernel again: so it comes last.
 log "README commands: scripts/check-readme.sh"
-"$ALLOCTAG_ROOT/scripts/check-readme.sh" 2>&1 | tee "$logs/readme.log"
-readme_rc=${PIPESTATUS[0]}
-read -r p f < <(sed -n 's/^readme: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$logs/readme.log" | tail -n 1)
-p=${p:-0}
-f=${f:-0}
-[ "$readme_rc" = 0 ] || [ "$f" -gt 0 ] || f=1
-manifest_check readme "$logs/readme.log"
-f=$((f + mbad))
-count readme "$p" "$f"
-readme_counts="$p $f"
+run_counted readme check-readme.sh
 
 echo
 echo "summary: host $host_counts, kunit $kunit_counts, guest $guest_pass $guest_fail, matrix $matrix_counts, readme $readme_counts (passed failed)"
