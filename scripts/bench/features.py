@@ -1,0 +1,221 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The reports of the feature runs of scripts/bench.sh: fault injection (--fault),
+capture (--capture) and page tags in page flags (--pgflags).
+"""
+
+import os
+import re
+import statistics
+
+from boots import ALLOC_TESTS, LABEL, LOG_RE, SHORT, load, ratios, same_boot, spread, table, values
+
+
+def feature_table(boots, kernel, idle_title, phases, mode="icount", extra=()):
+    """Per allocation test: kernel/(c) with the feature idle, each of `phases` (phase,
+    column title) over the idle phase of the same boot of `kernel`, and each of `extra`
+    (column title, function of the test giving ratios)."""
+    k = SHORT[kernel]
+    rows = []
+    for test in ALLOC_TESTS:
+        idle = ratios(boots, mode, kernel, "rust", "on", test)
+        rows.append([
+            f"`{test}`",
+            spread(values(boots, mode, "rust", "on", test)),
+            spread(values(boots, mode, kernel, "on", test)),
+            spread(idle, 4),
+            ("-" if not idle else "yes" if statistics.median(idle) <= 1.005 else "**no**"),
+        ] + [spread(same_boot(boots, mode, kernel, phase, test), 4) for phase, _ in phases]
+            + [spread(f(test), 4) for _, f in extra])
+    return table(["test", "(c) ns/op", f"{k} ns/op", f"{k}/(c) {idle_title}", "≤ 1.005"]
+                 + [title for _, title in phases] + [title for title, _ in extra], rows)
+
+
+def fault_table(boots, mode="icount"):
+    """Per allocation test: (d)/(c) with nothing armed, and (d) armed over (d) unarmed."""
+    return feature_table(boots, "fault", "nothing armed", [("armed-elsewhere", "(d) armed elsewhere / unarmed"),
+                                          ("armed-p0", "(d) site armed p=0 / unarmed")], mode)
+
+
+def capture_table(boots, mode="icount"):
+    """Per allocation test: (e)/(c) with nothing selected (waste accounting off, no slots),
+    (e) selected over unselected; booted with waste accounting's slots reserved, over (c) with
+    it off, and on over off in the same boot."""
+    return feature_table(boots, "capture", "nothing selected",
+                         [("selected-elsewhere", "(e) selected elsewhere / none"),
+                          ("selected", "(e) site selected / none")], mode,
+                         [("(e+slots)/(c) waste off",
+                           lambda test: ratios(boots, mode, "waste", "rust", "on", test)),
+                          ("(e+slots) waste on / off",
+                           lambda test: same_boot(boots, mode, "waste", "waste-on", test))])
+
+
+def print_run_env(out_dir):
+    """Prints run.env's settings as a list."""
+    try:
+        with open(os.path.join(out_dir, "run.env")) as f:
+            for line in f:
+                if "=" in line:
+                    k, v = line.rstrip("\n").split("=", 1)
+                    print(f"- {k}: `{v}`")
+    except OSError:
+        pass
+
+
+def print_header(out_dir, title, kernels, note=lambda k: ""):
+    """Prints the title, run.env's settings and each kernel's icount boots; returns the boots."""
+    boots = load(out_dir)
+    print(f"# alloctag benchmark: {title}")
+    print()
+    print_run_env(out_dir)
+    for k in kernels:
+        print(f"- {LABEL[k]}: {len(boots.get((k, 'icount'), {}))} icount boots{note(k)}")
+    return boots
+
+
+def capture_main(out_dir):
+    p = print
+    boots = print_header(out_dir, "capture of live objects and waste accounting",
+                         ["rust", "capture", "waste"])
+    status = next((b.info["capture_status"][0]
+                   for _, b in sorted(boots.get(("capture", "icount"), {}).items())
+                   if b.info.get("capture_status")), None)
+    if status:
+        p(f"- capture status after the selected phase: `{status}`")
+    pool = next((b.info["capture_pool_bytes"][0]
+                 for _, b in sorted(boots.get(("capture", "icount"), {}).items())
+                 if b.info.get("capture_pool_bytes")), None)
+    limit = re.search(r"limit=(\d+)", status or "")
+    if pool and limit and int(pool) > 0:
+        p(f"- the record pool, from /proc/allocinfo's src/capture/pool.rs lines while "
+          f"capture is on: {pool} bytes for {limit.group(1)} records, "
+          f"{int(pool) / int(limit.group(1)):.1f} bytes per record")
+    def slab_kb(kernel):
+        kb = [int(b.info["meminfo_Slab"][0])
+              for _, b in sorted(boots.get((kernel, "icount"), {}).items())
+              if b.info.get("meminfo_Slab")]
+        return statistics.median(kb) if kb else None
+
+    plain, slotted = slab_kb("capture"), slab_kb("waste")
+    if plain and slotted:
+        p(f"- /proc/meminfo's Slab right after boot, median: (e) {plain:.0f} kB, (e+slots) "
+          f"{slotted:.0f} kB ({slotted - plain:+.0f} kB: the slots of every slab vector, and "
+          f"the larger kmalloc() caches some vectors then need)")
+    vec = next((b.info["waste_vector_bytes"][0]
+                for _, b in sorted(boots.get(("waste", "icount"), {}).items())
+                if b.info.get("waste_vector_bytes")), None)
+    if vec:
+        p(f"- slab extension vectors of the caches other than kmalloc()'s (alloc_slab_obj_exts "
+          f"in /proc/allocinfo, 4 bytes per object their waste slots) after the waste phase "
+          f"of (e+slots): {vec} bytes")
+    p()
+    p("Instructions per allocation and free under -icount (1 ns per instruction), profiling "
+      "on. (e)/(c) pairs the boots of one round with nothing selected and waste accounting "
+      "off, as (e) boots by default (no slots); the selected columns compare phases of the "
+      "same (e) boot: a selection of a site that never allocates (the static key on), and "
+      "every benchmark site selected (each allocation recorded with its stack, each free "
+      "dropping the record). (e+slots) is (e) booted with alloctag.waste_slots=on: over (c) "
+      "with waste accounting off (the slots' cost off), and waste accounting on over off in "
+      "the same boot.")
+    p()
+    p(capture_table(boots))
+
+
+def rust_sites_table(boots, kernels, mode="icount"):
+    """Per kernel: a plain-API Rust call site (dynamic tag) against alloc_hooks! (static tag)
+    and a C call site, in the same boot; and the first use of a new line."""
+    rows = []
+    for k in kernels:
+        bb = [b for _, b in sorted(boots.get((k, mode), {}).items())]
+        if not bb:
+            continue
+        per = lambda num, den: [b.ns("on", num) / b.ns("on", den) for b in bb
+                                if b.ns("on", num) and b.ns("on", den)]
+        plain_hooks = per("rust-plain-64", "rust-alloc_hooks-64")
+        rows.append([
+            SHORT[k],
+            spread([b.ns("on", "rust-plain-64") for b in bb], 1),
+            spread([b.ns("on", "rust-alloc_hooks-64") for b in bb], 1),
+            spread([b.ns("on", "c-krealloc-64") for b in bb], 1),
+            spread(plain_hooks, 4),
+            ("-" if not plain_hooks else "yes" if statistics.median(plain_hooks) <= 1.1
+             else "**no**"),
+            spread(per("rust-plain-64", "c-krealloc-64"), 4),
+            spread([b.ns("on", "rust-first-use-64") for b in bb], 0),
+            spread([b.ns("on", "rust-first-use-64", "alloc_ns") for b in bb], 0),
+        ])
+    return table(["kernel", "plain ns/op", "`alloc_hooks!` ns/op", "C ns/op",
+                  "plain / `alloc_hooks!`", "≤ 1.1", "plain / C", "first use ns/op",
+                  "first use: allocation ns"], rows)
+
+
+def fault_main(out_dir):
+    p = print
+    boots = print_header(out_dir, "per-call-site fault injection", ["rust", "fault"])
+    p()
+    p("Instructions per allocation and free under -icount (1 ns per instruction), profiling "
+      "on. (d)/(c) pairs the boots of one round; the armed columns compare phases of the same "
+      "(d) boot.")
+    p()
+    p(fault_table(boots))
+    p()
+    p("## Rust call sites, profiling on")
+    p()
+    p("A 64-byte `KBox` through the plain API (`rust-plain-64`, charged to its line through a "
+      "dynamic tag) against `alloc_hooks!` (`rust-alloc_hooks-64`, a static tag) and a C call "
+      "site (`c-krealloc-64`), in the same boot; the first use is the first allocation and free "
+      "at each of 16 new lines, which makes each line's tag.")
+    p()
+    p(rust_sites_table(boots, ["rust", "fault"]))
+
+
+# Issue 24's goals for page tags in page flags, (f)/(a) with profiling on.
+PGFLAGS_GOALS = {"pages-order0": 1.06, "pages-order3": 1.04}
+
+
+def page_ext_line(out_dir, kernel):
+    """What the first boot of `kernel` logged about page_ext and page tags."""
+    for name in sorted(os.listdir(out_dir)):
+        m = LOG_RE.match(name)
+        if not m or m.group(1) != kernel:
+            continue
+        with open(os.path.join(out_dir, name), errors="replace") as f:
+            lines = [l.strip()[len("alloctag-bench-info: dmesg="):] for l in f
+                     if l.startswith("alloctag-bench-info: dmesg=")
+                     and ("page_ext" in l or "page tags in page flags" in l)]
+        return "; ".join(f"`{l}`" for l in lines) or "no page_ext, no page tags in page flags"
+    return "-"
+
+
+def pgflags_table(boots, phase, mode="icount"):
+    """Per allocation test: (c)/(a) and (f)/(a), boots of one round paired, and (f)/(c)."""
+    rows = []
+    for test in ALLOC_TESTS:
+        f_a = ratios(boots, mode, "pgflags", "nop", phase, test)
+        goal = PGFLAGS_GOALS.get(test) if phase == "on" else 1.01
+        met = "-" if not f_a or goal is None else (
+            "yes" if statistics.median(f_a) <= goal else "**no**")
+        rows.append([
+            f"`{test}`",
+            spread(values(boots, mode, "nop", phase, test)),
+            spread(ratios(boots, mode, "rust", "nop", phase, test)),
+            spread(f_a),
+            spread(ratios(boots, mode, "pgflags", "rust", phase, test)),
+            f"≤ {goal}: {met}" if goal else "-",
+        ])
+    return table(["test", "(a) ns/op", "(c)/(a)", "(f)/(a)", "(f)/(c)", "goal"], rows)
+
+
+def pgflags_main(out_dir):
+    p = print
+    boots = print_header(out_dir, "page tags in page flags", ["nop", "rust", "pgflags"],
+                         lambda k: f"; boot log: {page_ext_line(out_dir, k)}")
+    p()
+    p("Instructions per allocation and free under -icount (1 ns per instruction). (f) is "
+      "kernel (c) booted with `sysctl.vm.mem_profiling=1,compressed`; ratios pair the boots of "
+      "one round.")
+    for phase, title in [("on", "profiling enabled (vm.mem_profiling=1)"),
+                         ("off", "profiling disabled at run time (vm.mem_profiling=0)")]:
+        p()
+        p(f"## Allocators, {title}, -icount")
+        p()
+        p(pgflags_table(boots, phase))
