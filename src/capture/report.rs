@@ -21,14 +21,14 @@
 
 use super::{
     pool::{self, Kind, Record},
-    site_table::{SiteTable, UNKNOWN},
+    site_table::SiteTable,
     sort::sort_by_key,
 };
 #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
 use crate::alloc_tag::AllocTag;
 use crate::{
-    codetag::{self, Codetag},
-    seq::{Lines, Listing, SeqWriter, TextWriter},
+    codetag,
+    seq::{Listing, SeqWriter},
 };
 use core::{
     cmp::Reverse,

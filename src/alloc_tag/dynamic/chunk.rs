@@ -7,7 +7,7 @@
 //!
 //! C header: [`include/linux/alloc_tag.h`](srctree/include/linux/alloc_tag.h)
 
-use super::{Pool, Slot, CHUNK_TAGS};
+use super::{Pool, Slot, CHUNK_TAGS, POOL};
 use crate::alloc_tag::AllocTag;
 use crate::rwsem::{RwSem, RwSemStorage};
 use core::sync::atomic::Ordering;
