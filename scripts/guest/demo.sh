@@ -155,6 +155,7 @@ if [ -w "$waste" ]; then
 	# Some churn of its own: files made and removed.
 	for i in $(seq 1 200); do echo $i >/tmp/churn.$i; rm /tmp/churn.$i; done
 	sleep 5
+	cat "$waste"
 	section "the ten sites with the most slack: head of /proc/allocwaste sorted by slack"
 	head -3 /proc/allocwaste
 	grep -v '^#\|^allocwaste' /proc/allocwaste | sort -k3,3nr | head -n 10
