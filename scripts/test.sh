@@ -83,7 +83,9 @@ clear_weakening_env() {
 		KUNIT_TIMEOUT KUNIT_BUILD_DIR QEMU_FAULT_INJECTION QEMU_SMP QEMU_TIMEOUT \
 		MATRIX_ARM64_TREE KERNEL_TREE SERIES_WORKTREE LINUX_TARBALL BINDGEN INSMOD \
 		ALLOCINFO VERBOSE; do
-		if [ -n "${!v+x}" ]; then
+		# Only what the caller's environment passed (exported): lib.sh sets
+		# some of these itself, unexported, as defaults.
+		if [[ "$(declare -p "$v" 2>/dev/null)" == "declare -x"* ]]; then
 			cleared="$cleared $v"
 			unset "$v"
 		fi
