@@ -23,6 +23,10 @@ set -euo pipefail
 . "$ALLOCTAG_ROOT/scripts/series.sh"
 
 out=${1:?usage: scripts/export-patches.sh OUTDIR}
+# OUTDIR is emptied first: never the checkout or a folder of it (patches/).
+case "$(realpath -m "$out")/" in
+"$ALLOCTAG_ROOT"/*) die "OUTDIR must be outside this checkout, not $out" ;;
+esac
 # The checkout the series is made in, kept for the next export (which then
 # rewrites only the files the series touches).
 tree=${SERIES_WORKTREE:-$BUILD_DIR/series-work}
@@ -37,7 +41,8 @@ email=$(git -C "$ALLOCTAG_ROOT" config user.email || echo "alloctag@localhost")
 date=$(git -C "$ALLOCTAG_ROOT" log -1 --format=%cI 2>/dev/null || date -u -Iseconds)
 export GIT_COMMITTER_NAME=$name GIT_COMMITTER_EMAIL=$email GIT_COMMITTER_DATE=$date
 
-mapfile -t patches < <(series_patches)
+list=$(series_patches) # an assignment: its die stops the export
+mapfile -t patches <<<"$list"
 for i in "${!STEPS[@]}"; do
 	p=${patches[$i]}
 	# --empty=keep: a patch whose files are all this checkout's has a

@@ -28,17 +28,22 @@ tree=${1:-$SRC_TREE}
 tree=$(realpath "$tree")
 SERIES_MODE=graft
 state=$tree/.alloctag-graft
-mapfile -t patches < <(series_patches)
+# An assignment, not a process substitution, so that series_patches' die stops
+# the graft.
+list=$(series_patches)
+mapfile -t patches <<<"$list"
 
 # The kernel files the patches edit or add.
 mapfile -t files < <(sed -n 's|^+++ b/\(.*\)$|\1|p' "${patches[@]}" | LC_ALL=C sort -u)
 
 # Their pristine content, saved the first time the series edits them. A file
 # that already carries alloctag's code was grafted some other way: it is no
-# pristine copy.
-mkdir -p "$state/pristine"
+# pristine copy. Nor is a link into this checkout: a file of ours, which no
+# patch may edit.
+mkdir -p "$state/pristine" "$state/grafted"
 for f in "${files[@]}"; do
 	[ -e "$state/pristine/$f" ] || [ -e "$state/absent/$f" ] && continue
+	[ ! -L "$tree/$f" ] || die "patches edit $f, which is a file of this checkout (a link in $tree): move it out of series.sh's files first"
 	if [ -e "$tree/$f" ]; then
 		! grep -q 'alloctag' "$tree/$f" ||
 			die "$tree/$f already holds alloctag's code, and $state has no pristine copy of it: graft a pristine tree"
@@ -63,13 +68,27 @@ for f in "${files[@]}"; do
 done
 for p in "${patches[@]}"; do
 	grep -q '^+++ b/' "$p" || continue # a patch that only adds our files
-	if ! out=$(cd "$scratch/t" && GIT_CEILING_DIRECTORIES=$scratch git apply --whitespace=error-all "$p" 2>&1); then
+	if ! out=$(cd "$scratch/t" && env -u GIT_DIR -u GIT_WORK_TREE -u GIT_INDEX_FILE \
+		GIT_CEILING_DIRECTORIES="$scratch" git apply --whitespace=error-all "$p" 2>&1); then
 		printf '%s\n' "$out" >&2
 		die "patches/${p##*/} does not apply to the pristine files and the patches before it"
 	fi
 done
 
-# Into the tree: only what changed.
+# Into the tree: only what changed. A file that differs from what the last
+# graft wrote was edited by hand: it is kept, and the graft stops, so that
+# the edit is folded into its patch (scripts/refresh-patch.sh) or undone,
+# never lost.
+edited=()
+for f in "${files[@]}"; do
+	if [ -e "$tree/$f" ] && [ -e "$state/grafted/$f" ] && ! cmp -s "$state/grafted/$f" "$tree/$f" &&
+		! cmp -s "$scratch/t/$f" "$tree/$f"; then
+		edited+=("$f")
+	fi
+done
+[ ${#edited[@]} = 0 ] || die "edited in $tree since the last graft: ${edited[*]}
+fold each edit into its patch (scripts/refresh-patch.sh N), or undo it
+(cp $state/grafted/FILE $tree/FILE), then graft again"
 changed=0
 for f in "${files[@]}"; do
 	if ! cmp -s "$scratch/t/$f" "$tree/$f"; then
@@ -78,17 +97,28 @@ for f in "${files[@]}"; do
 		cp "$scratch/t/$f" "$tree/$f"
 		changed=$((changed + 1))
 	fi
+	mkdir -p "$(dirname "$state/grafted/$f")"
+	cmp -s "$scratch/t/$f" "$state/grafted/$f" || cp "$scratch/t/$f" "$state/grafted/$f"
 done
 # Files the last graft edited and this series does not: pristine again.
 if [ -f "$state/files" ]; then
+	declare -A in_series=()
+	for f in "${files[@]}"; do
+		in_series[$f]=1
+	done
 	while IFS= read -r f; do
-		printf '%s\n' "${files[@]}" | grep -qxF -- "$f" && continue
+		# (Not printf | grep -q: under pipefail, grep's early exit fails
+		# printf with SIGPIPE at random, and a file of the series was taken
+		# for one it dropped.)
+		[ -z "${in_series[$f]:-}" ] || continue
 		if [ -e "$state/absent/$f" ]; then
 			rm -f "$tree/$f" "$state/absent/$f"
 		elif [ -e "$state/pristine/$f" ]; then
-			cp -p "$state/pristine/$f" "$tree/$f"
+			# A new time: the objects built from the edited file are older.
+			cp "$state/pristine/$f" "$tree/$f"
 			rm -f "$state/pristine/$f"
 		fi
+		rm -f "$state/grafted/$f"
 		changed=$((changed + 1))
 	done <"$state/files"
 fi
@@ -99,4 +129,4 @@ for s in "${STEPS[@]}"; do
 	run_files "$s"
 done
 # A file the series no longer names leaves a dangling link: drop it.
-find "$tree/lib/alloctag" -xtype l -delete
+find "$tree/lib/alloctag" "$tree/rust/kernel" "$tree/Documentation/mm" -xtype l -delete

@@ -55,7 +55,8 @@ n=${1:?usage: scripts/refresh-patch.sh N [FILE...]}
 shift
 case "$n" in '' | *[!0-9]*) die "N must be a patch's number, not '$n'" ;; esac
 n=$((10#$n))
-mapfile -t patches < <(series_patches)
+list=$(series_patches) # an assignment: its die stops the refresh
+mapfile -t patches <<<"$list"
 [ "$n" -ge 1 ] && [ "$n" -le "${#patches[@]}" ] || die "there is no patch $n (1 to ${#patches[@]})"
 [ -f "$SRC_TREE/.alloctag-graft/files" ] || die "no grafted tree at $SRC_TREE: run scripts/prepare-tree.sh"
 
@@ -66,6 +67,15 @@ done
 
 mapfile -t files < <(cat "$SRC_TREE/.alloctag-graft/files")
 files+=("$@")
+# A file the series did not edit yet: the graft takes its pristine content
+# from the tree the first time, which now holds the edit; give it the
+# pristine tree's instead.
+for f in "$@"; do
+	[ -e "$SRC_TREE/.alloctag-graft/pristine/$f" ] && continue
+	mkdir -p "$(dirname "$SRC_TREE/.alloctag-graft/pristine/$f")"
+	git -C "$work" show "base:$f" >"$SRC_TREE/.alloctag-graft/pristine/$f" ||
+		die "$f is not in the pristine tree"
+done
 for f in "${files[@]}"; do
 	[ -e "$SRC_TREE/$f" ] || die "$SRC_TREE/$f does not exist"
 	[ ! -L "$SRC_TREE/$f" ] || die "$f is one of this checkout's files (a link), not a kernel file: edit it here"
