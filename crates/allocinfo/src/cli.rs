@@ -114,7 +114,8 @@ pub struct MetricsArgs {
     #[command(flatten)]
     pub input: InputArgs,
     /// Write the metrics to FILE atomically (a temporary file in its
-    /// directory, then a rename), e.g. /var/lib/node_exporter/textfile_collector/allocinfo.prom.
+    /// directory, then a rename), e.g. /var/lib/node_exporter/textfile_collector/allocinfo.prom;
+    /// a symlink's target is replaced, a device or FIFO written through; `-` is standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// The fault-injection control file, read if it exists.
@@ -519,7 +520,7 @@ pub struct DiffArgs {
 pub struct SnapshotArgs {
     #[command(flatten)]
     pub input: InputArgs,
-    /// Directory for allocinfo-YYYYmmddTHHMMSSZ.txt (UTC), or a file name.
+    /// Directory for allocinfo-YYYYmmddTHHMMSSZ.txt (UTC), or a file name; `-` is standard output.
     #[arg(
         short = 'o',
         long = "output",

@@ -15,6 +15,7 @@ mod debugfs;
 mod fail;
 mod input;
 mod metrics;
+mod outfile;
 mod snapshot;
 mod time;
 mod via;
@@ -233,8 +234,9 @@ fn run(cli: Cli) -> Result<()> {
             )
         }
         Cmd::Snapshot(a) => {
-            let path = snapshot::write(&a.input.path(), &a.output)?;
-            writeln!(io::stdout().lock(), "{}", path.display()).context(STDOUT)?;
+            if let Some(path) = snapshot::write(&a.input.path(), &a.output)? {
+                writeln!(io::stdout().lock(), "{}", path.display()).context(STDOUT)?;
+            }
             Ok(())
         }
         Cmd::Watch(a) => watch::run(a),
@@ -313,15 +315,7 @@ fn run(cli: Cli) -> Result<()> {
                 }
             };
             let svg = allocinfo_treemap::render_with_slack(&tags, &opts, slack.as_ref());
-            if a.output.as_os_str() == "-" {
-                let mut out = io::stdout().lock();
-                out.write_all(svg.as_bytes()).context(STDOUT)?;
-                out.flush().context(STDOUT)?;
-            } else {
-                std::fs::write(&a.output, svg)
-                    .with_context(|| format!("writing {}", a.output.to_string_lossy()))?;
-            }
-            Ok(())
+            outfile::write(&a.output, svg.as_bytes())
         }
     }
 }

@@ -21,10 +21,10 @@ use crate::input;
 use allocinfo_output::prometheus::escape_label;
 use allocinfo_output::{Command, Format, Meta, Source, TableOptions};
 use allocinfo_report::Query;
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
-use std::io::{self, Write};
+use std::io;
 use std::path::Path;
 
 /// One metric family: its samples are written together after its HELP
@@ -277,49 +277,11 @@ pub fn render(args: &MetricsArgs) -> Result<String> {
     Ok(out)
 }
 
-/// Writes `text` to `path` atomically: a temporary file in the same
-/// directory (not ending in .prom, so the collector skips it), synced,
-/// readable by all, then renamed over `path`.
-pub fn write_atomically(path: &Path, text: &str) -> Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .ok_or_else(|| anyhow!("{}: not a file name", path.display()))?;
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| -> io::Result<()> {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        use std::os::unix::fs::PermissionsExt;
-        f.set_permissions(std::fs::Permissions::from_mode(0o644))?;
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        bail!("writing {}: {e}", path.display());
-    }
-    Ok(())
-}
-
 pub fn run(args: MetricsArgs) -> Result<()> {
     let text = render(&args)?;
     match &args.output {
-        Some(path) => write_atomically(path, &text),
-        None => {
-            let mut out = io::stdout().lock();
-            out.write_all(text.as_bytes()).context(crate::STDOUT)?;
-            out.flush().context(crate::STDOUT)
-        }
+        Some(path) => crate::outfile::write(path, text.as_bytes()),
+        None => crate::write_stdout(text.as_bytes()),
     }
 }
 
@@ -346,25 +308,5 @@ mod tests {
         assert!(out.contains("allocinfo_capture_untracked_objects{selection=\"1\",file=\"lib/t.c\",line=\"172\",module=\"t\",function=\"hold\"} 3\n"));
         assert!(capture("bogus line\n").is_err());
         assert!(capture("site selection=1 live=x lib/t.c:1 func:f\n").is_err());
-    }
-
-    #[test]
-    fn atomic_writes_leave_no_temporary_file() {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path();
-        let path = dir.join("allocinfo.prom");
-        std::fs::write(&path, "old\n").unwrap();
-        write_atomically(&path, "new\n").unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new\n");
-        let names: Vec<_> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(names, ["allocinfo.prom"]);
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o644);
-        let err = write_atomically(&dir.join("no/such/dir/x.prom"), "x").unwrap_err();
-        assert!(err.to_string().starts_with("writing "), "{err}");
     }
 }

@@ -323,6 +323,54 @@ fn snapshot_copies_verbatim_with_timestamped_names() {
     assert!(!bad.exists());
 }
 
+/// `snapshot -o -` writes the profile to standard output, as `treemap -o -`
+/// and `metrics -o -` do: no file named `-`.
+#[test]
+fn snapshot_output_dash_is_standard_output() {
+    let dir = scratch("snapshot-dash");
+    let src = data_dir().join("linux-6.12.txt");
+    let out = Command::new(BIN)
+        .args(["snapshot", "-o", "-"])
+        .arg(&src)
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        out.stdout == std::fs::read(&src).unwrap(),
+        "stdout is not the profile"
+    );
+    assert!(!dir.join("-").exists());
+}
+
+/// Malformed waste figures beside the profile do not cost the profile: it
+/// is saved, and the figures are warned about and left out.
+#[test]
+fn snapshot_saves_the_profile_beside_malformed_waste_figures() {
+    let dir = scratch("snapshot-bad-waste");
+    let src = dir.join("allocinfo");
+    std::fs::copy(data_dir().join("linux-6.12.txt"), &src).unwrap();
+    std::fs::write(dir.join("allocwaste"), "not waste figures\n").unwrap();
+    let to = dir.join("out");
+    std::fs::create_dir(&to).unwrap();
+    let out = Command::new(BIN)
+        .args(["snapshot", "-o"])
+        .arg(&to)
+        .arg(&src)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("warning") && err.contains("allocwaste"),
+        "{err}"
+    );
+    let saved = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim_end());
+    assert_eq!(std::fs::read(&saved).unwrap(), std::fs::read(&src).unwrap());
+    let names: Vec<_> = std::fs::read_dir(&to).unwrap().collect();
+    assert_eq!(names.len(), 1, "no waste copy");
+}
+
 #[test]
 fn watch_plain_prints_count_frames() {
     let start = Instant::now();
