@@ -33,7 +33,10 @@ use std::path::Path;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let matches = Cli::command().get_matches();
+    let matches = match Cli::command().try_get_matches() {
+        Ok(m) => m,
+        Err(e) => return clap_exit(e),
+    };
     // The subcommands named, for the usage printed with a usage error.
     let mut path = Vec::new();
     let mut m = &matches;
@@ -46,16 +49,34 @@ fn main() -> ExitCode {
         Err(e) => e.exit(),
     };
     match run(cli) {
+        Err(e) if e.downcast_ref::<Usage>().is_some() => usage_exit(&path, &e.to_string()),
+        result => exit_code(result),
+    }
+}
+
+/// The exit status of a run: 0, 0 for a reader that has gone (`allocinfo
+/// top | head` is not an error), 1 for an error, said on standard error.
+fn exit_code(result: Result<()>) -> ExitCode {
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
-        Err(e) => match e.downcast_ref::<Usage>() {
-            Some(u) => usage_exit(&path, &u.0),
-            None => {
-                eprintln!("allocinfo: error: {e:#}");
-                ExitCode::FAILURE
-            }
-        },
+        Err(e) => {
+            eprintln!("allocinfo: error: {e:#}");
+            ExitCode::FAILURE
+        }
     }
+}
+
+/// Exits as clap does, except that `--help` and `--version` are written
+/// like every other output: a write error is exit status 1 (clap ignores
+/// it), a closed pipe 0. On a terminal clap prints them, in colour.
+fn clap_exit(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind::{DisplayHelp, DisplayVersion};
+    use std::io::IsTerminal;
+    if !matches!(e.kind(), DisplayHelp | DisplayVersion) || io::stdout().is_terminal() {
+        e.exit()
+    }
+    exit_code(write_stdout(e.render().to_string().as_bytes()))
 }
 
 /// A usage error found after parsing: exit status 2, with the usage of
@@ -246,9 +267,10 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Waste(a) => waste::run(a),
         Cmd::Metrics(a) => metrics::run(a),
         Cmd::Completions(a) => {
-            let mut cmd = Cli::command();
-            clap_complete::generate(a.shell, &mut cmd, "allocinfo", &mut io::stdout().lock());
-            Ok(())
+            // clap_complete panics on a write error: generated here, written below.
+            let mut script = Vec::new();
+            clap_complete::generate(a.shell, &mut Cli::command(), "allocinfo", &mut script);
+            write_stdout(&script)
         }
         Cmd::Man => {
             let mut out = io::stdout().lock();

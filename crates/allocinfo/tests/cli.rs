@@ -257,6 +257,49 @@ fn broken_pipe_is_not_an_error() {
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }
 
+/// Output that cannot be written is exit status 1 with a message, for
+/// completions, --help and --version as for every command; a reader that
+/// has gone (a closed pipe) is exit status 0, quietly.
+#[test]
+fn completions_help_and_version_say_write_errors() {
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
+    for args in [
+        &["completions", "bash"][..],
+        &["--help"],
+        &["--version"],
+        &["top", "--help"],
+        &["man"],
+    ] {
+        let out = Command::new(BIN)
+            .args(args)
+            .stdout(full())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?} into /dev/full: {err}");
+        assert!(err.contains("No space left on device"), "{args:?}: {err}");
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = Command::new(BIN)
+            .args(args)
+            .stdout(writer)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?} into a closed pipe: {err}"
+        );
+        assert_eq!(err, "", "{args:?}");
+    }
+}
+
 #[test]
 fn snapshot_copies_verbatim_with_timestamped_names() {
     let dir = scratch("snapshot");
