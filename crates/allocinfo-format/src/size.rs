@@ -23,6 +23,18 @@ pub fn format_iec(bytes: i64) -> String {
     format!("{sign}{number} {unit}")
 }
 
+/// [`format_iec`] of an unsigned count, to 2^64 - 1 (`16 EiB`, as numfmt's 16E).
+///
+/// ```
+/// use allocinfo_format::size::format_iec_u64;
+/// assert_eq!(format_iec_u64(u64::MAX), "16 EiB");
+/// assert_eq!(format_iec_u64(4096), "4.0 KiB");
+/// ```
+pub fn format_iec_u64(bytes: u64) -> String {
+    let (number, unit) = scale(bytes);
+    format!("{number} {unit}")
+}
+
 /// Like [`format_iec`], with a `+` before positive values (for deltas).
 pub fn format_iec_delta(bytes: i64) -> String {
     if bytes > 0 {

@@ -214,7 +214,11 @@ fn run(cli: Cli) -> Result<()> {
                             o.now_ns, n.now_ns
                         );
                     }
-                    Some(waste::rates(Some(o), n, &query))
+                    let figures = waste::rates(Some(o), n, &query);
+                    if let Some(note) = figures.note() {
+                        eprintln!("{note}");
+                    }
+                    Some(figures.rates)
                 }
                 (None, None) => None,
                 (o, _) => {

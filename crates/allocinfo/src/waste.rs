@@ -8,7 +8,7 @@ use crate::capture::age;
 use crate::cli::{WasteArgs, WasteCmd, WasteShowArgs, WasteSort};
 use crate::debugfs::{Control, Trust};
 use crate::input;
-use allocinfo_format::size::format_iec;
+use allocinfo_format::size::format_iec_u64;
 use allocinfo_format::waste::{Waste, WasteSite};
 use allocinfo_output::Rates;
 use allocinfo_report::{GroupBy, Key, Query};
@@ -146,18 +146,29 @@ pub struct Totals {
 }
 
 impl Totals {
-    pub fn of(waste: &Waste) -> Totals {
+    /// The sums; a sum past 64 bits is an error, as `top` refuses one.
+    pub fn of(waste: &Waste) -> Result<Totals> {
         let mut t = Totals::default();
         for s in &waste.sites {
+            let add = |sum: u64, v: u64, what: &str| {
+                sum.checked_add(v).ok_or_else(|| {
+                    anyhow!(
+                        "the {what} of the call sites sum past 64 bits (at {}:{}): \
+                         not figures a kernel reports",
+                        s.tag.file,
+                        s.tag.line
+                    )
+                })
+            };
             t.sites += 1;
-            t.bytes = t.bytes.saturating_add(s.bytes);
-            t.requested = t.requested.saturating_add(s.requested);
-            t.slack = t.slack.saturating_add(s.slack);
-            t.allocs = t.allocs.saturating_add(s.allocs);
-            t.frees = t.frees.saturating_add(s.frees);
-            t.untracked = t.untracked.saturating_add(s.untracked);
+            t.bytes = add(t.bytes, s.bytes, "bytes")?;
+            t.requested = add(t.requested, s.requested, "requested bytes")?;
+            t.slack = add(t.slack, s.slack, "slack")?;
+            t.allocs = add(t.allocs, s.allocs, "allocations")?;
+            t.frees = add(t.frees, s.frees, "frees")?;
+            t.untracked = add(t.untracked, s.untracked, "untracked bytes")?;
         }
-        t
+        Ok(t)
     }
 
     /// Slack as a share of the bytes, 0 without bytes.
@@ -186,10 +197,10 @@ pub fn slab_bytes(meminfo: &str) -> Option<u64> {
             return None;
         }
         let value: u64 = words.next()?.parse().ok()?;
+        // The kernel always says kB; a bare number is no meminfo line.
         match words.next() {
             Some("kB") => value.checked_mul(1024),
-            None => Some(value),
-            Some(_) => None,
+            _ => None,
         }
     })
 }
@@ -225,6 +236,7 @@ fn show(args: &WasteShowArgs) -> Result<()> {
     let path = args.path();
     let waste = input::load_waste(&path)?;
     let slab = slab(args, &path)?;
+    let totals = Totals::of(&waste).with_context(|| path.display().to_string())?;
     if !waste.on {
         eprintln!(
             "allocinfo: note: waste accounting is off: the figures are frozen as they were \
@@ -238,7 +250,7 @@ fn show(args: &WasteShowArgs) -> Result<()> {
         None => Some(20),
     };
     let text = if args.json {
-        let v = json(&waste, args.sort, limit, slab);
+        let v = json(&waste, &totals, args.sort, limit, slab);
         if args.pretty {
             format!("{}\n", serde_json::to_string_pretty(&v)?)
         } else {
@@ -246,14 +258,20 @@ fn show(args: &WasteShowArgs) -> Result<()> {
         }
     } else {
         let name = allocinfo_output::source_name(&path.to_string_lossy()).to_owned();
-        table(&waste, &name, args.sort, limit, slab, args.exact)
+        table(&waste, &totals, &name, args.sort, limit, slab, args.exact)
     };
     crate::write_stdout(text.as_bytes())
 }
 
 /// The JSON document: the header's figures, the sites (at most `limit`)
 /// and the totals over all sites.
-pub fn json(waste: &Waste, sort: WasteSort, limit: Option<usize>, slab: Option<u64>) -> Value {
+pub fn json(
+    waste: &Waste,
+    t: &Totals,
+    sort: WasteSort,
+    limit: Option<usize>,
+    slab: Option<u64>,
+) -> Value {
     let sites: Vec<Value> = sorted(waste, sort)
         .into_iter()
         .take(limit.unwrap_or(usize::MAX))
@@ -272,7 +290,6 @@ pub fn json(waste: &Waste, sort: WasteSort, limit: Option<usize>, slab: Option<u
             })
         })
         .collect();
-    let t = Totals::of(waste);
     json!({
         "version": waste.version.to_string(),
         "state": waste.state(),
@@ -301,6 +318,7 @@ fn percent(v: f64) -> String {
 /// The table: a header line, one row per site (at most `limit`), then the totals.
 pub fn table(
     waste: &Waste,
+    t: &Totals,
     name: &str,
     sort: WasteSort,
     limit: Option<usize>,
@@ -311,7 +329,7 @@ pub fn table(
         if exact {
             v.to_string()
         } else {
-            format_iec(i64::try_from(v).unwrap_or(i64::MAX))
+            format_iec_u64(v)
         }
     };
     let state = if waste.on {
@@ -389,7 +407,6 @@ pub fn table(
     } else if rows.len() < n {
         out.push_str(&format!("({} of {n} rows; -n 0 shows all)\n", rows.len()));
     }
-    let t = Totals::of(waste);
     out.push_str(&format!(
         "total: {} allocated, {} requested, {} slack ({} of the bytes), {} untracked\n",
         size(t.bytes),
@@ -408,51 +425,92 @@ pub fn table(
     out
 }
 
+/// Allocations per second per row, and how many call sites' counts fell.
+#[derive(Debug, Default)]
+pub struct RateFigures {
+    pub rates: Rates,
+    /// Call sites whose count fell within one accounting period: no rate.
+    pub fell: usize,
+}
+
+impl RateFigures {
+    /// The note said with a table that shows these rates, if one is due.
+    pub fn note(&self) -> Option<String> {
+        (self.fell > 0).then(|| {
+            format!(
+                "allocinfo: note: ALLOCS/S is - for {} call site{} whose allocation count fell \
+                 between the two reads (counters that went back are not a rate)",
+                self.fell,
+                if self.fell == 1 { "" } else { "s" }
+            )
+        })
+    }
+}
+
 /// Allocations per second per row of `query`'s grouping, from two reads
 /// of the waste figures: the allocations counted between them over the
 /// time between them (`now_ns`). A site missing from `old` (a module
-/// loaded in between) counts from 0. Empty when there is no `old`, or when
+/// loaded in between) counts from 0. When the accounting was turned off
+/// and on again between the reads (`since_ns` moved: the counters start
+/// from 0), the counts are over the new period alone. A count that fell
+/// within one period has no rate. Empty when there is no `old`, or when
 /// `new` is not later than `old` (another boot).
-pub fn rates(old: Option<&Waste>, new: &Waste, query: &Query) -> Rates {
-    let mut rates = Rates::new();
+pub fn rates(old: Option<&Waste>, new: &Waste, query: &Query) -> RateFigures {
+    let mut figures = RateFigures::default();
     let Some(old) = old else {
-        return rates;
+        return figures;
     };
     if new.now_ns <= old.now_ns {
-        return rates;
+        return figures;
     }
-    let seconds = (new.now_ns - old.now_ns) as f64 / 1e9;
+    let restarted = new.since_ns != old.since_ns;
+    let from_ns = if restarted {
+        new.since_ns.max(old.now_ns)
+    } else {
+        old.now_ns
+    };
+    if new.now_ns <= from_ns {
+        return figures;
+    }
+    let seconds = (new.now_ns - from_ns) as f64 / 1e9;
     let mut before: BTreeMap<Key, u64> = BTreeMap::new();
-    for s in &old.sites {
-        let e = before.entry(Key::of(&s.tag, GroupBy::Site)).or_default();
-        *e = e.saturating_add(s.allocs);
+    if !restarted {
+        for s in &old.sites {
+            let e = before.entry(Key::of(&s.tag, GroupBy::Site)).or_default();
+            *e = e.saturating_add(s.allocs);
+        }
     }
     let mut now: BTreeMap<Key, u64> = BTreeMap::new();
     for s in &new.sites {
         let e = now.entry(Key::of(&s.tag, GroupBy::Site)).or_default();
         *e = e.saturating_add(s.allocs);
     }
-    let mut counted: BTreeMap<Key, u64> = BTreeMap::new();
+    let mut counted: BTreeMap<Key, Option<u64>> = BTreeMap::new();
     for s in new.sites.iter().filter(|s| query.filter.matches(&s.tag)) {
         let site = Key::of(&s.tag, GroupBy::Site);
         let Some(allocs) = now.remove(&site) else {
             continue; // Identical call sites were summed at their first.
         };
-        let delta = allocs.saturating_sub(before.get(&site).copied().unwrap_or(0));
+        let delta = allocs.checked_sub(before.get(&site).copied().unwrap_or(0));
+        if delta.is_none() {
+            figures.fell += 1;
+        }
         let keys: Vec<Key> = if query.group_by == GroupBy::Tree {
             Key::tree(&s.tag).collect()
         } else {
             vec![Key::of(&s.tag, query.group_by)]
         };
         for key in keys {
-            let e = counted.entry(key).or_default();
-            *e = e.saturating_add(delta);
+            let e = counted.entry(key).or_insert(Some(0));
+            *e = e.zip(delta).map(|(a, b)| a.saturating_add(b));
         }
     }
     for (key, n) in counted {
-        rates.insert(key, n as f64 / seconds);
+        if let Some(n) = n {
+            figures.rates.insert(key, n as f64 / seconds);
+        }
     }
-    rates
+    figures
 }
 
 #[cfg(test)]
@@ -562,6 +620,42 @@ mod tests {
         assert_eq!(slab_bytes(text), Some(512 << 20));
         assert_eq!(slab_bytes("MemTotal: 1 kB\n"), None);
         assert_eq!(slab_bytes("Slab: x kB\n"), None);
+        assert_eq!(slab_bytes("Slab: 5\n"), None);
+    }
+
+    fn figures_since(since_ns: u64, now_ns: u64, lines: &str) -> Waste {
+        let text = format!(
+            "allocwaste - version: 1.0\n# state: on since_ns: {since_ns} now_ns: {now_ns}\n#\n{lines}"
+        );
+        Waste::parse(text.as_bytes()).unwrap()
+    }
+
+    /// Accounting turned off and on between two reads (`since_ns` moved,
+    /// the counters zeroed): the rate is over the new period alone; a
+    /// count that fell within one period has no rate ("-"), and is counted
+    /// for a note.
+    #[test]
+    fn rates_honour_the_accounting_period() {
+        let site = |s: &str| {
+            let t: allocinfo_format::Tag = format!("0 0 {s}").parse().unwrap();
+            Key::of(&t, GroupBy::Site)
+        };
+        let q = Query::default();
+        let old = figures_since(0, 10_000_000_000, "0 0 0 1000 0 0 mm/a.c:1 func:f\n");
+        // On again at 11 s; 40 allocations counted by 12 s: 40 per second.
+        let new = figures_since(
+            11_000_000_000,
+            12_000_000_000,
+            "0 0 0 40 0 0 mm/a.c:1 func:f\n",
+        );
+        let r = rates(Some(&old), &new, &q);
+        assert_eq!(r.rates[&site("mm/a.c:1 func:f")], 40.0);
+        assert_eq!(r.fell, 0);
+        // The same period, a falling count: no rate, said.
+        let fallen = figures_since(0, 12_000_000_000, "0 0 0 900 0 0 mm/a.c:1 func:f\n");
+        let r = rates(Some(&old), &fallen, &q);
+        assert!(!r.rates.contains_key(&site("mm/a.c:1 func:f")));
+        assert_eq!(r.fell, 1);
     }
 
     #[test]
@@ -576,7 +670,7 @@ mod tests {
              0 0 0 8 0 0 fs/c.c:3 [m] func:h\n",
         );
         let q = Query::default();
-        let r = rates(Some(&old), &new, &q);
+        let r = rates(Some(&old), &new, &q).rates;
         let site = |s: &str| {
             let t: allocinfo_format::Tag = format!("0 0 {s}").parse().unwrap();
             Key::of(&t, GroupBy::Site)
@@ -592,7 +686,7 @@ mod tests {
             group_by: GroupBy::Module,
             ..Query::default()
         };
-        let r = rates(Some(&old), &new, &by_module);
+        let r = rates(Some(&old), &new, &by_module).rates;
         assert_eq!(r[&Key::Module(Some("m".into()))], 24.0);
         assert_eq!(r[&Key::Module(None)], 100.0);
         let tree = Query {
@@ -600,10 +694,13 @@ mod tests {
             ..Query::default()
         };
         assert_eq!(
-            rates(Some(&old), &new, &tree)[&Key::Tree("mm/".into())],
+            rates(Some(&old), &new, &tree).rates[&Key::Tree("mm/".into())],
             120.0
         );
-        assert!(rates(None, &new, &q).is_empty());
-        assert!(rates(Some(&new), &old, &q).is_empty(), "time went back");
+        assert!(rates(None, &new, &q).rates.is_empty());
+        assert!(
+            rates(Some(&new), &old, &q).rates.is_empty(),
+            "time went back"
+        );
     }
 }

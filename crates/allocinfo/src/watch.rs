@@ -4,19 +4,24 @@
 //!
 //! As slabtop and top: a read that fails (a file rewritten while read)
 //! keeps the last good frame, says why on an error line and retries next
-//! interval; SIGTERM and SIGHUP restore the terminal as q does; a terminal
-//! too small to draw in says so; `-c N` leaves its last frame on screen.
+//! interval; SIGTERM, SIGHUP and SIGINT restore the terminal as q does, and
+//! so does the terminal going away ([`keys`]); Ctrl-Z stops watch as a
+//! shell's job; a terminal too small to draw in says so; `-c N` leaves its
+//! last frame on screen.
+
+mod keys;
 
 use crate::cli::WatchArgs;
 use crate::input::{self, Loaded};
 use crate::time::Utc;
-use allocinfo_output::{Command, Format, Meta, Rates, TableOptions};
+use crate::waste::RateFigures;
+use allocinfo_output::{Command, Format, Meta, TableOptions};
 use allocinfo_report::{Query, Report, SortKey};
 use anyhow::{Context, Result};
-use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use crossterm::style::{Attribute, Print, SetAttribute};
 use crossterm::terminal::{self, ClearType};
 use crossterm::{cursor, execute, queue};
+use keys::{Input, Key, TICK};
 use std::io::{self, IsTerminal, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -56,7 +61,7 @@ impl Watcher {
 
     /// Allocations per second since the previous frame, when the kernel's
     /// waste figures are read with the profile (`None`: no ALLOCS/S column).
-    fn rates(&self) -> Result<Option<Rates>> {
+    fn rates(&self) -> Result<Option<RateFigures>> {
         let Some(new) = &self.cur.waste else {
             return Ok(None);
         };
@@ -202,13 +207,17 @@ fn run_plain(w: &mut Watcher) -> Result<()> {
         if w.frame > 1 && w.format == Format::Table {
             writeln!(out)?;
         }
+        let rates = w.rates()?;
+        if let Some(note) = rates.as_ref().and_then(RateFigures::note) {
+            eprintln!("{note}");
+        }
         allocinfo_output::write_with_rates(
             &mut out,
             w.format,
             &report,
             &w.meta(),
             &table,
-            w.rates()?.as_ref(),
+            rates.as_ref().map(|r| &r.rates),
         )
         .context(crate::STDOUT)?;
         out.flush().context(crate::STDOUT)?;
@@ -255,15 +264,20 @@ struct Screen;
 
 impl Screen {
     fn enter() -> Result<Screen> {
-        terminal::enable_raw_mode()?;
-        let screen = Screen;
-        execute!(io::stdout(), terminal::EnterAlternateScreen, cursor::Hide)?;
+        Screen::resume()?;
         let default_hook = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             Screen::restore();
             default_hook(info);
         }));
-        Ok(screen)
+        Ok(Screen)
+    }
+
+    /// Raw mode and the alternate screen, at start and after Ctrl-Z.
+    fn resume() -> Result<()> {
+        terminal::enable_raw_mode()?;
+        execute!(io::stdout(), terminal::EnterAlternateScreen, cursor::Hide)?;
+        Ok(())
     }
 
     fn restore() {
@@ -274,6 +288,16 @@ impl Screen {
             terminal::LeaveAlternateScreen
         );
         let _ = terminal::disable_raw_mode();
+    }
+
+    /// Ctrl-Z: the terminal restored, stopped as a shell's job (SIGTSTP);
+    /// full screen again when continued (`fg`).
+    fn suspend(&self) -> Result<()> {
+        Screen::restore();
+        // SAFETY: raise(3) has no memory effects; SIGTSTP's default action
+        // stops this process until SIGCONT.
+        unsafe { libc::raise(libc::SIGTSTP) };
+        Screen::resume()
     }
 }
 
@@ -298,9 +322,9 @@ fn frame_lines(w: &Watcher, cols: usize, rows: usize) -> Result<Vec<String>> {
         no_limit_hint: true,
         pretty: false,
     };
-    let rates = w.rates()?;
-    let wide =
-        allocinfo_output::table::render_with_rates(&report, &w.meta(), &opts, rates.as_ref());
+    let figures = w.rates()?;
+    let rates = figures.as_ref().map(|f| &f.rates);
+    let wide = allocinfo_output::table::render_with_rates(&report, &w.meta(), &opts, rates);
     // The last column (call site, module, ...) starts after the last
     // two-space gap of the column header (line 4).
     let key_at = wide
@@ -316,12 +340,16 @@ fn frame_lines(w: &Watcher, cols: usize, rows: usize) -> Result<Vec<String>> {
         return Ok(textwrap(&msg, cols.max(1)));
     }
     opts.width = Some(cols);
-    let mut lines =
-        allocinfo_output::table::render_with_rates(&report, &w.meta(), &opts, rates.as_ref());
-    if let Some(error) = &w.error {
-        // The last good frame stays; the error line takes the last row.
+    let mut lines = allocinfo_output::table::render_with_rates(&report, &w.meta(), &opts, rates);
+    let note = figures.as_ref().and_then(RateFigures::note);
+    let last = match (&w.error, note) {
+        (Some(error), _) => Some(format!("error: {error}")),
+        (None, Some(note)) => Some(note.trim_start_matches("allocinfo: ").to_owned()),
+        (None, None) => None,
+    };
+    if let Some(mut line) = last {
+        // The last good frame stays; the error line (or the note) takes the last row.
         lines.truncate(rows - 1);
-        let mut line = format!("error: {error}");
         if let Some((i, _)) = line.char_indices().nth(cols) {
             line.truncate(i);
         }
@@ -383,6 +411,9 @@ fn draw(w: &Watcher) -> Result<Vec<String>> {
 
 fn run_terminal(w: &mut Watcher) -> Result<()> {
     let stop = stop_flag()?;
+    let resized = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGWINCH, Arc::clone(&resized))?;
+    let mut tty = keys::Terminal::open().context("opening the terminal for keys")?;
     let screen = Screen::enter()?;
     loop {
         let lines = draw(w)?;
@@ -401,34 +432,26 @@ fn run_terminal(w: &mut Watcher) -> Result<()> {
             .checked_duration_since(Instant::now())
             .filter(|d| !d.is_zero())
         {
-            // SIGTERM and SIGHUP end watch as q does (the Screen's drop
-            // restores the terminal); polls are short to notice them.
+            // A signal ends watch as q does (the Screen's drop restores
+            // the terminal); waits are short to notice it.
             if stop.load(Ordering::Relaxed) {
                 return Ok(());
             }
-            if !event::poll(left.min(Duration::from_millis(50)))? {
-                continue;
+            if resized.swap(false, Ordering::Relaxed) {
+                draw(w)?;
             }
-            match event::read()? {
-                Event::Key(key) if key.kind != KeyEventKind::Release => match key.code {
-                    KeyCode::Char('q' | 'Q') | KeyCode::Esc => return Ok(()),
-                    KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-                        return Ok(());
-                    }
-                    KeyCode::Char('s' | 'S') => {
-                        w.sort = w.sort.next();
-                        draw(w)?;
-                    }
-                    KeyCode::Char('r' | 'R') => {
-                        w.reverse = !w.reverse;
-                        draw(w)?;
-                    }
-                    _ => {}
-                },
-                Event::Resize(..) => {
-                    draw(w)?;
+            let keys = match tty.wait(left.min(TICK)) {
+                Input::Gone => return Ok(()),
+                Input::Keys(keys) => keys,
+            };
+            for key in keys {
+                match key {
+                    Key::Quit => return Ok(()),
+                    Key::Sort => w.sort = w.sort.next(),
+                    Key::Reverse => w.reverse = !w.reverse,
+                    Key::Suspend => screen.suspend()?,
                 }
-                _ => {}
+                draw(w)?;
             }
         }
         if stop.load(Ordering::Relaxed) {

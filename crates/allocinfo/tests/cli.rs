@@ -660,10 +660,15 @@ impl Screen {
     /// Waits until `needle` has been written; fails after a generous
     /// deadline or when the output ends without it.
     fn wait_for(&self, needle: &str) {
+        self.wait_for_times(needle, 1)
+    }
+
+    /// Waits until `needle` has been written `times` times.
+    fn wait_for_times(&self, needle: &str, times: usize) {
         let deadline = Instant::now() + Duration::from_secs(60);
         let (lock, cond) = &*self.text;
         let mut t = lock.lock().unwrap();
-        while !t.0.contains(needle) {
+        while t.0.matches(needle).count() < times {
             let now = Instant::now();
             assert!(
                 now < deadline && !t.1,
@@ -794,6 +799,82 @@ fn watch_full_screen_restores_the_terminal_on_sigterm_and_sighup() {
             "{signal}: cursor shown and screen left"
         );
     }
+}
+
+/// Whether process `pid` has ended (gone, or a zombie not yet reaped).
+fn ended(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with(['Z', 'X'])),
+    }
+}
+
+/// The terminal going away (tmux's session killed, an ssh connection
+/// dropped: here the pseudo-terminal's master closed with script(1)
+/// killed) ends the full-screen watch, within a few intervals.
+#[test]
+fn watch_full_screen_exits_when_its_terminal_goes_away() {
+    let (mut child, screen) = watch_in_pty(120, 30, "-i 0.2");
+    screen.wait_for("sorted by bytes");
+    let pid = pty_child(&child);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !ended(&pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let still = !ended(&pid);
+    if still {
+        let _ = Command::new("kill").args(["-KILL", &pid]).status();
+    }
+    assert!(!still, "watch runs on without its terminal");
+}
+
+/// Ctrl-Z stops watch as a shell's job, the terminal restored first; `fg`
+/// brings the full screen back. Run under a shell with job control (in an
+/// orphaned process group the kernel discards SIGTSTP, as for any program).
+#[test]
+fn watch_full_screen_ctrl_z_stops_as_a_job() {
+    let file = data_dir().join("linux-6.12.txt");
+    let job = format!(
+        "set -m; '{BIN}' watch -i 0.2 '{}'; echo stopped:\\$?; fg; echo ended:\\$?",
+        file.display()
+    );
+    let command = format!("stty cols 120 rows 30; exec bash -c \"{job}\"");
+    let mut child = Command::new("script")
+        .args(["-qfec", &command, "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("script(1) from util-linux");
+    let mut stdin = child.stdin.take().unwrap();
+    let screen = Screen::read(child.stdout.take().unwrap());
+    screen.wait_for("sorted by bytes");
+    stdin.write_all(b"\x1a").unwrap();
+    stdin.flush().unwrap();
+    screen.wait_for("stopped:148");
+    // Continued: the full screen again, and q quits it.
+    screen.wait_for_times("\x1b[?1049h", 2);
+    stdin.write_all(b"q").unwrap();
+    stdin.flush().unwrap();
+    screen.wait_for("ended:0");
+    drop(stdin);
+    child.wait().unwrap();
+    let text = screen.finish();
+    let stopped = text.find("stopped:148").unwrap();
+    assert!(
+        text[..stopped].contains("\x1b[?1049l"),
+        "the screen is left before the job stops"
+    );
+    let ended = text.find("ended:0").unwrap();
+    assert!(
+        text[stopped..ended].contains("\x1b[?1049l"),
+        "and left again at the end: {:?}",
+        &text[stopped..]
+    );
 }
 
 /// Item 7: `-c N` leaves its last frame on the screen; a narrow terminal

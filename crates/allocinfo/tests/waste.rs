@@ -676,3 +676,42 @@ fn completions_and_manual_page_know_waste() {
         "{help}"
     );
 }
+
+/// A site's figures are u64: 2^64 - 1 bytes is 16 EiB (numfmt --to=iec:
+/// 16E), not clamped to 8 EiB; sums past 64 bits are refused, as `top`
+/// refuses them; a huge `Slab:` is shown as it is.
+#[test]
+fn waste_sizes_are_u64_and_sums_past_64_bits_are_refused() {
+    let dir = scratch("u64");
+    let header = "allocwaste - version: 1.0\n# state: on since_ns: 5000000000 now_ns: 65000000000\n\
+        #      <bytes>  <requested>      <slack>     <allocs>      <frees>  <untracked> <tag info>\n";
+    let max = u64::MAX;
+    let one = format!("{header}{max} 0 {max} 1 0 0 mm/a.c:1 func:a\n");
+    std::fs::write(dir.join("one.txt"), &one).unwrap();
+    let text = ok_in(&dir, &["waste", "one.txt"]);
+    assert!(text.contains("16 EiB"), "{text}");
+    assert!(!text.contains("8.0 EiB"), "{text}");
+    let two = format!("{one}{max} 0 {max} 1 0 0 mm/b.c:2 func:b\n");
+    std::fs::write(dir.join("two.txt"), &two).unwrap();
+    let err = String::from_utf8(failure_in(&dir, &["waste", "two.txt"]).stderr).unwrap();
+    assert!(err.contains("past 64 bits"), "{err}");
+    // A Slab: of 2^54 kB is 16 EiB too.
+    std::fs::write(dir.join("meminfo"), "Slab:       18014398509481983 kB\n").unwrap();
+    let text = ok_in(&dir, &["waste", "one.txt", "--meminfo", "meminfo"]);
+    assert!(!text.contains("8.0 EiB"), "{text}");
+    assert!(text.contains("16 EiB"), "{text}");
+}
+
+/// `Slab:` without its unit is not a meminfo line: refused, not read as bytes.
+#[test]
+fn meminfo_slab_without_a_unit_is_refused() {
+    let dir = scratch("slab-unit");
+    std::fs::write(dir.join("meminfo"), "Slab:  5\n").unwrap();
+    let waste = waste_dir().join("allocwaste.txt");
+    let out = failure_in(
+        &dir,
+        &["waste", waste.to_str().unwrap(), "--meminfo", "meminfo"],
+    );
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("Slab:"), "{err}");
+}
