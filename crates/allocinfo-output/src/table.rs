@@ -178,7 +178,7 @@ pub fn render_with_rates(
         GroupBy::Tree => "PATH PREFIX",
     };
     let mut key = column(key_title, |r| {
-        let mut k = r.key.to_string();
+        let mut k = crate::printable(&r.key.to_string()).into_owned();
         if !r.sums.accurate && r.key.group_by() == GroupBy::Site {
             k.push_str(" accurate:no");
         }

@@ -300,6 +300,35 @@ fn completions_help_and_version_say_write_errors() {
     }
 }
 
+/// Control characters in names (an escape sequence in a function or
+/// module name) never reach the terminal raw from top or query: they are
+/// escaped as \xNN, as the SVG replaces them.
+#[test]
+fn control_characters_in_names_are_escaped() {
+    let dir = scratch("control-chars");
+    let file = dir.join("p.txt");
+    std::fs::write(
+        &file,
+        "allocinfo - version: 1.0\n#     <size>  <calls> <tag info>\n\
+         4096 1 mm/a.c:1 [m\x1b[31m] func:evil\x1b[2J\x07 \n",
+    )
+    .unwrap();
+    for args in [
+        &["top"][..],
+        &["top", "-b", "module"],
+        &["query", "--via", "text"],
+    ] {
+        let out = Command::new(BIN).args(args).arg(&file).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            !text.contains('\x1b') && !text.contains('\x07'),
+            "{args:?}: {text:?}"
+        );
+        assert!(text.contains("\\x1b[31m"), "{args:?}: {text}");
+    }
+}
+
 #[test]
 fn snapshot_copies_verbatim_with_timestamped_names() {
     let dir = scratch("snapshot");
