@@ -13,6 +13,7 @@
 //! Grouping by stack and by process, and the age filter, are done here from
 //! that one report. No I/O; [`control`] talks to the files.
 
+pub mod args;
 pub mod control;
 pub mod listing;
 

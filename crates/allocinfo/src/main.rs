@@ -9,28 +9,34 @@
 //! accounting on and off; `allocinfo-ioctl` reads the profile through
 //! the kernel's ioctl (`query`, `top`; see `via`).
 
+mod args;
 mod capture;
 mod cli;
 mod debugfs;
+mod diff;
 mod fail;
 mod input;
 mod metrics;
 mod outfile;
+mod query;
 mod snapshot;
 mod time;
+mod top;
+mod treemap;
 mod via;
 mod waste;
 mod watch;
 
 use allocinfo_format::Tag;
-use allocinfo_output::{Command, Format, Meta, Source};
-use allocinfo_report::{Filter, SortKey};
+use allocinfo_output::{Format, Meta, Source};
+use allocinfo_report::Filter;
 use anyhow::{Context, Result};
 use clap::{CommandFactory, FromArgMatches};
-use cli::{Cli, Cmd, ViaArgs};
+use cli::{Cli, Cmd};
 use std::io::{self, Write};
 use std::path::Path;
 use std::process::ExitCode;
+use via::ViaArgs;
 
 fn main() -> ExitCode {
     let matches = match Cli::command().try_get_matches() {
@@ -130,220 +136,44 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 }
 
 /// `--via ioctl` with a file is a usage error (exit status 2).
-fn check_via(args: &ViaArgs, input: &Path) -> Result<()> {
+pub fn check_via(args: &ViaArgs, input: &Path) -> Result<()> {
     via::plan(args.via, input).map(drop).map_err(usage)
 }
 
+/// One function per command; each starts from its arguments' checks.
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Cmd::Top(a) => {
-            let format = a.output.format();
-            let file = a.input.path();
-            check_via(&a.via, &file)?;
-            if a.view.sort.is_some_and(|s| s.is_delta()) {
-                return Err(usage(format!(
-                    "--sort {} needs two profiles: use it with diff or watch",
-                    a.view.sort_key(SortKey::Bytes)
-                )));
-            }
-            let query = a.view.query(&a.filter, format, SortKey::Bytes, false)?;
-            let (loaded, taken) = via::load_profile(&file, &a.via)?;
-            if a.via.verbose {
-                let n = loaded.profile.tags.len();
-                eprintln!("{}", via::describe("top", &loaded.path, &taken, n, "tag"));
-            }
-            warn_unmatched(&query.filter, &loaded.profile.tags, &loaded.path);
-            let report = query.top(&loaded.profile);
-            let meta = Meta {
-                command: Command::Top,
-                source: loaded.source(),
-                old_source: None,
-            };
-            print(format, &report, &meta, a.view.exact, a.output.pretty)
-        }
-        Cmd::Query(a) => {
-            let file = a.input.path();
-            check_via(&a.via, &file)?;
-            let filter = a.filter.filter();
-            if !filter.is_valid() {
-                return Err(usage(
-                    "--min-size is above --max-size (the kernel refuses such a filter)",
-                ));
-            }
-            let (tags, taken) = via::query(&file, &a.via, &filter)?;
-            let tags: Vec<Tag> = tags
-                .into_iter()
-                .filter(|t| a.filter.names_match(t))
-                .collect();
-            let path = file.to_string_lossy().into_owned();
-            if a.via.verbose {
-                let line = via::describe("query", &path, &taken, tags.len(), "matching tag");
-                eprintln!("{line}");
-            }
-            if tags.is_empty() && a.filter.has_names() {
-                eprintln!(
-                    "allocinfo: warning: the name patterns and filters match no tag in {}",
-                    allocinfo_output::source_name(&path)
-                );
-            }
-            let mut out = io::BufWriter::new(io::stdout().lock());
-            if a.json {
-                allocinfo_output::tags::write_json(&mut out, &path, &tags, a.pretty)
-                    .context(STDOUT)?;
-            } else {
-                allocinfo_output::tags::write_lines(&mut out, &tags).context(STDOUT)?;
-            }
-            out.flush().context(STDOUT)?;
-            Ok(())
-        }
-        Cmd::Diff(a) => {
-            let format = a.output.format();
-            if a.old.as_os_str() == "-" && a.new.as_os_str() == "-" {
-                return Err(usage("only one of OLD and NEW can be standard input"));
-            }
-            let old = input::load_with_waste(&a.old, input::waste_companion(&a.old).as_deref())?;
-            let new = input::load_with_waste(&a.new, input::waste_companion(&a.new).as_deref())?;
-            let query = a
-                .view
-                .query(&a.filter, format, SortKey::DeltaBytes, !a.all)?;
-            let rates = match (&old.waste, &new.waste) {
-                (Some(o), Some(n)) => {
-                    if n.now_ns <= o.now_ns {
-                        eprintln!(
-                            "allocinfo: note: no allocation rates: the new waste figures are not later than the old (now_ns {} then {}; another boot?)",
-                            o.now_ns, n.now_ns
-                        );
-                    }
-                    let figures = waste::rates(Some(o), n, &query);
-                    if let Some(note) = figures.note() {
-                        eprintln!("{note}");
-                    }
-                    Some(figures.rates)
-                }
-                (None, None) => None,
-                (o, _) => {
-                    let (with, without) = if o.is_some() {
-                        (&a.old, &a.new)
-                    } else {
-                        (&a.new, &a.old)
-                    };
-                    eprintln!(
-                        "allocinfo: note: no allocation rates: waste figures next to {} but none next to {}",
-                        with.display(),
-                        without.display()
-                    );
-                    None
-                }
-            };
-            let both: Vec<Tag> = old
-                .profile
-                .tags
-                .iter()
-                .chain(&new.profile.tags)
-                .cloned()
-                .collect();
-            warn_unmatched(&query.filter, &both, "either profile");
-            let report = query.diff(&old.profile, &new.profile);
-            let meta = Meta {
-                command: Command::Diff,
-                source: new.source(),
-                old_source: Some(old.source()),
-            };
-            print_with_rates(
-                format,
-                &report,
-                &meta,
-                a.view.exact,
-                a.output.pretty,
-                rates.as_ref(),
-            )
-        }
-        Cmd::Snapshot(a) => {
-            if let Some(path) = snapshot::write(&a.input.path(), &a.output)? {
-                writeln!(io::stdout().lock(), "{}", path.display()).context(STDOUT)?;
-            }
-            Ok(())
-        }
+        Cmd::Top(a) => top::run(a),
+        Cmd::Query(a) => query::run(a),
+        Cmd::Diff(a) => diff::run(a),
+        Cmd::Snapshot(a) => snapshot::run(a),
         Cmd::Watch(a) => watch::run(a),
+        Cmd::Treemap(a) => treemap::run(a),
         Cmd::Fail(a) => fail::control::run(a),
         Cmd::Capture(a) => capture::control::run(a),
         Cmd::Live(a) => capture::control::live(a),
         Cmd::Waste(a) => waste::run(a),
         Cmd::Metrics(a) => metrics::run(a),
-        Cmd::Completions(a) => {
-            // clap_complete panics on a write error: generated here, written below.
-            let mut script = Vec::new();
-            clap_complete::generate(a.shell, &mut Cli::command(), "allocinfo", &mut script);
-            write_stdout(&script)
-        }
-        Cmd::Man => {
-            let mut out = io::stdout().lock();
-            clap_mangen::Man::new(Cli::command())
-                .render(&mut out)
-                .context(STDOUT)?;
-            out.flush().context(STDOUT)?;
-            Ok(())
-        }
-        Cmd::Treemap(a) => {
-            let loaded = input::load(&a.input.path())?;
-            let filter = a.filter.filter();
-            warn_unmatched(&filter, &loaded.profile.tags, &loaded.path);
-            let tags: Vec<_> = loaded
-                .profile
-                .tags
-                .iter()
-                .filter(|t| filter.matches(t) && filter.min_bytes.is_none_or(|min| t.bytes >= min))
-                .collect();
-            let title = a.title.clone().unwrap_or_else(|| {
-                format!(
-                    "allocinfo treemap: {}",
-                    allocinfo_output::source_name(&loaded.path)
-                )
-            });
-            let opts = allocinfo_treemap::Options {
-                width: a.width,
-                height: a.height,
-                title,
-            };
-            let slack = match a.color {
-                cli::ColorBy::Dir => None,
-                cli::ColorBy::Slack => {
-                    let input = a.input.path();
-                    let path = a
-                        .waste
-                        .clone()
-                        .or_else(|| input::waste_companion(&input))
-                        .ok_or_else(|| {
-                            usage(
-                                "--color slack with a profile on standard input needs --waste FILE",
-                            )
-                        })?;
-                    let waste = input::load_waste(&path).context("--color slack")?;
-                    // Identical call sites, merged in the picture, are merged here.
-                    let mut sums = std::collections::BTreeMap::<String, (u64, u64)>::new();
-                    for s in &waste.sites {
-                        let e = sums.entry(s.tag.location().to_string()).or_default();
-                        e.0 = e.0.saturating_add(s.slack);
-                        e.1 = e.1.saturating_add(s.bytes);
-                    }
-                    let ratios: allocinfo_treemap::SlackRatios = sums
-                        .into_iter()
-                        .map(|(name, (slack, bytes))| {
-                            let r = if bytes == 0 {
-                                0.0
-                            } else {
-                                slack as f64 / bytes as f64
-                            };
-                            (name, r)
-                        })
-                        .collect();
-                    Some(ratios)
-                }
-            };
-            let svg = allocinfo_treemap::render_with_slack(&tags, &opts, slack.as_ref());
-            outfile::write(&a.output, svg.as_bytes())
-        }
+        Cmd::Completions(a) => completions(a),
+        Cmd::Man => man(),
     }
+}
+
+/// `allocinfo completions SHELL`. clap_complete panics on a write error:
+/// the script is generated here and written as every output is.
+fn completions(a: cli::CompletionsArgs) -> Result<()> {
+    let mut script = Vec::new();
+    clap_complete::generate(a.shell, &mut Cli::command(), "allocinfo", &mut script);
+    write_stdout(&script)
+}
+
+/// `allocinfo man`: the manual page, in roff.
+fn man() -> Result<()> {
+    let mut page = Vec::new();
+    clap_mangen::Man::new(Cli::command())
+        .render(&mut page)
+        .context(STDOUT)?;
+    write_stdout(&page)
 }
 
 /// What a write error on standard output is said with.
@@ -356,7 +186,7 @@ pub fn write_stdout(bytes: &[u8]) -> Result<()> {
     out.flush().context(STDOUT)
 }
 
-fn print(
+pub fn print(
     format: Format,
     report: &allocinfo_report::Report,
     meta: &Meta,
@@ -366,7 +196,7 @@ fn print(
     print_with_rates(format, report, meta, exact, pretty, None)
 }
 
-fn print_with_rates(
+pub fn print_with_rates(
     format: Format,
     report: &allocinfo_report::Report,
     meta: &Meta,

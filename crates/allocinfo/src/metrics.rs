@@ -14,7 +14,8 @@
 //! - `allocinfo_source_up{source}`: 1 for each source read, 0 for one
 //!   that exists but could not be read (the others are still written).
 
-use crate::cli::MetricsArgs;
+use crate::args::InputArgs;
+use crate::capture;
 use crate::debugfs::MAX_READ;
 use crate::fail::{self, OtherLines};
 use crate::input;
@@ -22,10 +23,35 @@ use allocinfo_output::prometheus::escape_label;
 use allocinfo_output::{Command, Format, Meta, Source, TableOptions};
 use allocinfo_report::Query;
 use anyhow::{Result, anyhow, bail};
+use clap::Args;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::io;
 use std::path::Path;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct MetricsArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Write the metrics to FILE atomically (a temporary file in its
+    /// directory, then a rename), e.g. /var/lib/node_exporter/textfile_collector/allocinfo.prom;
+    /// a symlink's target is replaced, a device or FIFO written through; `-` is standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The fault-injection control file, read if it exists.
+    #[arg(long, value_name = "PATH", default_value = fail::control::DEFAULT)]
+    pub control: PathBuf,
+    /// The capture directory, whose `capture` file is read if it exists.
+    #[arg(long, value_name = "DIR", default_value = capture::control::DEFAULT_DIR)]
+    pub dir: PathBuf,
+}
+
+impl MetricsArgs {
+    pub fn capture_file(&self) -> PathBuf {
+        self.dir.join("capture")
+    }
+}
 
 /// One metric family: its samples are written together after its HELP
 /// and TYPE lines.

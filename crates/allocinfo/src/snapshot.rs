@@ -1,13 +1,36 @@
 //! `allocinfo snapshot`: a verbatim, timestamped copy of the profile.
 
+use crate::args::InputArgs;
 use crate::time::Utc;
 use crate::{input, outfile};
 use allocinfo_format::Profile;
 use allocinfo_format::waste::Waste;
 use anyhow::{Context, Result, anyhow};
+use clap::Args;
 use std::fs::OpenOptions;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+
+#[derive(Args, Debug)]
+pub struct SnapshotArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Directory for allocinfo-YYYYmmddTHHMMSSZ.txt (UTC), or a file name; `-` is standard output.
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "DIR|FILE",
+        default_value = "."
+    )]
+    pub output: PathBuf,
+}
+
+pub fn run(a: SnapshotArgs) -> Result<()> {
+    if let Some(path) = write(&a.input.path(), &a.output)? {
+        writeln!(io::stdout().lock(), "{}", path.display()).context(crate::STDOUT)?;
+    }
+    Ok(())
+}
 
 /// Copies the profile at `from` to `to`: into `to/allocinfo-<UTC time>.txt`
 /// when `to` is a directory (adding `-1`, `-2`, ... if that name is taken),

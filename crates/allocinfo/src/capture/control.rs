@@ -1,9 +1,10 @@
 //! `allocinfo capture` and `allocinfo live`: commands to the capture control
 //! file, and the live objects read from the `live` report.
 
+use super::args::{CaptureArgs, CaptureCmd, LiveArgs, LiveBy};
 use super::{Command, Object};
-use crate::cli::{CaptureArgs, CaptureCmd, LiveArgs, LiveBy, Target};
 use crate::debugfs::{Control, Trust};
+use crate::fail::args::Target;
 use crate::usage;
 use anyhow::{Context, Result, anyhow, bail};
 use std::io::Write;
