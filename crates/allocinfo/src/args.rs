@@ -56,8 +56,8 @@ pub struct FilterArgs {
     /// Only this function, exactly or by glob, e.g. 'kmalloc*' (repeatable).
     #[arg(long = "function", value_name = "NAME", value_parser = pattern_arg)]
     pub functions: Vec<NamePattern>,
-    /// Only rows with at least this many bytes, e.g. 4096, 64K, 1.5MiB (units are powers of 1024).
-    #[arg(long = "min-size", value_name = "SIZE", allow_hyphen_values = true, value_parser = size_arg)]
+    /// Only rows with at least this many bytes, e.g. 4096, 64K, 1.5MiB (K, KiB: 1024; kB, MB: powers of 1000).
+    #[arg(long = "min-size", visible_alias = "min", value_name = "SIZE", allow_hyphen_values = true, value_parser = size_arg)]
     pub min_size: Option<i64>,
 }
 
@@ -121,7 +121,7 @@ pub struct ViewArgs {
     #[arg(short = 'r', long)]
     pub reverse: bool,
     /// Show at most N rows, as head -n; 0 shows all [default: 20 for the table, all otherwise].
-    #[arg(short = 'n', long = "limit", value_name = "N", value_parser = limit_arg)]
+    #[arg(short = 'n', long = "limit", visible_alias = "lines", value_name = "N", value_parser = limit_arg)]
     pub limit: Option<usize>,
     /// Print exact byte counts in the table instead of KiB/MiB/GiB.
     #[arg(long)]
@@ -132,10 +132,10 @@ pub struct ViewArgs {
 /// (seconds) is `-i`/`-d` here, which a decimal `-n` is told.
 pub fn limit_arg(s: &str) -> Result<usize, String> {
     s.parse::<usize>().map_err(|_| {
-        let seconds = s.parse::<f64>().is_ok_and(|v| v > 0.0);
+        let seconds = s.contains('.') && s.parse::<f64>().is_ok_and(|v| v > 0.0);
         let hint = if seconds {
             "; -n is the number of rows (as head -n) in every command: \
-             for seconds between refreshes use -i/--interval or -d"
+             watch's seconds between refreshes are -i/--interval or -d"
         } else {
             ""
         };

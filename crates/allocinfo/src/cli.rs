@@ -51,6 +51,7 @@ Exit status: 0 success, 1 error, 2 usage error.";
     version,
     propagate_version = true,
     max_term_width = 100,
+    args_override_self = true,
     after_help = EXAMPLES
 )]
 pub struct Cli {

@@ -79,6 +79,20 @@ fn exit_code(result: Result<()>) -> ExitCode {
 fn clap_exit(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind::{DisplayHelp, DisplayVersion};
     use std::io::IsTerminal;
+    if e.kind() == clap::error::ErrorKind::UnknownArgument
+        && let Some(clap::error::ContextValue::String(arg)) =
+            e.get(clap::error::ContextKind::InvalidArg)
+        && arg == "--tree"
+    {
+        // clap would suggest --reverse: the tree is a grouping.
+        let mut cmd = Cli::command();
+        cmd.build();
+        cmd.error(
+            clap::error::ErrorKind::UnknownArgument,
+            "unexpected argument '--tree' found\n\n  tip: totals by path prefix are '-b tree' (--by tree)",
+        )
+        .exit()
+    }
     if !matches!(e.kind(), DisplayHelp | DisplayVersion) || io::stdout().is_terminal() {
         e.exit()
     }

@@ -45,7 +45,7 @@ pub struct QueryFilterArgs {
     /// Only this source line.
     #[arg(short = 'l', long = "line", value_name = "N")]
     pub line: Option<u32>,
-    /// Only tags with at least this many bytes, e.g. 4096, 64K (units are powers of 1024).
+    /// Only tags with at least this many bytes, e.g. 4096, 64K (K, KiB: 1024; kB, MB: powers of 1000).
     #[arg(long = "min-size", value_name = "SIZE", allow_hyphen_values = true, value_parser = unsigned_size_arg)]
     pub min_size: Option<u64>,
     /// Only tags with at most this many bytes.

@@ -37,12 +37,15 @@ pub struct WatchArgs {
     /// Implied when standard output is not a terminal.
     #[arg(long)]
     pub plain: bool,
-    /// Stop after N frames.
-    #[arg(short = 'c', long, value_name = "N")]
+    /// Stop after N frames, N >= 1 (--once: one frame).
+    #[arg(short = 'c', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub count: Option<u64>,
+    /// One frame, then exit: the same as -c 1 (alloctop's spelling).
+    #[arg(long, conflicts_with = "count")]
+    pub once: bool,
     /// Waste figures read with each frame for an ALLOCS/S column [default:
-    /// next to the profile: /proc/allocwaste for /proc/allocinfo]; no
-    /// column when the file does not exist.
+    /// next to the profile: /proc/allocwaste for /proc/allocinfo, no column
+    /// when that does not exist]; a FILE named must exist.
     #[arg(long, value_name = "FILE")]
     pub waste: Option<PathBuf>,
     #[command(flatten)]
@@ -156,7 +159,12 @@ impl Watcher {
     }
 
     fn done(&self) -> bool {
-        self.args.count.is_some_and(|n| self.frame >= n)
+        let count = if self.args.once {
+            Some(1)
+        } else {
+            self.args.count
+        };
+        count.is_some_and(|n| self.frame >= n)
     }
 }
 
@@ -172,8 +180,10 @@ pub fn run(args: WatchArgs) -> Result<()> {
             "watch re-reads its input every interval: give a file, not standard input",
         ));
     }
-    if args.count == Some(0) {
-        return Ok(());
+    if let Some(path) = &args.waste
+        && !path.exists()
+    {
+        anyhow::bail!("--waste {}: no such file", path.display());
     }
     let format = args.output.format();
     let plain = args.plain || !io::stdout().is_terminal();

@@ -944,3 +944,70 @@ fn watch_full_screen_count_narrow_and_tiny() {
         "{text:?}"
     );
 }
+
+/// The small surprises of issue 47 item 14, each as a user meets it.
+#[test]
+fn small_surprises() {
+    let rows = |text: &str| text.lines().skip(2).filter(|l| l.contains(':')).count();
+    // The last -n wins, as in head and most tools.
+    assert_eq!(
+        rows(&ok(&["top", "linux-6.12.txt", "-n", "3", "-n", "4"])),
+        4
+    );
+    // alloctop's spellings.
+    assert_eq!(rows(&ok(&["top", "linux-6.12.txt", "--lines", "2"])), 2);
+    assert_eq!(
+        ok(&["top", "linux-6.12.txt", "--min", "4K", "-n", "0"]),
+        ok(&["top", "linux-6.12.txt", "--min-size", "4K", "-n", "0"])
+    );
+    let once = ok(&["watch", "--plain", "--once", "linux-6.12.txt"]);
+    assert_eq!(once.matches("allocinfo watch: frame").count(), 1);
+    // Errors suggest what the command has.
+    let err = fails(&["top", "-n", "99999999999999999999999"], 2);
+    assert!(!err.contains("-i/--interval"), "{err}");
+    let err = fails(&["top", "--tree"], 2);
+    assert!(
+        err.contains("-b tree") && !err.contains("--reverse"),
+        "{err}"
+    );
+    // Identical files are said to be identical.
+    let same = ok(&["diff", "linux-6.12.txt", "linux-6.12.txt"]);
+    assert!(!same.contains("(nothing matched)"), "{same}");
+    assert!(same.contains("(no changes)"), "{same}");
+    // One call, not "1 calls"; a share that rounds to zero has no sign.
+    let dir = scratch("small");
+    std::fs::write(
+        dir.join("p.txt"),
+        "allocinfo - version: 1.0\n#\n 4096000000 1 mm/a.c:1 func:f \n -4096 0 mm/b.c:2 func:g \n",
+    )
+    .unwrap();
+    let out = Command::new(BIN)
+        .arg("top")
+        .arg(dir.join("p.txt"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains(" in 1 call at "), "{text}");
+    assert!(!text.contains("-0.0%"), "{text}");
+}
+
+/// `watch -c 0` is a usage error (zero frames is no watch), and a
+/// `--waste` file that does not exist is refused, as treemap's.
+#[test]
+fn watch_count_zero_and_a_missing_waste_file_are_refused() {
+    let err = fails(&["watch", "--plain", "-c", "0", "linux-6.12.txt"], 2);
+    assert!(err.contains("-c"), "{err}");
+    let err = fails(
+        &[
+            "watch",
+            "--plain",
+            "-c",
+            "1",
+            "--waste",
+            "/nonexistent",
+            "linux-6.12.txt",
+        ],
+        1,
+    );
+    assert!(err.contains("/nonexistent"), "{err}");
+}
