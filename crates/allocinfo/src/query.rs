@@ -87,6 +87,14 @@ impl QueryFilterArgs {
         }
     }
 
+    /// Whether a tag's bytes pass --min-size and --max-size as `top` reads
+    /// them: a negative figure (which the kernel compares as a huge
+    /// unsigned one) is below every size.
+    pub fn sizes_match(&self, tag: &allocinfo_format::Tag) -> bool {
+        let bytes = u64::try_from(tag.bytes).unwrap_or(0);
+        self.min_size.is_none_or(|min| bytes >= min) && self.max_size.is_none_or(|max| bytes <= max)
+    }
+
     /// Whether any name pattern is given.
     pub fn has_names(&self) -> bool {
         self.module.is_some() || self.function.is_some() || self.path.is_some()
@@ -127,7 +135,7 @@ pub fn run(a: QueryArgs) -> Result<()> {
     let (tags, taken) = via::query(&file, &a.via, &filter)?;
     let tags: Vec<Tag> = tags
         .into_iter()
-        .filter(|t| a.filter.names_match(t))
+        .filter(|t| a.filter.names_match(t) && a.filter.sizes_match(t))
         .collect();
     let path = file.to_string_lossy().into_owned();
     if a.via.verbose {

@@ -82,7 +82,7 @@ pub fn write(from: &Path, to: &Path) -> Result<Option<PathBuf>> {
 
 /// The waste figures at `path`, checked: only valid figures are saved.
 fn read_waste(path: &Path) -> Result<Vec<u8>> {
-    let raw = input::read(path)?;
+    let raw = input::read_waste(path)?;
     Waste::parse(&raw).map_err(|e| anyhow!("waste figures {}: {e}", path.display()))?;
     Ok(raw)
 }

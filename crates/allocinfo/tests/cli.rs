@@ -1011,3 +1011,76 @@ fn watch_count_zero_and_a_missing_waste_file_are_refused() {
     );
     assert!(err.contains("/nonexistent"), "{err}");
 }
+
+/// One corrupt tag (bytes of -2^63) does not make the profile unreadable:
+/// it is reported on standard error and left out, in top, diff and watch.
+/// query's size filters read a negative tag as top does (below any
+/// --min-size), and input that is no profile is refused at its first line.
+#[test]
+fn corrupt_and_negative_tags_and_no_profile_at_all() {
+    let dir = scratch("corrupt");
+    let file = dir.join("p.txt");
+    std::fs::write(
+        &file,
+        "allocinfo - version: 1.0\n#\n 4096 1 mm/a.c:1 func:f \n -9223372036854775808 1 mm/b.c:2 func:g \n -1 0 mm/c.c:3 func:h \n",
+    )
+    .unwrap();
+    for args in [
+        &["top"][..],
+        &["diff", "-a"],
+        &["watch", "--plain", "-c", "1"],
+    ] {
+        let mut cmd = Command::new(BIN);
+        cmd.args(args);
+        if args[0] == "diff" {
+            cmd.arg(&file);
+        }
+        let out = cmd.arg(&file).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {err}");
+        assert!(
+            err.contains("mm/b.c:2") && err.contains("left out"),
+            "{args:?}: {err}"
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("mm/a.c:1") && !text.contains("mm/b.c:2"),
+            "{text}"
+        );
+    }
+    let out = Command::new(BIN)
+        .args(["query", "--via", "text", "--min-size", "1E"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // `yes | allocinfo top -`: refused at line 1, not after 256 MiB.
+    let mut child = Command::new(BIN)
+        .args(["top", "-"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let chunk = b"y\n".repeat(4096);
+        let mut written = 0usize;
+        while stdin.write_all(&chunk).is_ok() {
+            written += chunk.len();
+        }
+        written
+    });
+    let out = child.wait_with_output().unwrap();
+    let written = writer.join().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("line 1"), "{err}");
+    assert!(
+        written < 16 << 20,
+        "{written} bytes read before the refusal"
+    );
+}
