@@ -34,7 +34,7 @@ Examples:
     allocinfo top -n 0 --prometheus > /var/lib/node_exporter/allocinfo.prom.tmp
   Shell completions and the manual page:
     allocinfo completions bash > /etc/bash_completion.d/allocinfo
-    allocinfo man > /usr/local/share/man/man1/allocinfo.1
+    allocinfo man --dir /usr/local/share/man/man1
 
 Names match by one rule everywhere: a pattern with * ? or [ is a glob over
 the whole name (* also matches /); otherwise the name exactly, and for source
@@ -113,8 +113,8 @@ Examples:
     Metrics(MetricsArgs),
     /// Print a shell completion script, e.g. `allocinfo completions bash > /etc/bash_completion.d/allocinfo`.
     Completions(CompletionsArgs),
-    /// Print the manual page (roff), e.g. `allocinfo man > /usr/local/share/man/man1/allocinfo.1`.
-    Man,
+    /// Print a manual page (roff): allocinfo's, or a command's (`allocinfo man top`); --dir writes them all.
+    Man(crate::man::ManArgs),
 }
 
 #[derive(Args, Debug)]

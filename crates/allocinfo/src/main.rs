@@ -16,6 +16,7 @@ mod debugfs;
 mod diff;
 mod fail;
 mod input;
+mod man;
 mod metrics;
 mod outfile;
 mod query;
@@ -169,7 +170,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Waste(a) => waste::run(a),
         Cmd::Metrics(a) => metrics::run(a),
         Cmd::Completions(a) => completions(a),
-        Cmd::Man => man(),
+        Cmd::Man(a) => man::run(a),
     }
 }
 
@@ -179,15 +180,6 @@ fn completions(a: cli::CompletionsArgs) -> Result<()> {
     let mut script = Vec::new();
     clap_complete::generate(a.shell, &mut Cli::command(), "allocinfo", &mut script);
     write_stdout(&script)
-}
-
-/// `allocinfo man`: the manual page, in roff.
-fn man() -> Result<()> {
-    let mut page = Vec::new();
-    clap_mangen::Man::new(Cli::command())
-        .render(&mut page)
-        .context(STDOUT)?;
-    write_stdout(&page)
 }
 
 /// What a write error on standard output is said with.

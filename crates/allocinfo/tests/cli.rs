@@ -1084,3 +1084,52 @@ fn corrupt_and_negative_tags_and_no_profile_at_all() {
         "{written} bytes read before the refusal"
     );
 }
+
+/// `allocinfo man COMMAND` prints a real page per subcommand, with every
+/// option and the examples under EXAMPLES; `--dir DIR` writes them all.
+#[test]
+fn man_pages_per_subcommand() {
+    let main = ok(&["man"]);
+    assert!(main.contains(".TH allocinfo 1"), "{main}");
+    assert!(
+        !main.contains("EXTRA") && main.contains(".SH EXAMPLES"),
+        "{main}"
+    );
+    let top = ok(&["man", "top"]);
+    assert!(top.contains(".TH allocinfo-top 1"), "{top}");
+    assert!(
+        top.contains("min\\-size") && top.contains(".SH EXAMPLES"),
+        "{top}"
+    );
+    assert!(top.contains("allocinfo top \\-b module \\-n 10"), "{top}");
+    assert!(!top.contains("EXTRA"));
+    let add = ok(&["man", "fail", "add"]);
+    assert!(
+        add.contains(".TH allocinfo-fail-add 1") && add.contains("probability"),
+        "{add}"
+    );
+    let err = fails(&["man", "bogus"], 2);
+    assert!(err.contains("bogus"), "{err}");
+    let dir = scratch("man");
+    let out = Command::new(BIN)
+        .args(["man", "--dir"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    for page in [
+        "allocinfo.1",
+        "allocinfo-top.1",
+        "allocinfo-waste.1",
+        "allocinfo-waste-on.1",
+        "allocinfo-fail-add.1",
+        "allocinfo-man.1",
+    ] {
+        let text =
+            std::fs::read_to_string(dir.join(page)).unwrap_or_else(|e| panic!("{page}: {e}"));
+        assert!(
+            text.starts_with(".ie \\n(.g") || text.contains(".TH "),
+            "{page}"
+        );
+    }
+}
