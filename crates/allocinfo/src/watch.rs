@@ -187,6 +187,12 @@ pub fn run(args: WatchArgs) -> Result<()> {
     }
     let format = args.output.format();
     let plain = args.plain || !io::stdout().is_terminal();
+    let frames = if args.once { Some(1) } else { args.count };
+    if format == Format::Prometheus && frames != Some(1) {
+        return Err(crate::usage(
+            "--prometheus is one exposition, so one frame: use -c 1 (or allocinfo metrics on a timer)",
+        ));
+    }
     if !plain && format != Format::Table {
         return Err(crate::usage(
             "--json, --csv and --prometheus need --plain (or output that is not a terminal)",
@@ -250,15 +256,17 @@ fn run_plain(w: &mut Watcher) -> Result<()> {
         if let Some(note) = rates.as_ref().and_then(RateFigures::note) {
             eprintln!("{note}");
         }
+        let mut frame = Vec::new();
         allocinfo_output::write_with_rates(
-            &mut out,
+            &mut frame,
             w.format,
             &report,
             &w.meta(),
             &table,
             rates.as_ref().map(|r| &r.rates),
-        )
-        .context(crate::STDOUT)?;
+        )?;
+        let frame = stream_frame(w.format, frame, w.frame, &Utc::now().rfc3339())?;
+        out.write_all(&frame).context(crate::STDOUT)?;
         out.flush().context(crate::STDOUT)?;
         if w.done() {
             return Ok(());
@@ -267,6 +275,44 @@ fn run_plain(w: &mut Watcher) -> Result<()> {
             return Ok(());
         }
         w.advance();
+    }
+}
+
+/// One frame of a machine format as part of a stream a logger can keep:
+/// CSV rows with the time and the frame number first, and the header
+/// only in frame 1; a JSON document with `time` and `frame` (one line
+/// each, JSON Lines, unless --pretty). Tables and the Prometheus format
+/// (one frame only) are as printed.
+fn stream_frame(format: Format, frame: Vec<u8>, n: u64, time: &str) -> Result<Vec<u8>> {
+    match format {
+        Format::Csv => {
+            let text = String::from_utf8(frame).expect("CSV is text");
+            let mut out = String::new();
+            for (i, line) in text.lines().enumerate() {
+                match i {
+                    0 if n == 1 => out.push_str(&format!("time,frame,{line}\n")),
+                    0 => {}
+                    _ => out.push_str(&format!("{time},{n},{line}\n")),
+                }
+            }
+            Ok(out.into_bytes())
+        }
+        Format::Json => {
+            let pretty = frame.iter().filter(|&&b| b == b'\n').count() > 1;
+            let mut v: serde_json::Value = serde_json::from_slice(&frame)?;
+            if let Some(doc) = v.as_object_mut() {
+                doc.insert("time".into(), time.into());
+                doc.insert("frame".into(), n.into());
+            }
+            let mut out = if pretty {
+                serde_json::to_vec_pretty(&v)?
+            } else {
+                serde_json::to_vec(&v)?
+            };
+            out.push(b'\n');
+            Ok(out)
+        }
+        Format::Table | Format::Prometheus => Ok(frame),
     }
 }
 

@@ -1133,3 +1133,72 @@ fn man_pages_per_subcommand() {
         );
     }
 }
+
+/// `watch --plain` in a machine format is a stream a logger can keep: CSV
+/// with one header and a time and frame column, JSON Lines with the time
+/// and the frame; the Prometheus format is one exposition, so only one
+/// frame of it (-c 1) is allowed.
+#[test]
+fn watch_plain_machine_formats_are_valid_streams() {
+    let csv = ok(&[
+        "watch",
+        "--plain",
+        "--csv",
+        "-c",
+        "3",
+        "-i",
+        "0.05",
+        "-n",
+        "2",
+        "linux-6.12.txt",
+    ]);
+    let header = csv.lines().next().unwrap();
+    assert!(header.starts_with("time,frame,"), "{header}");
+    assert_eq!(csv.lines().filter(|l| *l == header).count(), 1, "{csv}");
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
+    assert_eq!(rows.len(), 6, "{csv}");
+    assert_eq!(&rows[5][1], "3");
+    assert!(
+        rows[0][0].ends_with('Z') && rows[0][0].contains('T'),
+        "{:?}",
+        rows[0]
+    );
+    let json = ok(&[
+        "watch",
+        "--plain",
+        "--json",
+        "-c",
+        "2",
+        "-i",
+        "0.05",
+        "linux-6.12.txt",
+    ]);
+    for (i, line) in json.lines().enumerate() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["frame"], i as u64 + 1, "{line}");
+        assert!(v["time"].as_str().unwrap().ends_with('Z'), "{line}");
+    }
+    assert_eq!(json.lines().count(), 2);
+    let one = ok(&[
+        "watch",
+        "--plain",
+        "--prometheus",
+        "-c",
+        "1",
+        "linux-6.12.txt",
+    ]);
+    assert!(one.contains("# TYPE"));
+    let err = fails(
+        &[
+            "watch",
+            "--plain",
+            "--prometheus",
+            "-c",
+            "2",
+            "linux-6.12.txt",
+        ],
+        2,
+    );
+    assert!(err.contains("--prometheus"), "{err}");
+}
