@@ -11,6 +11,8 @@
 //!   (`allocinfo_fault_rules`, `allocinfo_fault_injected_total`,
 //!   `allocinfo_fault_site_injected_total`);
 //! - capture, where its control file exists (`allocinfo_capture_*`);
+//! - waste accounting, where /proc/allocwaste (`--waste`) exists
+//!   (`allocinfo_waste_*`, as `waste --prometheus` prints them);
 //! - `allocinfo_source_up{source}`: 1 for each source read, 0 for one
 //!   that exists but could not be read (the others are still written).
 
@@ -19,13 +21,11 @@ use crate::capture;
 use crate::debugfs::MAX_READ;
 use crate::fail::{self, OtherLines};
 use crate::input;
-use allocinfo_output::prometheus::escape_label;
+use allocinfo_output::prometheus::Family;
 use allocinfo_output::{Command, Format, Meta, Source, TableOptions};
 use allocinfo_report::Query;
 use anyhow::{Result, anyhow, bail};
 use clap::Args;
-use std::collections::BTreeSet;
-use std::fmt::Write as _;
 use std::io;
 use std::path::Path;
 use std::path::PathBuf;
@@ -45,57 +45,14 @@ pub struct MetricsArgs {
     /// The capture directory, whose `capture` file is read if it exists.
     #[arg(long, value_name = "DIR", default_value = capture::control::DEFAULT_DIR)]
     pub dir: PathBuf,
+    /// The waste figures, read if they exist.
+    #[arg(long, value_name = "FILE", default_value = input::WASTE)]
+    pub waste: PathBuf,
 }
 
 impl MetricsArgs {
     pub fn capture_file(&self) -> PathBuf {
         self.dir.join("capture")
-    }
-}
-
-/// One metric family: its samples are written together after its HELP
-/// and TYPE lines.
-struct Family {
-    name: &'static str,
-    help: &'static str,
-    kind: &'static str,
-    samples: Vec<(String, u64)>,
-}
-
-impl Family {
-    fn new(name: &'static str, kind: &'static str, help: &'static str) -> Family {
-        Family {
-            name,
-            help,
-            kind,
-            samples: Vec::new(),
-        }
-    }
-
-    fn add(&mut self, labels: &[(&str, &str)], value: u64) {
-        let inner: Vec<String> = labels
-            .iter()
-            .map(|(k, v)| format!("{k}=\"{}\"", escape_label(v)))
-            .collect();
-        let labels = if inner.is_empty() {
-            String::new()
-        } else {
-            format!("{{{}}}", inner.join(","))
-        };
-        self.samples.push((labels, value));
-    }
-
-    /// The family in the text format; a series listed twice is written
-    /// once (the first value), so no series is duplicated.
-    fn write(&self, out: &mut String) {
-        let _ = writeln!(out, "# HELP {} {}", self.name, self.help);
-        let _ = writeln!(out, "# TYPE {} {}", self.name, self.kind);
-        let mut seen = BTreeSet::new();
-        for (labels, value) in &self.samples {
-            if seen.insert(labels.as_str()) {
-                let _ = writeln!(out, "{}{labels} {value}", self.name);
-            }
-        }
     }
 }
 
@@ -115,6 +72,13 @@ fn listing(path: &Path) -> Result<Option<String>> {
     String::from_utf8(raw)
         .map(Some)
         .map_err(|_| anyhow!("{}: not UTF-8 text", path.display()))
+}
+
+/// The waste families, from /proc/allocwaste's figures (every site).
+fn waste(text: &str) -> Result<Vec<Family>> {
+    let waste = allocinfo_format::waste::Waste::parse(text.as_bytes())?;
+    let sites: Vec<_> = waste.sites.iter().collect();
+    Ok(crate::waste::export::families(&waste, &sites))
 }
 
 /// The fault-injection families, from the control file's listing.
@@ -278,9 +242,10 @@ pub fn render(args: &MetricsArgs) -> Result<String> {
         "1 if the source was read for these metrics, 0 if it exists but could not be read.",
     );
     up.add(&[("source", "profile")], 1);
-    let sources: [(&str, &Path, Families); 2] = [
+    let sources: [(&str, &Path, Families); 3] = [
         ("fault", &args.control, fault),
         ("capture", &args.capture_file(), capture),
+        ("waste", &args.waste, waste),
     ];
     for (name, path, families) in sources {
         let read = listing(path).and_then(|text| text.map(|t| families(&t)).transpose());

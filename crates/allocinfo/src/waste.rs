@@ -6,6 +6,7 @@
 
 use crate::capture::age;
 pub mod args;
+pub mod export;
 mod rates;
 
 pub use rates::{RateFigures, rates};
@@ -116,9 +117,9 @@ fn check_present(dir: &Path, path: &Path) -> Result<()> {
     ))
 }
 
-/// The sites in the order of `sort`, largest first; ties by call site.
-pub fn sorted(waste: &Waste, sort: WasteSort) -> Vec<&WasteSite> {
-    let mut sites: Vec<&WasteSite> = waste.sites.iter().collect();
+/// `sites` in the order of `sort`: numbers largest first, names A to Z;
+/// ties by call site; `reverse` turns it round (as sort -r).
+pub fn sorted(mut sites: Vec<&WasteSite>, sort: WasteSort, reverse: bool) -> Vec<&WasteSite> {
     let name = |s: &WasteSite| {
         let t = &s.tag;
         (t.file.clone(), t.line, t.module.clone(), t.function.clone())
@@ -129,9 +130,14 @@ pub fn sorted(waste: &Waste, sort: WasteSort) -> Vec<&WasteSite> {
             WasteSort::Ratio => b.ratio().total_cmp(&a.ratio()),
             WasteSort::Allocs => b.allocs.cmp(&a.allocs),
             WasteSort::Frees => b.frees.cmp(&a.frees),
+            WasteSort::Bytes => b.bytes.cmp(&a.bytes),
+            WasteSort::Name => std::cmp::Ordering::Equal,
         };
         order.then_with(|| name(a).cmp(&name(b)))
     });
+    if reverse {
+        sites.reverse();
+    }
     sites
 }
 
@@ -245,39 +251,72 @@ fn show(args: &WasteShowArgs) -> Result<()> {
              when it was turned off (allocinfo waste on resumes it)"
         );
     }
+    let machine = args.json || args.csv || args.prometheus;
     let limit = match args.limit {
         Some(0) => None,
         Some(n) => Some(n),
-        None if args.json => None,
+        None if machine => None,
         None => Some(20),
     };
+    // The filters as in top (--min-size on the site's bytes); the totals
+    // cover every site, as top's cover the whole profile.
+    let filter = args.filter.filter();
+    crate::warn_unmatched(
+        &filter,
+        &waste
+            .sites
+            .iter()
+            .map(|s| s.tag.clone())
+            .collect::<Vec<_>>(),
+        &path.to_string_lossy(),
+    );
+    let matched: Vec<&WasteSite> = waste
+        .sites
+        .iter()
+        .filter(|s| filter.matches(&s.tag))
+        .filter(|s| {
+            filter
+                .min_bytes
+                .is_none_or(|min| i128::from(s.bytes) >= i128::from(min))
+        })
+        .collect();
+    let n = matched.len();
+    let mut rows = sorted(matched, args.sort, args.reverse);
+    rows.truncate(limit.unwrap_or(usize::MAX));
     let text = if args.json {
-        let v = json(&waste, &totals, args.sort, limit, slab);
+        let v = json(&waste, &totals, &rows, slab);
         if args.pretty {
             format!("{}\n", serde_json::to_string_pretty(&v)?)
         } else {
             format!("{v}\n")
         }
+    } else if args.csv {
+        export::csv(&rows)
+    } else if args.prometheus {
+        export::prometheus(&waste, &rows)
     } else {
         let name = allocinfo_output::source_name(&path.to_string_lossy()).to_owned();
-        table(&waste, &totals, &name, args.sort, limit, slab, args.exact)
+        table(&waste, &totals, &name, &rows, n, slab, args.exact)
     };
     crate::write_stdout(text.as_bytes())
 }
 
-/// The JSON document: the header's figures, the sites (at most `limit`)
-/// and the totals over all sites.
-pub fn json(
-    waste: &Waste,
-    t: &Totals,
-    sort: WasteSort,
-    limit: Option<usize>,
-    slab: Option<u64>,
-) -> Value {
-    let sites: Vec<Value> = sorted(waste, sort)
-        .into_iter()
-        .take(limit.unwrap_or(usize::MAX))
+/// The schema of `waste --json`, as top's is allocinfo-report/1.
+pub const SCHEMA: &str = "allocinfo-waste/1";
+
+/// The JSON document: the header's figures, the sites shown and the
+/// totals over all sites.
+pub fn json(waste: &Waste, t: &Totals, rows: &[&WasteSite], slab: Option<u64>) -> Value {
+    let sites: Vec<Value> = rows
+        .iter()
         .map(|s| {
+            let extra: serde_json::Map<String, Value> = s
+                .tag
+                .extra
+                .iter()
+                .filter(|(k, _)| k != "accurate")
+                .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
+                .collect();
             json!({
                 "site": format!("{}:{}", s.tag.file, s.tag.line),
                 "function": s.tag.function,
@@ -289,10 +328,13 @@ pub fn json(
                 "allocs": s.allocs,
                 "frees": s.frees,
                 "untracked": s.untracked,
+                "accurate": s.tag.is_accurate(),
+                "extra": extra,
             })
         })
         .collect();
     json!({
+        "schema": SCHEMA,
         "version": waste.version.to_string(),
         "state": waste.state(),
         "since_ns": waste.since_ns,
@@ -322,8 +364,8 @@ pub fn table(
     waste: &Waste,
     t: &Totals,
     name: &str,
-    sort: WasteSort,
-    limit: Option<usize>,
+    shown: &[&WasteSite],
+    matched: usize,
     slab: Option<u64>,
     exact: bool,
 ) -> String {
@@ -348,8 +390,6 @@ pub fn table(
         waste.version,
         if n == 1 { "" } else { "s" }
     );
-    let sites = sorted(waste, sort);
-    let shown = &sites[..limit.unwrap_or(n).min(n)];
     let titles = [
         "SLACK",
         "RATIO",
@@ -406,8 +446,11 @@ pub fn table(
     }
     if rows.is_empty() {
         out.push_str("(no call sites)\n");
-    } else if rows.len() < n {
-        out.push_str(&format!("({} of {n} rows; -n 0 shows all)\n", rows.len()));
+    } else if rows.len() < matched {
+        out.push_str(&format!(
+            "({} of {matched} rows; -n 0 shows all)\n",
+            rows.len()
+        ));
     }
     out.push_str(&format!(
         "total: {} allocated, {} requested, {} slack ({} of the bytes), {} untracked\n",

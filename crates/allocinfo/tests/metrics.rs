@@ -574,3 +574,26 @@ fn metrics_output_dash_is_standard_output() {
     check_exposition(&String::from_utf8(out.stdout).unwrap());
     assert!(!dir.join("-").exists());
 }
+
+/// `metrics` exports the waste figures where they exist (`--waste FILE`,
+/// by default /proc/allocwaste), with HELP and TYPE as the format wants.
+#[test]
+fn metrics_export_the_waste_figures() {
+    let waste = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/waste/allocwaste.txt");
+    let (text, _) = metrics(&[
+        "linux-6.12.txt",
+        "--control",
+        "/nonexistent/fail",
+        "--dir",
+        "/nonexistent",
+        "--waste",
+        waste.to_str().unwrap(),
+    ]);
+    let families = check_exposition(&text);
+    assert_eq!(families["allocinfo_waste_slack_bytes"].0, "gauge");
+    assert_eq!(families["allocinfo_waste_allocs_total"].0, "counter");
+    assert!(
+        text.contains("allocinfo_source_up{source=\"waste\"} 1"),
+        "{text}"
+    );
+}

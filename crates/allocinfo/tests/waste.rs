@@ -267,9 +267,12 @@ fn waste_json_shape() {
         "allocs",
         "frees",
         "untracked",
+        "accurate",
+        "extra",
     ];
     want.sort();
     assert_eq!(keys, want);
+    assert_eq!(v["schema"], "allocinfo-waste/1");
     assert_eq!(first["site"], "mm/slub.c:2478");
     assert_eq!(first["function"], "alloc_slab_page");
     assert_eq!(first["module"], Value::Null, "built-in code");
@@ -728,4 +731,52 @@ fn meminfo_slab_without_a_unit_is_refused() {
     );
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("Slab:"), "{err}");
+}
+
+/// `waste` speaks top's vocabulary: -r, -s bytes|name, the -m/-p/--function
+/// filters, --csv and --prometheus, and JSON with a schema, `accurate` and
+/// the extra pairs.
+#[test]
+fn waste_has_the_options_and_outputs_of_top() {
+    let names = |args: &[&str]| order(&json(&[&["waste", "allocwaste.txt"], args].concat()));
+    let by_bytes = names(&["-s", "bytes"]);
+    assert!(by_bytes[0].starts_with("mm/slub.c:2478"), "{by_bytes:?}");
+    let mut reversed = names(&["-s", "bytes", "-r"]);
+    reversed.reverse();
+    assert_eq!(reversed, by_bytes);
+    let by_name = names(&["-s", "name"]);
+    let mut sorted = by_name.clone();
+    sorted.sort();
+    assert_eq!(by_name, sorted);
+    assert_eq!(names(&["-p", "slub.c"]).len(), 1);
+    assert_eq!(names(&["--function", "kstrdup"]).len(), 1);
+    assert_eq!(names(&["-m", "alloctag_test"]).len(), 1);
+    let v = json(&["waste", "allocwaste.txt"]);
+    assert_eq!(v["schema"], "allocinfo-waste/1");
+    let kstrdup = v["sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["function"] == "kstrdup")
+        .unwrap();
+    assert_eq!(kstrdup["accurate"], false);
+    assert!(kstrdup["extra"].is_object(), "{kstrdup}");
+    let csv = ok(&["waste", "allocwaste.txt", "--csv"]);
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    assert!(header.iter().any(|h| h == "slack") && header.iter().any(|h| h == "accurate"));
+    assert_eq!(reader.records().count(), 7, "{csv}");
+    let prom = ok(&["waste", "allocwaste.txt", "--prometheus"]);
+    assert!(
+        prom.contains("# TYPE allocinfo_waste_slack_bytes gauge"),
+        "{prom}"
+    );
+    assert!(
+        prom.contains("allocinfo_waste_slack_bytes{file=\"mm/slub.c\",line=\"2478\",module=\"vmlinux\",function=\"alloc_slab_page\"} 7340032"),
+        "{prom}"
+    );
+    assert!(
+        prom.contains("# TYPE allocinfo_waste_allocs_total counter"),
+        "{prom}"
+    );
 }

@@ -1,6 +1,6 @@
 //! The arguments of `allocinfo waste`: showing the figures, and `on`/`off`.
 
-use crate::args::{InputArgs, limit_arg};
+use crate::args::{FilterArgs, InputArgs, limit_arg};
 use crate::capture;
 use clap::{Arg, Args, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -39,6 +39,10 @@ pub enum WasteSort {
     Allocs,
     /// Frees counted.
     Frees,
+    /// Bytes allocated.
+    Bytes,
+    /// The call site's name, A to Z.
+    Name,
 }
 
 /// FILE and `-f FILE` are those of the other commands ([`InputArgs`]),
@@ -48,7 +52,7 @@ pub enum WasteSort {
 pub struct WasteShowArgs {
     #[command(flatten)]
     pub input: InputArgs,
-    /// Sort by, largest first; ties by call site.
+    /// Sort by: numbers largest first, name A to Z; ties by call site.
     #[arg(short = 's', long = "sort", value_enum, default_value = "slack")]
     pub sort: WasteSort,
     /// Show at most N call sites, as head -n; 0 shows all [default: 20 for the table, all for JSON].
@@ -61,11 +65,22 @@ pub struct WasteShowArgs {
     /// [default: /proc/meminfo when reading /proc/allocwaste, none otherwise].
     #[arg(long, value_name = "FILE")]
     pub meminfo: Option<PathBuf>,
-    /// JSON, one document on one line.
-    #[arg(long)]
+    /// Reverse the order: smallest first, or Z to A (as sort -r).
+    #[arg(short = 'r', long)]
+    pub reverse: bool,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    /// JSON, one document (schema allocinfo-waste/1) on one line.
+    #[arg(long, conflicts_with_all = ["csv", "prometheus"], help_heading = "Output")]
     pub json: bool,
+    /// CSV with a header row.
+    #[arg(long, conflicts_with = "prometheus", help_heading = "Output")]
+    pub csv: bool,
+    /// Prometheus text format, for node_exporter's textfile collector.
+    #[arg(long, help_heading = "Output")]
+    pub prometheus: bool,
     /// Indent the JSON.
-    #[arg(long, requires = "json")]
+    #[arg(long, requires = "json", help_heading = "Output")]
     pub pretty: bool,
 }
 
