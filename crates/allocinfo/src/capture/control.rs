@@ -53,9 +53,10 @@ fn run_in(args: CaptureArgs, trust: Trust, out: &mut dyn Write) -> Result<()> {
             .context("capture limit")?,
         CaptureCmd::List(a) => {
             let text = CONTROL.read(&path).context("capture list")?;
+            // Checked in both modes: a file that is no listing is an error.
+            let listing = super::listing::parse(&text)
+                .map_err(|e| anyhow!("capture list: {}: {e}", path.display()))?;
             if a.json {
-                let listing = super::listing::parse(&text)
-                    .map_err(|e| anyhow!("capture list: {}: {e}", path.display()))?;
                 let v = super::listing::json(&listing);
                 if a.pretty {
                     writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
