@@ -81,7 +81,7 @@ pub enum Cmd {
     Snapshot(SnapshotArgs),
     /// Refresh a table with deltas every interval, like top (q or Ctrl-C quits).
     #[command(
-        after_help = "Keys: s cycles the sort, r reverses it, q, Esc or Ctrl-C quit.
+        after_help = "Keys: s cycles the sort, r reverses it, q, Esc or Ctrl-C quit, Ctrl-Z stops (fg resumes).
 Note: -n is the number of rows, as in every allocinfo command (head -n);
 procps watch's -n SECONDS is -i or -d SECONDS here, and a decimal -n is refused.
 Examples:

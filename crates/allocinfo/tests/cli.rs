@@ -805,10 +805,10 @@ fn pty_child(script: &std::process::Child) -> String {
     children.split_whitespace().next().unwrap().to_owned()
 }
 
-/// Item 6: SIGTERM and SIGHUP restore the terminal as q does.
+/// Item 6: SIGTERM, SIGHUP and SIGINT restore the terminal as q does.
 #[test]
 fn watch_full_screen_restores_the_terminal_on_sigterm_and_sighup() {
-    for signal in ["-TERM", "-HUP"] {
+    for signal in ["-TERM", "-HUP", "-INT"] {
         let (mut child, screen) = watch_in_pty(120, 30, "-i 0.2");
         screen.wait_for("sorted by bytes");
         let pid = pty_child(&child);
