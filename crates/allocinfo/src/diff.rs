@@ -29,11 +29,19 @@ pub struct DiffArgs {
     pub output: OutputArgs,
 }
 
-pub fn run(a: DiffArgs) -> Result<()> {
-    let format = a.output.format();
-    if a.old.as_os_str() == "-" && a.new.as_os_str() == "-" {
-        return Err(usage("only one of OLD and NEW can be standard input"));
+impl DiffArgs {
+    /// The usage errors no reading can fix, found before anything is read.
+    pub fn validate(&self) -> Result<()> {
+        if self.old.as_os_str() == "-" && self.new.as_os_str() == "-" {
+            return Err(usage("only one of OLD and NEW can be standard input"));
+        }
+        Ok(())
     }
+}
+
+pub fn run(a: DiffArgs) -> Result<()> {
+    a.validate()?;
+    let format = a.output.format();
     let old = input::load_with_waste(&a.old, input::waste_companion(&a.old).as_deref())?;
     let new = input::load_with_waste(&a.new, input::waste_companion(&a.new).as_deref())?;
     let query = a

@@ -123,15 +123,23 @@ impl QueryFilterArgs {
     }
 }
 
-pub fn run(a: QueryArgs) -> Result<()> {
-    let file = a.input.path();
-    check_via(&a.via, &file)?;
-    let filter = a.filter.filter();
-    if !filter.is_valid() {
-        return Err(usage(
-            "--min-size is above --max-size (the kernel refuses such a filter)",
-        ));
+impl QueryArgs {
+    /// The usage errors no reading can fix, found before anything is read.
+    pub fn validate(&self) -> Result<()> {
+        check_via(&self.via, &self.input.path())?;
+        if !self.filter.filter().is_valid() {
+            return Err(usage(
+                "--min-size is above --max-size (the kernel refuses such a filter)",
+            ));
+        }
+        Ok(())
     }
+}
+
+pub fn run(a: QueryArgs) -> Result<()> {
+    a.validate()?;
+    let file = a.input.path();
+    let filter = a.filter.filter();
     let (tags, taken) = via::query(&file, &a.via, &filter)?;
     let tags: Vec<Tag> = tags
         .into_iter()

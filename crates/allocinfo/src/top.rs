@@ -23,16 +23,24 @@ pub struct TopArgs {
     pub output: OutputArgs,
 }
 
+impl TopArgs {
+    /// The usage errors no reading can fix, found before anything is read.
+    pub fn validate(&self) -> Result<()> {
+        check_via(&self.via, &self.input.path())?;
+        if self.view.sort.is_some_and(|s| s.is_delta()) {
+            return Err(usage(format!(
+                "--sort {} needs two profiles: use it with diff or watch",
+                self.view.sort_key(SortKey::Bytes)
+            )));
+        }
+        Ok(())
+    }
+}
+
 pub fn run(a: TopArgs) -> Result<()> {
+    a.validate()?;
     let format = a.output.format();
     let file = a.input.path();
-    check_via(&a.via, &file)?;
-    if a.view.sort.is_some_and(|s| s.is_delta()) {
-        return Err(usage(format!(
-            "--sort {} needs two profiles: use it with diff or watch",
-            a.view.sort_key(SortKey::Bytes)
-        )));
-    }
     let query = a.view.query(&a.filter, format, SortKey::Bytes, false)?;
     let (loaded, taken) = via::load_profile(&file, &a.via)?;
     if a.via.verbose {

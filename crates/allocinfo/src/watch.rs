@@ -174,30 +174,45 @@ fn waste_path(args: &WatchArgs) -> Option<std::path::PathBuf> {
         .or_else(|| input::waste_companion(&args.input.path()))
 }
 
+impl WatchArgs {
+    /// Whether frames are printed as text (--plain, or output that is not
+    /// a terminal) rather than drawn full-screen.
+    fn plain(&self) -> bool {
+        self.plain || !io::stdout().is_terminal()
+    }
+
+    /// The usage errors no reading can fix, found before anything is read.
+    pub fn validate(&self) -> Result<()> {
+        if self.input.path().as_os_str() == "-" {
+            return Err(crate::usage(
+                "watch re-reads its input every interval: give a file, not standard input",
+            ));
+        }
+        let format = self.output.format();
+        let frames = if self.once { Some(1) } else { self.count };
+        if format == Format::Prometheus && frames != Some(1) {
+            return Err(crate::usage(
+                "--prometheus is one exposition, so one frame: use -c 1 (or allocinfo metrics on a timer)",
+            ));
+        }
+        if !self.plain() && format != Format::Table {
+            return Err(crate::usage(
+                "--json, --csv and --prometheus need --plain (or output that is not a terminal)",
+            ));
+        }
+        if let Some(path) = &self.waste
+            && !path.exists()
+        {
+            anyhow::bail!("--waste {}: no such file", path.display());
+        }
+        Ok(())
+    }
+}
+
 pub fn run(args: WatchArgs) -> Result<()> {
-    if args.input.path().as_os_str() == "-" {
-        return Err(crate::usage(
-            "watch re-reads its input every interval: give a file, not standard input",
-        ));
-    }
-    if let Some(path) = &args.waste
-        && !path.exists()
-    {
-        anyhow::bail!("--waste {}: no such file", path.display());
-    }
+    args.validate()?;
     let format = args.output.format();
-    let plain = args.plain || !io::stdout().is_terminal();
-    let frames = if args.once { Some(1) } else { args.count };
-    if format == Format::Prometheus && frames != Some(1) {
-        return Err(crate::usage(
-            "--prometheus is one exposition, so one frame: use -c 1 (or allocinfo metrics on a timer)",
-        ));
-    }
-    if !plain && format != Format::Table {
-        return Err(crate::usage(
-            "--json, --csv and --prometheus need --plain (or output that is not a terminal)",
-        ));
-    }
+    let plain = args.plain();
     let sort = args.view.sort_key(SortKey::Bytes);
     let args_reverse = args.view.reverse;
     let interval = Duration::from_secs_f64(args.interval);
