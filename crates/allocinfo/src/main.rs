@@ -86,8 +86,13 @@ fn clap_exit(e: clap::Error) -> ExitCode {
         && arg == "--tree"
     {
         // clap would suggest --reverse: the tree is a grouping.
-        let mut cmd = Cli::command();
-        cmd.build();
+        let mut root = Cli::command();
+        root.build();
+        // The usage of the command it was given to.
+        let mut cmd = std::env::args()
+            .skip(1)
+            .find_map(|a| root.find_subcommand(&a).cloned())
+            .unwrap_or(root);
         cmd.error(
             clap::error::ErrorKind::UnknownArgument,
             "unexpected argument '--tree' found\n\n  tip: totals by path prefix are '-b tree' (--by tree)",
