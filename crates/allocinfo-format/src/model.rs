@@ -159,10 +159,19 @@ pub struct Profile {
     pub tags: Vec<Tag>,
 }
 
+/// The model knows nothing of the text: `Profile::parse` and the header
+/// check are in `parse.rs`, which builds these types.
 impl Profile {
-    /// Parses the text of `/proc/allocinfo`. See [`crate::ParseError`].
-    pub fn parse(input: &[u8]) -> Result<Profile, crate::ParseError> {
-        crate::parse::parse(input)
+    /// Removes the tags whose bytes are `i64::MIN`: no size, and no change
+    /// of one, is that (a corrupt tag, whose magnitude `check_sums` cannot
+    /// hold). Returned for the caller to report; alloctop likewise turns
+    /// such figures into 0 and says so.
+    pub fn drop_corrupt(&mut self) -> Vec<Tag> {
+        let (corrupt, kept) = std::mem::take(&mut self.tags)
+            .into_iter()
+            .partition(|t| t.bytes == i64::MIN);
+        self.tags = kept;
+        corrupt
     }
 
     /// Sums of bytes, calls and tag count over all tags.

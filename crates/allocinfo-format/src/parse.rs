@@ -72,7 +72,24 @@ fn err(line: usize, kind: ParseErrorKind) -> ParseError {
     ParseError { line, kind }
 }
 
-pub(crate) fn parse(input: &[u8]) -> Result<Profile, ParseError> {
+impl Profile {
+    /// Parses the text of `/proc/allocinfo`. See [`crate::ParseError`].
+    pub fn parse(input: &[u8]) -> Result<Profile, ParseError> {
+        parse(input)
+    }
+
+    /// Checks the first line of a profile, so that a reader can refuse
+    /// input that is no profile (`yes | allocinfo top -`) before reading
+    /// the rest of it.
+    pub fn check_header(line: &[u8]) -> Result<(), ParseError> {
+        let line = std::str::from_utf8(line).map_err(|_| err(1, ParseErrorKind::InvalidUtf8))?;
+        let line = line.strip_suffix('\n').unwrap_or(line);
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        parse_header(line).map(drop).map_err(|k| err(1, k))
+    }
+}
+
+fn parse(input: &[u8]) -> Result<Profile, ParseError> {
     use ParseErrorKind as K;
 
     let mut lines = numbered_lines(input);

@@ -2,7 +2,8 @@
 //!
 //! [`format_iec`] matches `numfmt --to=iec` (three significant digits,
 //! rounding away from zero), with IEC unit names: `4.0 KiB`, `140 KiB`,
-//! `1023 B`. [`parse_size`] reads sizes such as `4096`, `64K`, `1.5MiB`.
+//! `1023 B`. [`parse_size`] reads sizes such as `4096`, `64K`, `1.5MiB`
+//! (powers of 1024) and `4kB`, `1MB` (powers of 1000, as dd reads them).
 
 const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
 
@@ -21,6 +22,18 @@ pub fn format_iec(bytes: i64) -> String {
     let sign = if bytes < 0 { "-" } else { "" };
     let (number, unit) = scale(bytes.unsigned_abs());
     format!("{sign}{number} {unit}")
+}
+
+/// [`format_iec`] of an unsigned count, to 2^64 - 1 (`16 EiB`, as numfmt's 16E).
+///
+/// ```
+/// use allocinfo_format::size::format_iec_u64;
+/// assert_eq!(format_iec_u64(u64::MAX), "16 EiB");
+/// assert_eq!(format_iec_u64(4096), "4.0 KiB");
+/// ```
+pub fn format_iec_u64(bytes: u64) -> String {
+    let (number, unit) = scale(bytes);
+    format!("{number} {unit}")
 }
 
 /// Like [`format_iec`], with a `+` before positive values (for deltas).
@@ -68,7 +81,7 @@ fn scale(v: u64) -> (String, &'static str) {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SizeError {
     #[error(
-        "invalid size {0:?}: expected a number with an optional unit (B, K, KiB, M, MiB, G, GiB, ...)"
+        "invalid size {0:?}: expected a number with an optional unit (B, K or KiB, M or MiB, ...: powers of 1024; kB, MB, ...: powers of 1000)"
     )]
     Syntax(String),
     #[error("invalid size {0:?}: sizes are not negative")]
@@ -78,8 +91,9 @@ pub enum SizeError {
 }
 
 /// Parses a size: a non-negative number (decimals allowed) with an optional
-/// binary unit `K`, `M`, `G`, `T`, `P`, `E`, each optionally followed by `i`
-/// and/or `B`, case-insensitive. All units are powers of 1024.
+/// unit `K`, `M`, `G`, `T`, `P`, `E`, case-insensitive, as dd and coreutils
+/// read them: alone or followed by `i` or `iB` a power of 1024 (`64K`,
+/// `1.5MiB`), followed by `B` alone a power of 1000 (`4kB`, `1MB`).
 /// Fractions of a byte are rounded up.
 ///
 /// ```
@@ -108,8 +122,17 @@ pub fn parse_size(input: &str) -> Result<i64, SizeError> {
         return Err(too_large());
     }
     let unit = unit.to_ascii_lowercase();
-    let unit = unit.strip_suffix('b').unwrap_or(&unit);
+    let with_b = unit.strip_suffix('b');
+    let unit = with_b.unwrap_or(&unit);
+    let binary = unit.ends_with('i');
     let unit = unit.strip_suffix('i').unwrap_or(unit);
+    // As dd and coreutils: KB, MB, ... are powers of 1000; K, KiB, M, MiB,
+    // ... powers of 1024.
+    let base: u128 = if with_b.is_some() && !binary && !unit.is_empty() {
+        1000
+    } else {
+        1024
+    };
     let power = match unit {
         "" if !s.ends_with(['i', 'I']) => 0,
         "k" => 1,
@@ -120,7 +143,7 @@ pub fn parse_size(input: &str) -> Result<i64, SizeError> {
         "e" => 6,
         _ => return Err(error()),
     };
-    let multiplier = 1024u128.pow(power);
+    let multiplier = base.pow(power);
     let whole: u128 = if whole.is_empty() {
         0
     } else {
@@ -196,7 +219,11 @@ mod tests {
             ("17B", 17),
             ("1k", 1024),
             ("1KiB", 1024),
-            ("1kb", 1024),
+            ("1kb", 1000),
+            ("4kB", 4000),
+            ("1MB", 1_000_000),
+            ("1.5GB", 1_500_000_000),
+            ("1Mi", 1 << 20),
             ("2 MiB", 2 << 20),
             ("1.5G", 3 << 29),
             (".5K", 512),

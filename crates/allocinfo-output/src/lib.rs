@@ -145,6 +145,27 @@ fn dir_of(file: &str) -> &str {
     }
 }
 
+/// `s` safe to print on a terminal: control characters (an escape
+/// sequence in a function or module name) as `\xNN` (`\u{NNNN}` past
+/// 0xff); the rest is as given. Tables and the kernel's lines print names
+/// through it, as the SVG replaces them.
+pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return s.into();
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            c if c.is_control() && (c as u32) < 0x100 => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c if c.is_control() => out.push_str(&format!("\\u{{{:04x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.into()
+}
+
 /// Name of the source for people: `<stdin>` for `-`.
 pub fn source_name(path: &str) -> &str {
     if path == "-" { "<stdin>" } else { path }
@@ -177,4 +198,16 @@ pub fn group_plural(by: GroupBy) -> &'static str {
 /// Share of the total bytes, rounded to six decimals.
 fn share(row: &Row, total: &Totals) -> f64 {
     (row.share(total) * 1e6).round() / 1e6
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(printable("kmalloc"), "kmalloc");
+        assert_eq!(printable("a\x1b[31mb\x07"), "a\\x1b[31mb\\x07");
+        assert_eq!(printable("\u{85}é"), "\\x85é");
+    }
 }

@@ -115,3 +115,50 @@ pub fn write(out: &mut dyn Write, report: &Report, _meta: &Meta) -> io::Result<(
     }
     Ok(())
 }
+
+/// One metric family: its samples are written together after its HELP
+/// and TYPE lines.
+pub struct Family {
+    name: &'static str,
+    help: &'static str,
+    kind: &'static str,
+    samples: Vec<(String, u64)>,
+}
+
+impl Family {
+    pub fn new(name: &'static str, kind: &'static str, help: &'static str) -> Family {
+        Family {
+            name,
+            help,
+            kind,
+            samples: Vec::new(),
+        }
+    }
+
+    pub fn add(&mut self, labels: &[(&str, &str)], value: u64) {
+        let inner: Vec<String> = labels
+            .iter()
+            .map(|(k, v)| format!("{k}=\"{}\"", escape_label(v)))
+            .collect();
+        let labels = if inner.is_empty() {
+            String::new()
+        } else {
+            format!("{{{}}}", inner.join(","))
+        };
+        self.samples.push((labels, value));
+    }
+
+    /// The family in the text format; a series listed twice is written
+    /// once (the first value), so no series is duplicated.
+    pub fn write(&self, out: &mut String) {
+        use std::fmt::Write as _;
+        let _ = writeln!(out, "# HELP {} {}", self.name, self.help);
+        let _ = writeln!(out, "# TYPE {} {}", self.name, self.kind);
+        let mut seen = std::collections::BTreeSet::new();
+        for (labels, value) in &self.samples {
+            if seen.insert(labels.as_str()) {
+                let _ = writeln!(out, "{}{labels} {value}", self.name);
+            }
+        }
+    }
+}

@@ -31,9 +31,9 @@ fn plural(n: usize, one: &str) -> String {
 
 fn summary(t: &Totals) -> String {
     format!(
-        "{} in {} calls at {}",
+        "{} in {} at {}",
         format_iec(t.bytes),
-        t.calls,
+        plural(t.calls as usize, "call"),
         plural(t.tags, "call site")
     )
 }
@@ -166,7 +166,14 @@ pub fn render_with_rates(
     } else {
         let total = report.total;
         columns.push(column("SHARE", move |r| {
-            format!("{:.1}%", 100.0 * r.share(&total))
+            // A share that rounds to zero has no sign ("-0.0%").
+            let percent = 100.0 * r.share(&total);
+            let percent = if (percent * 10.0).round() == 0.0 {
+                0.0
+            } else {
+                percent
+            };
+            format!("{percent:.1}%")
         }));
     }
     let key_title = match report.group_by {
@@ -178,7 +185,7 @@ pub fn render_with_rates(
         GroupBy::Tree => "PATH PREFIX",
     };
     let mut key = column(key_title, |r| {
-        let mut k = r.key.to_string();
+        let mut k = crate::printable(&r.key.to_string()).into_owned();
         if !r.sums.accurate && r.key.group_by() == GroupBy::Site {
             k.push_str(" accurate:no");
         }
@@ -230,7 +237,13 @@ pub fn render_with_rates(
             &row.iter().map(String::as_str).collect::<Vec<_>>(),
         ));
     }
-    if report.rows.is_empty() {
+    if report.rows.is_empty()
+        && report.has_changes()
+        && report.counts.new + report.counts.gone + report.counts.changed == 0
+    {
+        // Two profiles that differ in nothing matched (identical files).
+        lines.push("(no changes)".to_owned());
+    } else if report.rows.is_empty() {
         lines.push("(nothing matched)".to_owned());
     } else if report.rows.len() < report.matched_rows {
         let hint = if opts.no_limit_hint {

@@ -13,7 +13,7 @@ pub const QUERY_SCHEMA: &str = "allocinfo-query/1";
 /// `%12lli %8llu file:line [module] func:name[ key:value...] `.
 pub fn write_lines(out: &mut dyn Write, tags: &[Tag]) -> io::Result<()> {
     for tag in tags {
-        writeln!(out, "{tag}")?;
+        writeln!(out, "{}", crate::printable(&tag.to_string()))?;
     }
     Ok(())
 }

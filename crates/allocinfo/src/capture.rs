@@ -13,6 +13,7 @@
 //! Grouping by stack and by process, and the age filter, are done here from
 //! that one report. No I/O; [`control`] talks to the files.
 
+pub mod args;
 pub mod control;
 pub mod listing;
 
@@ -104,6 +105,15 @@ pub fn parse(text: &str) -> Result<Live> {
             let (head, site) = rest
                 .split_once(" site=")
                 .ok_or_else(|| anyhow!("line {n}: no site="))?;
+            // A process name may hold spaces: it runs from comm= to the last
+            // " cpu=" (the fields after it are the kernel's own).
+            let (head, comm) = match (head.find(" comm="), head.rfind(" cpu=")) {
+                (Some(c), Some(cpu)) if c < cpu => (
+                    format!("{}{}", &head[..c], &head[cpu..]),
+                    head[c + " comm=".len()..cpu].to_owned(),
+                ),
+                _ => (head.to_owned(), String::new()),
+            };
             let w: Vec<&str> = head.split_whitespace().collect();
             let kind = field(&w, "kind").unwrap_or("slab").to_owned();
             let object = field(&w, if kind == "pages" { "pfn" } else { "addr" })
@@ -114,7 +124,7 @@ pub fn parse(text: &str) -> Result<Live> {
                 bytes: number(&w, "bytes", n)?,
                 pid: number(&w, "pid", n)?,
                 tgid: number(&w, "tgid", n)?,
-                comm: field(&w, "comm").unwrap_or("").to_owned(),
+                comm,
                 cpu: number(&w, "cpu", n)?,
                 ctx: field(&w, "ctx").unwrap_or("").to_owned(),
                 gfp: field(&w, "gfp").unwrap_or("").to_owned(),
@@ -306,8 +316,8 @@ pub fn objects_table(objects: &[&Object], u: &Untracked) -> String {
             o.bytes,
             o.pid,
             o.tgid,
-            o.comm,
-            o.site
+            allocinfo_output::printable(&o.comm),
+            allocinfo_output::printable(&o.site)
         );
         frames(&mut out, &o.stack);
     }
@@ -344,6 +354,7 @@ pub fn processes_table(groups: &[Group], u: &Untracked) -> String {
     );
     for g in groups {
         let (tgid, comm) = g.processes.first().cloned().unwrap_or_default();
+        let comm = allocinfo_output::printable(&comm);
         let _ = writeln!(out, "{tgid:>7} {comm:<16} {:>9} {:>12}", g.count, g.bytes);
     }
     out.push_str(&untracked_line(u));
@@ -397,6 +408,21 @@ object age_ns=2000000 bytes=256 pid=7 tgid=7 comm=cat cpu=0 ctx=hardirq gfp=0x82
   g+0x10/0x20 [m]
 untracked objects=2 bytes=512 dropped=1 busy=0
 ";
+
+    /// Linux process names may hold spaces (and even ` cpu=`): the name is
+    /// everything from `comm=` to the line's last ` cpu=`, as the kernel
+    /// prints the fields after it itself.
+    #[test]
+    fn process_names_with_spaces() {
+        let text = "object age_ns=1 bytes=8 pid=7 tgid=7 comm=Web Content cpu=0 ctx=task gfp=0xcc0 kind=slab addr=0x1 site=lib/m.c:42 [m] func:f\n\
+            object age_ns=1 bytes=8 pid=8 tgid=8 comm=a cpu=b cpu=1 ctx=task gfp=0xcc0 kind=slab addr=0x2 site=lib/m.c:42 [m] func:f\n";
+        let live = parse(text).unwrap();
+        assert_eq!(live.objects[0].comm, "Web Content");
+        assert_eq!(live.objects[0].cpu, 0);
+        assert_eq!(live.objects[0].ctx, "task");
+        assert_eq!(live.objects[1].comm, "a cpu=b");
+        assert_eq!(live.objects[1].cpu, 1);
+    }
 
     #[test]
     fn parses_objects_stacks_and_untracked() {

@@ -11,6 +11,7 @@
 //! site rule=1 injected=2 lib/m.c:42 [m] func:f
 //! ```
 
+pub mod args;
 pub mod control;
 
 use anyhow::{Result, anyhow, bail};

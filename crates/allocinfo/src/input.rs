@@ -18,15 +18,46 @@ pub struct Loaded {
 /// sites print as about 5 MiB).
 pub const MAX_PROFILE: u64 = 256 << 20;
 
-/// Reads at most [`MAX_PROFILE`] bytes of `from`, named `name` in errors.
+/// Reads waste figures, bounded as a profile is.
+fn read_figures(from: impl Read, name: &str) -> Result<Vec<u8>> {
+    read_text(from, name, MAX_PROFILE, "waste figures file")
+}
+
+/// Reads at most [`MAX_PROFILE`] bytes of `from`, named `name` in errors;
+/// input whose first line is no profile's header is refused as soon as
+/// that line is in (`yes | allocinfo top -` is not read for 256 MiB).
 fn read_bounded(from: impl Read, name: &str) -> Result<Vec<u8>> {
-    read_text(from, name, MAX_PROFILE, "allocation profile")
+    let mut checked = false;
+    read_text_checked(from, name, MAX_PROFILE, "allocation profile", &mut |raw| {
+        if checked {
+            return Ok(());
+        }
+        let line = match raw.iter().position(|&b| b == b'\n') {
+            Some(i) => &raw[..=i],
+            // A header is a few dozen bytes.
+            None if raw.len() >= 4096 => raw,
+            None => return Ok(()),
+        };
+        checked = true;
+        Profile::check_header(line).map_err(|e| anyhow!("{name}: {e}"))
+    })
 }
 
 /// Reads a text file whole, at most `max` bytes: more, or a NUL byte
 /// (which no profile or listing holds: `/dev/zero`, a binary file), is an
 /// error that says so as soon as it is seen, naming `name`.
-pub fn read_text(mut from: impl Read, name: &str, max: u64, what: &str) -> Result<Vec<u8>> {
+pub fn read_text(from: impl Read, name: &str, max: u64, what: &str) -> Result<Vec<u8>> {
+    read_text_checked(from, name, max, what, &mut |_| Ok(()))
+}
+
+/// [`read_text`], calling `check` with what was read so far after each read.
+fn read_text_checked(
+    mut from: impl Read,
+    name: &str,
+    max: u64,
+    what: &str,
+    check: &mut dyn FnMut(&[u8]) -> Result<()>,
+) -> Result<Vec<u8>> {
     let mut raw = Vec::new();
     let mut chunk = vec![0u8; 64 << 10];
     loop {
@@ -49,6 +80,7 @@ pub fn read_text(mut from: impl Read, name: &str, max: u64, what: &str) -> Resul
             );
         }
         raw.extend_from_slice(&chunk[..n]);
+        check(&raw)?;
     }
 }
 
@@ -82,7 +114,13 @@ fn open_error(path: &Path, e: io::Error) -> anyhow::Error {
 pub fn load(path: &Path) -> Result<Loaded> {
     let raw = read(path)?;
     let name = allocinfo_output::source_name(&path.to_string_lossy()).to_owned();
-    let profile = Profile::parse(&raw).map_err(|e| anyhow!("{name}: {e}"))?;
+    let mut profile = Profile::parse(&raw).map_err(|e| anyhow!("{name}: {e}"))?;
+    for tag in profile.drop_corrupt() {
+        eprintln!(
+            "allocinfo: warning: {name}: {}:{} func:{} has {} bytes, which no size or change is: a corrupt tag, left out",
+            tag.file, tag.line, tag.function, tag.bytes
+        );
+    }
     profile.check_sums().map_err(|e| anyhow!("{name}: {e}"))?;
     Ok(Loaded {
         path: path.display().to_string(),
@@ -112,11 +150,19 @@ pub fn waste_companion(path: &Path) -> Option<PathBuf> {
     Some(path.with_file_name(name))
 }
 
+/// Reads the waste figures at `path` whole, unparsed.
+pub fn read_waste(path: &Path) -> Result<Vec<u8>> {
+    let name = path.display().to_string();
+    std::fs::File::open(path)
+        .map_err(|e| anyhow!("reading {name}: {e}"))
+        .and_then(|f| read_figures(f, &name))
+}
+
 /// Reads and parses waste figures; `-` is standard input. Errors name the
 /// source and the line.
 pub fn load_waste(path: &Path) -> Result<Waste> {
     let raw = if path.as_os_str() == "-" {
-        read_bounded(io::stdin().lock(), "standard input")?
+        read_figures(io::stdin().lock(), "standard input")?
     } else {
         let name = path.display().to_string();
         std::fs::File::open(path)
@@ -132,7 +178,7 @@ pub fn load_waste(path: &Path) -> Result<Waste> {
                 };
                 anyhow!("reading {}: {e}{hint}", path.display())
             })
-            .and_then(|f| read_bounded(f, &name))?
+            .and_then(|f| read_figures(f, &name))?
     };
     let name = allocinfo_output::source_name(&path.to_string_lossy()).to_owned();
     Waste::parse(&raw).map_err(|e| anyhow!("{name}: {e}"))

@@ -9,30 +9,41 @@
 //! accounting on and off; `allocinfo-ioctl` reads the profile through
 //! the kernel's ioctl (`query`, `top`; see `via`).
 
+mod args;
 mod capture;
 mod cli;
 mod debugfs;
+mod diff;
 mod fail;
 mod input;
+mod man;
 mod metrics;
+mod outfile;
+mod query;
 mod snapshot;
 mod time;
+mod top;
+mod treemap;
 mod via;
 mod waste;
 mod watch;
 
 use allocinfo_format::Tag;
-use allocinfo_output::{Command, Format, Meta, Source};
-use allocinfo_report::{Filter, SortKey};
+use allocinfo_output::{Format, Meta, Source};
+use allocinfo_report::Filter;
 use anyhow::{Context, Result};
 use clap::{CommandFactory, FromArgMatches};
-use cli::{Cli, Cmd, ViaArgs};
+use cli::{Cli, Cmd};
 use std::io::{self, Write};
 use std::path::Path;
 use std::process::ExitCode;
+use via::ViaArgs;
 
 fn main() -> ExitCode {
-    let matches = Cli::command().get_matches();
+    let matches = match Cli::command().try_get_matches() {
+        Ok(m) => m,
+        Err(e) => return clap_exit(e),
+    };
     // The subcommands named, for the usage printed with a usage error.
     let mut path = Vec::new();
     let mut m = &matches;
@@ -45,16 +56,53 @@ fn main() -> ExitCode {
         Err(e) => e.exit(),
     };
     match run(cli) {
+        Err(e) if e.downcast_ref::<Usage>().is_some() => usage_exit(&path, &e.to_string()),
+        result => exit_code(result),
+    }
+}
+
+/// The exit status of a run: 0, 0 for a reader that has gone (`allocinfo
+/// top | head` is not an error), 1 for an error, said on standard error.
+fn exit_code(result: Result<()>) -> ExitCode {
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
-        Err(e) => match e.downcast_ref::<Usage>() {
-            Some(u) => usage_exit(&path, &u.0),
-            None => {
-                eprintln!("allocinfo: error: {e:#}");
-                ExitCode::FAILURE
-            }
-        },
+        Err(e) => {
+            eprintln!("allocinfo: error: {e:#}");
+            ExitCode::FAILURE
+        }
     }
+}
+
+/// Exits as clap does, except that `--help` and `--version` are written
+/// like every other output: a write error is exit status 1 (clap ignores
+/// it), a closed pipe 0. On a terminal clap prints them, in colour.
+fn clap_exit(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind::{DisplayHelp, DisplayVersion};
+    use std::io::IsTerminal;
+    if e.kind() == clap::error::ErrorKind::UnknownArgument
+        && let Some(clap::error::ContextValue::String(arg)) =
+            e.get(clap::error::ContextKind::InvalidArg)
+        && arg == "--tree"
+    {
+        // clap would suggest --reverse: the tree is a grouping.
+        let mut root = Cli::command();
+        root.build();
+        // The usage of the command it was given to.
+        let mut cmd = std::env::args()
+            .skip(1)
+            .find_map(|a| root.find_subcommand(&a).cloned())
+            .unwrap_or(root);
+        cmd.error(
+            clap::error::ErrorKind::UnknownArgument,
+            "unexpected argument '--tree' found\n\n  tip: totals by path prefix are '-b tree' (--by tree)",
+        )
+        .exit()
+    }
+    if !matches!(e.kind(), DisplayHelp | DisplayVersion) || io::stdout().is_terminal() {
+        e.exit()
+    }
+    exit_code(write_stdout(e.render().to_string().as_bytes()))
 }
 
 /// A usage error found after parsing: exit status 2, with the usage of
@@ -108,222 +156,35 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 }
 
 /// `--via ioctl` with a file is a usage error (exit status 2).
-fn check_via(args: &ViaArgs, input: &Path) -> Result<()> {
+pub fn check_via(args: &ViaArgs, input: &Path) -> Result<()> {
     via::plan(args.via, input).map(drop).map_err(usage)
 }
 
+/// One function per command; each starts from its arguments' checks.
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Cmd::Top(a) => {
-            let format = a.output.format();
-            let file = a.input.path();
-            check_via(&a.via, &file)?;
-            if a.view.sort.is_some_and(|s| s.is_delta()) {
-                return Err(usage(format!(
-                    "--sort {} needs two profiles: use it with diff or watch",
-                    a.view.sort_key(SortKey::Bytes)
-                )));
-            }
-            let query = a.view.query(&a.filter, format, SortKey::Bytes, false)?;
-            let (loaded, taken) = via::load_profile(&file, &a.via)?;
-            if a.via.verbose {
-                let n = loaded.profile.tags.len();
-                eprintln!("{}", via::describe("top", &loaded.path, &taken, n, "tag"));
-            }
-            warn_unmatched(&query.filter, &loaded.profile.tags, &loaded.path);
-            let report = query.top(&loaded.profile);
-            let meta = Meta {
-                command: Command::Top,
-                source: loaded.source(),
-                old_source: None,
-            };
-            print(format, &report, &meta, a.view.exact, a.output.pretty)
-        }
-        Cmd::Query(a) => {
-            let file = a.input.path();
-            check_via(&a.via, &file)?;
-            let filter = a.filter.filter();
-            if !filter.is_valid() {
-                return Err(usage(
-                    "--min-size is above --max-size (the kernel refuses such a filter)",
-                ));
-            }
-            let (tags, taken) = via::query(&file, &a.via, &filter)?;
-            let tags: Vec<Tag> = tags
-                .into_iter()
-                .filter(|t| a.filter.names_match(t))
-                .collect();
-            let path = file.to_string_lossy().into_owned();
-            if a.via.verbose {
-                let line = via::describe("query", &path, &taken, tags.len(), "matching tag");
-                eprintln!("{line}");
-            }
-            if tags.is_empty() && a.filter.has_names() {
-                eprintln!(
-                    "allocinfo: warning: the name patterns and filters match no tag in {}",
-                    allocinfo_output::source_name(&path)
-                );
-            }
-            let mut out = io::BufWriter::new(io::stdout().lock());
-            if a.json {
-                allocinfo_output::tags::write_json(&mut out, &path, &tags, a.pretty)
-                    .context(STDOUT)?;
-            } else {
-                allocinfo_output::tags::write_lines(&mut out, &tags).context(STDOUT)?;
-            }
-            out.flush().context(STDOUT)?;
-            Ok(())
-        }
-        Cmd::Diff(a) => {
-            let format = a.output.format();
-            if a.old.as_os_str() == "-" && a.new.as_os_str() == "-" {
-                return Err(usage("only one of OLD and NEW can be standard input"));
-            }
-            let old = input::load_with_waste(&a.old, input::waste_companion(&a.old).as_deref())?;
-            let new = input::load_with_waste(&a.new, input::waste_companion(&a.new).as_deref())?;
-            let query = a
-                .view
-                .query(&a.filter, format, SortKey::DeltaBytes, !a.all)?;
-            let rates = match (&old.waste, &new.waste) {
-                (Some(o), Some(n)) => {
-                    if n.now_ns <= o.now_ns {
-                        eprintln!(
-                            "allocinfo: note: no allocation rates: the new waste figures are not later than the old (now_ns {} then {}; another boot?)",
-                            o.now_ns, n.now_ns
-                        );
-                    }
-                    Some(waste::rates(Some(o), n, &query))
-                }
-                (None, None) => None,
-                (o, _) => {
-                    let (with, without) = if o.is_some() {
-                        (&a.old, &a.new)
-                    } else {
-                        (&a.new, &a.old)
-                    };
-                    eprintln!(
-                        "allocinfo: note: no allocation rates: waste figures next to {} but none next to {}",
-                        with.display(),
-                        without.display()
-                    );
-                    None
-                }
-            };
-            let both: Vec<Tag> = old
-                .profile
-                .tags
-                .iter()
-                .chain(&new.profile.tags)
-                .cloned()
-                .collect();
-            warn_unmatched(&query.filter, &both, "either profile");
-            let report = query.diff(&old.profile, &new.profile);
-            let meta = Meta {
-                command: Command::Diff,
-                source: new.source(),
-                old_source: Some(old.source()),
-            };
-            print_with_rates(
-                format,
-                &report,
-                &meta,
-                a.view.exact,
-                a.output.pretty,
-                rates.as_ref(),
-            )
-        }
-        Cmd::Snapshot(a) => {
-            let path = snapshot::write(&a.input.path(), &a.output)?;
-            writeln!(io::stdout().lock(), "{}", path.display()).context(STDOUT)?;
-            Ok(())
-        }
+        Cmd::Top(a) => top::run(a),
+        Cmd::Query(a) => query::run(a),
+        Cmd::Diff(a) => diff::run(a),
+        Cmd::Snapshot(a) => snapshot::run(a),
         Cmd::Watch(a) => watch::run(a),
+        Cmd::Treemap(a) => treemap::run(a),
         Cmd::Fail(a) => fail::control::run(a),
         Cmd::Capture(a) => capture::control::run(a),
         Cmd::Live(a) => capture::control::live(a),
         Cmd::Waste(a) => waste::run(a),
         Cmd::Metrics(a) => metrics::run(a),
-        Cmd::Completions(a) => {
-            let mut cmd = Cli::command();
-            clap_complete::generate(a.shell, &mut cmd, "allocinfo", &mut io::stdout().lock());
-            Ok(())
-        }
-        Cmd::Man => {
-            let mut out = io::stdout().lock();
-            clap_mangen::Man::new(Cli::command())
-                .render(&mut out)
-                .context(STDOUT)?;
-            out.flush().context(STDOUT)?;
-            Ok(())
-        }
-        Cmd::Treemap(a) => {
-            let loaded = input::load(&a.input.path())?;
-            let filter = a.filter.filter();
-            warn_unmatched(&filter, &loaded.profile.tags, &loaded.path);
-            let tags: Vec<_> = loaded
-                .profile
-                .tags
-                .iter()
-                .filter(|t| filter.matches(t) && filter.min_bytes.is_none_or(|min| t.bytes >= min))
-                .collect();
-            let title = a.title.clone().unwrap_or_else(|| {
-                format!(
-                    "allocinfo treemap: {}",
-                    allocinfo_output::source_name(&loaded.path)
-                )
-            });
-            let opts = allocinfo_treemap::Options {
-                width: a.width,
-                height: a.height,
-                title,
-            };
-            let slack = match a.color {
-                cli::ColorBy::Dir => None,
-                cli::ColorBy::Slack => {
-                    let input = a.input.path();
-                    let path = a
-                        .waste
-                        .clone()
-                        .or_else(|| input::waste_companion(&input))
-                        .ok_or_else(|| {
-                            usage(
-                                "--color slack with a profile on standard input needs --waste FILE",
-                            )
-                        })?;
-                    let waste = input::load_waste(&path).context("--color slack")?;
-                    // Identical call sites, merged in the picture, are merged here.
-                    let mut sums = std::collections::BTreeMap::<String, (u64, u64)>::new();
-                    for s in &waste.sites {
-                        let e = sums.entry(s.tag.location().to_string()).or_default();
-                        e.0 = e.0.saturating_add(s.slack);
-                        e.1 = e.1.saturating_add(s.bytes);
-                    }
-                    let ratios: allocinfo_treemap::SlackRatios = sums
-                        .into_iter()
-                        .map(|(name, (slack, bytes))| {
-                            let r = if bytes == 0 {
-                                0.0
-                            } else {
-                                slack as f64 / bytes as f64
-                            };
-                            (name, r)
-                        })
-                        .collect();
-                    Some(ratios)
-                }
-            };
-            let svg = allocinfo_treemap::render_with_slack(&tags, &opts, slack.as_ref());
-            if a.output.as_os_str() == "-" {
-                let mut out = io::stdout().lock();
-                out.write_all(svg.as_bytes()).context(STDOUT)?;
-                out.flush().context(STDOUT)?;
-            } else {
-                std::fs::write(&a.output, svg)
-                    .with_context(|| format!("writing {}", a.output.to_string_lossy()))?;
-            }
-            Ok(())
-        }
+        Cmd::Completions(a) => completions(a),
+        Cmd::Man(a) => man::run(a),
     }
+}
+
+/// `allocinfo completions SHELL`. clap_complete panics on a write error:
+/// the script is generated here and written as every output is.
+fn completions(a: cli::CompletionsArgs) -> Result<()> {
+    let mut script = Vec::new();
+    clap_complete::generate(a.shell, &mut Cli::command(), "allocinfo", &mut script);
+    write_stdout(&script)
 }
 
 /// What a write error on standard output is said with.
@@ -336,7 +197,7 @@ pub fn write_stdout(bytes: &[u8]) -> Result<()> {
     out.flush().context(STDOUT)
 }
 
-fn print(
+pub fn print(
     format: Format,
     report: &allocinfo_report::Report,
     meta: &Meta,
@@ -346,7 +207,7 @@ fn print(
     print_with_rates(format, report, meta, exact, pretty, None)
 }
 
-fn print_with_rates(
+pub fn print_with_rates(
     format: Format,
     report: &allocinfo_report::Report,
     meta: &Meta,

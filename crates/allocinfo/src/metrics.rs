@@ -11,65 +11,48 @@
 //!   (`allocinfo_fault_rules`, `allocinfo_fault_injected_total`,
 //!   `allocinfo_fault_site_injected_total`);
 //! - capture, where its control file exists (`allocinfo_capture_*`);
+//! - waste accounting, where /proc/allocwaste (`--waste`) exists
+//!   (`allocinfo_waste_*`, as `waste --prometheus` prints them);
 //! - `allocinfo_source_up{source}`: 1 for each source read, 0 for one
 //!   that exists but could not be read (the others are still written).
 
-use crate::cli::MetricsArgs;
+use crate::args::InputArgs;
+use crate::capture;
 use crate::debugfs::MAX_READ;
 use crate::fail::{self, OtherLines};
 use crate::input;
-use allocinfo_output::prometheus::escape_label;
+use allocinfo_output::prometheus::Family;
 use allocinfo_output::{Command, Format, Meta, Source, TableOptions};
 use allocinfo_report::Query;
-use anyhow::{Context, Result, anyhow, bail};
-use std::collections::BTreeSet;
-use std::fmt::Write as _;
-use std::io::{self, Write};
+use anyhow::{Result, anyhow, bail};
+use clap::Args;
+use std::io;
 use std::path::Path;
+use std::path::PathBuf;
 
-/// One metric family: its samples are written together after its HELP
-/// and TYPE lines.
-struct Family {
-    name: &'static str,
-    help: &'static str,
-    kind: &'static str,
-    samples: Vec<(String, u64)>,
+#[derive(Args, Debug)]
+pub struct MetricsArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Write the metrics to FILE atomically (a temporary file in its
+    /// directory, then a rename), e.g. /var/lib/node_exporter/textfile_collector/allocinfo.prom;
+    /// a symlink's target is replaced, a device or FIFO written through; `-` is standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The fault-injection control file, read if it exists.
+    #[arg(long, value_name = "PATH", default_value = fail::control::DEFAULT)]
+    pub control: PathBuf,
+    /// The capture directory, whose `capture` file is read if it exists.
+    #[arg(long, value_name = "DIR", default_value = capture::control::DEFAULT_DIR)]
+    pub dir: PathBuf,
+    /// The waste figures, read if they exist.
+    #[arg(long, value_name = "FILE", default_value = input::WASTE)]
+    pub waste: PathBuf,
 }
 
-impl Family {
-    fn new(name: &'static str, kind: &'static str, help: &'static str) -> Family {
-        Family {
-            name,
-            help,
-            kind,
-            samples: Vec::new(),
-        }
-    }
-
-    fn add(&mut self, labels: &[(&str, &str)], value: u64) {
-        let inner: Vec<String> = labels
-            .iter()
-            .map(|(k, v)| format!("{k}=\"{}\"", escape_label(v)))
-            .collect();
-        let labels = if inner.is_empty() {
-            String::new()
-        } else {
-            format!("{{{}}}", inner.join(","))
-        };
-        self.samples.push((labels, value));
-    }
-
-    /// The family in the text format; a series listed twice is written
-    /// once (the first value), so no series is duplicated.
-    fn write(&self, out: &mut String) {
-        let _ = writeln!(out, "# HELP {} {}", self.name, self.help);
-        let _ = writeln!(out, "# TYPE {} {}", self.name, self.kind);
-        let mut seen = BTreeSet::new();
-        for (labels, value) in &self.samples {
-            if seen.insert(labels.as_str()) {
-                let _ = writeln!(out, "{}{labels} {value}", self.name);
-            }
-        }
+impl MetricsArgs {
+    pub fn capture_file(&self) -> PathBuf {
+        self.dir.join("capture")
     }
 }
 
@@ -89,6 +72,13 @@ fn listing(path: &Path) -> Result<Option<String>> {
     String::from_utf8(raw)
         .map(Some)
         .map_err(|_| anyhow!("{}: not UTF-8 text", path.display()))
+}
+
+/// The waste families, from /proc/allocwaste's figures (every site).
+fn waste(text: &str) -> Result<Vec<Family>> {
+    let waste = allocinfo_format::waste::Waste::parse(text.as_bytes())?;
+    let sites: Vec<_> = waste.sites.iter().collect();
+    Ok(crate::waste::export::families(&waste, &sites))
 }
 
 /// The fault-injection families, from the control file's listing.
@@ -252,9 +242,10 @@ pub fn render(args: &MetricsArgs) -> Result<String> {
         "1 if the source was read for these metrics, 0 if it exists but could not be read.",
     );
     up.add(&[("source", "profile")], 1);
-    let sources: [(&str, &Path, Families); 2] = [
+    let sources: [(&str, &Path, Families); 3] = [
         ("fault", &args.control, fault),
         ("capture", &args.capture_file(), capture),
+        ("waste", &args.waste, waste),
     ];
     for (name, path, families) in sources {
         let read = listing(path).and_then(|text| text.map(|t| families(&t)).transpose());
@@ -277,49 +268,11 @@ pub fn render(args: &MetricsArgs) -> Result<String> {
     Ok(out)
 }
 
-/// Writes `text` to `path` atomically: a temporary file in the same
-/// directory (not ending in .prom, so the collector skips it), synced,
-/// readable by all, then renamed over `path`.
-pub fn write_atomically(path: &Path, text: &str) -> Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .ok_or_else(|| anyhow!("{}: not a file name", path.display()))?;
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| -> io::Result<()> {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        use std::os::unix::fs::PermissionsExt;
-        f.set_permissions(std::fs::Permissions::from_mode(0o644))?;
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        bail!("writing {}: {e}", path.display());
-    }
-    Ok(())
-}
-
 pub fn run(args: MetricsArgs) -> Result<()> {
     let text = render(&args)?;
     match &args.output {
-        Some(path) => write_atomically(path, &text),
-        None => {
-            let mut out = io::stdout().lock();
-            out.write_all(text.as_bytes()).context(crate::STDOUT)?;
-            out.flush().context(crate::STDOUT)
-        }
+        Some(path) => crate::outfile::write(path, text.as_bytes()),
+        None => crate::write_stdout(text.as_bytes()),
     }
 }
 
@@ -346,25 +299,5 @@ mod tests {
         assert!(out.contains("allocinfo_capture_untracked_objects{selection=\"1\",file=\"lib/t.c\",line=\"172\",module=\"t\",function=\"hold\"} 3\n"));
         assert!(capture("bogus line\n").is_err());
         assert!(capture("site selection=1 live=x lib/t.c:1 func:f\n").is_err());
-    }
-
-    #[test]
-    fn atomic_writes_leave_no_temporary_file() {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path();
-        let path = dir.join("allocinfo.prom");
-        std::fs::write(&path, "old\n").unwrap();
-        write_atomically(&path, "new\n").unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new\n");
-        let names: Vec<_> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(names, ["allocinfo.prom"]);
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o644);
-        let err = write_atomically(&dir.join("no/such/dir/x.prom"), "x").unwrap_err();
-        assert!(err.to_string().starts_with("writing "), "{err}");
     }
 }

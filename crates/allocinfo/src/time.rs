@@ -53,6 +53,14 @@ impl Utc {
         )
     }
 
+    /// `2026-11-21T10:50:00Z` (RFC 3339)
+    pub fn rfc3339(&self) -> String {
+        format!(
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+            self.year, self.month, self.day, self.hour, self.minute, self.second
+        )
+    }
+
     /// `10:50:00`
     pub fn clock(&self) -> String {
         format!("{:02}:{:02}:{:02}", self.hour, self.minute, self.second)
@@ -72,5 +80,6 @@ mod tests {
         assert_eq!(Utc::from_unix(4107542399).compact(), "21000228T235959Z");
         assert_eq!(Utc::from_unix(-1).compact(), "19691231T235959Z");
         assert_eq!(Utc::from_unix(1732186200).clock(), "10:50:00");
+        assert_eq!(Utc::from_unix(1732186200).rfc3339(), "2024-11-21T10:50:00Z");
     }
 }

@@ -6,14 +6,35 @@
 //! cannot be opened (the text read then says why); files are always read as
 //! text. `--via ioctl` fails where `auto` would fall back.
 
-use crate::cli::{Via, ViaArgs};
 use crate::input::{self, Loaded};
 use allocinfo_format::{Profile, Tag};
 use allocinfo_ioctl::abi::AllocinfoFilter;
 use allocinfo_ioctl::{DEFAULT_ATTEMPTS, Device, Error, ProcFile, TagFilter, Walk};
 use anyhow::{Context, Result, anyhow};
+use clap::{Args, ValueEnum};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
+
+/// How `/proc/allocinfo` is read.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Via {
+    /// The ioctl where the kernel has it (not ENOTTY), otherwise the text.
+    Auto,
+    /// The kernel's ioctl only: fails where the kernel has none.
+    Ioctl,
+    /// The text only.
+    Text,
+}
+
+#[derive(Args, Debug)]
+pub struct ViaArgs {
+    /// Read /proc/allocinfo through the kernel's ioctl, its text, or the ioctl where the kernel has one.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub via: Via,
+    /// Say on standard error which way the profile was read (ioctl or text) and why.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+}
 
 /// The kernel's file, the only one the ioctl is tried on.
 pub const PROC: &str = "/proc/allocinfo";

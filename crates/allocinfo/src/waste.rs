@@ -5,16 +5,19 @@
 //! `watch` show from two reads of the figures ([`rates`]).
 
 use crate::capture::age;
-use crate::cli::{WasteArgs, WasteCmd, WasteShowArgs, WasteSort};
+pub mod args;
+pub mod export;
+mod rates;
+
+pub use rates::{RateFigures, rates};
+
 use crate::debugfs::{Control, Trust};
 use crate::input;
-use allocinfo_format::size::format_iec;
+use allocinfo_format::size::format_iec_u64;
 use allocinfo_format::waste::{Waste, WasteSite};
-use allocinfo_output::Rates;
-use allocinfo_report::{GroupBy, Key, Query};
 use anyhow::{Context, Result, anyhow};
+use args::{WasteArgs, WasteCmd, WasteShowArgs, WasteSort};
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -114,9 +117,9 @@ fn check_present(dir: &Path, path: &Path) -> Result<()> {
     ))
 }
 
-/// The sites in the order of `sort`, largest first; ties by call site.
-pub fn sorted(waste: &Waste, sort: WasteSort) -> Vec<&WasteSite> {
-    let mut sites: Vec<&WasteSite> = waste.sites.iter().collect();
+/// `sites` in the order of `sort`: numbers largest first, names A to Z;
+/// ties by call site; `reverse` turns it round (as sort -r).
+pub fn sorted(mut sites: Vec<&WasteSite>, sort: WasteSort, reverse: bool) -> Vec<&WasteSite> {
     let name = |s: &WasteSite| {
         let t = &s.tag;
         (t.file.clone(), t.line, t.module.clone(), t.function.clone())
@@ -127,9 +130,14 @@ pub fn sorted(waste: &Waste, sort: WasteSort) -> Vec<&WasteSite> {
             WasteSort::Ratio => b.ratio().total_cmp(&a.ratio()),
             WasteSort::Allocs => b.allocs.cmp(&a.allocs),
             WasteSort::Frees => b.frees.cmp(&a.frees),
+            WasteSort::Bytes => b.bytes.cmp(&a.bytes),
+            WasteSort::Name => std::cmp::Ordering::Equal,
         };
         order.then_with(|| name(a).cmp(&name(b)))
     });
+    if reverse {
+        sites.reverse();
+    }
     sites
 }
 
@@ -146,18 +154,29 @@ pub struct Totals {
 }
 
 impl Totals {
-    pub fn of(waste: &Waste) -> Totals {
+    /// The sums; a sum past 64 bits is an error, as `top` refuses one.
+    pub fn of(waste: &Waste) -> Result<Totals> {
         let mut t = Totals::default();
         for s in &waste.sites {
+            let add = |sum: u64, v: u64, what: &str| {
+                sum.checked_add(v).ok_or_else(|| {
+                    anyhow!(
+                        "the {what} of the call sites sum past 64 bits (at {}:{}): \
+                         not figures a kernel reports",
+                        s.tag.file,
+                        s.tag.line
+                    )
+                })
+            };
             t.sites += 1;
-            t.bytes = t.bytes.saturating_add(s.bytes);
-            t.requested = t.requested.saturating_add(s.requested);
-            t.slack = t.slack.saturating_add(s.slack);
-            t.allocs = t.allocs.saturating_add(s.allocs);
-            t.frees = t.frees.saturating_add(s.frees);
-            t.untracked = t.untracked.saturating_add(s.untracked);
+            t.bytes = add(t.bytes, s.bytes, "bytes")?;
+            t.requested = add(t.requested, s.requested, "requested bytes")?;
+            t.slack = add(t.slack, s.slack, "slack")?;
+            t.allocs = add(t.allocs, s.allocs, "allocations")?;
+            t.frees = add(t.frees, s.frees, "frees")?;
+            t.untracked = add(t.untracked, s.untracked, "untracked bytes")?;
         }
-        t
+        Ok(t)
     }
 
     /// Slack as a share of the bytes, 0 without bytes.
@@ -186,10 +205,10 @@ pub fn slab_bytes(meminfo: &str) -> Option<u64> {
             return None;
         }
         let value: u64 = words.next()?.parse().ok()?;
+        // The kernel always says kB; a bare number is no meminfo line.
         match words.next() {
             Some("kB") => value.checked_mul(1024),
-            None => Some(value),
-            Some(_) => None,
+            _ => None,
         }
     })
 }
@@ -225,39 +244,79 @@ fn show(args: &WasteShowArgs) -> Result<()> {
     let path = args.path();
     let waste = input::load_waste(&path)?;
     let slab = slab(args, &path)?;
+    let totals = Totals::of(&waste).with_context(|| path.display().to_string())?;
     if !waste.on {
         eprintln!(
             "allocinfo: note: waste accounting is off: the figures are frozen as they were \
              when it was turned off (allocinfo waste on resumes it)"
         );
     }
+    let machine = args.json || args.csv || args.prometheus;
     let limit = match args.limit {
         Some(0) => None,
         Some(n) => Some(n),
-        None if args.json => None,
+        None if machine => None,
         None => Some(20),
     };
+    // The filters as in top (--min-size on the site's bytes); the totals
+    // cover every site, as top's cover the whole profile.
+    let filter = args.filter.filter();
+    crate::warn_unmatched(
+        &filter,
+        &waste
+            .sites
+            .iter()
+            .map(|s| s.tag.clone())
+            .collect::<Vec<_>>(),
+        &path.to_string_lossy(),
+    );
+    let matched: Vec<&WasteSite> = waste
+        .sites
+        .iter()
+        .filter(|s| filter.matches(&s.tag))
+        .filter(|s| {
+            filter
+                .min_bytes
+                .is_none_or(|min| i128::from(s.bytes) >= i128::from(min))
+        })
+        .collect();
+    let n = matched.len();
+    let mut rows = sorted(matched, args.sort, args.reverse);
+    rows.truncate(limit.unwrap_or(usize::MAX));
     let text = if args.json {
-        let v = json(&waste, args.sort, limit, slab);
+        let v = json(&waste, &totals, &rows, slab);
         if args.pretty {
             format!("{}\n", serde_json::to_string_pretty(&v)?)
         } else {
             format!("{v}\n")
         }
+    } else if args.csv {
+        export::csv(&rows)
+    } else if args.prometheus {
+        export::prometheus(&waste, &rows)
     } else {
         let name = allocinfo_output::source_name(&path.to_string_lossy()).to_owned();
-        table(&waste, &name, args.sort, limit, slab, args.exact)
+        table(&waste, &totals, &name, &rows, n, slab, args.exact)
     };
     crate::write_stdout(text.as_bytes())
 }
 
-/// The JSON document: the header's figures, the sites (at most `limit`)
-/// and the totals over all sites.
-pub fn json(waste: &Waste, sort: WasteSort, limit: Option<usize>, slab: Option<u64>) -> Value {
-    let sites: Vec<Value> = sorted(waste, sort)
-        .into_iter()
-        .take(limit.unwrap_or(usize::MAX))
+/// The schema of `waste --json`, as top's is allocinfo-report/1.
+pub const SCHEMA: &str = "allocinfo-waste/1";
+
+/// The JSON document: the header's figures, the sites shown and the
+/// totals over all sites.
+pub fn json(waste: &Waste, t: &Totals, rows: &[&WasteSite], slab: Option<u64>) -> Value {
+    let sites: Vec<Value> = rows
+        .iter()
         .map(|s| {
+            let extra: serde_json::Map<String, Value> = s
+                .tag
+                .extra
+                .iter()
+                .filter(|(k, _)| k != "accurate")
+                .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
+                .collect();
             json!({
                 "site": format!("{}:{}", s.tag.file, s.tag.line),
                 "function": s.tag.function,
@@ -269,11 +328,13 @@ pub fn json(waste: &Waste, sort: WasteSort, limit: Option<usize>, slab: Option<u
                 "allocs": s.allocs,
                 "frees": s.frees,
                 "untracked": s.untracked,
+                "accurate": s.tag.is_accurate(),
+                "extra": extra,
             })
         })
         .collect();
-    let t = Totals::of(waste);
     json!({
+        "schema": SCHEMA,
         "version": waste.version.to_string(),
         "state": waste.state(),
         "since_ns": waste.since_ns,
@@ -301,9 +362,10 @@ fn percent(v: f64) -> String {
 /// The table: a header line, one row per site (at most `limit`), then the totals.
 pub fn table(
     waste: &Waste,
+    t: &Totals,
     name: &str,
-    sort: WasteSort,
-    limit: Option<usize>,
+    shown: &[&WasteSite],
+    matched: usize,
     slab: Option<u64>,
     exact: bool,
 ) -> String {
@@ -311,7 +373,7 @@ pub fn table(
         if exact {
             v.to_string()
         } else {
-            format_iec(i64::try_from(v).unwrap_or(i64::MAX))
+            format_iec_u64(v)
         }
     };
     let state = if waste.on {
@@ -328,8 +390,6 @@ pub fn table(
         waste.version,
         if n == 1 { "" } else { "s" }
     );
-    let sites = sorted(waste, sort);
-    let shown = &sites[..limit.unwrap_or(n).min(n)];
     let titles = [
         "SLACK",
         "RATIO",
@@ -386,10 +446,12 @@ pub fn table(
     }
     if rows.is_empty() {
         out.push_str("(no call sites)\n");
-    } else if rows.len() < n {
-        out.push_str(&format!("({} of {n} rows; -n 0 shows all)\n", rows.len()));
+    } else if rows.len() < matched {
+        out.push_str(&format!(
+            "({} of {matched} rows; -n 0 shows all)\n",
+            rows.len()
+        ));
     }
-    let t = Totals::of(waste);
     out.push_str(&format!(
         "total: {} allocated, {} requested, {} slack ({} of the bytes), {} untracked\n",
         size(t.bytes),
@@ -408,69 +470,12 @@ pub fn table(
     out
 }
 
-/// Allocations per second per row of `query`'s grouping, from two reads
-/// of the waste figures: the allocations counted between them over the
-/// time between them (`now_ns`). A site missing from `old` (a module
-/// loaded in between) counts from 0. Empty when there is no `old`, or when
-/// `new` is not later than `old` (another boot).
-pub fn rates(old: Option<&Waste>, new: &Waste, query: &Query) -> Rates {
-    let mut rates = Rates::new();
-    let Some(old) = old else {
-        return rates;
-    };
-    if new.now_ns <= old.now_ns {
-        return rates;
-    }
-    let seconds = (new.now_ns - old.now_ns) as f64 / 1e9;
-    let mut before: BTreeMap<Key, u64> = BTreeMap::new();
-    for s in &old.sites {
-        let e = before.entry(Key::of(&s.tag, GroupBy::Site)).or_default();
-        *e = e.saturating_add(s.allocs);
-    }
-    let mut now: BTreeMap<Key, u64> = BTreeMap::new();
-    for s in &new.sites {
-        let e = now.entry(Key::of(&s.tag, GroupBy::Site)).or_default();
-        *e = e.saturating_add(s.allocs);
-    }
-    let mut counted: BTreeMap<Key, u64> = BTreeMap::new();
-    for s in new.sites.iter().filter(|s| query.filter.matches(&s.tag)) {
-        let site = Key::of(&s.tag, GroupBy::Site);
-        let Some(allocs) = now.remove(&site) else {
-            continue; // Identical call sites were summed at their first.
-        };
-        let delta = allocs.saturating_sub(before.get(&site).copied().unwrap_or(0));
-        let keys: Vec<Key> = if query.group_by == GroupBy::Tree {
-            Key::tree(&s.tag).collect()
-        } else {
-            vec![Key::of(&s.tag, query.group_by)]
-        };
-        for key in keys {
-            let e = counted.entry(key).or_default();
-            *e = e.saturating_add(delta);
-        }
-    }
-    for (key, n) in counted {
-        rates.insert(key, n as f64 / seconds);
-    }
-    rates
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::cli::{Cli, Cmd};
     use clap::Parser;
     use std::io;
-
-    fn figures(now_ns: u64, lines: &str) -> Waste {
-        Waste::parse(
-            format!(
-                "allocwaste - version: 1.0\n# state: on since_ns: 0 now_ns: {now_ns}\n#\n{lines}"
-            )
-            .as_bytes(),
-        )
-        .unwrap()
-    }
 
     fn cmd(args: &[&str]) -> WasteCmd {
         let mut argv = vec!["allocinfo", "waste"];
@@ -562,48 +567,6 @@ mod tests {
         assert_eq!(slab_bytes(text), Some(512 << 20));
         assert_eq!(slab_bytes("MemTotal: 1 kB\n"), None);
         assert_eq!(slab_bytes("Slab: x kB\n"), None);
-    }
-
-    #[test]
-    fn rates_per_site_and_group() {
-        let old = figures(
-            10_000_000_000,
-            "0 0 0 100 0 0 mm/a.c:1 func:f\n0 0 0 50 0 0 mm/b.c:2 [m] func:g\n",
-        );
-        let new = figures(
-            12_000_000_000,
-            "0 0 0 300 0 0 mm/a.c:1 func:f\n0 0 0 90 0 0 mm/b.c:2 [m] func:g\n\
-             0 0 0 8 0 0 fs/c.c:3 [m] func:h\n",
-        );
-        let q = Query::default();
-        let r = rates(Some(&old), &new, &q);
-        let site = |s: &str| {
-            let t: allocinfo_format::Tag = format!("0 0 {s}").parse().unwrap();
-            Key::of(&t, GroupBy::Site)
-        };
-        assert_eq!(r[&site("mm/a.c:1 func:f")], 100.0);
-        assert_eq!(r[&site("mm/b.c:2 [m] func:g")], 20.0);
-        assert_eq!(
-            r[&site("fs/c.c:3 [m] func:h")],
-            4.0,
-            "new sites count from 0"
-        );
-        let by_module = Query {
-            group_by: GroupBy::Module,
-            ..Query::default()
-        };
-        let r = rates(Some(&old), &new, &by_module);
-        assert_eq!(r[&Key::Module(Some("m".into()))], 24.0);
-        assert_eq!(r[&Key::Module(None)], 100.0);
-        let tree = Query {
-            group_by: GroupBy::Tree,
-            ..Query::default()
-        };
-        assert_eq!(
-            rates(Some(&old), &new, &tree)[&Key::Tree("mm/".into())],
-            120.0
-        );
-        assert!(rates(None, &new, &q).is_empty());
-        assert!(rates(Some(&new), &old, &q).is_empty(), "time went back");
+        assert_eq!(slab_bytes("Slab: 5\n"), None);
     }
 }

@@ -4,23 +4,66 @@
 //!
 //! As slabtop and top: a read that fails (a file rewritten while read)
 //! keeps the last good frame, says why on an error line and retries next
-//! interval; SIGTERM and SIGHUP restore the terminal as q does; a terminal
-//! too small to draw in says so; `-c N` leaves its last frame on screen.
+//! interval; SIGTERM, SIGHUP and SIGINT restore the terminal as q does, and
+//! so does the terminal going away ([`keys`]); Ctrl-Z stops watch as a
+//! shell's job; a terminal too small to draw in says so; `-c N` leaves its
+//! last frame on screen.
 
-use crate::cli::WatchArgs;
+mod keys;
+mod screen;
+
+use crate::args::{FilterArgs, InputArgs, OutputArgs, ViewArgs};
 use crate::input::{self, Loaded};
 use crate::time::Utc;
-use allocinfo_output::{Command, Format, Meta, Rates, TableOptions};
+use crate::waste::RateFigures;
+use allocinfo_output::{Command, Format, Meta, TableOptions};
 use allocinfo_report::{Query, Report, SortKey};
 use anyhow::{Context, Result};
-use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
-use crossterm::style::{Attribute, Print, SetAttribute};
-use crossterm::terminal::{self, ClearType};
-use crossterm::{cursor, execute, queue};
+use clap::Args;
 use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+#[derive(Args, Debug)]
+pub struct WatchArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Seconds between refreshes, decimals allowed (-d as in top and slabtop).
+    #[arg(short = 'i', long, visible_short_alias = 'd', visible_alias = "delay", value_name = "SECONDS", default_value = "1", value_parser = interval_arg)]
+    pub interval: f64,
+    /// Print each frame as plain text, no escape codes (serial consoles, logs).
+    /// Implied when standard output is not a terminal.
+    #[arg(long)]
+    pub plain: bool,
+    /// Stop after N frames, N >= 1 (--once: one frame).
+    #[arg(short = 'c', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub count: Option<u64>,
+    /// One frame, then exit: the same as -c 1 (alloctop's spelling).
+    #[arg(long, conflicts_with = "count")]
+    pub once: bool,
+    /// Waste figures read with each frame for an ALLOCS/S column [default:
+    /// next to the profile: /proc/allocwaste for /proc/allocinfo, no column
+    /// when that does not exist]; a FILE named must exist.
+    #[arg(long, value_name = "FILE")]
+    pub waste: Option<PathBuf>,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    #[command(flatten)]
+    pub view: ViewArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+fn interval_arg(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (0.01..=86400.0).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "invalid interval {s:?}: expected seconds between 0.01 and 86400"
+        )),
+    }
+}
 
 struct Watcher {
     args: WatchArgs,
@@ -36,12 +79,6 @@ struct Watcher {
     error: Option<String>,
 }
 
-/// The smallest terminal drawn in: the call-site column keeps at least
-/// this many characters, and there are rows for the title, the source,
-/// the change line, the column header, one row and the footer.
-const MIN_KEY: usize = 12;
-const MIN_ROWS: usize = 6;
-
 impl Watcher {
     fn report(&self, limit: Option<usize>) -> Result<Report> {
         let mut query: Query =
@@ -56,7 +93,7 @@ impl Watcher {
 
     /// Allocations per second since the previous frame, when the kernel's
     /// waste figures are read with the profile (`None`: no ALLOCS/S column).
-    fn rates(&self) -> Result<Option<Rates>> {
+    fn rates(&self) -> Result<Option<RateFigures>> {
         let Some(new) = &self.cur.waste else {
             return Ok(None);
         };
@@ -122,7 +159,12 @@ impl Watcher {
     }
 
     fn done(&self) -> bool {
-        self.args.count.is_some_and(|n| self.frame >= n)
+        let count = if self.args.once {
+            Some(1)
+        } else {
+            self.args.count
+        };
+        count.is_some_and(|n| self.frame >= n)
     }
 }
 
@@ -132,22 +174,45 @@ fn waste_path(args: &WatchArgs) -> Option<std::path::PathBuf> {
         .or_else(|| input::waste_companion(&args.input.path()))
 }
 
+impl WatchArgs {
+    /// Whether frames are printed as text (--plain, or output that is not
+    /// a terminal) rather than drawn full-screen.
+    fn plain(&self) -> bool {
+        self.plain || !io::stdout().is_terminal()
+    }
+
+    /// The usage errors no reading can fix, found before anything is read.
+    pub fn validate(&self) -> Result<()> {
+        if self.input.path().as_os_str() == "-" {
+            return Err(crate::usage(
+                "watch re-reads its input every interval: give a file, not standard input",
+            ));
+        }
+        let format = self.output.format();
+        let frames = if self.once { Some(1) } else { self.count };
+        if format == Format::Prometheus && frames != Some(1) {
+            return Err(crate::usage(
+                "--prometheus is one exposition, so one frame: use -c 1 (or allocinfo metrics on a timer)",
+            ));
+        }
+        if !self.plain() && format != Format::Table {
+            return Err(crate::usage(
+                "--json, --csv and --prometheus need --plain (or output that is not a terminal)",
+            ));
+        }
+        if let Some(path) = &self.waste
+            && !path.exists()
+        {
+            anyhow::bail!("--waste {}: no such file", path.display());
+        }
+        Ok(())
+    }
+}
+
 pub fn run(args: WatchArgs) -> Result<()> {
-    if args.input.path().as_os_str() == "-" {
-        return Err(crate::usage(
-            "watch re-reads its input every interval: give a file, not standard input",
-        ));
-    }
-    if args.count == Some(0) {
-        return Ok(());
-    }
+    args.validate()?;
     let format = args.output.format();
-    let plain = args.plain || !io::stdout().is_terminal();
-    if !plain && format != Format::Table {
-        return Err(crate::usage(
-            "--json, --csv and --prometheus need --plain (or output that is not a terminal)",
-        ));
-    }
+    let plain = args.plain();
     let sort = args.view.sort_key(SortKey::Bytes);
     let args_reverse = args.view.reverse;
     let interval = Duration::from_secs_f64(args.interval);
@@ -170,7 +235,7 @@ pub fn run(args: WatchArgs) -> Result<()> {
     if plain {
         run_plain(&mut w)
     } else {
-        run_terminal(&mut w)
+        screen::run(&mut w)
     }
 }
 
@@ -202,15 +267,21 @@ fn run_plain(w: &mut Watcher) -> Result<()> {
         if w.frame > 1 && w.format == Format::Table {
             writeln!(out)?;
         }
+        let rates = w.rates()?;
+        if let Some(note) = rates.as_ref().and_then(RateFigures::note) {
+            eprintln!("{note}");
+        }
+        let mut frame = Vec::new();
         allocinfo_output::write_with_rates(
-            &mut out,
+            &mut frame,
             w.format,
             &report,
             &w.meta(),
             &table,
-            w.rates()?.as_ref(),
-        )
-        .context(crate::STDOUT)?;
+            rates.as_ref().map(|r| &r.rates),
+        )?;
+        let frame = stream_frame(w.format, frame, w.frame, &Utc::now().rfc3339())?;
+        out.write_all(&frame).context(crate::STDOUT)?;
         out.flush().context(crate::STDOUT)?;
         if w.done() {
             return Ok(());
@@ -219,6 +290,44 @@ fn run_plain(w: &mut Watcher) -> Result<()> {
             return Ok(());
         }
         w.advance();
+    }
+}
+
+/// One frame of a machine format as part of a stream a logger can keep:
+/// CSV rows with the time and the frame number first, and the header
+/// only in frame 1; a JSON document with `time` and `frame` (one line
+/// each, JSON Lines, unless --pretty). Tables and the Prometheus format
+/// (one frame only) are as printed.
+fn stream_frame(format: Format, frame: Vec<u8>, n: u64, time: &str) -> Result<Vec<u8>> {
+    match format {
+        Format::Csv => {
+            let text = String::from_utf8(frame).expect("CSV is text");
+            let mut out = String::new();
+            for (i, line) in text.lines().enumerate() {
+                match i {
+                    0 if n == 1 => out.push_str(&format!("time,frame,{line}\n")),
+                    0 => {}
+                    _ => out.push_str(&format!("{time},{n},{line}\n")),
+                }
+            }
+            Ok(out.into_bytes())
+        }
+        Format::Json => {
+            let pretty = frame.iter().filter(|&&b| b == b'\n').count() > 1;
+            let mut v: serde_json::Value = serde_json::from_slice(&frame)?;
+            if let Some(doc) = v.as_object_mut() {
+                doc.insert("time".into(), time.into());
+                doc.insert("frame".into(), n.into());
+            }
+            let mut out = if pretty {
+                serde_json::to_vec_pretty(&v)?
+            } else {
+                serde_json::to_vec(&v)?
+            };
+            out.push(b'\n');
+            Ok(out)
+        }
+        Format::Table | Format::Prometheus => Ok(frame),
     }
 }
 
@@ -250,196 +359,9 @@ fn wait_plain(interval: Duration, stop: &AtomicBool) -> bool {
     stop.load(Ordering::Relaxed)
 }
 
-/// Restores the terminal when dropped, also on errors and panics.
-struct Screen;
-
-impl Screen {
-    fn enter() -> Result<Screen> {
-        terminal::enable_raw_mode()?;
-        let screen = Screen;
-        execute!(io::stdout(), terminal::EnterAlternateScreen, cursor::Hide)?;
-        let default_hook = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            Screen::restore();
-            default_hook(info);
-        }));
-        Ok(screen)
-    }
-
-    fn restore() {
-        let _ = execute!(
-            io::stdout(),
-            SetAttribute(Attribute::Reset),
-            cursor::Show,
-            terminal::LeaveAlternateScreen
-        );
-        let _ = terminal::disable_raw_mode();
-    }
-}
-
-impl Drop for Screen {
-    fn drop(&mut self) {
-        Screen::restore();
-    }
-}
-
-/// The lines of a full-screen frame for a `cols` x `rows` terminal.
-fn frame_lines(w: &Watcher, cols: usize, rows: usize) -> Result<Vec<String>> {
-    // Title, source, change, column header, and a footer line.
-    let limit = match w.args.view.limit {
-        Some(0) | None => rows.saturating_sub(5),
-        Some(n) => n.min(rows.saturating_sub(5)),
-    };
-    let report = w.report(Some(limit.max(1)))?;
-    let mut opts = TableOptions {
-        title: Some(w.title(true)),
-        exact: w.args.view.exact,
-        width: None,
-        no_limit_hint: true,
-        pretty: false,
-    };
-    let rates = w.rates()?;
-    let wide =
-        allocinfo_output::table::render_with_rates(&report, &w.meta(), &opts, rates.as_ref());
-    // The last column (call site, module, ...) starts after the last
-    // two-space gap of the column header (line 4).
-    let key_at = wide
-        .get(3)
-        .and_then(|h| h.rfind("  ").map(|i| i + 2))
-        .unwrap_or(0);
-    let (need_cols, need_rows) = (key_at + MIN_KEY, MIN_ROWS + usize::from(w.error.is_some()));
-    if cols < need_cols || rows < need_rows {
-        let msg = format!(
-            "allocinfo watch: the terminal is {cols}x{rows}; it needs at least \
-             {need_cols}x{need_rows} (or use --plain). q quits."
-        );
-        return Ok(textwrap(&msg, cols.max(1)));
-    }
-    opts.width = Some(cols);
-    let mut lines =
-        allocinfo_output::table::render_with_rates(&report, &w.meta(), &opts, rates.as_ref());
-    if let Some(error) = &w.error {
-        // The last good frame stays; the error line takes the last row.
-        lines.truncate(rows - 1);
-        let mut line = format!("error: {error}");
-        if let Some((i, _)) = line.char_indices().nth(cols) {
-            line.truncate(i);
-        }
-        lines.push(line);
-    }
-    lines.truncate(rows);
-    Ok(lines)
-}
-
-/// `text` in lines of at most `width` characters, broken between words
-/// (a word longer than a line is cut).
-fn textwrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines: Vec<String> = Vec::new();
-    let mut line = String::new();
-    for word in text.split_whitespace() {
-        let len = line.chars().count();
-        if len > 0 && len + 1 + word.chars().count() > width {
-            lines.push(std::mem::take(&mut line));
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
-    }
-    lines.push(line);
-    lines
-        .into_iter()
-        .map(|l| l.chars().take(width).collect())
-        .collect()
-}
-
-fn draw(w: &Watcher) -> Result<Vec<String>> {
-    // A terminal that does not know its size (0x0) gets 80x24.
-    let (cols, rows) = match terminal::size()? {
-        (0, _) | (_, 0) => (80, 24),
-        (c, r) => (usize::from(c), usize::from(r)),
-    };
-    let lines = frame_lines(w, cols, rows)?;
-    let error_row = w.error.is_some().then(|| lines.len().saturating_sub(1));
-    let mut out = io::stdout().lock();
-    queue!(out, cursor::MoveTo(0, 0), terminal::Clear(ClearType::All))?;
-    for (i, line) in lines.iter().enumerate() {
-        queue!(out, cursor::MoveTo(0, i as u16))?;
-        // The title, the column header and an error line stand out.
-        if i == 0 || i == 3 || Some(i) == error_row {
-            queue!(
-                out,
-                SetAttribute(Attribute::Reverse),
-                Print(line),
-                SetAttribute(Attribute::Reset)
-            )?;
-        } else {
-            queue!(out, Print(line))?;
-        }
-    }
-    out.flush()?;
-    Ok(lines)
-}
-
-fn run_terminal(w: &mut Watcher) -> Result<()> {
-    let stop = stop_flag()?;
-    let screen = Screen::enter()?;
-    loop {
-        let lines = draw(w)?;
-        if w.done() {
-            // As top -n: the last frame stays on the screen.
-            drop(screen);
-            let mut out = io::stdout().lock();
-            for line in &lines {
-                writeln!(out, "{line}").context(crate::STDOUT)?;
-            }
-            out.flush().context(crate::STDOUT)?;
-            return Ok(());
-        }
-        let deadline = Instant::now() + w.interval;
-        while let Some(left) = deadline
-            .checked_duration_since(Instant::now())
-            .filter(|d| !d.is_zero())
-        {
-            // SIGTERM and SIGHUP end watch as q does (the Screen's drop
-            // restores the terminal); polls are short to notice them.
-            if stop.load(Ordering::Relaxed) {
-                return Ok(());
-            }
-            if !event::poll(left.min(Duration::from_millis(50)))? {
-                continue;
-            }
-            match event::read()? {
-                Event::Key(key) if key.kind != KeyEventKind::Release => match key.code {
-                    KeyCode::Char('q' | 'Q') | KeyCode::Esc => return Ok(()),
-                    KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-                        return Ok(());
-                    }
-                    KeyCode::Char('s' | 'S') => {
-                        w.sort = w.sort.next();
-                        draw(w)?;
-                    }
-                    KeyCode::Char('r' | 'R') => {
-                        w.reverse = !w.reverse;
-                        draw(w)?;
-                    }
-                    _ => {}
-                },
-                Event::Resize(..) => {
-                    draw(w)?;
-                }
-                _ => {}
-            }
-        }
-        if stop.load(Ordering::Relaxed) {
-            return Ok(());
-        }
-        w.advance();
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::screen::{MIN_KEY, MIN_ROWS, frame_lines, textwrap};
     use super::*;
     use crate::cli::{Cli, Cmd};
     use clap::Parser;

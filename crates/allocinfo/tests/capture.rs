@@ -126,3 +126,22 @@ fn capture_list_as_text_and_json() {
     );
     assert!(pretty.lines().count() > 5);
 }
+
+/// `capture list` checks the file in text mode as it does with --json: a
+/// file that is no capture listing is an error, not printed.
+#[test]
+fn capture_list_checks_the_listing_in_text_mode_too() {
+    let d = dir("list-check");
+    std::fs::write(d.join("capture"), "this is not a listing\n").unwrap();
+    for json in [false, true] {
+        let mut cmd = Command::new(BIN);
+        cmd.args(["capture", "--dir", d.to_str().unwrap(), "list"]);
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "json {json}: {out:?}");
+        assert!(out.stdout.is_empty(), "json {json}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("capture list"));
+    }
+}

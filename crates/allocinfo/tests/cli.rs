@@ -257,6 +257,78 @@ fn broken_pipe_is_not_an_error() {
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }
 
+/// Output that cannot be written is exit status 1 with a message, for
+/// completions, --help and --version as for every command; a reader that
+/// has gone (a closed pipe) is exit status 0, quietly.
+#[test]
+fn completions_help_and_version_say_write_errors() {
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
+    for args in [
+        &["completions", "bash"][..],
+        &["--help"],
+        &["--version"],
+        &["top", "--help"],
+        &["man"],
+    ] {
+        let out = Command::new(BIN)
+            .args(args)
+            .stdout(full())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?} into /dev/full: {err}");
+        assert!(err.contains("No space left on device"), "{args:?}: {err}");
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = Command::new(BIN)
+            .args(args)
+            .stdout(writer)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?} into a closed pipe: {err}"
+        );
+        assert_eq!(err, "", "{args:?}");
+    }
+}
+
+/// Control characters in names (an escape sequence in a function or
+/// module name) never reach the terminal raw from top or query: they are
+/// escaped as \xNN, as the SVG replaces them.
+#[test]
+fn control_characters_in_names_are_escaped() {
+    let dir = scratch("control-chars");
+    let file = dir.join("p.txt");
+    std::fs::write(
+        &file,
+        "allocinfo - version: 1.0\n#     <size>  <calls> <tag info>\n\
+         4096 1 mm/a.c:1 [m\x1b[31m] func:evil\x1b[2J\x07 \n",
+    )
+    .unwrap();
+    for args in [
+        &["top"][..],
+        &["top", "-b", "module"],
+        &["query", "--via", "text"],
+    ] {
+        let out = Command::new(BIN).args(args).arg(&file).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            !text.contains('\x1b') && !text.contains('\x07'),
+            "{args:?}: {text:?}"
+        );
+        assert!(text.contains("\\x1b[31m"), "{args:?}: {text}");
+    }
+}
+
 #[test]
 fn snapshot_copies_verbatim_with_timestamped_names() {
     let dir = scratch("snapshot");
@@ -321,6 +393,54 @@ fn snapshot_copies_verbatim_with_timestamped_names() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(!bad.exists());
+}
+
+/// `snapshot -o -` writes the profile to standard output, as `treemap -o -`
+/// and `metrics -o -` do: no file named `-`.
+#[test]
+fn snapshot_output_dash_is_standard_output() {
+    let dir = scratch("snapshot-dash");
+    let src = data_dir().join("linux-6.12.txt");
+    let out = Command::new(BIN)
+        .args(["snapshot", "-o", "-"])
+        .arg(&src)
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        out.stdout == std::fs::read(&src).unwrap(),
+        "stdout is not the profile"
+    );
+    assert!(!dir.join("-").exists());
+}
+
+/// Malformed waste figures beside the profile do not cost the profile: it
+/// is saved, and the figures are warned about and left out.
+#[test]
+fn snapshot_saves_the_profile_beside_malformed_waste_figures() {
+    let dir = scratch("snapshot-bad-waste");
+    let src = dir.join("allocinfo");
+    std::fs::copy(data_dir().join("linux-6.12.txt"), &src).unwrap();
+    std::fs::write(dir.join("allocwaste"), "not waste figures\n").unwrap();
+    let to = dir.join("out");
+    std::fs::create_dir(&to).unwrap();
+    let out = Command::new(BIN)
+        .args(["snapshot", "-o"])
+        .arg(&to)
+        .arg(&src)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("warning") && err.contains("allocwaste"),
+        "{err}"
+    );
+    let saved = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim_end());
+    assert_eq!(std::fs::read(&saved).unwrap(), std::fs::read(&src).unwrap());
+    let names: Vec<_> = std::fs::read_dir(&to).unwrap().collect();
+    assert_eq!(names.len(), 1, "no waste copy");
 }
 
 #[test]
@@ -569,10 +689,15 @@ impl Screen {
     /// Waits until `needle` has been written; fails after a generous
     /// deadline or when the output ends without it.
     fn wait_for(&self, needle: &str) {
+        self.wait_for_times(needle, 1)
+    }
+
+    /// Waits until `needle` has been written `times` times.
+    fn wait_for_times(&self, needle: &str, times: usize) {
         let deadline = Instant::now() + Duration::from_secs(60);
         let (lock, cond) = &*self.text;
         let mut t = lock.lock().unwrap();
-        while !t.0.contains(needle) {
+        while t.0.matches(needle).count() < times {
             let now = Instant::now();
             assert!(
                 now < deadline && !t.1,
@@ -680,10 +805,10 @@ fn pty_child(script: &std::process::Child) -> String {
     children.split_whitespace().next().unwrap().to_owned()
 }
 
-/// Item 6: SIGTERM and SIGHUP restore the terminal as q does.
+/// Item 6: SIGTERM, SIGHUP and SIGINT restore the terminal as q does.
 #[test]
 fn watch_full_screen_restores_the_terminal_on_sigterm_and_sighup() {
-    for signal in ["-TERM", "-HUP"] {
+    for signal in ["-TERM", "-HUP", "-INT"] {
         let (mut child, screen) = watch_in_pty(120, 30, "-i 0.2");
         screen.wait_for("sorted by bytes");
         let pid = pty_child(&child);
@@ -703,6 +828,82 @@ fn watch_full_screen_restores_the_terminal_on_sigterm_and_sighup() {
             "{signal}: cursor shown and screen left"
         );
     }
+}
+
+/// Whether process `pid` has ended (gone, or a zombie not yet reaped).
+fn ended(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with(['Z', 'X'])),
+    }
+}
+
+/// The terminal going away (tmux's session killed, an ssh connection
+/// dropped: here the pseudo-terminal's master closed with script(1)
+/// killed) ends the full-screen watch, within a few intervals.
+#[test]
+fn watch_full_screen_exits_when_its_terminal_goes_away() {
+    let (mut child, screen) = watch_in_pty(120, 30, "-i 0.2");
+    screen.wait_for("sorted by bytes");
+    let pid = pty_child(&child);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !ended(&pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let still = !ended(&pid);
+    if still {
+        let _ = Command::new("kill").args(["-KILL", &pid]).status();
+    }
+    assert!(!still, "watch runs on without its terminal");
+}
+
+/// Ctrl-Z stops watch as a shell's job, the terminal restored first; `fg`
+/// brings the full screen back. Run under a shell with job control (in an
+/// orphaned process group the kernel discards SIGTSTP, as for any program).
+#[test]
+fn watch_full_screen_ctrl_z_stops_as_a_job() {
+    let file = data_dir().join("linux-6.12.txt");
+    let job = format!(
+        "set -m; '{BIN}' watch -i 0.2 '{}'; echo stopped:\\$?; fg; echo ended:\\$?",
+        file.display()
+    );
+    let command = format!("stty cols 120 rows 30; exec bash -c \"{job}\"");
+    let mut child = Command::new("script")
+        .args(["-qfec", &command, "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("script(1) from util-linux");
+    let mut stdin = child.stdin.take().unwrap();
+    let screen = Screen::read(child.stdout.take().unwrap());
+    screen.wait_for("sorted by bytes");
+    stdin.write_all(b"\x1a").unwrap();
+    stdin.flush().unwrap();
+    screen.wait_for("stopped:148");
+    // Continued: the full screen again, and q quits it.
+    screen.wait_for_times("\x1b[?1049h", 2);
+    stdin.write_all(b"q").unwrap();
+    stdin.flush().unwrap();
+    screen.wait_for("ended:0");
+    drop(stdin);
+    child.wait().unwrap();
+    let text = screen.finish();
+    let stopped = text.find("stopped:148").unwrap();
+    assert!(
+        text[..stopped].contains("\x1b[?1049l"),
+        "the screen is left before the job stops"
+    );
+    let ended = text.find("ended:0").unwrap();
+    assert!(
+        text[stopped..ended].contains("\x1b[?1049l"),
+        "and left again at the end: {:?}",
+        &text[stopped..]
+    );
 }
 
 /// Item 7: `-c N` leaves its last frame on the screen; a narrow terminal
@@ -742,4 +943,262 @@ fn watch_full_screen_count_narrow_and_tiny() {
         text.contains("is 30x4;") && text.contains("needs at least"),
         "{text:?}"
     );
+}
+
+/// The small surprises of issue 47 item 14, each as a user meets it.
+#[test]
+fn small_surprises() {
+    let rows = |text: &str| text.lines().skip(2).filter(|l| l.contains(':')).count();
+    // The last -n wins, as in head and most tools.
+    assert_eq!(
+        rows(&ok(&["top", "linux-6.12.txt", "-n", "3", "-n", "4"])),
+        4
+    );
+    // alloctop's spellings.
+    assert_eq!(rows(&ok(&["top", "linux-6.12.txt", "--lines", "2"])), 2);
+    assert_eq!(
+        ok(&["top", "linux-6.12.txt", "--min", "4K", "-n", "0"]),
+        ok(&["top", "linux-6.12.txt", "--min-size", "4K", "-n", "0"])
+    );
+    let once = ok(&["watch", "--plain", "--once", "linux-6.12.txt"]);
+    assert_eq!(once.matches("allocinfo watch: frame").count(), 1);
+    // Errors suggest what the command has.
+    let err = fails(&["top", "-n", "99999999999999999999999"], 2);
+    assert!(!err.contains("-i/--interval"), "{err}");
+    let err = fails(&["top", "--tree"], 2);
+    assert!(
+        err.contains("-b tree") && !err.contains("--reverse"),
+        "{err}"
+    );
+    // Identical files are said to be identical.
+    let same = ok(&["diff", "linux-6.12.txt", "linux-6.12.txt"]);
+    assert!(!same.contains("(nothing matched)"), "{same}");
+    assert!(same.contains("(no changes)"), "{same}");
+    // One call, not "1 calls"; a share that rounds to zero has no sign.
+    let dir = scratch("small");
+    std::fs::write(
+        dir.join("p.txt"),
+        "allocinfo - version: 1.0\n#\n 4096000000 1 mm/a.c:1 func:f \n -4096 0 mm/b.c:2 func:g \n",
+    )
+    .unwrap();
+    let out = Command::new(BIN)
+        .arg("top")
+        .arg(dir.join("p.txt"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains(" in 1 call at "), "{text}");
+    assert!(!text.contains("-0.0%"), "{text}");
+}
+
+/// `watch -c 0` is a usage error (zero frames is no watch), and a
+/// `--waste` file that does not exist is refused, as treemap's.
+#[test]
+fn watch_count_zero_and_a_missing_waste_file_are_refused() {
+    let err = fails(&["watch", "--plain", "-c", "0", "linux-6.12.txt"], 2);
+    assert!(err.contains("-c"), "{err}");
+    let err = fails(
+        &[
+            "watch",
+            "--plain",
+            "-c",
+            "1",
+            "--waste",
+            "/nonexistent",
+            "linux-6.12.txt",
+        ],
+        1,
+    );
+    assert!(err.contains("/nonexistent"), "{err}");
+}
+
+/// One corrupt tag (bytes of -2^63) does not make the profile unreadable:
+/// it is reported on standard error and left out, in top, diff and watch.
+/// query's size filters read a negative tag as top does (below any
+/// --min-size), and input that is no profile is refused at its first line.
+#[test]
+fn corrupt_and_negative_tags_and_no_profile_at_all() {
+    let dir = scratch("corrupt");
+    let file = dir.join("p.txt");
+    std::fs::write(
+        &file,
+        "allocinfo - version: 1.0\n#\n 4096 1 mm/a.c:1 func:f \n -9223372036854775808 1 mm/b.c:2 func:g \n -1 0 mm/c.c:3 func:h \n",
+    )
+    .unwrap();
+    for args in [
+        &["top"][..],
+        &["diff", "-a"],
+        &["watch", "--plain", "-c", "1"],
+    ] {
+        let mut cmd = Command::new(BIN);
+        cmd.args(args);
+        if args[0] == "diff" {
+            cmd.arg(&file);
+        }
+        let out = cmd.arg(&file).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {err}");
+        assert!(
+            err.contains("mm/b.c:2") && err.contains("left out"),
+            "{args:?}: {err}"
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("mm/a.c:1") && !text.contains("mm/b.c:2"),
+            "{text}"
+        );
+    }
+    let out = Command::new(BIN)
+        .args(["query", "--via", "text", "--min-size", "1E"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // `yes | allocinfo top -`: refused at line 1, not after 256 MiB.
+    let mut child = Command::new(BIN)
+        .args(["top", "-"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let chunk = b"y\n".repeat(4096);
+        let mut written = 0usize;
+        while stdin.write_all(&chunk).is_ok() {
+            written += chunk.len();
+        }
+        written
+    });
+    let out = child.wait_with_output().unwrap();
+    let written = writer.join().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("line 1"), "{err}");
+    assert!(
+        written < 16 << 20,
+        "{written} bytes read before the refusal"
+    );
+}
+
+/// `allocinfo man COMMAND` prints a real page per subcommand, with every
+/// option and the examples under EXAMPLES; `--dir DIR` writes them all.
+#[test]
+fn man_pages_per_subcommand() {
+    let main = ok(&["man"]);
+    assert!(main.contains(".TH allocinfo 1"), "{main}");
+    assert!(
+        !main.contains("EXTRA") && main.contains(".SH EXAMPLES"),
+        "{main}"
+    );
+    let top = ok(&["man", "top"]);
+    assert!(top.contains(".TH allocinfo-top 1"), "{top}");
+    assert!(
+        top.contains("min\\-size") && top.contains(".SH EXAMPLES"),
+        "{top}"
+    );
+    assert!(top.contains("allocinfo top \\-b module \\-n 10"), "{top}");
+    assert!(!top.contains("EXTRA"));
+    let add = ok(&["man", "fail", "add"]);
+    assert!(
+        add.contains(".TH allocinfo-fail-add 1") && add.contains("probability"),
+        "{add}"
+    );
+    let err = fails(&["man", "bogus"], 2);
+    assert!(err.contains("bogus"), "{err}");
+    let dir = scratch("man");
+    let out = Command::new(BIN)
+        .args(["man", "--dir"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    for page in [
+        "allocinfo.1",
+        "allocinfo-top.1",
+        "allocinfo-waste.1",
+        "allocinfo-waste-on.1",
+        "allocinfo-fail-add.1",
+        "allocinfo-man.1",
+    ] {
+        let text =
+            std::fs::read_to_string(dir.join(page)).unwrap_or_else(|e| panic!("{page}: {e}"));
+        assert!(
+            text.starts_with(".ie \\n(.g") || text.contains(".TH "),
+            "{page}"
+        );
+    }
+}
+
+/// `watch --plain` in a machine format is a stream a logger can keep: CSV
+/// with one header and a time and frame column, JSON Lines with the time
+/// and the frame; the Prometheus format is one exposition, so only one
+/// frame of it (-c 1) is allowed.
+#[test]
+fn watch_plain_machine_formats_are_valid_streams() {
+    let csv = ok(&[
+        "watch",
+        "--plain",
+        "--csv",
+        "-c",
+        "3",
+        "-i",
+        "0.05",
+        "-n",
+        "2",
+        "linux-6.12.txt",
+    ]);
+    let header = csv.lines().next().unwrap();
+    assert!(header.starts_with("time,frame,"), "{header}");
+    assert_eq!(csv.lines().filter(|l| *l == header).count(), 1, "{csv}");
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
+    assert_eq!(rows.len(), 6, "{csv}");
+    assert_eq!(&rows[5][1], "3");
+    assert!(
+        rows[0][0].ends_with('Z') && rows[0][0].contains('T'),
+        "{:?}",
+        rows[0]
+    );
+    let json = ok(&[
+        "watch",
+        "--plain",
+        "--json",
+        "-c",
+        "2",
+        "-i",
+        "0.05",
+        "linux-6.12.txt",
+    ]);
+    for (i, line) in json.lines().enumerate() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["frame"], i as u64 + 1, "{line}");
+        assert!(v["time"].as_str().unwrap().ends_with('Z'), "{line}");
+    }
+    assert_eq!(json.lines().count(), 2);
+    let one = ok(&[
+        "watch",
+        "--plain",
+        "--prometheus",
+        "-c",
+        "1",
+        "linux-6.12.txt",
+    ]);
+    assert!(one.contains("# TYPE"));
+    let err = fails(
+        &[
+            "watch",
+            "--plain",
+            "--prometheus",
+            "-c",
+            "2",
+            "linux-6.12.txt",
+        ],
+        2,
+    );
+    assert!(err.contains("--prometheus"), "{err}");
 }

@@ -470,3 +470,130 @@ fn contrib_units_run_the_documented_command() {
         .unwrap();
     assert!(out.status.success());
 }
+
+/// Runs `allocinfo metrics -o OUT` on the test profile, in `dir`.
+fn metrics_to(dir: &Path, out: &Path) -> std::process::Output {
+    Command::new(BIN)
+        .arg("metrics")
+        .arg(data_dir().join("linux-2.0.txt"))
+        .arg("-o")
+        .arg(out)
+        .args(["--control", "/nonexistent/fail", "--dir", "/nonexistent"])
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+/// `-o` renames over a regular file only: a symlink's target is what is
+/// replaced (the link stays), a FIFO is written through (it stays a FIFO,
+/// its reader gets the metrics), a device node is written through (it
+/// stays a device; /dev/full's ENOSPC is exit status 1).
+#[test]
+fn metrics_output_never_renames_over_a_link_fifo_or_device() {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let dir = scratch("nodes");
+
+    std::fs::write(dir.join("target.prom"), "old\n").unwrap();
+    std::os::unix::fs::symlink("target.prom", dir.join("link.prom")).unwrap();
+    let out = metrics_to(&dir, Path::new("link.prom"));
+    assert!(out.status.success(), "{out:?}");
+    let link = std::fs::symlink_metadata(dir.join("link.prom")).unwrap();
+    assert!(link.file_type().is_symlink(), "the link stays a link");
+    check_exposition(&std::fs::read_to_string(dir.join("target.prom")).unwrap());
+
+    // A dangling link: its target is made.
+    std::os::unix::fs::symlink("made.prom", dir.join("dangling.prom")).unwrap();
+    assert!(
+        metrics_to(&dir, Path::new("dangling.prom"))
+            .status
+            .success()
+    );
+    assert!(
+        std::fs::symlink_metadata(dir.join("dangling.prom"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    check_exposition(&std::fs::read_to_string(dir.join("made.prom")).unwrap());
+
+    let fifo = dir.join("fifo.prom");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    // Opened for reading first, without blocking, so that the writer's open
+    // does not wait; the metrics of linux-2.0.txt fit in a pipe's buffer.
+    let mut reader = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&fifo)
+        .unwrap();
+    let out = metrics_to(&dir, &fifo);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+    let mut text = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut reader, &mut text);
+    check_exposition(&String::from_utf8(text).unwrap());
+
+    // A device node like /dev/full, made here (root only): never replaced.
+    let full = dir.join("full");
+    let made = Command::new("mknod")
+        .arg(&full)
+        .args(["c", "1", "7"])
+        .output()
+        .unwrap();
+    if made.status.success() {
+        let out = metrics_to(&dir, &full);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("No space left on device"), "{err}");
+        let meta = std::fs::symlink_metadata(&full).unwrap();
+        assert!(
+            meta.file_type().is_char_device(),
+            "the device stays a device"
+        );
+    } else {
+        eprintln!("mknod not permitted here: the device case is not run");
+    }
+}
+
+/// `-o -` is standard output, as in `treemap` and `snapshot`; no file `-`.
+#[test]
+fn metrics_output_dash_is_standard_output() {
+    let dir = scratch("dash");
+    let out = metrics_to(&dir, Path::new("-"));
+    assert!(out.status.success(), "{out:?}");
+    check_exposition(&String::from_utf8(out.stdout).unwrap());
+    assert!(!dir.join("-").exists());
+}
+
+/// `metrics` exports the waste figures where they exist (`--waste FILE`,
+/// by default /proc/allocwaste), with HELP and TYPE as the format wants.
+#[test]
+fn metrics_export_the_waste_figures() {
+    let waste = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/waste/allocwaste.txt");
+    let (text, _) = metrics(&[
+        "linux-6.12.txt",
+        "--control",
+        "/nonexistent/fail",
+        "--dir",
+        "/nonexistent",
+        "--waste",
+        waste.to_str().unwrap(),
+    ]);
+    let families = check_exposition(&text);
+    assert_eq!(families["allocinfo_waste_slack_bytes"].0, "gauge");
+    assert_eq!(families["allocinfo_waste_allocs_total"].0, "counter");
+    assert!(
+        text.contains("allocinfo_source_up{source=\"waste\"} 1"),
+        "{text}"
+    );
+}

@@ -267,9 +267,12 @@ fn waste_json_shape() {
         "allocs",
         "frees",
         "untracked",
+        "accurate",
+        "extra",
     ];
     want.sort();
     assert_eq!(keys, want);
+    assert_eq!(v["schema"], "allocinfo-waste/1");
     assert_eq!(first["site"], "mm/slub.c:2478");
     assert_eq!(first["function"], "alloc_slab_page");
     assert_eq!(first["module"], Value::Null, "built-in code");
@@ -533,10 +536,24 @@ fn watch_shows_allocations_per_second_column_only_with_figures() {
     let plain = snapshots("watch-plain", false, false);
     let without = frame(&plain, &[]);
     assert!(!without.contains("ALLOCS/S"), "{without}");
-    // --waste names the figures; a missing file is no column, no error.
+    // --waste names the figures; a missing file is refused, as treemap's
+    // --color slack refuses one (the figures beside the profile may be
+    // missing: no column).
     let w = waste_dir().join("allocwaste.txt");
     assert_eq!(frame(&plain, &["--waste", w.to_str().unwrap()]), with);
-    assert_eq!(frame(&dir, &["--waste", "nonexistent"]), without);
+    let err = failure_in(
+        &dir,
+        &[
+            "watch",
+            "--plain",
+            "-c",
+            "1",
+            "allocinfo-1.txt",
+            "--waste",
+            "nonexistent",
+        ],
+    );
+    assert!(String::from_utf8_lossy(&err.stderr).contains("--waste nonexistent: no such file"));
     let bad = waste_dir().join("bad-line.txt");
     let out = failure_in(
         &plain,
@@ -602,15 +619,17 @@ fn snapshot_saves_the_waste_figures_next_to_the_profile() {
         &["snapshot", bare.join("allocinfo").to_str().unwrap()],
     );
     assert_eq!(std::fs::read_dir(&only).unwrap().count(), 1);
-    // Bad figures: nothing is saved.
+    // Bad figures: the profile is saved, the figures are warned about.
     let badsrc = scratch("snapshot-bad");
     stand_in(&badsrc, "linux-6.12.txt", Some("bad-line.txt"));
     let badout = scratch("snapshot-badout");
-    failure_in(
+    let out = run_in(
         &badout,
         &["snapshot", badsrc.join("allocinfo").to_str().unwrap()],
     );
-    assert_eq!(std::fs::read_dir(&badout).unwrap().count(), 0);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("warning: waste figures"));
+    assert_eq!(std::fs::read_dir(&badout).unwrap().count(), 1);
 }
 
 #[test]
@@ -672,5 +691,92 @@ fn completions_and_manual_page_know_waste() {
     assert!(
         help.contains("slack") && help.contains("allocinfo waste on"),
         "{help}"
+    );
+}
+
+/// A site's figures are u64: 2^64 - 1 bytes is 16 EiB (numfmt --to=iec:
+/// 16E), not clamped to 8 EiB; sums past 64 bits are refused, as `top`
+/// refuses them; a huge `Slab:` is shown as it is.
+#[test]
+fn waste_sizes_are_u64_and_sums_past_64_bits_are_refused() {
+    let dir = scratch("u64");
+    let header = "allocwaste - version: 1.0\n# state: on since_ns: 5000000000 now_ns: 65000000000\n\
+        #      <bytes>  <requested>      <slack>     <allocs>      <frees>  <untracked> <tag info>\n";
+    let max = u64::MAX;
+    let one = format!("{header}{max} 0 {max} 1 0 0 mm/a.c:1 func:a\n");
+    std::fs::write(dir.join("one.txt"), &one).unwrap();
+    let text = ok_in(&dir, &["waste", "one.txt"]);
+    assert!(text.contains("16 EiB"), "{text}");
+    assert!(!text.contains("8.0 EiB"), "{text}");
+    let two = format!("{one}{max} 0 {max} 1 0 0 mm/b.c:2 func:b\n");
+    std::fs::write(dir.join("two.txt"), &two).unwrap();
+    let err = String::from_utf8(failure_in(&dir, &["waste", "two.txt"]).stderr).unwrap();
+    assert!(err.contains("past 64 bits"), "{err}");
+    // A Slab: of 2^54 kB is 16 EiB too.
+    std::fs::write(dir.join("meminfo"), "Slab:       18014398509481983 kB\n").unwrap();
+    let text = ok_in(&dir, &["waste", "one.txt", "--meminfo", "meminfo"]);
+    assert!(!text.contains("8.0 EiB"), "{text}");
+    assert!(text.contains("16 EiB"), "{text}");
+}
+
+/// `Slab:` without its unit is not a meminfo line: refused, not read as bytes.
+#[test]
+fn meminfo_slab_without_a_unit_is_refused() {
+    let dir = scratch("slab-unit");
+    std::fs::write(dir.join("meminfo"), "Slab:  5\n").unwrap();
+    let waste = waste_dir().join("allocwaste.txt");
+    let out = failure_in(
+        &dir,
+        &["waste", waste.to_str().unwrap(), "--meminfo", "meminfo"],
+    );
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("Slab:"), "{err}");
+}
+
+/// `waste` speaks top's vocabulary: -r, -s bytes|name, the -m/-p/--function
+/// filters, --csv and --prometheus, and JSON with a schema, `accurate` and
+/// the extra pairs.
+#[test]
+fn waste_has_the_options_and_outputs_of_top() {
+    let names = |args: &[&str]| order(&json(&[&["waste", "allocwaste.txt"], args].concat()));
+    let by_bytes = names(&["-s", "bytes"]);
+    assert!(by_bytes[0].starts_with("mm/slub.c:2478"), "{by_bytes:?}");
+    let mut reversed = names(&["-s", "bytes", "-r"]);
+    reversed.reverse();
+    assert_eq!(reversed, by_bytes);
+    let by_name = names(&["-s", "name"]);
+    let mut sorted = by_name.clone();
+    sorted.sort();
+    assert_eq!(by_name, sorted);
+    assert_eq!(names(&["-p", "slub.c"]).len(), 1);
+    assert_eq!(names(&["--function", "kstrdup"]).len(), 1);
+    assert_eq!(names(&["-m", "alloctag_test"]).len(), 1);
+    let v = json(&["waste", "allocwaste.txt"]);
+    assert_eq!(v["schema"], "allocinfo-waste/1");
+    let kstrdup = v["sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["function"] == "kstrdup")
+        .unwrap();
+    assert_eq!(kstrdup["accurate"], false);
+    assert!(kstrdup["extra"].is_object(), "{kstrdup}");
+    let csv = ok(&["waste", "allocwaste.txt", "--csv"]);
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    assert!(header.iter().any(|h| h == "slack") && header.iter().any(|h| h == "accurate"));
+    assert_eq!(reader.records().count(), 7, "{csv}");
+    let prom = ok(&["waste", "allocwaste.txt", "--prometheus"]);
+    assert!(
+        prom.contains("# TYPE allocinfo_waste_slack_bytes gauge"),
+        "{prom}"
+    );
+    assert!(
+        prom.contains("allocinfo_waste_slack_bytes{file=\"mm/slub.c\",line=\"2478\",module=\"vmlinux\",function=\"alloc_slab_page\"} 7340032"),
+        "{prom}"
+    );
+    assert!(
+        prom.contains("# TYPE allocinfo_waste_allocs_total counter"),
+        "{prom}"
     );
 }

@@ -1,9 +1,10 @@
 //! `allocinfo capture` and `allocinfo live`: commands to the capture control
 //! file, and the live objects read from the `live` report.
 
+use super::args::{CaptureArgs, CaptureCmd, LiveArgs, LiveBy};
 use super::{Command, Object};
-use crate::cli::{CaptureArgs, CaptureCmd, LiveArgs, LiveBy, Target};
 use crate::debugfs::{Control, Trust};
+use crate::fail::args::Target;
 use crate::usage;
 use anyhow::{Context, Result, anyhow, bail};
 use std::io::Write;
@@ -52,9 +53,10 @@ fn run_in(args: CaptureArgs, trust: Trust, out: &mut dyn Write) -> Result<()> {
             .context("capture limit")?,
         CaptureCmd::List(a) => {
             let text = CONTROL.read(&path).context("capture list")?;
+            // Checked in both modes: a file that is no listing is an error.
+            let listing = super::listing::parse(&text)
+                .map_err(|e| anyhow!("capture list: {}: {e}", path.display()))?;
             if a.json {
-                let listing = super::listing::parse(&text)
-                    .map_err(|e| anyhow!("capture list: {}: {e}", path.display()))?;
                 let v = super::listing::json(&listing);
                 if a.pretty {
                     writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;

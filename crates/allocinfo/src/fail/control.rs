@@ -1,7 +1,7 @@
 //! `allocinfo fail`: commands to the control file and its listing.
 
+use super::args::{FailArgs, FailCmd, Target};
 use super::{Command, OtherLines};
-use crate::cli::{FailArgs, FailCmd, Target};
 use crate::debugfs::{Control, Trust};
 use crate::usage;
 use anyhow::{Context, Result, anyhow, bail};

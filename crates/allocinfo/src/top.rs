@@ -1,0 +1,58 @@
+//! `allocinfo top`: the largest call sites, or modules, directories, files,
+//! functions or path prefixes.
+
+use crate::args::{FilterArgs, InputArgs, OutputArgs, ViewArgs};
+use crate::via::{self, ViaArgs};
+use crate::{check_via, print, usage, warn_unmatched};
+use allocinfo_output::{Command, Meta};
+use allocinfo_report::SortKey;
+use anyhow::Result;
+use clap::Args;
+
+#[derive(Args, Debug)]
+pub struct TopArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub via: ViaArgs,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    #[command(flatten)]
+    pub view: ViewArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+impl TopArgs {
+    /// The usage errors no reading can fix, found before anything is read.
+    pub fn validate(&self) -> Result<()> {
+        check_via(&self.via, &self.input.path())?;
+        if self.view.sort.is_some_and(|s| s.is_delta()) {
+            return Err(usage(format!(
+                "--sort {} needs two profiles: use it with diff or watch",
+                self.view.sort_key(SortKey::Bytes)
+            )));
+        }
+        Ok(())
+    }
+}
+
+pub fn run(a: TopArgs) -> Result<()> {
+    a.validate()?;
+    let format = a.output.format();
+    let file = a.input.path();
+    let query = a.view.query(&a.filter, format, SortKey::Bytes, false)?;
+    let (loaded, taken) = via::load_profile(&file, &a.via)?;
+    if a.via.verbose {
+        let n = loaded.profile.tags.len();
+        eprintln!("{}", via::describe("top", &loaded.path, &taken, n, "tag"));
+    }
+    warn_unmatched(&query.filter, &loaded.profile.tags, &loaded.path);
+    let report = query.top(&loaded.profile);
+    let meta = Meta {
+        command: Command::Top,
+        source: loaded.source(),
+        old_source: None,
+    };
+    print(format, &report, &meta, a.view.exact, a.output.pretty)
+}
