@@ -56,7 +56,7 @@ demo_console_problems() {
 		/^### / { if (n && !lines) print "section \"" title "\" printed nothing"
 			n++; title = substr($0, 5); lines = 0; next }
 		n && NF && !/^alloctag-guest: / { lines++ }
-		/(: not found|No such file or directory|can.t open|DEMO FAILED)/ { print "line: " $0 }
+		/(: not found|No such file or directory|can.t open|Invalid argument|Permission denied|Segmentation fault|DEMO FAILED)/ { print "line: " $0 }
 		END {
 			if (n && !lines) print "section \"" title "\" printed nothing"
 			if (n != want) print n " sections shown, scripts/guest/demo.sh has " want

@@ -4,7 +4,8 @@
 //! a test whose name says "concurrent" or "racing" proves nothing on one CPU, where its
 //! threads only take turns. The threads wrap each unit of their work in [`Overlap::work`];
 //! the test then checks ([`Overlap::check`]) that more than one CPU is online, that the units
-//! ran on more than one of them, and that some unit ran while another thread was inside one.
+//! ran on more than one of them, and that some unit ran while a thread on another CPU was
+//! inside one (a thread preempted inside a unit on the same CPU does not count).
 //!
 //! C header: [`include/linux/cpumask.h`](srctree/include/linux/cpumask.h)
 
@@ -16,11 +17,14 @@ use kernel::bindings;
 /// vCPUs take turns of up to 100 ms of the host's time, so the first overlap can take several.
 const PATIENCE_NS: i64 = 5_000_000_000;
 
+/// CPUs told apart: a unit's CPU is counted modulo this.
+const CPUS: usize = 64;
+
 /// What the threads of one test share.
 pub(super) struct Overlap {
-    /// Threads inside a unit of work now.
-    inside: AtomicUsize,
-    /// Units during which another thread was inside one too.
+    /// Threads inside a unit of work now, by the CPU each entered on (modulo [`CPUS`]).
+    inside: [AtomicUsize; CPUS],
+    /// Units during which a thread that entered on another CPU was inside one too.
     overlapped: AtomicUsize,
     /// Units done.
     units: AtomicUsize,
@@ -34,7 +38,7 @@ impl Overlap {
     /// Nothing seen yet.
     pub(super) const fn new() -> Self {
         Self {
-            inside: AtomicUsize::new(0),
+            inside: [const { AtomicUsize::new(0) }; CPUS],
             overlapped: AtomicUsize::new(0),
             units: AtomicUsize::new(0),
             cpus: AtomicU64::new(0),
@@ -44,7 +48,9 @@ impl Overlap {
 
     /// Forgets what was seen, before a test's threads start.
     pub(super) fn reset(&self) {
-        self.inside.store(0, Ordering::Relaxed);
+        for n in &self.inside {
+            n.store(0, Ordering::Relaxed);
+        }
         self.overlapped.store(0, Ordering::Relaxed);
         self.units.store(0, Ordering::Relaxed);
         self.cpus.store(0, Ordering::Relaxed);
@@ -77,18 +83,28 @@ impl Overlap {
         }
     }
 
-    /// Runs `f`, one unit of a thread's work, and records whether another thread was inside a
-    /// unit meanwhile and on which CPU it started.
+    /// Whether a thread that entered on a CPU other than `cpu` is inside a unit.
+    fn other_cpu_inside(&self, cpu: usize) -> bool {
+        self.inside
+            .iter()
+            .enumerate()
+            .any(|(i, n)| i != cpu && n.load(Ordering::SeqCst) > 0)
+    }
+
+    /// Runs `f`, one unit of a thread's work, and records on which CPU it started and whether
+    /// a thread on another CPU was inside a unit meanwhile.
     pub(super) fn work<R>(&self, f: impl FnOnce() -> R) -> R {
-        // SeqCst: two threads that both enter see at least one the other's entry.
-        let before = self.inside.fetch_add(1, Ordering::SeqCst);
-        // SAFETY: Reading the current CPU has no precondition; it may be stale at once, which
-        // only makes the evidence weaker, never stronger.
-        let cpu = unsafe { bindings::alloctag_test_cpu() };
-        self.cpus.fetch_or(1 << (cpu % 64), Ordering::Relaxed);
+        // SAFETY: Reading the current CPU has no precondition. The thread may move at once;
+        // it is counted on the CPU it entered on, and leaves from that count.
+        let cpu = unsafe { bindings::alloctag_test_cpu() } as usize % CPUS;
+        self.cpus.fetch_or(1 << cpu, Ordering::Relaxed);
+        // SeqCst: of two threads that enter at once, at least one sees the other's entry.
+        self.inside[cpu].fetch_add(1, Ordering::SeqCst);
+        let before = self.other_cpu_inside(cpu);
         let r = f();
-        let after = self.inside.fetch_sub(1, Ordering::SeqCst);
-        if before > 0 || after > 1 {
+        let after = self.other_cpu_inside(cpu);
+        self.inside[cpu].fetch_sub(1, Ordering::SeqCst);
+        if before || after {
             self.overlapped.fetch_add(1, Ordering::Relaxed);
         }
         self.units.fetch_add(1, Ordering::Relaxed);
@@ -109,7 +125,7 @@ impl Overlap {
         kunit_expect!(
             test,
             overlapped > 0,
-            "none of the {units} units overlapped another thread's"
+            "none of the {units} units overlapped one on another CPU"
         );
     }
 }
