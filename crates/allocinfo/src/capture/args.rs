@@ -2,7 +2,7 @@
 
 use crate::capture;
 use crate::fail;
-use crate::fail::args::{IdOrSelector, Target, id_or_selector, target};
+use crate::fail::args::{IdOrSelector, SelectorArgs, Target, id_or_selector, target};
 use clap::{Args, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -39,15 +39,8 @@ pub struct CaptureListArgs {
 
 #[derive(Args, Debug)]
 pub struct CaptureAddArgs {
-    /// Up to 4 selectors in /proc/allocinfo's words, all of which a call site
-    /// must match: FILE:LINE, FILE (a path suffix), func:NAME, module:NAME.
-    #[arg(
-        value_name = "SELECTOR",
-        required = true,
-        num_args = 1..=fail::MAX_SELECTORS,
-        value_parser = fail::selector
-    )]
-    pub selectors: Vec<String>,
+    #[command(flatten)]
+    pub select: SelectorArgs,
 }
 
 #[derive(Args, Debug)]

@@ -24,7 +24,7 @@ fn run_in(args: CaptureArgs, trust: Trust, out: &mut dyn Write) -> Result<()> {
     match args.command {
         CaptureCmd::Add(a) => {
             CONTROL
-                .send(&path, &Command::Add(a.selectors), trust)
+                .send(&path, &Command::Add(a.select.selectors), trust)
                 .context("capture add")?;
             writeln!(out, "capture on; see allocinfo capture list")?;
         }

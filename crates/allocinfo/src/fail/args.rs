@@ -30,8 +30,9 @@ pub enum FailCmd {
     List(FailListArgs),
 }
 
+/// The selectors of `fail add` and `capture add`.
 #[derive(Args, Debug)]
-pub struct FailAddArgs {
+pub struct SelectorArgs {
     /// Up to 4 selectors in /proc/allocinfo's words, all of which a call site
     /// must match: FILE:LINE, FILE (a path suffix), func:NAME, module:NAME.
     #[arg(
@@ -41,6 +42,12 @@ pub struct FailAddArgs {
         value_parser = fail::selector
     )]
     pub selectors: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct FailAddArgs {
+    #[command(flatten)]
+    pub select: SelectorArgs,
     /// Percent of the allocations to fail, 0 to 100 [kernel default: 100].
     #[arg(long, value_name = "PERCENT", allow_negative_numbers = true, value_parser = probability_knob)]
     pub probability: Option<i64>,

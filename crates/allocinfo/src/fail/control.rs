@@ -21,7 +21,7 @@ fn run_in(args: FailArgs, trust: Trust, out: &mut dyn Write) -> Result<()> {
     let path = args.control.as_path();
     match args.command {
         FailCmd::Add(a) => {
-            let command = Command::Add(a.selectors.clone(), a.knobs());
+            let command = Command::Add(a.select.selectors.clone(), a.knobs());
             CONTROL.send(path, &command, trust).context("fail add")?;
             // A plain file given as --control holds the command just written:
             // skip such lines, and a listing that cannot be read is no error.
@@ -29,8 +29,8 @@ fn run_in(args: FailArgs, trust: Trust, out: &mut dyn Write) -> Result<()> {
                 .read(path)
                 .and_then(|text| super::parse(&text, OtherLines::Skip))
                 .unwrap_or_default();
-            let rule = super::find(&rules, &a.selectors);
-            writeln!(out, "{}", super::armed(rule, &a.selectors))?;
+            let rule = super::find(&rules, &a.select.selectors);
+            writeln!(out, "{}", super::armed(rule, &a.select.selectors))?;
         }
         FailCmd::Remove(a) => {
             let target = a.target().map_err(usage)?;
