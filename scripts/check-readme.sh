@@ -37,7 +37,7 @@ failed=0
 # given as WORD=VALUE, from the checkout, into $2: readme_run CMD LOG [W=V...]
 readme_run() {
 	local cmd log=$2 kv
-	cmd=$(readme_command "$1")
+	cmd=$(readme_command "$1") || return 1 # (set -e is off inside the if that calls the checks)
 	shift 2
 	for kv in "$@"; do
 		cmd=$(sed "s|\\b${kv%%=*}\\b|${kv#*=}|g" <<<"$cmd")
