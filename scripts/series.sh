@@ -184,12 +184,15 @@ files_plumbing() {
 		alloctag_capture_info.h alloctag_waste.h; do
 		place "include/$f" "lib/alloctag/include/$f"
 	done
+	# The hooks above call capture's, empty until the capture patch.
+	install include/linux/alloctag_capture.h include/linux/alloctag_capture.h
 }
 
 files_callsite() {
 	place src/kernel/alloc_tag.rs rust/kernel/alloc_tag.rs
 	place src/kernel/jump_label.rs rust/kernel/jump_label.rs
 	place include/alloctag_rust.h lib/alloctag/include/alloctag_rust.h
+	introduce ALLOCTAG_RUST_ASM_GOTO
 }
 
 files_pgflags() {
@@ -199,7 +202,7 @@ files_pgflags() {
 files_core() {
 	local f
 	for f in alloctag.rs alloc_tag.rs alloc_tag/demangle.rs alloc_tag/dynamic.rs \
-		alloc_tag/dynamic/naming.rs alloc_tag/dynamic/chunk.rs alloc_tag/early.rs alloc_tag/index.rs allocinfo.rs \
+		alloc_tag/dynamic/naming.rs alloc_tag/dynamic/chunk.rs alloc_tag/dynamic/unload.rs alloc_tag/early.rs alloc_tag/index.rs allocinfo.rs \
 		allocinfo/filter.rs allocinfo/ioctl.rs allocinfo/text.rs codetag.rs codetag/tag.rs \
 		codetag/registry.rs codetag/registry/cursor.rs codetag/registry/index.rs \
 		codetag/registry/module.rs keys.rs keys/tag.rs layout.c layout.rs \
@@ -226,7 +229,6 @@ files_capture() {
 		capture/site_table.rs capture/sites.rs capture/sort.rs glue_capture.c; do
 		place "src/$f" "lib/alloctag/src/$f"
 	done
-	install include/linux/alloctag_capture.h include/linux/alloctag_capture.h
 	introduce ALLOCTAG_STACKDEPOT ALLOCTAG_CAPTURE
 }
 
@@ -240,7 +242,7 @@ files_waste() {
 
 files_tests() {
 	local f
-	for f in kunit.rs tests.rs tests glue_test.c; do
+	for f in kunit.rs tests.rs tests glue_test.c codetag/registry/testing.rs; do
 		place "src/$f" "lib/alloctag/src/$f"
 	done
 	place tests/modules lib/alloctag/tests/modules

@@ -38,6 +38,9 @@ void alloctag_layout(void)
 	OFFSET(CODETAG_MODNAME, codetag, modname);
 	OFFSET(CODETAG_FUNCTION, codetag, function);
 	OFFSET(CODETAG_FILENAME, codetag, filename);
+#ifdef CONFIG_MEM_ALLOC_PROFILING_RUST
+	OFFSET(CODETAG_INDEX, codetag, index);
+#endif
 
 	SIZE(ALLOC_TAG_SIZE, alloc_tag);
 	OFFSET(ALLOC_TAG_CT, alloc_tag, ct);

@@ -54,6 +54,8 @@ same!(CODETAG_LINENO, codetag.lineno);
 same!(CODETAG_MODNAME, codetag.modname);
 same!(CODETAG_FUNCTION, codetag.function);
 same!(CODETAG_FILENAME, codetag.filename);
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+same!(CODETAG_INDEX, codetag.index);
 
 same!(ALLOC_TAG_SIZE, size alloc_tag);
 same!(ALLOC_TAG_CT, alloc_tag.ct);

@@ -36,6 +36,8 @@ union codetag_ref;
 #if defined(CONFIG_MEM_ALLOC_PROFILING_RUST)
 
 #include <linux/alloc_tag.h>
+/* Itself, until the capture patch has alloc_tag.h include it (a series bisects). */
+#include <linux/alloctag_capture.h>
 #include <linux/jump_label.h>
 #include <linux/minmax.h>
 #include <linux/mm_types.h>

@@ -46,7 +46,7 @@ pub use static_branch_maybe;
 
 /// Returns whether the code at the entry jumps: `true` exactly while the key's state is not
 /// `$init`.
-#[cfg(all(CONFIG_JUMP_LABEL, CONFIG_X86_64))]
+#[cfg(all(CONFIG_JUMP_LABEL, CONFIG_ALLOCTAG_RUST_ASM_GOTO, CONFIG_X86_64))]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! arch_static_branch {
@@ -76,7 +76,7 @@ macro_rules! arch_static_branch {
 }
 
 /// As for x86_64.
-#[cfg(all(CONFIG_JUMP_LABEL, CONFIG_ARM64))]
+#[cfg(all(CONFIG_JUMP_LABEL, CONFIG_ALLOCTAG_RUST_ASM_GOTO, CONFIG_ARM64))]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! arch_static_branch {
@@ -102,8 +102,13 @@ macro_rules! arch_static_branch {
     }};
 }
 
-/// No jump-label entry here: reads the key's state out of line.
-#[cfg(not(all(CONFIG_JUMP_LABEL, any(CONFIG_X86_64, CONFIG_ARM64))))]
+/// No jump-label entry here (no jump labels, another architecture, or a rustc before 1.87,
+/// whose `asm!` has no stable label operand): reads the key's state.
+#[cfg(not(all(
+    CONFIG_JUMP_LABEL,
+    CONFIG_ALLOCTAG_RUST_ASM_GOTO,
+    any(CONFIG_X86_64, CONFIG_ARM64)
+)))]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! arch_static_branch {
