@@ -26,11 +26,16 @@ void alloctag_test_key_set(bool initially_true, bool enable);
 struct codetag;
 struct page;
 struct page *alloctag_test_page_of(const void *addr);
+unsigned long alloctag_test_page_flags(const void *addr);
+bool alloctag_test_page_owner_priv_1(const void *addr);
 void alloctag_test_get_page(struct page *page);
 void alloctag_test_put_page(struct page *page);
 void alloctag_test_clear_page_tag_ref(struct page *page);
 bool alloctag_test_page_tag(struct page *page, const struct codetag **ct);
 unsigned int alloctag_test_cpu(void);
+struct cred;
+const struct cred *alloctag_test_drop_cap_sys_admin(void);
+void alloctag_test_restore_creds(const struct cred *old);
 unsigned int alloctag_test_online_cpus(void);
 
 /* In C (src/glue.c), for Rust. */

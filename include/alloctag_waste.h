@@ -32,6 +32,8 @@
 
 /* Capture's hooks, with struct alloc_tag: the page allocation hooks share a key. */
 #include <linux/alloc_tag.h>
+/* Itself, until the capture patch has alloc_tag.h include it (a series bisects). */
+#include <linux/alloctag_capture.h>
 #include <linux/compiler.h>
 #include <linux/bitops.h>
 #include <linux/jump_label.h>
@@ -62,33 +64,24 @@ struct alloctag_waste_counters {
 #define ALLOCTAG_WASTE_SLOT_BYTES	sizeof(u32)
 
 /*
- * The page flag that says a slab's vector has slots: the owner's private
- * flag of the slab's first page (the slab allocator owns its pages). Set
- * once the vector is published, before any object can be tracked in it;
- * cleared when the vector goes with the slab.
- */
-#define ALLOCTAG_WASTE_SLAB_SLOTS	PG_owner_priv_1
-
-/*
  * Whether a slab vector made now gets slots: while the accounting is on,
  * or always with slots reserved at boot. Where a racing vector wins, the
  * winner's choice holds: the flag follows the vector published.
  */
 bool alloctag_waste_slab_slots(void);
 
-/* The slab whose page flags are at flags published a vector; slots: its choice. */
-static inline void alloctag_waste_slab_published(unsigned long *flags,
-						 bool slots)
+/*
+ * What alloc_slab_obj_exts() adds to slab->obj_exts with a vector, slots:
+ * its choice. The mark is a flag bit beside the vector's address, where
+ * only slab_obj_exts()'s readers look, who mask it (OBJEXTS_FLAGS_MASK):
+ * published in the same store as the vector, gone with it. Not a page
+ * flag: those alias (PG_owner_priv_1 is PG_foreign, PG_checked,
+ * PG_swapcache, ...) and code outside the slab allocator tests them on
+ * kmalloc()'s pages.
+ */
+static inline unsigned long alloctag_waste_slab_mark(bool slots)
 {
-	if (slots)
-		set_bit(ALLOCTAG_WASTE_SLAB_SLOTS, flags);
-}
-
-/* Its vector goes with the slab. */
-static inline void alloctag_waste_slab_gone(unsigned long *flags)
-{
-	if (test_bit(ALLOCTAG_WASTE_SLAB_SLOTS, flags))
-		clear_bit(ALLOCTAG_WASTE_SLAB_SLOTS, flags);
+	return slots ? OBJEXTS_ALLOCTAG_SLOTS : 0;
 }
 
 DECLARE_STATIC_KEY_FALSE(alloctag_waste_key);
@@ -287,9 +280,10 @@ static inline bool alloctag_waste_slab_slots(void)
 {
 	return false;
 }
-static inline void alloctag_waste_slab_published(unsigned long *flags,
-						 bool slots) {}
-static inline void alloctag_waste_slab_gone(unsigned long *flags) {}
+static inline unsigned long alloctag_waste_slab_mark(bool slots)
+{
+	return 0;
+}
 
 static inline bool alloctag_waste_enabled(void)
 {

@@ -5,6 +5,8 @@
  * either core.
  */
 
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/mm.h>
 #include <linux/pgalloc_tag.h>
 #include <linux/rwsem.h>
@@ -17,6 +19,26 @@ DECLARE_RWSEM(alloctag_test_index_lock);
 struct page *alloctag_test_page_of(const void *addr)
 {
 	return virt_to_page(addr);
+}
+
+/*
+ * The page flags of the head page of the memory at addr, without the
+ * fields above them (section, node, zone, a page tag): those that
+ * page-flags.h's tests and /proc/kpageflags read.
+ */
+unsigned long alloctag_test_page_flags(const void *addr)
+{
+	return virt_to_head_page(addr)->flags & PAGEFLAGS_MASK;
+}
+
+/*
+ * Whether PG_owner_priv_1 is set on the head page of the memory at addr:
+ * the bit page-flags.h aliases as PG_swapcache, PG_checked, PG_pinned,
+ * PG_foreign, PG_xen_remapped and PG_vmemmap_self_hosted.
+ */
+bool alloctag_test_page_owner_priv_1(const void *addr)
+{
+	return test_bit(PG_owner_priv_1, &virt_to_head_page(addr)->flags);
 }
 
 void alloctag_test_get_page(struct page *page)
@@ -69,4 +91,29 @@ unsigned int alloctag_test_cpu(void)
 unsigned int alloctag_test_online_cpus(void)
 {
 	return num_online_cpus();
+}
+
+/*
+ * Runs the current task without CAP_SYS_ADMIN, as root in a service that
+ * dropped it, until alloctag_test_restore_creds(): cap_lower() and the
+ * cred overrides are macros and inlines. NULL when memory runs out.
+ */
+const struct cred *alloctag_test_drop_cap_sys_admin(void)
+{
+	const struct cred *old;
+	struct cred *new;
+
+	new = prepare_creds();
+	if (!new)
+		return NULL;
+	cap_lower(new->cap_effective, CAP_SYS_ADMIN);
+	old = override_creds(new);
+	/* override_creds() took its own reference. */
+	put_cred(new);
+	return old;
+}
+
+void alloctag_test_restore_creds(const struct cred *old)
+{
+	revert_creds(old);
 }

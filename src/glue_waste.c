@@ -79,17 +79,32 @@ bool alloctag_waste_slab_slots(void)
 }
 
 /*
- * The slot of object off after slab's extension vector vec, NULL if the
- * vector has none. The flag is set only after the vector with slots is
- * published and cleared only when it goes with the slab, and a vector,
- * once published, stays: so a caller that found vec, and then the flag,
- * has the vector the flag describes.
+ * The mark is a flag bit beside the vector's address, so no vector may have
+ * that bit in its address: a vector is at least one struct slabobj_ext
+ * (8 bytes, 16 with memcg), kmalloc()'d, whose caches align to at least 8,
+ * or with memcg KFENCE's, in struct kfence_metadata, 8-aligned. So every
+ * flag bit, the mark's included, is below 8. The mark is no flag of memcg's
+ * nor OBJEXTS_ALLOC_FAIL.
  */
-static u32 *waste_slot(struct slabobj_ext *vec, struct slab *slab,
-		       unsigned int off)
+static_assert(OBJEXTS_FLAGS_MASK < 8 && sizeof(struct slabobj_ext) >= 8);
+static_assert(!(OBJEXTS_ALLOCTAG_SLOTS & OBJEXTS_ALLOC_FAIL));
+#ifdef CONFIG_MEMCG
+static_assert(OBJEXTS_ALLOCTAG_SLOTS >= __NR_MEMCG_DATA_FLAGS);
+#endif
+
+/*
+ * The slot of object off after the extension vector that slab's obj_exts
+ * holds, NULL if the vector has none. The mark was published with the
+ * vector, and a vector, once published, stays while the slab has objects.
+ */
+static u32 *waste_slot(struct slab *slab, unsigned int off)
 {
-	if (!test_bit(ALLOCTAG_WASTE_SLAB_SLOTS, &slab->__page_flags))
+	unsigned long exts = READ_ONCE(slab->obj_exts);
+	struct slabobj_ext *vec;
+
+	if (!(exts & OBJEXTS_ALLOCTAG_SLOTS))
 		return NULL;
+	vec = (struct slabobj_ext *)(exts & ~OBJEXTS_FLAGS_MASK);
 	return (u32 *)(vec + slab->objects) + off;
 }
 
@@ -116,7 +131,7 @@ static u32 *object_slot(const void *object, struct kmem_cache **sp,
 	*sp = slab->slab_cache;
 	off = obj_to_index(*sp, slab, (void *)object);
 	*ref = &vec[off].ref;
-	return waste_slot(vec, slab, off);
+	return waste_slot(slab, off);
 }
 
 /*

@@ -353,6 +353,69 @@ fn slabs_made_while_on_get_slots(test: &Test) {
     }
 }
 
+test_tag!(FLAGS_TAG, "alloctag_waste_flags");
+
+/// A slab whose vector has slots looks to every other reader of its pages as a slab without:
+/// the mark says so where only slab code reads (`slab->obj_exts`), and no page flag changes.
+/// Page flags alias: `PG_owner_priv_1` is also `PG_swapcache`, `PG_checked`, `PG_foreign` and
+/// more, which code outside the slab allocator tests on pages kmalloc() gave it (xen-netback
+/// on an skb's head), and `/proc/kpageflags` shows.
+fn slots_leave_page_flags_alone(test: &Test) {
+    // SAFETY: No precondition.
+    let reserved = unsafe { bindings::alloctag_waste_slots_reserved() };
+    let plain = test_cache(kernel::c_str!("alloctag_waste_plain"), 100, 0);
+    let slotted = test_cache(kernel::c_str!("alloctag_waste_slotted"), 100, 0);
+    kunit_expect!(test, !plain.is_null() && !slotted.is_null(), "no cache");
+    if plain.is_null() || slotted.is_null() {
+        return;
+    }
+    turn(test, false);
+    // SAFETY: `plain` is live. Its slab's vector is made now, while off: no slots, unless
+    // reserved at boot.
+    let without = unsafe { cache_alloc(FLAGS_TAG, plain) };
+    turn(test, true);
+    // SAFETY: `slotted` is live. Its slab's vector is made now, while on: with slots.
+    let with = unsafe { cache_alloc(FLAGS_TAG, slotted) };
+    let w = figures(test, FLAGS_TAG);
+    kunit_expect!(
+        test,
+        w.allocs == 1 && w.requested == 100,
+        "the object is not tracked, its slab has no slots: {w:?}"
+    );
+    if !without.is_null() && !with.is_null() {
+        // SAFETY: Both are live slab objects.
+        let (owner_priv, flags, flags_without) = unsafe {
+            (
+                bindings::alloctag_test_page_owner_priv_1(with),
+                bindings::alloctag_test_page_flags(with),
+                bindings::alloctag_test_page_flags(without),
+            )
+        };
+        kunit_expect!(
+            test,
+            !owner_priv,
+            "PG_owner_priv_1 (PageForeign, PageChecked, PageSwapCache) set on a slab with slots"
+        );
+        kunit_expect!(
+            test,
+            flags == flags_without,
+            "page flags {flags:#x} with slots, {flags_without:#x} without (slots reserved: \
+             {reserved})"
+        );
+    }
+    for (cache, obj) in [(plain, without), (slotted, with)] {
+        if !obj.is_null() {
+            // SAFETY: `obj` came from `cache`, and is freed once.
+            unsafe { bindings::kmem_cache_free(cache, obj) };
+        }
+    }
+    turn(test, false);
+    for cache in [plain, slotted] {
+        // SAFETY: Every object of `cache` is freed.
+        unsafe { bindings::kmem_cache_destroy(cache) };
+    }
+}
+
 /// The dynamic tag of line `line` of this file.
 fn dynamic_tag(test: &Test, line: u32) -> Option<&'static AllocTag> {
     let tag = find_dynamic_in(b"src/tests/waste.rs", line);
@@ -909,6 +972,7 @@ kunit_suite!(
         untracked_objects_never_subtracted,
         off_keeps_the_figures,
         slabs_made_while_on_get_slots,
+        slots_leave_page_flags_alone,
         rust_kvec_growth,
         vmalloc_non_page_multiple,
         vmalloc_from_off_untracked,
