@@ -48,6 +48,7 @@
 
 mod chunk;
 mod naming;
+mod unload;
 
 use chunk::Chunk;
 #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
@@ -358,6 +359,32 @@ impl<const C: usize, const M: usize> Pool<C, M> {
         key: usize,
         location: &'static Location<'static>,
     ) -> Option<&AllocTag> {
+        let (i, entry) = self.fill(guard, key, location)?;
+        self.publish(guard, i, entry)
+    }
+
+    /// Makes the tag of `location` in two steps, running `between` after the slot is filled and
+    /// before it is published: where another maker's walk of the registry may fall. For tests.
+    #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+    pub(crate) fn make_with_seam(
+        &self,
+        location: &'static Location<'static>,
+        between: impl FnOnce(),
+    ) -> Option<&AllocTag> {
+        let guard = LockGuard::lock();
+        let (i, entry) = self.fill(&guard, ptr::from_ref(location) as usize, location)?;
+        between();
+        self.publish(&guard, i, entry)
+    }
+
+    /// Claims a free slot and a table entry for `key` and fills the slot's tag and names;
+    /// returns the slot's index and the entry, neither published yet.
+    fn fill(
+        &self,
+        guard: &LockGuard,
+        key: usize,
+        location: &'static Location<'static>,
+    ) -> Option<(usize, usize)> {
         if self.used() >= self.limit.load(Ordering::Relaxed) {
             return None;
         }
@@ -365,9 +392,11 @@ impl<const C: usize, const M: usize> Pool<C, M> {
         let entry = (0..MAX_PROBES.min(M))
             .map(|probe| (start + probe) % M)
             .find(|&e| matches!(self.table[e].load(Ordering::Relaxed), EMPTY | TOMBSTONE))?;
+        // Acquire: pairs with the release store of `FREE` by module unload, after which the
+        // slot's last tag is no longer read or written.
         let (i, slot) = self
             .slots()
-            .find(|(_, s)| s.state.load(Ordering::Relaxed) == FREE)?;
+            .find(|(_, s)| s.state.load(Ordering::Acquire) == FREE)?;
         let chunk = self.chunk(i)?;
         // SAFETY: The slot is free and we hold the lock: nothing else reads or writes its names.
         let names = unsafe { &mut *slot.names.get() };
@@ -418,83 +447,21 @@ impl<const C: usize, const M: usize> Pool<C, M> {
         };
         slot.module.store(module, Ordering::Relaxed);
         slot.key.store(key, Ordering::Relaxed);
+        // Set before the slot is published: a walk that finds it live finds its flag set
+        // (`DynamicTags::take_unselected`, asked only of selectable tags).
         #[cfg(CONFIG_ALLOCTAG_SELECTION)]
         slot.unselected.store(true, Ordering::Relaxed);
+        Some((i, entry))
+    }
+
+    /// Publishes the slot `i` that [`Pool::fill`] filled, and its table `entry`.
+    fn publish(&self, _guard: &LockGuard, i: usize, entry: usize) -> Option<&AllocTag> {
+        let slot = self.slot(i)?;
         slot.state.store(LIVE, Ordering::Release);
         self.table[entry].store(i as u32 + 1, Ordering::Release);
         self.used.fetch_add(1, Ordering::Relaxed);
         self.generation.fetch_add(1, Ordering::Relaxed);
-        Some(tag)
-    }
-
-    /// Drops the tags of `module`, which is going away: those whose counters read zero are
-    /// freed, the others are kept (listed, but no longer found by lookup). Also frees kept tags
-    /// whose counters now read zero. Called under the registry's write lock, so no reader is
-    /// walking the tags and no other unload runs. Makers need no exclusion (see the module
-    /// docs): they only take free slots and empty or tombstoned entries, and this only frees
-    /// slots (their state last) and tombstones the entries of slots it drops.
-    pub(crate) fn module_unload(&self, module: *mut bindings::module) {
-        let mut changed = false;
-        for (i, slot) in self.slots() {
-            let Some(tag) = self.tag_at(i) else {
-                continue;
-            };
-            let state = slot.state.load(Ordering::Relaxed);
-            let going =
-                state == LIVE && !module.is_null() && slot.module.load(Ordering::Relaxed) == module;
-            if !going && state != KEPT {
-                continue;
-            }
-            // Why no allocator hook can reach a freed slot: the module's code, the only code
-            // whose `Location`s these are, has returned for good (its exit ran), so the counters
-            // only go down, and a sum of zero means that no object refers to the tag any more
-            // (see `module_unload` of the static tags in src/alloc_tag.rs). A tag of vmlinux
-            // is never freed.
-            let zero = tag.read().is_zero();
-            if going {
-                self.untable(i);
-                if !zero {
-                    let counters = tag.read();
-                    // Worded as a static tag's warning (src/alloc_tag.rs), so that one search
-                    // finds both.
-                    pr_warn!(
-                        "{} module {} has {} bytes in {} allocations at module unload\n",
-                        tag.codetag(),
-                        tag.codetag().modname().unwrap_or(kernel::c_str!("?")),
-                        counters.bytes,
-                        counters.calls
-                    );
-                    slot.module.store(ptr::null_mut(), Ordering::Relaxed);
-                    slot.state.store(KEPT, Ordering::Relaxed);
-                }
-            }
-            if zero {
-                slot.key.store(0, Ordering::Relaxed);
-                slot.module.store(ptr::null_mut(), Ordering::Relaxed);
-                slot.state.store(FREE, Ordering::Release);
-                self.used.fetch_sub(1, Ordering::Relaxed);
-                changed = true;
-            }
-        }
-        if changed {
-            self.generation.fetch_add(1, Ordering::Relaxed);
-            self.warned.store(false, Ordering::Relaxed);
-        }
-    }
-
-    /// Replaces slot `i`'s table entry with a tombstone; at module unload.
-    fn untable(&self, i: usize) {
-        let Some(key) = self.slot(i).map(|s| s.key.load(Ordering::Relaxed)) else {
-            return;
-        };
-        let start = hash(key);
-        for probe in 0..MAX_PROBES.min(M) {
-            let e = &self.table[(start + probe) % M];
-            if e.load(Ordering::Relaxed) == i as u32 + 1 {
-                e.store(TOMBSTONE, Ordering::Release);
-                return;
-            }
-        }
+        self.tag_at(i)
     }
 
     /// Returns whether tag `i` is listed.

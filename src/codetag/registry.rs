@@ -5,7 +5,7 @@
 //! C header: [`include/linux/codetag.h`](srctree/include/linux/codetag.h)
 //!
 //! Here the registry itself; walking its tags in [`cursor`], the module loader's side in
-//! [`module`], the selections in force in `selections`.
+//! [`module`], the selections in force in `selections`, the tests' seams in `testing`.
 
 #[cfg(CONFIG_ALLOCTAG_SELECTION)]
 use crate::rwsem::WriteGuard;
@@ -22,6 +22,8 @@ mod index;
 mod module;
 #[cfg(CONFIG_ALLOCTAG_SELECTION)]
 mod selections;
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+mod testing;
 
 pub(crate) use cursor::{Cursor, ModuleTags, ReadPosition, Tags};
 pub(crate) use index::{name_tags, TagIndex, FIRST as FIRST_INDEX};
@@ -541,71 +543,5 @@ impl Registry {
             ty.generation
                 .wrapping_add(ty.dynamic.map_or(0, |d| d.generation()))
         })
-    }
-}
-
-#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
-impl Registry {
-    /// Adds `tags` as the range of `module`, as loading it would; for tests.
-    ///
-    /// # Safety
-    ///
-    /// `module` must point to a `struct module` with a NUL-terminated name that lives while
-    /// the range is in the registry.
-    pub(crate) unsafe fn add_test_module<T: TagType>(
-        &mut self,
-        handle: Handle<T>,
-        module: *mut bindings::module,
-        tags: &'static [T::Tag],
-    ) -> Result {
-        if handle.registry != self.id {
-            return Err(EINVAL);
-        }
-        let id = self.next_module_id;
-        self.next_module_id += 1;
-        let ty = self.types.get_mut(handle.index).ok_or(EINVAL)?;
-        let range = tags.as_ptr_range();
-        // INVARIANT: `tags` is static.
-        ty.ranges.push(
-            Range {
-                id,
-                module,
-                start: range.start.cast(),
-                stop: range.end.cast(),
-            },
-            GFP_KERNEL,
-        )?;
-        ty.generation = ty.generation.wrapping_add(1);
-        Ok(())
-    }
-
-    /// Lists `tags` after the sections' tags of `handle`'s type, as
-    /// [`Registration::add_dynamic`] does for the kernel's registry; for tests.
-    ///
-    /// # Safety
-    ///
-    /// `tags` must hold tags of `T`'s type.
-    pub(crate) unsafe fn add_test_dynamic<T: TagType>(
-        &mut self,
-        handle: Handle<T>,
-        tags: &'static dyn DynamicTags,
-    ) -> Result {
-        if handle.registry != self.id {
-            return Err(EINVAL);
-        }
-        let ty = self.types.get_mut(handle.index).ok_or(EINVAL)?;
-        ty.dynamic = Some(tags);
-        ty.generation = ty.generation.wrapping_add(1);
-        Ok(())
-    }
-
-    /// Drops `module`'s tags, as unloading it would; for tests.
-    ///
-    /// # Safety
-    ///
-    /// `module` must be what [`Registry::add_test_module`] was given, or not in the registry.
-    pub(crate) unsafe fn remove_test_module(&mut self, module: *mut bindings::module) -> bool {
-        // SAFETY: The caller guarantees `module`; without lookup its symbols are not read.
-        unsafe { self.unload_module(module, false) }
     }
 }

@@ -837,6 +837,91 @@ fn kept_dynamic_tag_never_marked(test: &Test) {
     );
 }
 
+/// The pool of [`tag_made_during_a_walk_is_marked`], apart from the kernel's.
+static WALK_POOL: Pool<1, 4> = Pool::new("walk", false);
+
+/// A stand-in for the `struct module` of that test's call site; only its address is used.
+// SAFETY: All zeroes is a valid `struct module`: integers, null pointers and empty lists.
+static mut WALK_MODULE: bindings::module = unsafe { core::mem::zeroed() };
+
+fn walk_mark(_id: u32, tag: &codetag::Codetag) -> Option<core::num::NonZeroU32> {
+    // SAFETY: Only the private registry of the test uses this marker, whose tags are allocation
+    // tags (`KeptTags`).
+    let tag = unsafe { &*ptr::from_ref(tag).cast::<AllocTag>() };
+    WALK_POOL.owns(tag).then_some(core::num::NonZeroU32::MIN)
+}
+
+/// A user of selections that marks only [`WALK_POOL`]'s tags, with mark 1.
+static WALK_MARKER: Marker = Marker {
+    field: Field::FAULT,
+    mark: walk_mark,
+    unmark: kept_unmark,
+    flush: kept_flush,
+    owner: kept_owner,
+};
+
+#[track_caller]
+fn walk_location() -> &'static Location<'static> {
+    Location::caller()
+}
+
+/// A dynamic tag made while the registry walks the tags made so far (for another maker, or the
+/// work item), the walk falling between the maker's two stores (the tag's flag set, its slot
+/// not yet live), is marked by the next walk, which its maker asks for: the walk must leave the
+/// flag of a tag it cannot mark yet.
+fn tag_made_during_a_walk_is_marked(test: &Test) {
+    let mut registry = Registry::new();
+    let handle = registry.register::<KeptTags>();
+    kunit_expect!(
+        test,
+        handle.is_ok(),
+        "registering: {:?}",
+        handle.as_ref().err()
+    );
+    let Ok(handle) = handle else {
+        return;
+    };
+    WALK_POOL.reserve(1);
+    // SAFETY: `WALK_POOL` holds allocation tags.
+    let added = unsafe { registry.add_test_dynamic(handle, &WALK_POOL) };
+    kunit_expect!(test, added.is_ok());
+    let location = walk_location();
+    let line = formatted(format_args!("{}:{}", location.file(), location.line()));
+    let selected = core::str::from_utf8(&line)
+        .map_err(|_| EINVAL)
+        .and_then(selection)
+        .and_then(|s| registry.select(handle, &WALK_MARKER, 1, s));
+    kunit_expect!(test, selected.is_ok(), "selecting: {:?}", selected.err());
+    let mut walks = 0;
+    let tag = WALK_POOL.make_with_seam(location, || {
+        registry.made_test_dynamic();
+        walks += 1;
+    });
+    kunit_expect!(test, walks == 1, "the seam ran {walks} times");
+    let Some(tag) = tag else {
+        kunit_expect!(test, false, "no dynamic tag made");
+        return;
+    };
+    // The walk the maker asks for once its tag is published.
+    registry.made_test_dynamic();
+    kunit_expect!(
+        test,
+        Field::FAULT.get(tag.codetag()) == 1,
+        "the tag made during a walk was never marked"
+    );
+    let _ = registry.deselect(&WALK_MARKER, 1);
+    kunit_expect!(test, Field::FAULT.get(tag.codetag()) == 0, "still marked");
+    WALK_POOL.set_module(tag, &raw mut WALK_MODULE);
+    // SAFETY: `WALK_MODULE` has no range in the registry; only its dynamic tag is dropped.
+    unsafe { registry.remove_test_module(&raw mut WALK_MODULE) };
+    kunit_expect!(
+        test,
+        WALK_POOL.used() == 0,
+        "{} tags left",
+        WALK_POOL.used()
+    );
+}
+
 kunit_suite!(
     fault_suite,
     "alloctag_fault",
@@ -859,5 +944,6 @@ kunit_suite!(
         config_refuses_bad_values,
         failed_vector_marks_tag_inaccurate,
         kept_dynamic_tag_never_marked,
+        tag_made_during_a_walk_is_marked,
     ]
 );

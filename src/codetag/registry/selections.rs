@@ -175,8 +175,11 @@ pub(super) fn dynamic_made(
     tag_size: usize,
 ) {
     for i in 0..pool.capacity() {
-        // Taken one tag at a time: a tag made meanwhile keeps its flag for the next call.
-        if !pool.take_unselected(i) {
+        // Taken one tag at a time: a tag made meanwhile keeps its flag for the next call. Only
+        // from a tag that may be marked: one whose maker has set the flag but not yet published
+        // it keeps the flag for the call that maker makes after publishing, which a walk now
+        // would have emptied while marking nothing.
+        if !pool.is_selectable(i) || !pool.take_unselected(i) {
             continue;
         }
         for sel in selections.iter().filter(|s| s.ty == index) {
