@@ -2,7 +2,7 @@
 
 //! The static keys that choose what the allocator hooks do: the profiling key
 //! (`mem_alloc_profiling_key`), the tag key (`alloctag_tag_key`, src/keys/tag.rs), on while
-//! profiling is on, a fault-injection rule armed or a sysctl write runs, and with capture built in
+//! profiling is on or a fault-injection rule armed, and with capture built in
 //! the capture key, on while a capture selection is in force, and the slab-plain key, on while
 //! profiling is on and capture and waste accounting off; with waste accounting built in, its
 //! key, and the page allocation hooks' key, on while capture or waste accounting is (one static
@@ -21,9 +21,8 @@
 //! two tests while the keys change; the second test is of the profiling key, which capture
 //! never flips, so such a hook still charges exactly when profiling is on. (Were it of the
 //! capture key, a hook that found the plain key off while capture was on and the capture key
-//! off after capture ended would skip a charge or an uncharge.) The sysctl flips the profiling
-//! key itself (`proc_do_static_key()`), then calls [`sync_profiling`]: until then the slab
-//! hooks follow the old value, as a hook already past its branch does when any key flips.
+//! off after capture ended would skip a charge or an uncharge.) The sysctl, too, turns
+//! profiling on and off through [`set_profiling`], and only when a write changes its value.
 
 use kernel::bindings;
 
@@ -32,10 +31,10 @@ use core::sync::atomic::{AtomicBool, Ordering};
 
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod tag;
-#[cfg(all(CONFIG_PROC_SYSCTL, CONFIG_MEM_ALLOC_PROFILING_RUST))]
-pub(crate) use tag::change_profiling;
 #[cfg(CONFIG_ALLOCTAG_FAULT_INJECTION)]
 pub(crate) use tag::set_fault_armed;
+#[cfg(all(CONFIG_MEM_ALLOC_PROFILING_RUST, CONFIG_ALLOCTAG_KUNIT_TEST))]
+pub(crate) use tag::UPDATES as TAG_KEY_UPDATES;
 
 /// Whether profiling can be turned on: not after a boot with `sysctl.vm.mem_profiling=never`
 /// (or built off by default and not turned on at boot), when page_ext reserves no tag space.
@@ -83,20 +82,8 @@ pub(crate) fn set_profiling(enable: bool) {
     set_profiling_key(enable);
 }
 
-/// Follows a change of the profiling key made elsewhere (the sysctl); may sleep.
-#[cfg(all(
-    CONFIG_PROC_SYSCTL,
-    CONFIG_MEM_ALLOC_PROFILING_RUST,
-    not(CONFIG_ALLOCTAG_CAPTURE)
-))]
-fn sync_profiling() {
-    tag::follow_profiling();
-}
-
 #[cfg(CONFIG_ALLOCTAG_WASTE)]
 pub(crate) use capture::set_waste;
-#[cfg(all(CONFIG_PROC_SYSCTL, CONFIG_ALLOCTAG_CAPTURE))]
-use capture::sync_profiling;
 #[cfg(all(CONFIG_ALLOCTAG_CAPTURE, CONFIG_ALLOCTAG_KUNIT_TEST))]
 pub(crate) use capture::with_plain_key_off;
 #[cfg(CONFIG_ALLOCTAG_CAPTURE)]
@@ -168,13 +155,6 @@ mod capture {
         }
         set_profiling_key(enable);
         sync(&keys);
-    }
-
-    /// Follows a change of the profiling key made elsewhere (the sysctl); may sleep.
-    #[cfg(CONFIG_PROC_SYSCTL)]
-    pub(crate) fn sync_profiling() {
-        sync(&KEYS.write());
-        super::tag::follow_profiling();
     }
 
     /// Runs `f` with the slab-plain key off and capture off, or returns `None` while capture is

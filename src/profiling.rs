@@ -11,12 +11,10 @@
 //! turned on at boot): then page_ext reserves no tag space and it can never be turned on.
 //! *Enabled* is the static key the allocator hooks test.
 
-#[cfg(CONFIG_PROC_SYSCTL)]
-use crate::keys::change_profiling;
 use crate::keys::{enabled, set_profiling as set_enabled, set_supported, supported};
 use core::ffi::c_int;
 #[cfg(CONFIG_PROC_SYSCTL)]
-use core::ptr;
+use core::{mem::size_of, ptr};
 use kernel::{bindings, c_str, error::to_result, prelude::*, str::CStr};
 
 /// Whether profiling is off for good; mm/slub.c asks at boot, after the early parameters.
@@ -159,8 +157,15 @@ type Handler = unsafe extern "C" fn(
     *mut bindings::loff_t,
 ) -> c_int;
 
-/// The kernel's `proc_do_static_key()`, then the keys that follow the profiling key do (the
-/// tag key, and with capture the slab hooks' key: src/keys.rs).
+/// The bounds of a write, as `proc_do_static_key()`'s `SYSCTL_ZERO` and `SYSCTL_ONE`.
+#[cfg(CONFIG_PROC_SYSCTL)]
+static BOUNDS: [c_int; 2] = [0, 1];
+
+/// Reads as the kernel's `proc_do_static_key()`; writes as it does, but a write changes a key
+/// only when it changes the value: one that it refuses (no `CAP_SYS_ADMIN`, checked first, as
+/// it does), that it cannot parse (`proc_dointvec_minmax()` between 0 and 1, as it does) or
+/// that keeps the value returns what it returns and touches no key. Flipping a key re-patches
+/// every call site's text, with IPIs to every CPU: a refused write must not cost that.
 ///
 /// # Safety
 ///
@@ -173,21 +178,67 @@ unsafe extern "C" fn handle_sysctl(
     lenp: *mut usize,
     ppos: *mut bindings::loff_t,
 ) -> c_int {
-    let handle = || {
-        // SAFETY: The caller passes the sysctl core's arguments, which this passes on unchanged.
-        unsafe { bindings::proc_do_static_key(table, write, buffer, lenp, ppos) }
-    };
     if write == 0 {
-        return handle();
+        // SAFETY: The caller passes the sysctl core's arguments, which this passes on unchanged.
+        return unsafe { bindings::proc_do_static_key(table, write, buffer, lenp, ppos) };
     }
-    change_profiling(handle)
+    // SAFETY: Asking for a capability of the current task has no precondition.
+    if !unsafe { bindings::capable(bindings::CAP_SYS_ADMIN as c_int) } {
+        return -(bindings::EPERM as c_int);
+    }
+    let was = enabled();
+    // As `proc_do_static_key()`: a write that sets nothing (at a non-zero position, say)
+    // leaves the value it starts from.
+    let mut value = c_int::from(was);
+    let parse = bindings::ctl_table {
+        procname: ptr::null(),
+        data: (&raw mut value).cast(),
+        maxlen: size_of::<c_int>() as c_int,
+        // SAFETY: The caller passes the sysctl core's table.
+        mode: unsafe { (*table).mode },
+        proc_handler: None,
+        poll: ptr::null_mut(),
+        extra1: (&raw const BOUNDS[0]).cast_mut().cast(),
+        extra2: (&raw const BOUNDS[1]).cast_mut().cast(),
+    };
+    // SAFETY: `parse` points to `value` and the bounds, which outlive the call; the rest are
+    // the sysctl core's arguments, passed on unchanged.
+    let ret = unsafe { bindings::proc_dointvec_minmax(&parse, write, buffer, lenp, ppos) };
+    if ret == 0 && (value != 0) != was {
+        set_enabled(value != 0);
+    }
+    ret
 }
 
-/// The `vm.mem_profiling` table. Its handler is the kernel's `proc_do_static_key()` on the
-/// profiling key, as in 6.12's C core: the same capability check (`CAP_SYS_ADMIN` to write)
-/// and the same input rules (`proc_dointvec_minmax()` with 0 and 1 as bounds, under
-/// `kernel.sysctl_writes_strict`), by construction; followed by [`handle_sysctl`]'s update
-/// of the keys that follow it. Its mode is set at registration, before
+/// Writes `text` to `vm.mem_profiling` through its handler, as `write()` would at position 0;
+/// returns what the handler returned. For tests.
+#[cfg(all(CONFIG_PROC_SYSCTL, CONFIG_ALLOCTAG_KUNIT_TEST))]
+pub(crate) fn write_sysctl(text: &[u8]) -> c_int {
+    let mut buffer = [0u8; 32];
+    let Some(dest) = buffer.get_mut(..text.len()) else {
+        return -(bindings::E2BIG as c_int);
+    };
+    dest.copy_from_slice(text);
+    let mut len = text.len();
+    let mut pos: bindings::loff_t = 0;
+    // SAFETY: The table is registered, and the sysctl core calls its handler with a kernel
+    // buffer of `len` bytes and the file position, as here.
+    unsafe {
+        HANDLER(
+            (&raw const SYSCTL_TABLE).cast(),
+            1,
+            buffer.as_mut_ptr().cast(),
+            &mut len,
+            &mut pos,
+        )
+    }
+}
+
+/// The `vm.mem_profiling` table. Its handler, [`handle_sysctl`], is 6.12's C core's
+/// `proc_do_static_key()` on the profiling key: the same capability check (`CAP_SYS_ADMIN` to
+/// write) and the same input rules (`proc_dointvec_minmax()` with 0 and 1 as bounds, under
+/// `kernel.sysctl_writes_strict`), by construction; a change of the value turns profiling on
+/// or off with the keys that follow it. Its mode is set at registration, before
 /// the sysctl core sees it.
 ///
 /// The second entry, `vm.mem_profiling_compressed`, says whether page tags are in page flags

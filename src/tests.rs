@@ -31,6 +31,8 @@ mod overlap;
 mod query;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod registry;
+#[cfg(all(CONFIG_MEM_ALLOC_PROFILING_RUST, CONFIG_PROC_SYSCTL))]
+mod sysctl;
 #[cfg(CONFIG_ALLOCTAG_WASTE)]
 mod waste;
 

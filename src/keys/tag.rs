@@ -7,14 +7,12 @@
 //!
 //! C header: [`include/linux/alloc_tag.h`](srctree/include/linux/alloc_tag.h)
 //!
-//! It is on while profiling is on, while a fault-injection rule is armed (the fault hooks read
-//! the tag, profiling on or off) and while a write of the sysctl may turn profiling on. An
+//! It is on while profiling is on and while a fault-injection rule is armed (the fault hooks
+//! read the tag, profiling on or off); it turns on before profiling does. An
 //! allocation in flight while the key turns on may find no tag current and go uncharged, as any
 //! allocation around a flip of a key.
 
 use super::enabled;
-#[cfg(CONFIG_PROC_SYSCTL)]
-use super::sync_profiling;
 use crate::rwsem::{RwSem, RwSemStorage};
 use kernel::bindings;
 
@@ -24,13 +22,11 @@ extern "C" {
 }
 
 /// Who needs call sites to make their tags current: the hooks while profiling is on, fault
-/// injection while a rule is armed, a write of the sysctl while it runs. The key holds one count
-/// while any does: it starts as the profiling key does, with no rule armed.
+/// injection while a rule is armed. The key holds one count while any does: it starts as the
+/// profiling key does, with no rule armed.
 struct TagKeyUsers {
     profiling: bool,
     fault: bool,
-    /// A write of the sysctl is under way: the key is on before profiling may turn on.
-    changing: bool,
 }
 
 // SAFETY: `alloctag_tag_key_lock` is defined with `DECLARE_RWSEM()` for this alone.
@@ -40,19 +36,25 @@ static TAG_KEY: RwSem<TagKeyUsers> = unsafe {
         TagKeyUsers {
             profiling: cfg!(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT),
             fault: false,
-            changing: false,
         },
     )
 };
+
+/// How many times the tag key's users were updated: the key work that the tests count.
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+pub(crate) static UPDATES: core::sync::atomic::AtomicUsize =
+    core::sync::atomic::AtomicUsize::new(0);
 
 /// Applies `change` to the users of the tag key and flips the key when that turns its first
 /// user on or its last off; may sleep. Under the lock, so that two changes (the sysctl, a rule
 /// armed) cannot leave the key off while one of them needs it.
 fn update_tag_key(change: impl FnOnce(&mut TagKeyUsers)) {
     let mut users = TAG_KEY.write();
-    let before = users.profiling || users.fault || users.changing;
+    #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+    UPDATES.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+    let before = users.profiling || users.fault;
     change(&mut users);
-    let after = users.profiling || users.fault || users.changing;
+    let after = users.profiling || users.fault;
     if before != after {
         // SAFETY: Process context or early boot, as the other keys are flipped.
         unsafe { bindings::alloctag_tag_key_get(after) };
@@ -67,19 +69,6 @@ pub(super) fn follow_profiling() {
 /// The tag key is on before the profiling key turns on; may sleep.
 pub(super) fn profiling_turns_on() {
     update_tag_key(|users| users.profiling = true);
-}
-
-/// Runs `f`, a change of the profiling key made elsewhere (the sysctl's `proc_do_static_key()`),
-/// with the tag key on, so that profiling never comes on while call sites leave their tags
-/// unset; then the keys follow the profiling key ([`sync_profiling`]). May sleep.
-#[cfg(CONFIG_PROC_SYSCTL)]
-pub(crate) fn change_profiling<R>(f: impl FnOnce() -> R) -> R {
-    update_tag_key(|users| users.changing = true);
-    let r = f();
-    // The tag key takes the profiling key's new state before the write's hold goes.
-    sync_profiling();
-    update_tag_key(|users| users.changing = false);
-    r
 }
 
 /// Records whether a fault-injection rule is armed: while one is, call sites make their tags
