@@ -37,7 +37,8 @@
 #include <linux/compiler.h>
 #include <linux/bitops.h>
 #include <linux/jump_label.h>
-#include <linux/page-flags.h>
+/* OBJEXTS_ALLOCTAG_SLOTS, the mark of a slab vector with slots */
+#include <linux/memcontrol.h>
 #include <linux/types.h>
 
 struct alloc_tag;
