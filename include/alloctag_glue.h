@@ -45,6 +45,9 @@ unsigned long alloctag_find_symbol(struct module *mod, const char *name);
 void alloctag_rcu_read_lock(void);
 void alloctag_rcu_read_unlock(void);
 
+/* In C (src/glue.c), for Rust's fault injection: its log's rate limit. */
+bool alloctag_fail_log_ratelimit(void);
+
 /* In C (src/glue.c), for Rust's fault injection (src/fault/). */
 void alloctag_set_fail_key(bool enable);
 bool alloctag_in_nmi(void);
