@@ -36,7 +36,7 @@ use core::{
 };
 use kernel::{
     alloc::{
-        flags::{GFP_KERNEL, GFP_NOWAIT},
+        flags::{GFP_KERNEL_ACCOUNT, GFP_NOWAIT},
         KVVec,
     },
     bindings,
@@ -56,7 +56,7 @@ pub(crate) enum View {
 /// allocates under it.
 pub(crate) fn snapshot(_registry: &codetag::Registry) -> Result<KVVec<Record>> {
     let size = pool::lock().table.as_ref().map_or(0, |t| t.usage().1);
-    let mut out = KVVec::with_capacity(size, GFP_KERNEL)?;
+    let mut out = KVVec::with_capacity(size, GFP_KERNEL_ACCOUNT)?;
     let state = pool::lock();
     if let Some(table) = state.table.as_ref() {
         table.for_each(|r| {
@@ -247,7 +247,7 @@ fn take() -> Result<(KVVec<Entry>, SiteTable)> {
     let records = snapshot(&registry)?;
     let mut table = SiteTable::new(&registry)?;
     drop(registry);
-    let mut entries = KVVec::with_capacity(records.len(), GFP_KERNEL)?;
+    let mut entries = KVVec::with_capacity(records.len(), GFP_KERNEL_ACCOUNT)?;
     for record in records.iter() {
         let site = table.count(record.tag, record.bytes).unwrap_or(usize::MAX);
         // Within the capacity reserved above: never allocates.
@@ -313,7 +313,7 @@ impl Report {
                         .iter()
                         .position(|e| (e.record.stack, e.site) != key)
                         .map_or(entries.len(), |n| start + n);
-                    runs.push((start, end), GFP_KERNEL)?;
+                    runs.push((start, end), GFP_KERNEL_ACCOUNT)?;
                     start = end;
                 }
             }
@@ -334,7 +334,7 @@ impl Report {
                             bytes,
                             first: start,
                         },
-                        GFP_KERNEL,
+                        GFP_KERNEL_ACCOUNT,
                     )?;
                     start = end;
                 }
@@ -352,7 +352,7 @@ impl Report {
             untracked,
             dropped,
             busy,
-            buf: KVVec::from_elem(0u8, SYMBOL_LEN, GFP_KERNEL)?,
+            buf: KVVec::from_elem(0u8, SYMBOL_LEN, GFP_KERNEL_ACCOUNT)?,
         })
     }
 
