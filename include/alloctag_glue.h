@@ -80,6 +80,8 @@ void alloctag_set_slab_plain_key(bool enable);
 unsigned long alloctag_capture_lock(void);
 void alloctag_capture_unlock(unsigned long flags);
 u64 alloctag_capture_now(void);
+int alloctag_capture_format_kptr(char *buf, size_t size, unsigned long value);
+int alloctag_capture_locked_down(void);
 gfp_t alloctag_capture_depot_gfp(gfp_t gfp);
 int alloctag_capture_init(void);
 

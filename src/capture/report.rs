@@ -117,6 +117,22 @@ fn write_stack(w: &mut impl Write, stack: u32, buf: &mut [u8]) -> fmt::Result {
     Ok(())
 }
 
+/// A kernel address (or a pfn) as `%pK` shows it to the reader, in hexadecimal: zeros at
+/// `kptr_restrict=2`, the value at 1 to a reader with `CAP_SYSLOG`, hashed otherwise.
+struct Kptr(usize);
+
+impl fmt::Display for Kptr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut buf = [0u8; 24];
+        // SAFETY: `buf` has the size passed; the helper writes at most that, NUL included.
+        let len = unsafe {
+            bindings::alloctag_capture_format_kptr(buf.as_mut_ptr().cast(), buf.len(), self.0 as _)
+        };
+        let text = buf.get(..len.max(0) as usize).unwrap_or(&[]);
+        f.write_str(core::str::from_utf8(text).unwrap_or("?"))
+    }
+}
+
 /// Writes the line of the record `r`, whose site is named `site`.
 fn write_object(w: &mut impl Write, r: &Record, site: &str, now: u64) -> fmt::Result {
     write!(
@@ -132,8 +148,8 @@ fn write_object(w: &mut impl Write, r: &Record, site: &str, now: u64) -> fmt::Re
         r.gfp,
     )?;
     match r.kind {
-        Kind::Slab => write!(w, "kind=slab addr={:#x}", r.object)?,
-        Kind::Pages => write!(w, "kind=pages order={} pfn={:#x}", r.order, r.object)?,
+        Kind::Slab => write!(w, "kind=slab addr=0x{}", Kptr(r.object))?,
+        Kind::Pages => write!(w, "kind=pages order={} pfn=0x{}", r.order, Kptr(r.object))?,
     }
     writeln!(w, " site={site}")
 }
@@ -295,6 +311,8 @@ unsafe impl Send for Report {}
 impl Report {
     /// Makes the report `view`. Process context.
     pub(crate) fn new(view: View) -> Result<Self> {
+        // SAFETY: Asking lockdown has no precondition.
+        kernel::error::to_result(unsafe { bindings::alloctag_capture_locked_down() })?;
         let (mut entries, table) = take()?;
         let untracked = table.untracked_total();
         let (_, _, dropped, busy) = super::stats();

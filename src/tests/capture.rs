@@ -14,7 +14,7 @@ use crate::{
     kunit::{kunit_expect, kunit_suite, Test},
 };
 use core::{
-    ffi::c_void,
+    ffi::{c_int, c_void},
     ptr,
     sync::atomic::{AtomicBool, AtomicPtr, Ordering},
 };
@@ -906,6 +906,62 @@ fn plain_site() -> Result<KBox<[u8; 56]>> {
     Ok(obj)
 }
 
+/// Runs `f` with `kernel.kptr_restrict` at `value`.
+fn with_kptr_restrict<R>(value: c_int, f: impl FnOnce() -> R) -> R {
+    // SAFETY: An int that the sysctl writes; the cases run one at a time, and no other writer
+    // runs while they do.
+    let old = unsafe { ptr::replace(&raw mut bindings::kptr_restrict, value) };
+    let r = f();
+    // SAFETY: As above.
+    unsafe { (&raw mut bindings::kptr_restrict).write(old) };
+    r
+}
+
+test_tag!(KPTR_TAG, "alloctag_capture_kptr");
+
+/// A report shows an object's address as `%pK` does, to whoever reads it: the address at
+/// `kptr_restrict=1` to root with `CAP_SYSLOG`, zeros at 2, hashed at 0: never the address
+/// where the kernel's own files would hide it.
+fn addresses_follow_kptr_restrict(test: &Test) {
+    let Some(id) = select(test, "func:alloctag_capture_kptr") else {
+        return;
+    };
+    // SAFETY: Allocating has no precondition.
+    let obj = with_tag(KPTR_TAG, || unsafe {
+        bindings::__kmalloc_noprof(16, bindings::GFP_KERNEL)
+    });
+    kunit_expect!(test, !obj.is_null());
+    let mut raw = KVec::new();
+    let _ = core::fmt::Write::write_fmt(
+        &mut LineWriter(&mut raw),
+        format_args!("addr=0x{:016x} ", obj as usize),
+    );
+    let zeros = b"addr=0x0000000000000000 ";
+    for (restrict, shows_raw, shows_zeros) in
+        [(1, true, false), (2, false, true), (0, false, false)]
+    {
+        let live = with_kptr_restrict(restrict, || report(View::Objects));
+        kunit_expect!(
+            test,
+            contains(&live, b"func:alloctag_capture_kptr"),
+            "kptr_restrict={restrict}: the object is not in the report"
+        );
+        kunit_expect!(
+            test,
+            contains(&live, &raw) == shows_raw,
+            "kptr_restrict={restrict}: the address shown: {shows_raw} expected"
+        );
+        kunit_expect!(
+            test,
+            contains(&live, zeros) == shows_zeros,
+            "kptr_restrict={restrict}: zeros shown: {shows_zeros} expected"
+        );
+    }
+    // SAFETY: `obj` came from kmalloc, or is null.
+    unsafe { bindings::kfree(obj) };
+    kunit_expect!(test, capture::remove(id).is_ok());
+}
+
 fn rust_sites_selected_by_line(test: &Test) {
     for (line, plain) in [(RUST_SITE_LINE, false), (PLAIN_SITE_LINE, true)] {
         let mut text = KVec::new();
@@ -924,7 +980,8 @@ fn rust_sites_selected_by_line(test: &Test) {
         kunit_expect!(test, obj.is_ok());
         let (used, ..) = capture::stats();
         kunit_expect!(test, used == 1, "line {line}: {used} records");
-        let live = report(View::Objects);
+        // The addresses as root with CAP_SYSLOG sees them at kptr_restrict=1.
+        let live = with_kptr_restrict(1, || report(View::Objects));
         kunit_expect!(
             test,
             contains(&live, &text),
@@ -934,7 +991,7 @@ fn rust_sites_selected_by_line(test: &Test) {
             let mut addr = KVec::new();
             let _ = core::fmt::Write::write_fmt(
                 &mut LineWriter(&mut addr),
-                format_args!("addr={obj:#x} "),
+                format_args!("addr=0x{obj:016x} "),
             );
             kunit_expect!(
                 test,
@@ -1116,6 +1173,7 @@ kunit_suite!(
         spinlock_and_hardirq_recorded,
         deselecting_frees_every_record,
         rust_sites_selected_by_line,
+        addresses_follow_kptr_restrict,
         bad_commands_change_nothing,
         reports_sort_by_key,
     ]
