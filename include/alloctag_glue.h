@@ -103,6 +103,7 @@ void alloctag_capture_split_piece(const void *head, const void *piece,
 				  unsigned long pfn, unsigned long bytes,
 				  u8 order);
 void alloctag_capture_resize(const void *ref, unsigned long bytes, u8 order);
+void alloctag_capture_shrink_record(const void *ref, unsigned int order);
 void alloctag_capture_rekey(const void *from, const void *to,
 			    unsigned long pfn);
 

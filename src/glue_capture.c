@@ -262,6 +262,26 @@ void __preserve_most alloctag_capture_free_slowpath(const void *key)
 }
 EXPORT_SYMBOL_GPL(alloctag_capture_free_slowpath);
 
+/*
+ * The first page of a block of 2^order pages is all that is left of it. The
+ * holder of that page may free it meanwhile, but it cannot come back at an
+ * order above 0 before the rest is freed: so a record of that order is
+ * still this block's (alloctag_capture_shrink_record()).
+ */
+void __preserve_most alloctag_capture_shrink_slowpath(struct page *page,
+						      unsigned int order)
+{
+	const void *key;
+
+	if (in_nmi() || !mem_alloc_profiling_enabled())
+		return;
+	key = page_key_get(page);
+	if (!key)
+		return;
+	alloctag_capture_shrink_record(key, order);
+	page_key_put(key);
+}
+
 /* Each piece of a split folio gets a copy of the head's record. */
 void __preserve_most alloctag_capture_split_slowpath(struct folio *folio,
 						     int old_order,

@@ -442,6 +442,46 @@ fn cache_free_and_bulk_free(test: &Test) {
 
 test_tag!(PAGES_TAG, "alloctag_capture_pages");
 
+test_tag!(SHRINK_TAG, "alloctag_capture_shrink");
+
+/// `__free_pages()` of a non-compound block whose first page someone else holds frees the
+/// rest at once: the record shrinks to that page, so that the site's records and counters
+/// still agree (nothing untracked, nothing clamped), and goes when the page does.
+fn partly_freed_block_shrinks_its_record(test: &Test) {
+    let Some(id) = select(test, "func:alloctag_capture_shrink") else {
+        return;
+    };
+    let page = with_tag(SHRINK_TAG, || alloc_pages(2));
+    kunit_expect!(test, !page.is_null());
+    if !page.is_null() {
+        // SAFETY: `page` is live; the reference is dropped below.
+        unsafe { bindings::alloctag_test_get_page(page) };
+        // SAFETY: `page` came from the page allocator, order 2, not compound: with the first
+        // page held, this frees the other three.
+        unsafe { bindings::__free_pages(page, 2) };
+        let found = records(test, SHRINK_TAG);
+        kunit_expect!(test, found.len() == 1, "{} records", found.len());
+        if let Some(r) = found.first() {
+            kunit_expect!(
+                test,
+                r.bytes == PAGE_SIZE && r.order == 0,
+                "the record kept {} bytes, order {}",
+                r.bytes,
+                r.order
+            );
+        }
+        expect_all_tracked(test, SHRINK_TAG);
+        // SAFETY: The reference taken above; the last one, which frees the page.
+        unsafe { bindings::alloctag_test_put_page(page) };
+        kunit_expect!(
+            test,
+            records(test, SHRINK_TAG).is_empty(),
+            "the last page went, its record stayed"
+        );
+    }
+    kunit_expect!(test, capture::remove(id).is_ok());
+}
+
 fn pages_split_and_vmalloc(test: &Test) {
     let Some(id) = select(test, "func:alloctag_capture_pages") else {
         return;
@@ -1164,6 +1204,7 @@ kunit_suite!(
         kfree_rcu_frees_after_grace_period,
         cache_free_and_bulk_free,
         pages_split_and_vmalloc,
+        partly_freed_block_shrinks_its_record,
         split_after_deselection_makes_no_record,
         large_kmalloc_recorded_as_pages,
         depot_flags_follow_the_allocation,
