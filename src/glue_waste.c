@@ -182,9 +182,10 @@ void alloctag_waste_slab_free_slowpath(struct kmem_cache *s,
 				       struct slab *slab, unsigned int off)
 {
 	struct alloctag_waste_counters __percpu *w;
+	struct slabobj_ext *vec = slab_obj_exts(slab);
 	u32 period, v, *slot;
 
-	if (is_kfence_address(slab_address(slab)))
+	if (!vec || is_kfence_address(slab_address(slab)))
 		return;
 	slot = waste_slot(slab, off);
 	if (!slot)
