@@ -45,6 +45,9 @@ unsigned long alloctag_find_symbol(struct module *mod, const char *name);
 void alloctag_rcu_read_lock(void);
 void alloctag_rcu_read_unlock(void);
 
+/* In C (src/glue.c), for Rust's fault injection: its log's rate limit. */
+bool alloctag_fail_log_ratelimit(void);
+
 /* In C (src/glue.c), for Rust's fault injection (src/fault/). */
 void alloctag_set_fail_key(bool enable);
 bool alloctag_in_nmi(void);
@@ -77,6 +80,8 @@ void alloctag_set_slab_plain_key(bool enable);
 unsigned long alloctag_capture_lock(void);
 void alloctag_capture_unlock(unsigned long flags);
 u64 alloctag_capture_now(void);
+int alloctag_capture_format_kptr(char *buf, size_t size, unsigned long value);
+int alloctag_capture_locked_down(void);
 gfp_t alloctag_capture_depot_gfp(gfp_t gfp);
 int alloctag_capture_init(void);
 
@@ -98,6 +103,7 @@ void alloctag_capture_split_piece(const void *head, const void *piece,
 				  unsigned long pfn, unsigned long bytes,
 				  u8 order);
 void alloctag_capture_resize(const void *ref, unsigned long bytes, u8 order);
+void alloctag_capture_shrink_record(const void *ref, unsigned int order);
 void alloctag_capture_rekey(const void *from, const void *to,
 			    unsigned long pfn);
 

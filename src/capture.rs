@@ -24,6 +24,8 @@ mod sites;
 pub(crate) mod sort;
 
 pub(crate) use control::register;
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+pub(crate) use pool::{HOLDS, HOLD_RECORDS, LONGEST_HOLD_NS, MAX_LIMIT};
 
 use crate::{
     alloc_tag::ALLOC_TAGS,

@@ -161,6 +161,28 @@ pub(crate) fn create_file(name: &'static CStr, mode: u16, fops: &'static Fops) {
     };
 }
 
+/// What a user wrote, as `%*pE` shows it in the log: a byte that is not printable ASCII, or a
+/// backslash, as an escape (`\n`, `\t`, `\r`, `\\`, `\ooo`), so that nothing written can start
+/// a line of its own or pass for another message.
+struct Escaped<'a>(&'a [u8]);
+
+impl core::fmt::Display for Escaped<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        use core::fmt::Write;
+        for &b in self.0 {
+            match b {
+                b'\n' => f.write_str("\\n")?,
+                b'\t' => f.write_str("\\t")?,
+                b'\r' => f.write_str("\\r")?,
+                b'\\' => f.write_str("\\\\")?,
+                b' '..=b'~' => f.write_char(char::from(b))?,
+                _ => write!(f, "\\{b:03o}")?,
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The body of a control file's `write`: reads the command of `count` bytes at the user
 /// address `buf` and runs it. Without `CAP_SYS_ADMIN` it fails with `EPERM`; a command `run`
 /// refuses fails with its error and a log line "`what`: 'COMMAND' refused: ERROR".
@@ -186,10 +208,12 @@ pub(crate) fn write_command(
     match run(&text) {
         Ok(()) => count as isize,
         Err(e) => {
-            let shown = core::str::from_utf8(&text)
-                .unwrap_or("(not UTF-8)")
-                .trim_end();
-            pr_warn!("{what}: '{shown}' refused: {e:?}\n");
+            // Root's write (`CAP_SYS_ADMIN`, checked above), one line each, as
+            // dynamic_debug's control file logs a refused query.
+            pr_warn!(
+                "{what}: '{}' refused: {e:?}\n",
+                Escaped(text.trim_ascii_end())
+            );
             e.to_errno() as isize
         }
     }

@@ -13,6 +13,7 @@
 #include <linux/percpu.h>
 #include <linux/pgalloc_tag.h>
 #include <linux/preempt.h>
+#include <linux/ratelimit.h>
 #include <linux/rcupdate.h>
 #include <linux/rwsem.h>
 #include <linux/sched.h>
@@ -54,6 +55,22 @@ EXPORT_SYMBOL(_shared_alloc_tag);
  * static initializer, so it works before any initcall.
  */
 DECLARE_RWSEM(alloctag_codetag_lock);
+
+/*
+ * Injected failures, which any user may cause where a rule is on a site
+ * system calls reach, are logged rate-limited as lib/fault-inject.c's
+ * fail_dump() limits failslab's (printk's defaults: 10 lines per 5 s), and
+ * the count suppressed is said when lines come again.
+ * DEFINE_RATELIMIT_STATE() is a macro.
+ */
+static DEFINE_RATELIMIT_STATE(alloctag_fail_log, DEFAULT_RATELIMIT_INTERVAL,
+			      DEFAULT_RATELIMIT_BURST);
+
+/* Whether an injected failure may be logged now; any context but NMI. */
+bool alloctag_fail_log_ratelimit(void)
+{
+	return ___ratelimit(&alloctag_fail_log, "alloctag: injected failures");
+}
 
 /* RCU read sections for Rust (fault injection): macros. */
 void alloctag_rcu_read_lock(void)

@@ -13,7 +13,9 @@
 #include <linux/percpu.h>
 #include <linux/pgalloc_tag.h>
 #include <linux/preempt.h>
+#include <linux/printk.h>
 #include <linux/sched.h>
+#include <linux/security.h>
 #include <linux/spinlock.h>
 #include <linux/stackdepot.h>
 #include <linux/stacktrace.h>
@@ -86,6 +88,27 @@ unsigned long alloctag_capture_lock(void)
 void alloctag_capture_unlock(unsigned long flags)
 {
 	raw_spin_unlock_irqrestore(&alloctag_capture_lock_, flags);
+}
+
+/*
+ * An object's address or a pfn in a capture report, as %pK prints it for
+ * the reader: zeros at kptr_restrict=2, the value at 1 to a reader with
+ * CAP_SYSLOG, hashed otherwise. %pK is vsprintf's, in C.
+ */
+int alloctag_capture_format_kptr(char *buf, size_t size, unsigned long value)
+{
+	return scnprintf(buf, size, "%pK", (void *)value);
+}
+
+/*
+ * Lockdown's verdict on reading the capture reports. debugfs refuses under
+ * lockdown only the files it cannot prove read-only; the reports are
+ * read-only, yet show kernel addresses, so they are refused as well.
+ * security_locked_down() is an inline without CONFIG_SECURITY.
+ */
+int alloctag_capture_locked_down(void)
+{
+	return security_locked_down(LOCKDOWN_DEBUGFS);
 }
 
 u64 alloctag_capture_now(void)
@@ -238,6 +261,26 @@ void __preserve_most alloctag_capture_free_slowpath(const void *key)
 		alloctag_capture_remove(key);
 }
 EXPORT_SYMBOL_GPL(alloctag_capture_free_slowpath);
+
+/*
+ * The first page of a block of 2^order pages is all that is left of it. The
+ * holder of that page may free it meanwhile, but it cannot come back at an
+ * order above 0 before the rest is freed: so a record of that order is
+ * still this block's (alloctag_capture_shrink_record()).
+ */
+void __preserve_most alloctag_capture_shrink_slowpath(struct page *page,
+						      unsigned int order)
+{
+	const void *key;
+
+	if (in_nmi() || !mem_alloc_profiling_enabled())
+		return;
+	key = page_key_get(page);
+	if (!key)
+		return;
+	alloctag_capture_shrink_record(key, order);
+	page_key_put(key);
+}
 
 /* Each piece of a split folio gets a copy of the head's record. */
 void __preserve_most alloctag_capture_split_slowpath(struct folio *folio,

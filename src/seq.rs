@@ -14,7 +14,7 @@ use core::{
     fmt,
     marker::PhantomData,
 };
-use kernel::{alloc::flags::GFP_KERNEL, bindings, prelude::*};
+use kernel::{alloc::flags::GFP_KERNEL_ACCOUNT, bindings, prelude::*};
 
 /// Writes formatted text into a seq_file; on overflow seq_file itself retries with a larger
 /// buffer, so a write never fails here.
@@ -178,7 +178,7 @@ impl<T: SeqState> SeqOps<T> {
         ops: &'static bindings::seq_operations,
         state: Result<T>,
     ) -> c_int {
-        let state = match state.and_then(|s| KBox::new(s, GFP_KERNEL).map_err(Into::into)) {
+        let state = match state.and_then(|s| KBox::new(s, GFP_KERNEL_ACCOUNT).map_err(Into::into)) {
             Ok(state) => state,
             Err(e) => return e.to_errno(),
         };
@@ -304,7 +304,7 @@ pub(crate) struct TextWriter<'a>(pub(crate) &'a mut KVVec<u8>);
 impl fmt::Write for TextWriter<'_> {
     fn write_str(&mut self, s: &str) -> fmt::Result {
         self.0
-            .extend_from_slice(s.as_bytes(), GFP_KERNEL)
+            .extend_from_slice(s.as_bytes(), GFP_KERNEL_ACCOUNT)
             .map_err(|_| fmt::Error)
     }
 }
@@ -330,8 +330,8 @@ impl Lines {
     /// Appends a line: `args` and a newline.
     pub(crate) fn line(&mut self, args: fmt::Arguments<'_>) -> Result {
         fmt::Write::write_fmt(&mut TextWriter(&mut self.text), args).map_err(|_| ENOMEM)?;
-        self.text.push(b'\n', GFP_KERNEL)?;
-        self.ends.push(self.text.len(), GFP_KERNEL)?;
+        self.text.push(b'\n', GFP_KERNEL_ACCOUNT)?;
+        self.ends.push(self.text.len(), GFP_KERNEL_ACCOUNT)?;
         Ok(())
     }
 }

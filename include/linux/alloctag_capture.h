@@ -8,7 +8,9 @@
  *    pgalloc_tag_sub() (include/linux/pgalloc_tag.h): a record is made, and
  *    goes;
  *  - pgalloc_tag_split() and pgalloc_tag_copy() (include/linux/mm.h): the
- *    record follows the pages.
+ *    record follows the pages;
+ *  - __free_pages() (mm/page_alloc.c) of a block whose first page someone
+ *    else holds: the record shrinks to that page.
  * Only include/linux/alloc_tag.h includes this header, after its struct
  * alloc_tag and is_codetag_empty(), which the hooks use. Nearly every module
  * includes alloc_tag.h (through percpu.h), so this header lives under
@@ -86,6 +88,8 @@ void __alloctag_capture_slowpath alloctag_capture_pages_slowpath(struct page *pa
 						     unsigned int order,
 						     gfp_t gfp);
 void __alloctag_capture_slowpath alloctag_capture_free_slowpath(const void *key);
+void __alloctag_capture_slowpath alloctag_capture_shrink_slowpath(struct page *page,
+						      unsigned int order);
 void __alloctag_capture_slowpath alloctag_capture_split_slowpath(struct folio *folio,
 						     int old_order,
 						     int new_order);
@@ -156,6 +160,20 @@ static __always_inline void alloctag_capture_free(union codetag_ref *ref)
 	alloctag_capture_free_key(ref, ref);
 }
 
+/*
+ * __free_pages() is about to free all but the first page of a block of
+ * 2^order pages charged to tag, whose first page someone else holds: the
+ * record shrinks to that page.
+ */
+static __always_inline void alloctag_capture_shrink(struct page *page,
+						    const struct alloc_tag *tag,
+						    unsigned int order)
+{
+	if (static_branch_unlikely(&alloctag_capture_key) && tag &&
+	    alloctag_capture_marked(&tag->ct))
+		alloctag_capture_shrink_slowpath(page, order);
+}
+
 /* A folio charged to tag was split from old_order into new_order pieces. */
 static __always_inline void alloctag_capture_split(struct folio *folio,
 						   const struct codetag *tag,
@@ -193,6 +211,9 @@ static inline void alloctag_capture_pages(struct page *page,
 static inline void alloctag_capture_free_key(union codetag_ref *ref,
 					     const void *key) {}
 static inline void alloctag_capture_free(union codetag_ref *ref) {}
+static inline void alloctag_capture_shrink(struct page *page,
+					   const struct alloc_tag *tag,
+					   unsigned int order) {}
 static inline void alloctag_capture_split(struct folio *folio,
 					  const struct codetag *tag,
 					  int old_order, int new_order) {}

@@ -13,9 +13,13 @@
 //! Each open file has its own position, apart from `read()`'s. The registry is read-locked
 //! only while tags are looked at, never while user memory is copied. Edge cases are
 //! mainline's (mm/alloc_tag.c): `ENOENT` past the end, after which `GET_NEXT` starts again
-//! from the first match; a `pos` beyond the number of tags changes nothing; a bad filter is
-//! `EINVAL` and a bad pointer `EFAULT`, and neither changes anything; an unknown command is
-//! `ENOTTY`.
+//! from the first match; an unknown command is `ENOTTY`. What `GET_AT` checks before it looks
+//! at the tags changes nothing when it fails: an argument it cannot read (`EFAULT`), a bad
+//! filter (`EINVAL`), a `pos` at or beyond the number of tags (`ENOENT`). Past those checks the
+//! state changes before the answer is written out: `GET_AT` replaces the filter and moves the
+//! position (to the end, with `ENOENT`, when `pos` is beyond the matches), `GET_NEXT` moves
+//! past the tag it found; so an answer that cannot be written out (`EFAULT`: a read-only
+//! buffer) leaves the filter and position changed, and that tag is skipped.
 
 use super::filter::{copy_name, Filter};
 use crate::{
@@ -75,6 +79,8 @@ impl IoctlState {
         }
     }
 
+    /// `GET_AT`. Past its checks it sets the filter and position before it writes the answer
+    /// out: a failure to write it (`EFAULT`) leaves them changed.
     fn get_at(&mut self, arg: usize) -> Result {
         let mut params = Zeroed::<bindings::allocinfo_get_at>::new();
         UserSlice::new(arg, size_of::<bindings::allocinfo_get_at>())
@@ -117,6 +123,8 @@ impl IoctlState {
             .write_slice(params.bytes())
     }
 
+    /// `GET_NEXT`. It moves past the tag it found before it writes the tag out: a failure to
+    /// write it (`EFAULT`) skips that tag.
     fn get_next(&mut self, arg: usize) -> Result {
         let mut data = Zeroed::<bindings::allocinfo_tag_data>::new();
         {

@@ -34,7 +34,10 @@ use crate::{
 };
 use core::fmt::{self, Write};
 use kernel::{
-    alloc::{flags::GFP_KERNEL, KVVec},
+    alloc::{
+        flags::{GFP_KERNEL, GFP_KERNEL_ACCOUNT},
+        KVVec,
+    },
     c_str,
     prelude::*,
 };
@@ -151,7 +154,7 @@ impl Control {
             if let Some(selection) = registry.selection(&sites::MARKER, id) {
                 let start = selection_text.len();
                 write!(TextWriter(&mut selection_text), "{selection}").map_err(|_| ENOMEM)?;
-                selections.push((id, start, selection_text.len()), GFP_KERNEL)?;
+                selections.push((id, start, selection_text.len()), GFP_KERNEL_ACCOUNT)?;
             }
         }
         drop(registry);

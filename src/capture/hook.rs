@@ -6,8 +6,8 @@
 //!
 //! C header: [`include/linux/alloctag_capture.h`](srctree/include/linux/alloctag_capture.h)
 
-use super::pool::{self, still_selected, Record};
-use core::ffi::c_void;
+use super::pool::{self, still_selected, Kind, Record};
+use core::ffi::{c_uint, c_void};
 use kernel::bindings;
 
 /// Records the allocation described by `info`, unless its site was deselected meanwhile or the
@@ -91,6 +91,21 @@ pub(crate) extern "C" fn alloctag_capture_resize(r: *const c_void, bytes: usize,
     }
 }
 
+/// Shrinks the record at `r`, of a block of `2^order` pages, to its first page: the rest was
+/// freed. A record of another order is another allocation's.
+#[no_mangle]
+pub(crate) extern "C" fn alloctag_capture_shrink_record(r: *const c_void, order: c_uint) {
+    if let Some(record) = pool::lock()
+        .table
+        .as_mut()
+        .and_then(|t| t.get_mut(r as usize))
+        .filter(|record| record.kind == Kind::Pages && c_uint::from(record.order) == order)
+    {
+        record.bytes = kernel::page::PAGE_SIZE;
+        record.order = 0;
+    }
+}
+
 /// Moves the record at `from` to `to`, whose pages start at `pfn` (migration).
 #[no_mangle]
 pub(crate) extern "C" fn alloctag_capture_rekey(
@@ -117,4 +132,5 @@ c_declared!(alloctag_capture_busy_count);
 c_declared!(alloctag_capture_remove);
 c_declared!(alloctag_capture_split_piece);
 c_declared!(alloctag_capture_resize);
+c_declared!(alloctag_capture_shrink_record);
 c_declared!(alloctag_capture_rekey);

@@ -24,6 +24,10 @@ const NONE: u32 = u32::MAX;
 /// The most records a pool may hold.
 pub(crate) const MAX_LIMIT: usize = 1 << 20;
 
+/// The most records looked at in one hold of the pool's lock, which keeps interrupts off: a
+/// purge goes through the pool by batches of this many.
+pub(crate) const HOLD_RECORDS: usize = 1024;
+
 /// What was allocated.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -313,14 +317,31 @@ static STATE: Locked = Locked(UnsafeCell::new(State {
 /// its lock returned, until drop.
 pub(crate) struct Guard {
     flags: usize,
+    /// When the lock was taken, for the tests' measure of the longest hold.
+    #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+    taken_ns: u64,
 }
+
+/// For the tests: how many times the lock was taken, and its longest hold in nanoseconds.
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+pub(crate) static HOLDS: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+pub(crate) static LONGEST_HOLD_NS: core::sync::atomic::AtomicU64 =
+    core::sync::atomic::AtomicU64::new(0);
 
 /// Takes the lock. Any context but NMI; never while holding a `Guard` (it does not nest).
 pub(crate) fn lock() -> Guard {
     // SAFETY: The lock is a leaf: nothing under it takes it again.
     let flags = unsafe { bindings::alloctag_capture_lock() };
+    #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+    HOLDS.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
     // INVARIANT: The lock is held now.
-    Guard { flags }
+    Guard {
+        flags,
+        // SAFETY: The fast clock may be read in any context.
+        #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+        taken_ns: unsafe { bindings::ktime_get_mono_fast_ns() },
+    }
 }
 
 impl core::ops::Deref for Guard {
@@ -340,6 +361,12 @@ impl core::ops::DerefMut for Guard {
 
 impl Drop for Guard {
     fn drop(&mut self) {
+        #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+        {
+            // SAFETY: The fast clock may be read in any context.
+            let held = unsafe { bindings::ktime_get_mono_fast_ns() }.saturating_sub(self.taken_ns);
+            LONGEST_HOLD_NS.fetch_max(held, core::sync::atomic::Ordering::Relaxed);
+        }
         // SAFETY: By the type invariant the lock is held with these flags.
         unsafe { bindings::alloctag_capture_unlock(self.flags) };
     }
@@ -381,7 +408,7 @@ pub(crate) fn purge_unmarked() {
         let mut state = lock();
         from = state.table.as_mut().and_then(|t| {
             // SAFETY: The lock is held and each record looked at is in the pool.
-            t.purge(start, 1024, |r| !unsafe { still_selected(r) })
+            t.purge(start, HOLD_RECORDS, |r| !unsafe { still_selected(r) })
         });
     }
 }

@@ -36,7 +36,7 @@ use core::{
 };
 use kernel::{
     alloc::{
-        flags::{GFP_KERNEL, GFP_NOWAIT},
+        flags::{GFP_KERNEL_ACCOUNT, GFP_NOWAIT},
         KVVec,
     },
     bindings,
@@ -56,7 +56,7 @@ pub(crate) enum View {
 /// allocates under it.
 pub(crate) fn snapshot(_registry: &codetag::Registry) -> Result<KVVec<Record>> {
     let size = pool::lock().table.as_ref().map_or(0, |t| t.usage().1);
-    let mut out = KVVec::with_capacity(size, GFP_KERNEL)?;
+    let mut out = KVVec::with_capacity(size, GFP_KERNEL_ACCOUNT)?;
     let state = pool::lock();
     if let Some(table) = state.table.as_ref() {
         table.for_each(|r| {
@@ -117,6 +117,22 @@ fn write_stack(w: &mut impl Write, stack: u32, buf: &mut [u8]) -> fmt::Result {
     Ok(())
 }
 
+/// A kernel address (or a pfn) as `%pK` shows it to the reader, in hexadecimal: zeros at
+/// `kptr_restrict=2`, the value at 1 to a reader with `CAP_SYSLOG`, hashed otherwise.
+struct Kptr(usize);
+
+impl fmt::Display for Kptr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut buf = [0u8; 24];
+        // SAFETY: `buf` has the size passed; the helper writes at most that, NUL included.
+        let len = unsafe {
+            bindings::alloctag_capture_format_kptr(buf.as_mut_ptr().cast(), buf.len(), self.0 as _)
+        };
+        let text = buf.get(..len.max(0) as usize).unwrap_or(&[]);
+        f.write_str(core::str::from_utf8(text).unwrap_or("?"))
+    }
+}
+
 /// Writes the line of the record `r`, whose site is named `site`.
 fn write_object(w: &mut impl Write, r: &Record, site: &str, now: u64) -> fmt::Result {
     write!(
@@ -132,8 +148,8 @@ fn write_object(w: &mut impl Write, r: &Record, site: &str, now: u64) -> fmt::Re
         r.gfp,
     )?;
     match r.kind {
-        Kind::Slab => write!(w, "kind=slab addr={:#x}", r.object)?,
-        Kind::Pages => write!(w, "kind=pages order={} pfn={:#x}", r.order, r.object)?,
+        Kind::Slab => write!(w, "kind=slab addr=0x{}", Kptr(r.object))?,
+        Kind::Pages => write!(w, "kind=pages order={} pfn=0x{}", r.order, Kptr(r.object))?,
     }
     writeln!(w, " site={site}")
 }
@@ -247,7 +263,7 @@ fn take() -> Result<(KVVec<Entry>, SiteTable)> {
     let records = snapshot(&registry)?;
     let mut table = SiteTable::new(&registry)?;
     drop(registry);
-    let mut entries = KVVec::with_capacity(records.len(), GFP_KERNEL)?;
+    let mut entries = KVVec::with_capacity(records.len(), GFP_KERNEL_ACCOUNT)?;
     for record in records.iter() {
         let site = table.count(record.tag, record.bytes).unwrap_or(usize::MAX);
         // Within the capacity reserved above: never allocates.
@@ -295,6 +311,8 @@ unsafe impl Send for Report {}
 impl Report {
     /// Makes the report `view`. Process context.
     pub(crate) fn new(view: View) -> Result<Self> {
+        // SAFETY: Asking lockdown has no precondition.
+        kernel::error::to_result(unsafe { bindings::alloctag_capture_locked_down() })?;
         let (mut entries, table) = take()?;
         let untracked = table.untracked_total();
         let (_, _, dropped, busy) = super::stats();
@@ -313,7 +331,7 @@ impl Report {
                         .iter()
                         .position(|e| (e.record.stack, e.site) != key)
                         .map_or(entries.len(), |n| start + n);
-                    runs.push((start, end), GFP_KERNEL)?;
+                    runs.push((start, end), GFP_KERNEL_ACCOUNT)?;
                     start = end;
                 }
             }
@@ -334,7 +352,7 @@ impl Report {
                             bytes,
                             first: start,
                         },
-                        GFP_KERNEL,
+                        GFP_KERNEL_ACCOUNT,
                     )?;
                     start = end;
                 }
@@ -352,7 +370,7 @@ impl Report {
             untracked,
             dropped,
             busy,
-            buf: KVVec::from_elem(0u8, SYMBOL_LEN, GFP_KERNEL)?,
+            buf: KVVec::from_elem(0u8, SYMBOL_LEN, GFP_KERNEL_ACCOUNT)?,
         })
     }
 

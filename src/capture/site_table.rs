@@ -15,7 +15,7 @@ use crate::{
 use core::fmt::Write;
 use kernel::{
     alloc::{
-        flags::{GFP_KERNEL, GFP_NOWAIT},
+        flags::{GFP_KERNEL_ACCOUNT, GFP_NOWAIT},
         KVVec,
     },
     prelude::*,
@@ -56,7 +56,7 @@ impl SiteTable {
     pub(super) fn new(registry: &codetag::Registry) -> Result<Self> {
         let mut n = 0;
         sites::for_each(registry, |_, _| n += 1);
-        let mut rows = KVVec::with_capacity(n, GFP_KERNEL)?;
+        let mut rows = KVVec::with_capacity(n, GFP_KERNEL_ACCOUNT)?;
         let mut names = KVVec::new();
         let mut result = Ok(());
         sites::for_each(registry, |owner, tag| {

@@ -59,12 +59,16 @@ fn check(gfp: bindings::gfp_t, ct: &Codetag, size: usize) -> bool {
         return false;
     }
     sites::count(value);
-    // As failslab: __GFP_NOWARN asks for no output at all (it may be under a printk lock).
-    if gfp & bindings::__GFP_NOWARN == 0 {
-        let verbose = rule.verbose();
-        if verbose > 0 {
-            pr_info!("injected a failure at {ct}\n");
-        }
+    // As failslab: __GFP_NOWARN asks for no output at all (it may be under a printk lock), and
+    // the output is rate-limited (fail_dump()): a rule on a site that system calls reach lets
+    // any user drive it.
+    let verbose = rule.verbose();
+    // SAFETY: The rate limit may be asked in any context but NMI, as here.
+    if gfp & bindings::__GFP_NOWARN == 0
+        && verbose > 0
+        && unsafe { bindings::alloctag_fail_log_ratelimit() }
+    {
+        pr_info!("injected a failure at {ct}\n");
         if verbose > 1 {
             // SAFETY: Dumping the stack works in any context but NMI.
             unsafe { bindings::dump_stack() };

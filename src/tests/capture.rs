@@ -14,7 +14,7 @@ use crate::{
     kunit::{kunit_expect, kunit_suite, Test},
 };
 use core::{
-    ffi::c_void,
+    ffi::{c_int, c_void},
     ptr,
     sync::atomic::{AtomicBool, AtomicPtr, Ordering},
 };
@@ -442,6 +442,46 @@ fn cache_free_and_bulk_free(test: &Test) {
 
 test_tag!(PAGES_TAG, "alloctag_capture_pages");
 
+test_tag!(SHRINK_TAG, "alloctag_capture_shrink");
+
+/// `__free_pages()` of a non-compound block whose first page someone else holds frees the
+/// rest at once: the record shrinks to that page, so that the site's records and counters
+/// still agree (nothing untracked, nothing clamped), and goes when the page does.
+fn partly_freed_block_shrinks_its_record(test: &Test) {
+    let Some(id) = select(test, "func:alloctag_capture_shrink") else {
+        return;
+    };
+    let page = with_tag(SHRINK_TAG, || alloc_pages(2));
+    kunit_expect!(test, !page.is_null());
+    if !page.is_null() {
+        // SAFETY: `page` is live; the reference is dropped below.
+        unsafe { bindings::alloctag_test_get_page(page) };
+        // SAFETY: `page` came from the page allocator, order 2, not compound: with the first
+        // page held, this frees the other three.
+        unsafe { bindings::__free_pages(page, 2) };
+        let found = records(test, SHRINK_TAG);
+        kunit_expect!(test, found.len() == 1, "{} records", found.len());
+        if let Some(r) = found.first() {
+            kunit_expect!(
+                test,
+                r.bytes == PAGE_SIZE && r.order == 0,
+                "the record kept {} bytes, order {}",
+                r.bytes,
+                r.order
+            );
+        }
+        expect_all_tracked(test, SHRINK_TAG);
+        // SAFETY: The reference taken above; the last one, which frees the page.
+        unsafe { bindings::alloctag_test_put_page(page) };
+        kunit_expect!(
+            test,
+            records(test, SHRINK_TAG).is_empty(),
+            "the last page went, its record stayed"
+        );
+    }
+    kunit_expect!(test, capture::remove(id).is_ok());
+}
+
 fn pages_split_and_vmalloc(test: &Test) {
     let Some(id) = select(test, "func:alloctag_capture_pages") else {
         return;
@@ -695,6 +735,50 @@ fn bounded_with_exact_drops(test: &Test) {
     kunit_expect!(test, capture::set_limit(4096).is_ok());
 }
 
+test_tag!(HOLD_TAG, "alloctag_capture_hold");
+
+/// Opening a report copies the pool a bounded number of records per hold of its lock, which
+/// keeps interrupts off: at the largest limit (a million records, 96 MiB), as many holds as
+/// batches, never one walk of the whole pool, and every record still copied. Logs the longest
+/// hold seen, for Documentation/benchmarks.rst.
+fn report_copied_by_bounded_holds(test: &Test) {
+    kunit_expect!(test, capture::set_limit(capture::MAX_LIMIT).is_ok());
+    let Some(id) = select(test, "func:alloctag_capture_hold") else {
+        let _ = capture::set_limit(4096);
+        return;
+    };
+    let mut objs = [ptr::null_mut::<c_void>(); 3];
+    for o in objs.iter_mut() {
+        // SAFETY: Allocating has no precondition.
+        *o = with_tag(HOLD_TAG, || unsafe {
+            bindings::__kmalloc_noprof(16, bindings::GFP_KERNEL)
+        });
+    }
+    let holds = capture::HOLDS.load(Ordering::Relaxed);
+    capture::LONGEST_HOLD_NS.store(0, Ordering::Relaxed);
+    let found = records(test, HOLD_TAG).len();
+    let longest = capture::LONGEST_HOLD_NS.load(Ordering::Relaxed);
+    let holds = capture::HOLDS.load(Ordering::Relaxed) - holds;
+    kunit_expect!(test, found == 3, "{found} records of 3 objects");
+    kunit_expect!(
+        test,
+        holds >= capture::MAX_LIMIT / capture::HOLD_RECORDS,
+        "the copy of a pool of {} records took the lock {holds} times",
+        capture::MAX_LIMIT
+    );
+    pr_info!(
+        "alloctag capture: copying a pool of {} records: {holds} holds of its lock, the \
+         longest {longest} ns\n",
+        capture::MAX_LIMIT
+    );
+    for o in objs {
+        // SAFETY: Each came from kmalloc, freed once.
+        unsafe { bindings::kfree(o) };
+    }
+    kunit_expect!(test, capture::remove(id).is_ok());
+    kunit_expect!(test, capture::set_limit(4096).is_ok());
+}
+
 test_tag!(ATOMIC_TAG, "alloctag_capture_atomic");
 test_tag!(IRQ_TAG, "alloctag_capture_irq");
 
@@ -862,6 +946,62 @@ fn plain_site() -> Result<KBox<[u8; 56]>> {
     Ok(obj)
 }
 
+/// Runs `f` with `kernel.kptr_restrict` at `value`.
+fn with_kptr_restrict<R>(value: c_int, f: impl FnOnce() -> R) -> R {
+    // SAFETY: An int that the sysctl writes; the cases run one at a time, and no other writer
+    // runs while they do.
+    let old = unsafe { ptr::replace(&raw mut bindings::kptr_restrict, value) };
+    let r = f();
+    // SAFETY: As above.
+    unsafe { (&raw mut bindings::kptr_restrict).write(old) };
+    r
+}
+
+test_tag!(KPTR_TAG, "alloctag_capture_kptr");
+
+/// A report shows an object's address as `%pK` does, to whoever reads it: the address at
+/// `kptr_restrict=1` to root with `CAP_SYSLOG`, zeros at 2, hashed at 0: never the address
+/// where the kernel's own files would hide it.
+fn addresses_follow_kptr_restrict(test: &Test) {
+    let Some(id) = select(test, "func:alloctag_capture_kptr") else {
+        return;
+    };
+    // SAFETY: Allocating has no precondition.
+    let obj = with_tag(KPTR_TAG, || unsafe {
+        bindings::__kmalloc_noprof(16, bindings::GFP_KERNEL)
+    });
+    kunit_expect!(test, !obj.is_null());
+    let mut raw = KVec::new();
+    let _ = core::fmt::Write::write_fmt(
+        &mut LineWriter(&mut raw),
+        format_args!("addr=0x{:016x} ", obj as usize),
+    );
+    let zeros = b"addr=0x0000000000000000 ";
+    for (restrict, shows_raw, shows_zeros) in
+        [(1, true, false), (2, false, true), (0, false, false)]
+    {
+        let live = with_kptr_restrict(restrict, || report(View::Objects));
+        kunit_expect!(
+            test,
+            contains(&live, b"func:alloctag_capture_kptr"),
+            "kptr_restrict={restrict}: the object is not in the report"
+        );
+        kunit_expect!(
+            test,
+            contains(&live, &raw) == shows_raw,
+            "kptr_restrict={restrict}: the address shown: {shows_raw} expected"
+        );
+        kunit_expect!(
+            test,
+            contains(&live, zeros) == shows_zeros,
+            "kptr_restrict={restrict}: zeros shown: {shows_zeros} expected"
+        );
+    }
+    // SAFETY: `obj` came from kmalloc, or is null.
+    unsafe { bindings::kfree(obj) };
+    kunit_expect!(test, capture::remove(id).is_ok());
+}
+
 fn rust_sites_selected_by_line(test: &Test) {
     for (line, plain) in [(RUST_SITE_LINE, false), (PLAIN_SITE_LINE, true)] {
         let mut text = KVec::new();
@@ -880,7 +1020,8 @@ fn rust_sites_selected_by_line(test: &Test) {
         kunit_expect!(test, obj.is_ok());
         let (used, ..) = capture::stats();
         kunit_expect!(test, used == 1, "line {line}: {used} records");
-        let live = report(View::Objects);
+        // The addresses as root with CAP_SYSLOG sees them at kptr_restrict=1.
+        let live = with_kptr_restrict(1, || report(View::Objects));
         kunit_expect!(
             test,
             contains(&live, &text),
@@ -890,7 +1031,7 @@ fn rust_sites_selected_by_line(test: &Test) {
             let mut addr = KVec::new();
             let _ = core::fmt::Write::write_fmt(
                 &mut LineWriter(&mut addr),
-                format_args!("addr={obj:#x} "),
+                format_args!("addr=0x{obj:016x} "),
             );
             kunit_expect!(
                 test,
@@ -1063,14 +1204,17 @@ kunit_suite!(
         kfree_rcu_frees_after_grace_period,
         cache_free_and_bulk_free,
         pages_split_and_vmalloc,
+        partly_freed_block_shrinks_its_record,
         split_after_deselection_makes_no_record,
         large_kmalloc_recorded_as_pages,
         depot_flags_follow_the_allocation,
         migration_moves_the_record,
         bounded_with_exact_drops,
+        report_copied_by_bounded_holds,
         spinlock_and_hardirq_recorded,
         deselecting_frees_every_record,
         rust_sites_selected_by_line,
+        addresses_follow_kptr_restrict,
         bad_commands_change_nothing,
         reports_sort_by_key,
     ]

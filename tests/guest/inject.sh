@@ -52,6 +52,38 @@ test_inject_bad_commands_change_nothing() {
 	[ -z "$(cat "$FAIL_CTL")" ] || fail "rule 1 still listed"
 }
 
+# What a user can make the fault hook and the control file log is bounded and
+# unforgeable (Documentation/alloctag.rst): an armed rule with the defaults
+# (verbose=1, times=-1) on a site every pipe write reaches logs its failures
+# rate-limited, as failslab's fail_dump() does, saying how many it
+# suppressed; a refused command is logged escaped, one line, whatever
+# newlines it holds.
+test_inject_logs_rate_limited_and_escaped() {
+	fail_ctl_ready
+	before=$(dmesg | grep -c "injected a failure at fs/pipe.c")
+	t0=$(date +%s)
+	# Armed, every pipe fails its first write: no command substitution until
+	# the rule is cleared.
+	echo "add func:pipe_write" >"$FAIL_CTL" || fail "add func:pipe_write refused"
+	i=0
+	while [ $i -lt 300 ]; do
+		# A new pipe each time: its first write allocates a page, which fails.
+		echo x 2>/dev/null | cat >/dev/null
+		i=$((i + 1))
+	done
+	echo clear >"$FAIL_CTL"
+	t1=$(date +%s)
+	lines=$(($(dmesg | grep -c "injected a failure at fs/pipe.c") - before))
+	# printk's default: 10 lines per 5 s, then a "callbacks suppressed" line.
+	bound=$((10 * ((t1 - t0) / 5 + 1)))
+	[ "$lines" -gt 0 ] || fail "no failure logged: was pipe_write's page allocation reached?"
+	[ "$lines" -le "$bound" ] || fail "$lines log lines for 300 failures in $((t1 - t0)) s (at most $bound)"
+	dmesg | grep -q "callbacks suppressed" || fail "no 'callbacks suppressed' line"
+	printf 'add bogus\nforged: kernel message' >"$FAIL_CTL" 2>/dev/null && fail "a bogus command was accepted"
+	dmesg | grep -q '^\[[^]]*\] forged: kernel message' && fail "a refused command forged a log line"
+	dmesg | grep -qF "'add bogus\\nforged: kernel message' refused" || fail "the refused command is not logged escaped"
+}
+
 # At most 32 rules (Documentation/alloctag.rst): the 33rd is ENOSPC, changes
 # nothing and is logged; a freed slot takes a rule again.
 test_inject_33rd_rule_is_enospc() {
