@@ -15,6 +15,14 @@
 #include <linux/preempt.h>
 #include <linux/sched.h>
 
+/*
+ * alloc_tag.h has the tag key from the Rust core's patch on; before it (the
+ * series bisects), a tag is always wanted, as 6.12's alloc_hooks() has it.
+ */
+#ifndef alloctag_tag_wanted
+#define alloctag_tag_wanted() true
+#endif
+
 extern struct alloc_tag alloctag_rust_untagged_krealloc;
 extern struct alloc_tag alloctag_rust_untagged_kvrealloc;
 extern struct alloc_tag alloctag_rust_untagged_vrealloc;
