@@ -25,7 +25,7 @@ const NONE: u32 = u32::MAX;
 pub(crate) const MAX_LIMIT: usize = 1 << 20;
 
 /// The most records looked at in one hold of the pool's lock, which keeps interrupts off: a
-/// purge goes through the pool by batches of this many.
+/// purge and a report's copy go through the pool by batches of this many.
 pub(crate) const HOLD_RECORDS: usize = 1024;
 
 /// What was allocated.
@@ -259,9 +259,22 @@ impl Table {
         Some(&mut self.records[i])
     }
 
-    /// Runs `f` on every record.
-    pub(crate) fn for_each(&self, f: impl FnMut(&Record)) {
-        self.records.iter().filter(|r| r.key != 0).for_each(f);
+    /// Runs `f` on the records among those from index `from` on, at most `budget` of them
+    /// looked at; returns where to go on, or `None` when done.
+    pub(crate) fn for_each_from(
+        &self,
+        from: usize,
+        budget: usize,
+        f: impl FnMut(&Record),
+    ) -> Option<usize> {
+        let end = from.saturating_add(budget).min(self.records.len());
+        self.records
+            .get(from..end)
+            .unwrap_or(&[])
+            .iter()
+            .filter(|r| r.key != 0)
+            .for_each(f);
+        (end < self.records.len()).then_some(end)
     }
 
     /// Frees the records for which `gone` holds among those from index `from` on, at most
@@ -296,6 +309,8 @@ pub(crate) struct State {
     pub(crate) dropped: u64,
     /// Allocations not recorded because they came from capture itself (the stack depot).
     pub(crate) busy: u64,
+    /// Changes each time a pool is put in place or taken away ([`swap`]).
+    pub(crate) pool_id: u64,
 }
 
 struct Locked(UnsafeCell<State>);
@@ -307,6 +322,7 @@ static STATE: Locked = Locked(UnsafeCell::new(State {
     table: None,
     dropped: 0,
     busy: 0,
+    pool_id: 0,
 }));
 
 /// The pool's lock, held.
@@ -378,6 +394,7 @@ pub(crate) fn swap(table: Option<Table>) -> Option<Table> {
     let mut state = lock();
     state.dropped = 0;
     state.busy = 0;
+    state.pool_id = state.pool_id.wrapping_add(1);
     core::mem::replace(&mut state.table, table)
 }
 

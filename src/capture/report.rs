@@ -51,24 +51,67 @@ pub(crate) enum View {
     Processes,
 }
 
+/// How many times a copy starts over when capture restarts with a new pool meanwhile.
+const SNAPSHOT_TRIES: usize = 4;
+
 /// Copies the records, with the registry locked by the caller (`_registry`) so that their tags
-/// stay while it is held. The copy is allocated before the pool's lock is taken: nothing
-/// allocates under it.
+/// stay while it is held; `EAGAIN` when capture restarted with a new pool during each of
+/// [`SNAPSHOT_TRIES`] copies.
+///
+/// The pool is copied [`pool::HOLD_RECORDS`] records per hold of its lock, which keeps
+/// interrupts off: never the whole pool at once (96 MiB at the largest limit). So the copy is
+/// not one instant's view: each record in it was live at some moment of the copy; an object
+/// live throughout is in it once; one allocated or freed meanwhile may or may not be. An
+/// address freed and allocated again meanwhile, seen twice, is kept once, as its newer
+/// allocation.
 pub(crate) fn snapshot(_registry: &codetag::Registry) -> Result<KVVec<Record>> {
-    let size = pool::lock().table.as_ref().map_or(0, |t| t.usage().1);
-    let mut out = KVVec::with_capacity(size, GFP_KERNEL_ACCOUNT)?;
-    let state = pool::lock();
-    if let Some(table) = state.table.as_ref() {
-        table.for_each(|r| {
-            // Within the capacity reserved above, so this never allocates; a pool made since
-            // with more records is cut to the older size.
-            if out.len() < out.capacity() {
+    for _ in 0..SNAPSHOT_TRIES {
+        if let Some(mut records) = copy_pool()? {
+            drop_duplicates(&mut records);
+            return Ok(records);
+        }
+    }
+    Err(EAGAIN)
+}
+
+/// One copy of the pool, batch by batch; `None` when capture restarted with a new pool
+/// meanwhile. Room for each batch is allocated before the lock is taken (nothing allocates under
+/// it), charged to the opener's memory cgroup.
+fn copy_pool() -> Result<Option<KVVec<Record>>> {
+    let mut out = KVVec::new();
+    let mut from = Some(0);
+    let mut pool_id = None;
+    while let Some(start) = from {
+        out.reserve(pool::HOLD_RECORDS, GFP_KERNEL_ACCOUNT)?;
+        let state = pool::lock();
+        if *pool_id.get_or_insert(state.pool_id) != state.pool_id {
+            return Ok(None);
+        }
+        from = state.table.as_ref().and_then(|table| {
+            table.for_each_from(start, pool::HOLD_RECORDS, |r| {
+                // Within the room reserved above: this never allocates.
                 let _ = out.push(*r, GFP_NOWAIT);
-            }
+            })
         });
     }
-    drop(state);
-    Ok(out)
+    Ok(Some(out))
+}
+
+/// Keeps, of the records of one key, the newest: the address was freed and allocated again
+/// while the pool was copied.
+fn drop_duplicates(records: &mut KVVec<Record>) {
+    sort_by_key(records, |r| (r.key(), r.time_ns));
+    let len = records.len();
+    let mut kept = 0;
+    for i in 0..len {
+        if i + 1 < len && records[i + 1].key() == records[i].key() {
+            continue;
+        }
+        records.swap(kept, i);
+        kept += 1;
+    }
+    // SAFETY: `kept <= len`; a `Record` is `Copy`, so the records cut off need no drop.
+    unsafe { records.set_len(kept) };
 }
 
 /// Writes a task name with every byte that is not printable or is blank as `?`, so that it is

@@ -723,6 +723,43 @@ fn failed_vector_marks_tag_inaccurate(test: &Test) {
     unsafe { bindings::kmem_cache_destroy(cache) };
 }
 
+/// A private registry of the allocation tags with `pool`'s dynamic tags listed after them.
+fn registry_with_pool(
+    test: &Test,
+    pool: &'static Pool<1, 4>,
+) -> Option<(Registry, codetag::Handle<KeptTags>)> {
+    let mut registry = Registry::new();
+    let handle = registry.register::<KeptTags>();
+    kunit_expect!(
+        test,
+        handle.is_ok(),
+        "registering: {:?}",
+        handle.as_ref().err()
+    );
+    let handle = handle.ok()?;
+    pool.reserve(1);
+    // SAFETY: The pool holds allocation tags.
+    let added = unsafe { registry.add_test_dynamic(handle, pool) };
+    kunit_expect!(test, added.is_ok());
+    Some((registry, handle))
+}
+
+/// Puts in force in `registry`, as selection 1 of `marker`, the line of `location`.
+fn select_line(
+    test: &Test,
+    registry: &mut Registry,
+    handle: codetag::Handle<KeptTags>,
+    marker: &'static Marker,
+    location: &Location<'_>,
+) {
+    let line = formatted(format_args!("{}:{}", location.file(), location.line()));
+    let selected = core::str::from_utf8(&line)
+        .map_err(|_| EINVAL)
+        .and_then(selection)
+        .and_then(|s| registry.select(handle, marker, 1, s));
+    kunit_expect!(test, selected.is_ok(), "selecting: {:?}", selected.err());
+}
+
 /// The pool of [`kept_dynamic_tag_never_marked`], apart from the kernel's.
 static KEPT_POOL: Pool<1, 4> = Pool::new("kept", false);
 
@@ -779,21 +816,9 @@ fn kept_location() -> &'static Location<'static> {
 /// marked by a later selection: the pool frees it when its counters read zero, without
 /// unmarking it, so a mark would stay on the slot for the next tag made there.
 fn kept_dynamic_tag_never_marked(test: &Test) {
-    let mut registry = Registry::new();
-    let handle = registry.register::<KeptTags>();
-    kunit_expect!(
-        test,
-        handle.is_ok(),
-        "registering: {:?}",
-        handle.as_ref().err()
-    );
-    let Ok(handle) = handle else {
+    let Some((mut registry, handle)) = registry_with_pool(test, &KEPT_POOL) else {
         return;
     };
-    KEPT_POOL.reserve(1);
-    // SAFETY: `KEPT_POOL` holds allocation tags.
-    let added = unsafe { registry.add_test_dynamic(handle, &KEPT_POOL) };
-    kunit_expect!(test, added.is_ok());
     let location = kept_location();
     let Some(tag) = KEPT_POOL.tag(location) else {
         kunit_expect!(test, false, "no dynamic tag made");
@@ -812,12 +837,7 @@ fn kept_dynamic_tag_never_marked(test: &Test) {
         .tags(handle, codetag::Cursor::START)
         .any(|t| ptr::eq(t, tag));
     kunit_expect!(test, listed, "the kept tag is not listed");
-    let line = formatted(format_args!("{}:{}", location.file(), location.line()));
-    let selected = core::str::from_utf8(&line)
-        .map_err(|_| EINVAL)
-        .and_then(selection)
-        .and_then(|s| registry.select(handle, &KEPT_MARKER, 1, s));
-    kunit_expect!(test, selected.is_ok(), "selecting: {:?}", selected.err());
+    select_line(test, &mut registry, handle, &KEPT_MARKER, location);
     kunit_expect!(
         test,
         Field::FAULT.get(tag.codetag()) == 0 && KEPT_MARKS.load(Ordering::Relaxed) == 0,
@@ -870,28 +890,11 @@ fn walk_location() -> &'static Location<'static> {
 /// not yet live), is marked by the next walk, which its maker asks for: the walk must leave the
 /// flag of a tag it cannot mark yet.
 fn tag_made_during_a_walk_is_marked(test: &Test) {
-    let mut registry = Registry::new();
-    let handle = registry.register::<KeptTags>();
-    kunit_expect!(
-        test,
-        handle.is_ok(),
-        "registering: {:?}",
-        handle.as_ref().err()
-    );
-    let Ok(handle) = handle else {
+    let Some((mut registry, handle)) = registry_with_pool(test, &WALK_POOL) else {
         return;
     };
-    WALK_POOL.reserve(1);
-    // SAFETY: `WALK_POOL` holds allocation tags.
-    let added = unsafe { registry.add_test_dynamic(handle, &WALK_POOL) };
-    kunit_expect!(test, added.is_ok());
     let location = walk_location();
-    let line = formatted(format_args!("{}:{}", location.file(), location.line()));
-    let selected = core::str::from_utf8(&line)
-        .map_err(|_| EINVAL)
-        .and_then(selection)
-        .and_then(|s| registry.select(handle, &WALK_MARKER, 1, s));
-    kunit_expect!(test, selected.is_ok(), "selecting: {:?}", selected.err());
+    select_line(test, &mut registry, handle, &WALK_MARKER, location);
     let mut walks = 0;
     let tag = WALK_POOL.make_with_seam(location, || {
         registry.made_test_dynamic();
