@@ -767,7 +767,7 @@ fn report_copied_by_bounded_holds(test: &Test) {
         capture::MAX_LIMIT
     );
     pr_info!(
-        "alloctag capture: copying a pool of {} records: {holds} holds of its lock, the \
+        "capture: copying a pool of {} records: {holds} holds of its lock, the \
          longest {longest} ns\n",
         capture::MAX_LIMIT
     );
