@@ -183,6 +183,16 @@ impl core::fmt::Display for Escaped<'_> {
     }
 }
 
+/// `text` without the white space at its end (`<[u8]>::trim_ascii_end` is from rustc 1.80;
+/// 6.12 builds with 1.78).
+fn trim_end(text: &[u8]) -> &[u8] {
+    let len = text
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(0, |i| i + 1);
+    &text[..len]
+}
+
 /// The body of a control file's `write`: reads the command of `count` bytes at the user
 /// address `buf` and runs it. Without `CAP_SYS_ADMIN` it fails with `EPERM`; a command `run`
 /// refuses fails with its error and a log line "`what`: 'COMMAND' refused: ERROR".
@@ -210,10 +220,7 @@ pub(crate) fn write_command(
         Err(e) => {
             // Root's write (`CAP_SYS_ADMIN`, checked above), one line each, as
             // dynamic_debug's control file logs a refused query.
-            pr_warn!(
-                "{what}: '{}' refused: {e:?}\n",
-                Escaped(text.trim_ascii_end())
-            );
+            pr_warn!("{what}: '{}' refused: {e:?}\n", Escaped(trim_end(&text)));
             e.to_errno() as isize
         }
     }

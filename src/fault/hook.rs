@@ -63,11 +63,9 @@ fn check(gfp: bindings::gfp_t, ct: &Codetag, size: usize) -> bool {
     // the output is rate-limited (fail_dump()): a rule on a site that system calls reach lets
     // any user drive it.
     let verbose = rule.verbose();
+    let quiet = gfp & bindings::__GFP_NOWARN != 0 || verbose == 0;
     // SAFETY: The rate limit may be asked in any context but NMI, as here.
-    if gfp & bindings::__GFP_NOWARN == 0
-        && verbose > 0
-        && unsafe { bindings::alloctag_fail_log_ratelimit() }
-    {
+    if !quiet && unsafe { bindings::alloctag_fail_log_ratelimit() } {
         pr_info!("injected a failure at {ct}\n");
         if verbose > 1 {
             // SAFETY: Dumping the stack works in any context but NMI.
