@@ -122,8 +122,7 @@ impl Record {
         }
     }
 
-    /// Returns the object's tag reference, the record's key; for the tests.
-    #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+    /// Returns the object's tag reference, the record's key.
     pub(crate) fn key(&self) -> usize {
         self.key
     }
