@@ -28,6 +28,8 @@ mod registry;
 pub(crate) use registry::*;
 #[cfg(CONFIG_ALLOCTAG_SELECTION)]
 mod glob;
+#[cfg(all(CONFIG_ALLOCTAG_SELECTION, CONFIG_ALLOCTAG_KUNIT_TEST))]
+pub(crate) use glob::{matches as glob_backtracking, Glob};
 #[cfg(CONFIG_ALLOCTAG_SELECTION)]
 mod select;
 #[cfg(CONFIG_ALLOCTAG_SELECTION)]

@@ -22,6 +22,14 @@ pub(crate) const MAX_SELECTORS: usize = 4;
 /// The longest selector, in bytes.
 const MAX_SELECTOR_LEN: usize = 256;
 
+// Every selector's text compiles.
+const _: () = assert!(MAX_SELECTOR_LEN <= glob::MAX_LEN);
+
+/// For the tests: how many times a selection was matched against a tag.
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+pub(crate) static MATCHES: core::sync::atomic::AtomicUsize =
+    core::sync::atomic::AtomicUsize::new(0);
+
 /// What a selector compares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -33,10 +41,11 @@ enum Kind {
     Module,
 }
 
-/// One selector: a kind and the text it compares.
+/// One selector: a kind and the text it compares, compiled when it is a glob.
 struct Selector {
     kind: Kind,
     text: KVec<u8>,
+    glob: Option<glob::Glob>,
 }
 
 /// Returns whether `path` is `suffix` or ends with `/` and `suffix`.
@@ -78,30 +87,32 @@ impl Selector {
         if text.is_empty() || kind != Kind::Function && text.contains(&b':') {
             return Err(EINVAL);
         }
-        if !glob::is_valid(text) {
-            return Err(EINVAL);
-        }
+        let glob = if glob::is_glob(text) {
+            Some(glob::Glob::new(text)?)
+        } else {
+            None
+        };
         let mut owned = KVec::with_capacity(text.len(), GFP_KERNEL)?;
         owned.extend_from_slice(text, GFP_KERNEL)?;
-        Ok(Self { kind, text: owned })
+        Ok(Self {
+            kind,
+            text: owned,
+            glob,
+        })
     }
 
     fn matches(&self, tag: &Codetag) -> bool {
         let text = self.text.as_slice();
-        let name_is = |name: &[u8]| {
-            if glob::is_glob(text) {
-                glob::matches(text, name)
-            } else {
-                name == text
-            }
+        let name_is = |name: &[u8]| match &self.glob {
+            Some(glob) => glob.matches(name),
+            None => name == text,
         };
         match self.kind {
             Kind::File { line } => {
                 (line == 0 || line == tag.lineno())
-                    && if glob::is_glob(text) {
-                        glob::matches(text, tag.filename().as_bytes())
-                    } else {
-                        path_ends_with(tag.filename().as_bytes(), text)
+                    && match &self.glob {
+                        Some(glob) => glob.matches(tag.filename().as_bytes()),
+                        None => path_ends_with(tag.filename().as_bytes(), text),
                     }
             }
             Kind::Function => name_is(tag.function().as_bytes()),
@@ -146,6 +157,8 @@ impl Selection {
 
     /// Returns whether `tag` matches every selector.
     pub(crate) fn matches(&self, tag: &Codetag) -> bool {
+        #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+        MATCHES.fetch_add(1, Ordering::Relaxed);
         self.selectors.iter().all(|s| s.matches(tag))
     }
 

@@ -618,6 +618,155 @@ fn selectors_match_allocinfo_words(test: &Test) {
     kunit_expect!(test, shown.as_deref().ok() == Some(&b"func:f x.c:3"[..]));
 }
 
+/// Removing a rule matches again only the tags it had marked, each against the other rules,
+/// and hands each to the first other rule that matches it: at the most rules, 30 of them with
+/// the review's slow patterns (seven negated sets between stars), removing a rule that marked
+/// one tag matches at most the 31 others once, where matching every rule again over every tag,
+/// as before, made a thousand times as many matches with the registry's write lock held. Logs
+/// the removal's time and matches, for Documentation/benchmarks.rst.
+fn removal_matches_only_its_tags(test: &Test) {
+    let config = || Config {
+        probability: 0,
+        verbose: 0,
+        ..Config::default()
+    };
+    let set = "[!abcdefghijklmnopqrstuvwxyz]";
+    let mut ids = KVec::new();
+    for i in 0..30 {
+        let text = formatted(format_args!(
+            "func:*{set}*{set}*{set}*{set}*{set}*{set}*{set}*Q{i}"
+        ));
+        if let Some(id) = arm(test, core::str::from_utf8(&text).unwrap_or(""), config()) {
+            let _ = ids.push(id, GFP_KERNEL);
+        }
+    }
+    let first = arm(test, "func:alloctag_fault_select", config());
+    let second = arm(test, "func:alloctag_fault_sel*", config());
+    let ct = SELECT_TAG.codetag();
+    let tags = crate::alloc_tag::ALLOC_TAGS.handle().map_or(0, |h| {
+        codetag::read().tags(h, codetag::Cursor::START).count()
+    });
+    if let (Some(first), Some(second)) = (first, second) {
+        kunit_expect!(
+            test,
+            Field::FAULT.get(ct) != 0,
+            "the first rule did not mark the site"
+        );
+        let matches = codetag::MATCHES.load(Ordering::Relaxed);
+        // SAFETY: Reading the clock has no precondition.
+        let t0 = unsafe { bindings::ktime_get_mono_fast_ns() };
+        kunit_expect!(test, fault::disarm(first).is_ok());
+        // SAFETY: As above.
+        let took = unsafe { bindings::ktime_get_mono_fast_ns() } - t0;
+        let matches = codetag::MATCHES.load(Ordering::Relaxed) - matches;
+        kunit_expect!(
+            test,
+            Field::FAULT.get(ct) != 0,
+            "the site was not handed to the second rule"
+        );
+        kunit_expect!(
+            test,
+            matches <= 31,
+            "removing a rule that marked one tag made {matches} matches ({tags} tags)"
+        );
+        pr_info!(
+            "fault: removing 1 of 32 rules over {tags} tags: {matches} matches, {took} ns \
+             (with its grace period)\n"
+        );
+        kunit_expect!(test, fault::disarm(second).is_ok());
+        kunit_expect!(test, Field::FAULT.get(ct) == 0, "still marked");
+    }
+    for id in ids {
+        let _ = fault::disarm(id);
+    }
+}
+
+/// Compares the compiled glob with the backtracking matcher on `pattern` and `text`; counts a
+/// difference in `differ`, reporting the first.
+fn compare_globs(test: &Test, pattern: &[u8], text: &[u8], differ: &mut usize) {
+    let Ok(glob) = codetag::Glob::new(pattern) else {
+        *differ += 1;
+        kunit_expect!(test, false, "{:?} did not compile", pattern);
+        return;
+    };
+    let (compiled, reference) = (
+        glob.matches(text),
+        codetag::glob_backtracking(pattern, text),
+    );
+    if compiled != reference && *differ == 0 {
+        kunit_expect!(
+            test,
+            false,
+            "{:?} on {:?}: compiled {compiled}, backtracking {reference}",
+            core::str::from_utf8(pattern),
+            core::str::from_utf8(text)
+        );
+    }
+    *differ += usize::from(compiled != reference);
+}
+
+/// The compiled glob a selector matches with answers as the backtracking matcher does: on every
+/// pattern of up to three tokens over a small alphabet (literal bytes, `*`, `?`, a negated set,
+/// a range, a `]` as a member) against every name of up to three bytes over it, and on
+/// the patterns of the review that made backtracking slow, at the longest selector.
+fn compiled_globs_match_as_backtracking(test: &Test) {
+    const TOKENS: [&[u8]; 7] = [b"a", b"b", b"*", b"?", b"[!a]", b"[a-b]", b"[]a]"];
+    const BYTES: [u8; 3] = [b'a', b'b', b']'];
+    let mut differ = 0;
+    let mut pairs = 0;
+    for tokens in 0..=3u32 {
+        for code in 0..TOKENS.len().pow(tokens) {
+            let mut pattern = KVec::new();
+            let mut rest = code;
+            for _ in 0..tokens {
+                let _ = pattern.extend_from_slice(TOKENS[rest % TOKENS.len()], GFP_KERNEL);
+                rest /= TOKENS.len();
+            }
+            for len in 0..=3u32 {
+                for tcode in 0..BYTES.len().pow(len) {
+                    let mut text = [0u8; 3];
+                    let mut rest = tcode;
+                    for c in text.iter_mut().take(len as usize) {
+                        *c = BYTES[rest % BYTES.len()];
+                        rest /= BYTES.len();
+                    }
+                    compare_globs(test, &pattern, &text[..len as usize], &mut differ);
+                    pairs += 1;
+                }
+            }
+        }
+    }
+    // Seven negated sets between stars, as the review's rules had, and the longest selector.
+    let slow: &[u8] = b"*[!abcdefghijklmnopqrstuvwxyz]*[!abcdefghijklmnopqrstuvwxyz]*[!abcdefghijklmnopqrstuvwxyz]*[!abcdefghijklmnopqrstuvwxyz]*[!abcdefghijklmnopqrstuvwxyz]*[!abcdefghijklmnopqrstuvwxyz]*[!abcdefghijklmnopqrstuvwxyz]*Q";
+    let mut longest = [b'?'; 251];
+    longest[0] = b'*';
+    longest[250] = b'*';
+    let names: [&[u8]; 5] = [
+        b"alloctag_fault_select",
+        b"A_B_C_D_E_F_G_Q",
+        b"A_B_C_D_E_F_Q",
+        b"lib/alloctag/src/tests/fault.rs",
+        &[b'x'; 300],
+    ];
+    for pattern in [slow, &longest[..], b"*_*_*_*_*_*_*Q", b"[]-]*"] {
+        for name in names {
+            compare_globs(test, pattern, name, &mut differ);
+            pairs += 1;
+        }
+    }
+    kunit_expect!(test, differ == 0, "{differ} of {pairs} pairs differ");
+    kunit_expect!(
+        test,
+        codetag::Glob::new(&[b'*'; 257]).is_err(),
+        "257 bytes compiled"
+    );
+    kunit_expect!(
+        test,
+        codetag::Glob::new(b"a[b").is_err(),
+        "an open set compiled"
+    );
+}
+
 fn config_refuses_bad_values(test: &Test) {
     let mut c = Config::default();
     for bad in [
@@ -944,6 +1093,8 @@ kunit_suite!(
         pages_and_vmalloc_fail,
         disarming_restores,
         selectors_match_allocinfo_words,
+        compiled_globs_match_as_backtracking,
+        removal_matches_only_its_tags,
         config_refuses_bad_values,
         failed_vector_marks_tag_inaccurate,
         kept_dynamic_tag_never_marked,

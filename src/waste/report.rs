@@ -16,70 +16,155 @@
 //!
 //! C header: [`include/linux/proc_fs.h`](srctree/include/linux/proc_fs.h)
 //!
-//! The text is made when the file is opened, with the registry read-locked, and shown a line
-//! at a time, so that one read sees one moment of every site.
+//! The file is walked as `/proc/allocinfo` is: each open file keeps a [`ReadPosition`] and
+//! holds the registry read-locked only within one `read()`, writing each line straight into
+//! seq_file's buffer. So one open holds a few hundred bytes and seq_file's buffer, all charged
+//! to the opener's memory cgroup, whatever the number of tags; each line is one moment of its
+//! site, as in `/proc/allocinfo`. (It used to make the whole text at open: about 280 bytes per
+//! tag per open file, which held opens could pile up outside any cgroup.)
 
 use crate::{
-    alloc_tag::{waste::Figures, ALLOC_TAGS},
-    codetag::{self, Cursor},
-    seq::{Items, Lines, SeqOps},
+    alloc_tag::{waste::Figures, AllocTag, ALLOC_TAGS},
+    codetag::{self, ReadPosition, Registry},
+    rwsem::ReadGuard,
+    seq::{SeqOps, SeqState, SeqWriter},
 };
-use core::ffi::c_int;
+use core::{ffi::c_int, fmt::Write};
 use kernel::{bindings, c_str, prelude::*};
 
 /// The header line.
 const HEADER: &str = "allocwaste - version: 1.0";
 
-/// Makes the text.
-fn make() -> Result<Lines> {
-    let handle = ALLOC_TAGS.handle().ok_or(ENODEV)?;
-    let (on, since_ns, now_ns) = super::state();
-    let mut out = Lines::new();
-    out.line(format_args!("{HEADER}"))?;
-    out.line(format_args!(
-        "# state: {} since_ns: {since_ns} now_ns: {now_ns}",
-        if on { "on" } else { "off" }
-    ))?;
-    out.line(format_args!(
-        "#{:>12} {:>12} {:>12} {:>12} {:>12} {:>12} <tag info>",
-        "<bytes>", "<requested>", "<slack>", "<allocs>", "<frees>", "<untracked>"
-    ))?;
-    let registry = codetag::read();
-    for tag in registry.tags(handle, Cursor::START) {
-        let w = tag.read_waste().unwrap_or(Figures::default());
-        // A read races with the hooks: the sums are clamped where they cannot be negative.
-        let bytes = w.bytes.max(0);
-        let requested = w.requested.clamp(0, bytes);
-        let untracked = tag.read().bytes.saturating_sub(bytes).max(0);
-        let ct = tag.codetag();
-        out.line(format_args!(
-            "{bytes:>13} {requested:>12} {:>12} {:>12} {:>12} {untracked:>12} {ct}{}",
-            bytes - requested,
-            w.allocs,
-            w.frees,
-            if ct.accurate() { "" } else { " accurate:no" }
-        ))?;
-    }
-    Ok(out)
+/// The state of one open `/proc/allocwaste`: position 0 is the header, position `n` the line
+/// of the tag at position `n - 1` of the registry's listing.
+struct FileState {
+    /// Where `read()` stands among the tags.
+    position: ReadPosition,
+    /// The accounting's state for the header (on, since, now), read by `start` at position 0
+    /// before the registry is locked: [`super::set`] takes its lock, then the registry's.
+    header: Option<(bool, u64, u64)>,
+    /// The registry, locked for reading between seq_file's `start` and `stop`.
+    registry: Option<ReadGuard<'static, Registry>>,
+    /// The tag at `position`, valid while `registry` is held; null at the header and past the
+    /// end.
+    tag: *const AllocTag,
 }
 
-static SEQ_OPS: bindings::seq_operations = SeqOps::<Items<Lines>>::OPS;
+// SAFETY: The registry guard and the tag it keeps valid are taken by `start` and given back by
+// `stop`, within one `read()`, by one task; between reads the state holds neither.
+unsafe impl Send for FileState {}
 
-/// `open` of `/proc/allocwaste`.
+impl FileState {
+    /// Moves to the line at `pos`, with the registry locked. Returns whether there is one.
+    fn seek(&mut self, pos: i64) -> bool {
+        self.tag = core::ptr::null();
+        if pos == 0 {
+            return self.header.is_some();
+        }
+        self.header = None;
+        let (Some(handle), Some(registry)) = (ALLOC_TAGS.handle(), self.registry.as_deref()) else {
+            return false;
+        };
+        if let Some(tag) = self.position.seek(registry, handle, pos - 1) {
+            self.tag = tag;
+        }
+        !self.tag.is_null()
+    }
+
+    /// Writes the three header lines.
+    fn show_header(
+        w: &mut SeqWriter,
+        (on, since_ns, now_ns): (bool, u64, u64),
+    ) -> core::fmt::Result {
+        writeln!(w, "{HEADER}")?;
+        writeln!(
+            w,
+            "# state: {} since_ns: {since_ns} now_ns: {now_ns}",
+            if on { "on" } else { "off" }
+        )?;
+        writeln!(
+            w,
+            "#{:>12} {:>12} {:>12} {:>12} {:>12} {:>12} <tag info>",
+            "<bytes>", "<requested>", "<slack>", "<allocs>", "<frees>", "<untracked>"
+        )
+    }
+
+    /// Writes the line of `tag`.
+    fn show_tag(w: &mut SeqWriter, tag: &AllocTag) -> core::fmt::Result {
+        let f = tag.read_waste().unwrap_or(Figures::default());
+        // A read races with the hooks: the sums are clamped where they cannot be negative.
+        let bytes = f.bytes.max(0);
+        let requested = f.requested.clamp(0, bytes);
+        let untracked = tag.read().bytes.saturating_sub(bytes).max(0);
+        let ct = tag.codetag();
+        writeln!(
+            w,
+            "{bytes:>13} {requested:>12} {:>12} {:>12} {:>12} {untracked:>12} {ct}{}",
+            bytes - requested,
+            f.allocs,
+            f.frees,
+            if ct.accurate() { "" } else { " accurate:no" }
+        )
+    }
+}
+
+impl SeqState for FileState {
+    /// At position 0, reads the accounting's state; then locks the registry until `stop` and
+    /// moves to the line at `pos`.
+    fn start(&mut self, pos: i64) -> bool {
+        if pos == 0 {
+            self.header = Some(super::state());
+        }
+        self.registry = Some(codetag::read());
+        self.seek(pos)
+    }
+
+    fn next(&mut self, pos: i64) -> bool {
+        self.seek(pos)
+    }
+
+    /// Unlocks the registry. seq_file calls it after every `start`.
+    fn stop(&mut self) {
+        self.tag = core::ptr::null();
+        self.registry = None;
+    }
+
+    /// Writes the line at the position. One that does not fit marks seq_file's buffer
+    /// overflowed (`seq_write()`), and seq_file shows it again with a larger buffer.
+    fn show(&mut self, w: &mut SeqWriter) {
+        let _ = match self.header {
+            Some(state) => Self::show_header(w, state),
+            // SAFETY: `tag` was found by `start` or `next`, and the registry is locked until
+            // `stop`.
+            None if !self.tag.is_null() => Self::show_tag(w, unsafe { &*self.tag }),
+            None => Ok(()),
+        };
+    }
+}
+
+static SEQ_OPS: bindings::seq_operations = SeqOps::<FileState>::OPS;
+
+/// `open` of `/proc/allocwaste`: a seq_file with a fresh [`FileState`].
 ///
 /// # Safety
 ///
 /// Called by procfs with a valid inode and file.
 unsafe extern "C" fn open(_inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
-    // SAFETY: `file` is being opened with `PROC_OPS`, whose release is `Items<Lines>`'s.
-    unsafe { SeqOps::open(file, &SEQ_OPS, make().map(Items::new)) }
+    let state = FileState {
+        position: ReadPosition::START,
+        header: None,
+        registry: None,
+        tag: core::ptr::null(),
+    };
+    // SAFETY: `file` is being opened with `PROC_OPS`, whose release is `FileState`'s.
+    unsafe { SeqOps::open(file, &SEQ_OPS, Ok(state)) }
 }
 
 static PROC_OPS: bindings::proc_ops = bindings::proc_ops {
     proc_open: Some(open),
     proc_read_iter: Some(bindings::seq_read_iter),
     proc_lseek: Some(bindings::seq_lseek),
-    proc_release: Some(SeqOps::<Items<Lines>>::release),
+    proc_release: Some(SeqOps::<FileState>::release),
     // SAFETY: All-zero is a valid `proc_ops`: no flags and no other callbacks.
     ..unsafe { core::mem::zeroed() }
 };

@@ -405,3 +405,30 @@ test_rw_capture_follows_the_sysctl() {
 	capwriter "$HOLD" 0 >/dev/null || fail "freeing failed"
 	[ "$(hold_calls)" = "$calls" ] || fail "not uncharged after capture: $calls -> $(hold_calls)"
 }
+
+# Lockdown, raised at run time to confidentiality (as a distribution raises
+# it once what it needs is loaded): no capture report opens, not even to show
+# records made before it rose (debugfs itself lets 0400 files without ioctl
+# or mmap open under lockdown), and the control file refuses writes;
+# /proc/allocinfo stays readable, as in 6.12. Lockdown cannot be lowered:
+# its own boot (tests/guest/boots.txt, lockdown).
+test_boot_lockdown_refuses_capture_reports() {
+	capture_ready
+	echo "add func:pipe_write" >"$CAP_CTL" || fail "add refused"
+	memhold_start pipe 4
+	n=$(memhold_objects "$hold_pid" " kind=pages .* func:pipe_write$")
+	[ "$n" = 4 ] || fail "$n pipe pages before lockdown: $(cat "$CAP_DIR/live")"
+	lockdown=/sys/kernel/security/lockdown
+	[ -e $lockdown ] || mount -t securityfs none /sys/kernel/security || fail "no securityfs"
+	echo confidentiality >$lockdown || fail "lockdown refused: $(cat $lockdown)"
+	grep -q "\[confidentiality\]" $lockdown || fail "lockdown: $(cat $lockdown)"
+	for f in live live_stacks live_processes; do
+		if out=$(cat "$CAP_DIR/$f" 2>&1); then
+			fail "$f opened under lockdown: $(echo "$out" | head -3)"
+		fi
+		echo "$out" | grep -q "Operation not permitted" || fail "$f: $out"
+	done
+	if echo clear 2>/dev/null >"$CAP_CTL"; then fail "the control file took a write"; fi
+	head -1 /proc/allocinfo | grep -q "^allocinfo - version:" || fail "/proc/allocinfo: $(head -1 /proc/allocinfo)"
+	memhold_stop
+}

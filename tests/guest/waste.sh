@@ -175,3 +175,57 @@ test_boot_waste_pages_through_the_cli() {
 	[ "$2 $4 $6" = "5016 2 0" ] || fail "area: '$*'"
 	echo 0 >"$WASTE_AREA" || fail "area release failed"
 }
+
+# Runs "openhold $1 $2" (tests/guest/tools/openhold.c) in the memory cgroup
+# $OPENS_CG until it holds its opens, then prints the cgroup's memory.current
+# and the machine's Slab (KiB) growth since just before it started, and
+# kills it.
+opens_cost() {
+	slab0=$(awk '/^Slab:/ { print $2 }' /proc/meminfo)
+	: >/tmp/openhold.out
+	sh -c "echo \$\$ >$OPENS_CG/cgroup.procs && exec openhold $1 $2" >/tmp/openhold.out 2>&1 &
+	job=$!
+	for _ in $(seq 1 600); do
+		[ -s /tmp/openhold.out ] && break
+		sleep 0.1
+	done
+	grep -q "^held $2$" /tmp/openhold.out || {
+		kill $job
+		fail "openhold $1 $2: $(cat /tmp/openhold.out)"
+	}
+	echo "$(cat $OPENS_CG/memory.current) $(($(awk '/^Slab:/ { print $2 }' /proc/meminfo) - slab0))"
+	kill $job
+	wait $job 2>/dev/null || true
+}
+
+# What one open of /proc/allocwaste costs, and who pays: as for
+# /proc/allocinfo, a few KiB whatever the number of tags, charged to the
+# opener's memory cgroup. 400 opens held in a cgroup of their own, each read
+# once, grow its memory.current by at least seq_file's page each, by at most
+# 2 KiB more than /proc/allocinfo's each, and the machine's Slab by at most
+# 16 KiB each. (A text made whole at open, as before, held about 280 KB per
+# open on this kernel, charged to nobody.) Memory cgroups are in the nodebug
+# kernel only: the test_rw_ prefix runs it there.
+test_rw_allocwaste_opens_are_small_and_charged() {
+	cg=/sys/fs/cgroup
+	[ -e $cg/cgroup.controllers ] || mount -t cgroup2 none $cg || fail "cannot mount cgroup2"
+	grep -qw memory $cg/cgroup.controllers || fail "no memory controller: $(cat $cg/cgroup.controllers)"
+	echo +memory >$cg/cgroup.subtree_control || fail "cannot enable the memory controller"
+	OPENS_CG=$cg/alloctag-opens
+	mkdir -p $OPENS_CG
+	trap 'rmdir $OPENS_CG 2>/dev/null || true' EXIT
+	n=400
+	set -- $(opens_cost /proc/allocinfo 0)
+	base=$1
+	set -- $(opens_cost /proc/allocinfo $n)
+	info=$((($1 - base) / n))
+	set -- $(opens_cost /proc/allocwaste 0)
+	base=$1
+	set -- $(opens_cost /proc/allocwaste $n)
+	waste=$((($1 - base) / n)) slab=$(($2 * 1024 / n))
+	echo "per open: allocinfo $info bytes charged, allocwaste $waste charged, $slab of Slab"
+	[ "$info" -ge 4096 ] || fail "an open of /proc/allocinfo charged $info bytes"
+	[ "$waste" -ge 4096 ] || fail "an open of /proc/allocwaste charged $waste bytes"
+	[ "$waste" -le $((info + 2048)) ] || fail "an open of /proc/allocwaste charged $waste, of /proc/allocinfo $info"
+	[ "$slab" -le 16384 ] || fail "an open of /proc/allocwaste grew Slab by $slab bytes"
+}

@@ -52,8 +52,14 @@ enum Walk {
     Unmark,
 }
 
-/// Runs `f` on the code tag of every tag of `scope`, of `tag_size` bytes.
-fn for_each_codetag(scope: Scope<'_>, tag_size: usize, walk: Walk, mut f: impl FnMut(&Codetag)) {
+/// Runs `f` on the code tag of every tag of `scope`, of `tag_size` bytes, with whether the tag
+/// may be marked (always, in a [`Walk::Mark`]).
+fn for_each_codetag(
+    scope: Scope<'_>,
+    tag_size: usize,
+    walk: Walk,
+    mut f: impl FnMut(&Codetag, bool),
+) {
     let (ranges, dynamic) = match scope {
         Scope::All(ranges, dynamic) => (ranges, dynamic),
         Scope::Range(range) => (core::slice::from_ref(range), None),
@@ -63,7 +69,10 @@ fn for_each_codetag(scope: Scope<'_>, tag_size: usize, walk: Walk, mut f: impl F
         for i in 0..range.len(tag_size) {
             // SAFETY: By `Range`'s invariant the range holds `len` tags of the type whose
             // `TagType` contract says they start with a `struct codetag`, alive while listed.
-            f(unsafe { &*range.start.add(i * tag_size).cast::<Codetag>() });
+            f(
+                unsafe { &*range.start.add(i * tag_size).cast::<Codetag>() },
+                true,
+            );
         }
     }
     let (pool, indices) = match (scope, dynamic) {
@@ -72,16 +81,17 @@ fn for_each_codetag(scope: Scope<'_>, tag_size: usize, walk: Walk, mut f: impl F
         _ => return,
     };
     for i in indices {
+        let selectable = pool.is_selectable(i);
         let listed = match scope {
             Scope::DynamicOf(_, module) => pool.is_listed(i) && pool.module(i) == module,
-            _ if walk == Walk::Mark => pool.is_selectable(i),
+            _ if walk == Walk::Mark => selectable,
             _ => pool.is_listed(i),
         };
         let tag = pool.tag(i).cast::<Codetag>();
         if listed && !tag.is_null() {
             // SAFETY: A listed tag is an initialised tag of the type (`DynamicTags`), starting with
             // its `struct codetag` (`TagType`), alive while listed: the registry is write-locked.
-            f(unsafe { &*tag });
+            f(unsafe { &*tag }, selectable);
         }
     }
 }
@@ -91,20 +101,26 @@ impl Selected {
     fn apply(&self, scope: Scope<'_>, tag_size: usize) -> Matched {
         let mut matched = Matched::default();
         let field = self.marker.field;
-        for_each_codetag(scope, tag_size, Walk::Mark, |ct| {
+        for_each_codetag(scope, tag_size, Walk::Mark, |ct, _| {
             if !self.selection.matches(ct) {
                 return;
             }
             matched.tags += 1;
-            if field.get(ct) != 0 {
-                return;
-            }
-            if let Some(value) = (self.marker.mark)(self.id, ct) {
-                field.set(ct, value.get());
+            if field.get(ct) == 0 && self.mark(ct) {
                 matched.marked += 1;
             }
         });
         matched
+    }
+
+    /// Marks `ct`, which this selection matches and no selection of its user marked; returns
+    /// whether the user had room.
+    fn mark(&self, ct: &Codetag) -> bool {
+        let Some(value) = (self.marker.mark)(self.id, ct) else {
+            return false;
+        };
+        self.marker.field.set(ct, value.get());
+        true
     }
 }
 
@@ -113,7 +129,7 @@ impl Selected {
 fn unmark(marker: &Marker, scope: Scope<'_>, tag_size: usize, owner: Option<u32>) {
     let field: Field = marker.field;
     let mut unmarked = false;
-    for_each_codetag(scope, tag_size, Walk::Unmark, |ct| {
+    for_each_codetag(scope, tag_size, Walk::Unmark, |ct, _| {
         let value = field.get(ct);
         if value != 0 && owner.map_or(true, |id| (marker.owner)(value) == id) {
             field.set(ct, 0);
@@ -220,9 +236,16 @@ impl Registry {
         Ok(matched)
     }
 
-    /// Ends the selection `id` of `marker`: its marks are taken back, and the tags it had
-    /// marked go to the user's other selections that match them. Returns whether it was in
-    /// force.
+    /// Ends the selection `id` of `marker`: its marks are taken back, and each tag it had
+    /// marked goes to the first of the user's other selections that matches it, as if that one
+    /// had been put in force after the removal (the first that matches with room). Returns
+    /// whether it was in force.
+    ///
+    /// Only the tags the selection had marked are matched again, so the registry's write lock
+    /// is held for one read of every tag's mark plus, for at most the user's slots, a match
+    /// against each other selection ([`super::super::glob::Glob`]: linear in the name),
+    /// whatever the number of tags and selections. Tags that found no room when another
+    /// selection was applied stay unmarked; the user counted them.
     pub(crate) fn deselect(&mut self, marker: &'static Marker, id: u32) -> bool {
         let Some(i) = self
             .selections
@@ -237,11 +260,28 @@ impl Registry {
             return true;
         };
         let scope = Scope::All(&ty.ranges, ty.dynamic);
-        unmark(marker, scope, ty.tag_size, Some(id));
-        for sel in self.selections.iter() {
-            if sel.ty == removed.ty && core::ptr::eq(sel.marker, marker) {
-                sel.apply(scope, ty.tag_size);
+        let field = marker.field;
+        let selections = &self.selections;
+        let mut unmarked = false;
+        for_each_codetag(scope, ty.tag_size, Walk::Unmark, |ct, selectable| {
+            let value = field.get(ct);
+            if value == 0 || (marker.owner)(value) != id {
+                return;
             }
+            field.set(ct, 0);
+            (marker.unmark)(value);
+            unmarked = true;
+            if !selectable {
+                return;
+            }
+            let mut others = selections
+                .iter()
+                .filter(|s| s.ty == removed.ty && core::ptr::eq(s.marker, marker));
+            // The first that matches and has room, as applying them in order would find.
+            let _ = others.any(|s| s.selection.matches(ct) && s.mark(ct));
+        });
+        if unmarked {
+            (marker.flush)();
         }
         true
     }
