@@ -23,6 +23,8 @@ mod sites;
 
 pub(crate) use control::register;
 pub(crate) use rule::Config;
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+pub(crate) use sites::MAX_SITES;
 
 use crate::{
     alloc_tag::ALLOC_TAGS,

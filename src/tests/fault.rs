@@ -676,6 +676,27 @@ fn removal_matches_only_its_tags(test: &Test) {
         kunit_expect!(test, fault::disarm(second).is_ok());
         kunit_expect!(test, Field::FAULT.get(ct) == 0, "still marked");
     }
+    // The worst case: the removed rule marked as many tags as there are slots.
+    if let Some(all) = arm(test, "func:*", config()) {
+        let matches = codetag::MATCHES.load(Ordering::Relaxed);
+        // SAFETY: Reading the clock has no precondition.
+        let t0 = unsafe { bindings::ktime_get_mono_fast_ns() };
+        kunit_expect!(test, fault::disarm(all).is_ok());
+        // SAFETY: As above.
+        let took = unsafe { bindings::ktime_get_mono_fast_ns() } - t0;
+        let matches = codetag::MATCHES.load(Ordering::Relaxed) - matches;
+        kunit_expect!(
+            test,
+            matches <= fault::MAX_SITES * ids.len(),
+            "removing a rule on every tag made {matches} matches ({tags} tags)"
+        );
+        pr_info!(
+            "fault: removing a rule on every tag ({} slots) beside {} others: {matches} \
+             matches, {took} ns (with its grace period)\n",
+            fault::MAX_SITES,
+            ids.len()
+        );
+    }
     for id in ids {
         let _ = fault::disarm(id);
     }
