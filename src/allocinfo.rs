@@ -7,11 +7,11 @@
 //! [`include/linux/seq_file.h`](srctree/include/linux/seq_file.h),
 //! [`include/uapi/linux/alloc_tag.h`](srctree/include/uapi/linux/alloc_tag.h)
 //!
-//! Reading ([`text`]): each open file keeps a [`ReadPosition`] at the tag it stands on, so a
-//! read that continues where the last one stopped resumes there instead of walking from the
-//! first tag. The registry is read-locked from seq_file's `start` to its `stop`, that is
-//! within one `read()` (seq_file copies to user space after `stop`), and lines are written
-//! straight into seq_file's buffer ([`crate::seq::SeqState`]).
+//! Reading ([`text`]): each open file keeps a [`Reader`] at the tag it stands on, so a read
+//! that continues where the last one stopped resumes there instead of walking from the first
+//! tag. The registry is read-locked from seq_file's `start` to its `stop`, that is within one
+//! `read()` (seq_file copies to user space after `stop`), and lines are written straight into
+//! seq_file's buffer ([`crate::seq::SeqState`]).
 //!
 //! The ioctls ([`ioctl`], with [`filter`]) have their own position per open file. They and
 //! `read()` on one file are serialized by the seq_file's mutex.
@@ -21,10 +21,9 @@ mod ioctl;
 mod text;
 
 use crate::{
-    alloc_tag::{AllocTag, ALLOC_TAGS},
-    codetag::{self, ReadPosition, Registry},
+    alloc_tag::{AllocTags, ALLOC_TAGS},
+    codetag::Reader,
     profiling::EarlyParam,
-    rwsem::ReadGuard,
     seq::{SeqOps, SeqState, SeqWriter},
 };
 use core::ffi::{c_int, c_uint};
@@ -36,63 +35,37 @@ pub(crate) use {filter::*, ioctl::*, text::*};
 /// The state of one open `/proc/allocinfo`.
 struct FileState {
     /// Where `read()` stands.
-    position: ReadPosition,
-    /// The registry, locked for reading between seq_file's `start` and `stop`.
-    registry: Option<ReadGuard<'static, Registry>>,
-    /// The tag at `position`, valid while `registry` is held; null past the end.
-    tag: *const AllocTag,
+    tags: Reader<AllocTags>,
     /// Where the ioctls stand.
     ioctl: ioctl::IoctlState,
-}
-
-// SAFETY: The registry guard and the tag it keeps valid are taken by `start` and given back by
-// `stop`, within one `read()`, by one task; between reads the state holds neither, and the
-// ioctl state is plain data.
-unsafe impl Send for FileState {}
-
-impl FileState {
-    /// Moves to the tag at `pos`, with the registry locked. Returns whether there is one.
-    fn seek(&mut self, pos: i64) -> bool {
-        self.tag = core::ptr::null();
-        let (Some(handle), Some(registry)) = (ALLOC_TAGS.handle(), self.registry.as_deref()) else {
-            return false;
-        };
-        if let Some(tag) = self.position.seek(registry, handle, pos) {
-            self.tag = tag;
-        }
-        !self.tag.is_null()
-    }
 }
 
 impl SeqState for FileState {
     /// Locks the registry until `stop`, and moves to the tag at `pos`.
     fn start(&mut self, pos: i64) -> bool {
-        self.registry = Some(codetag::read());
-        self.seek(pos)
+        self.tags.lock();
+        self.tags.seek(pos)
     }
 
     fn next(&mut self, pos: i64) -> bool {
-        self.seek(pos)
+        self.tags.seek(pos)
     }
 
     /// Unlocks the registry. seq_file calls it after every `start`.
     fn stop(&mut self) {
-        self.tag = core::ptr::null();
-        self.registry = None;
+        self.tags.unlock();
     }
 
     /// The header before the first tag, then the tag's line, written into the seq_file's
     /// buffer. When they do not fit, the buffer is marked overflowed, and seq_file calls
     /// `start` again for the same position with a larger buffer.
     fn show(&mut self, w: &mut SeqWriter) {
-        if self.tag.is_null() {
+        let Some(tag) = self.tags.tag() else {
             return;
-        }
-        // SAFETY: `tag` was found by `start` or `next` and the registry is locked until `stop`.
-        let tag = unsafe { &*self.tag };
+        };
         let mut out = text::Out::new(w.free());
         let v2 = text::version_2();
-        let written = (self.position.pos() != 0 || out.put(text::header()).is_some())
+        let written = (self.tags.pos() != 0 || out.put(text::header()).is_some())
             && text::put_line(&mut out, tag.read(), tag.codetag(), v2).is_some();
         let len = out.len();
         w.commit(written.then_some(len));
@@ -108,9 +81,7 @@ static SEQ_OPS: bindings::seq_operations = SeqOps::<FileState>::OPS;
 /// Called by procfs with a valid inode and file.
 unsafe extern "C" fn open(_inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
     let state = FileState {
-        position: ReadPosition::START,
-        registry: None,
-        tag: core::ptr::null(),
+        tags: Reader::new(&ALLOC_TAGS),
         ioctl: ioctl::IoctlState::new(),
     };
     // SAFETY: `file` is being opened with `PROC_OPS`, whose release is `FileState`'s.

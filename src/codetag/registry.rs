@@ -20,6 +20,7 @@ use kernel::{alloc::flags::GFP_KERNEL, bindings, prelude::*, str::CStr};
 mod cursor;
 mod index;
 mod module;
+mod reader;
 #[cfg(CONFIG_ALLOCTAG_SELECTION)]
 mod selections;
 #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
@@ -28,6 +29,7 @@ mod testing;
 pub(crate) use cursor::{Cursor, ModuleTags, ReadPosition, Tags};
 pub(crate) use index::{name_tags, TagIndex, FIRST as FIRST_INDEX};
 use module::{find_range, name as module_name};
+pub(crate) use reader::Reader;
 
 /// A type of code tag, bound to the linker section that holds its tags.
 ///

@@ -16,17 +16,15 @@
 //!
 //! C header: [`include/linux/proc_fs.h`](srctree/include/linux/proc_fs.h)
 //!
-//! The file is walked as `/proc/allocinfo` is: each open file keeps a [`ReadPosition`] and
-//! holds the registry read-locked only within one `read()`, writing each line straight into
-//! seq_file's buffer. So one open holds a few hundred bytes and seq_file's buffer, all charged
+//! The file is walked as `/proc/allocinfo` is, by a [`Reader`] that holds the registry
+//! read-locked only within one `read()`, each line written straight into seq_file's buffer. So one open holds a few hundred bytes and seq_file's buffer, all charged
 //! to the opener's memory cgroup, whatever the number of tags; each line is one moment of its
 //! site, as in `/proc/allocinfo`. (It used to make the whole text at open: about 280 bytes per
 //! tag per open file, which held opens could pile up outside any cgroup.)
 
 use crate::{
-    alloc_tag::{waste::Figures, AllocTag, ALLOC_TAGS},
-    codetag::{self, ReadPosition, Registry},
-    rwsem::ReadGuard,
+    alloc_tag::{waste::Figures, AllocTag, AllocTags, ALLOC_TAGS},
+    codetag::Reader,
     seq::{SeqOps, SeqState, SeqWriter},
 };
 use core::{ffi::c_int, fmt::Write};
@@ -39,36 +37,20 @@ const HEADER: &str = "allocwaste - version: 1.0";
 /// of the tag at position `n - 1` of the registry's listing.
 struct FileState {
     /// Where `read()` stands among the tags.
-    position: ReadPosition,
-    /// The accounting's state for the header (on, since, now), read by `start` at position 0
-    /// before the registry is locked: [`super::set`] takes its lock, then the registry's.
+    tags: Reader<AllocTags>,
+    /// At the header, the accounting's state for it (on, since, now), read by `start` before
+    /// the registry is locked: [`super::set`] takes its lock, then the registry's.
     header: Option<(bool, u64, u64)>,
-    /// The registry, locked for reading between seq_file's `start` and `stop`.
-    registry: Option<ReadGuard<'static, Registry>>,
-    /// The tag at `position`, valid while `registry` is held; null at the header and past the
-    /// end.
-    tag: *const AllocTag,
 }
-
-// SAFETY: The registry guard and the tag it keeps valid are taken by `start` and given back by
-// `stop`, within one `read()`, by one task; between reads the state holds neither.
-unsafe impl Send for FileState {}
 
 impl FileState {
     /// Moves to the line at `pos`, with the registry locked. Returns whether there is one.
     fn seek(&mut self, pos: i64) -> bool {
-        self.tag = core::ptr::null();
         if pos == 0 {
             return self.header.is_some();
         }
         self.header = None;
-        let (Some(handle), Some(registry)) = (ALLOC_TAGS.handle(), self.registry.as_deref()) else {
-            return false;
-        };
-        if let Some(tag) = self.position.seek(registry, handle, pos - 1) {
-            self.tag = tag;
-        }
-        !self.tag.is_null()
+        self.tags.seek(pos - 1)
     }
 
     /// Writes the three header lines.
@@ -115,7 +97,7 @@ impl SeqState for FileState {
         if pos == 0 {
             self.header = Some(super::state());
         }
-        self.registry = Some(codetag::read());
+        self.tags.lock();
         self.seek(pos)
     }
 
@@ -125,19 +107,16 @@ impl SeqState for FileState {
 
     /// Unlocks the registry. seq_file calls it after every `start`.
     fn stop(&mut self) {
-        self.tag = core::ptr::null();
-        self.registry = None;
+        self.tags.unlock();
     }
 
     /// Writes the line at the position. One that does not fit marks seq_file's buffer
     /// overflowed (`seq_write()`), and seq_file shows it again with a larger buffer.
     fn show(&mut self, w: &mut SeqWriter) {
-        let _ = match self.header {
-            Some(state) => Self::show_header(w, state),
-            // SAFETY: `tag` was found by `start` or `next`, and the registry is locked until
-            // `stop`.
-            None if !self.tag.is_null() => Self::show_tag(w, unsafe { &*self.tag }),
-            None => Ok(()),
+        let _ = match (self.header, self.tags.tag()) {
+            (Some(state), _) => Self::show_header(w, state),
+            (None, Some(tag)) => Self::show_tag(w, tag),
+            (None, None) => Ok(()),
         };
     }
 }
@@ -151,10 +130,8 @@ static SEQ_OPS: bindings::seq_operations = SeqOps::<FileState>::OPS;
 /// Called by procfs with a valid inode and file.
 unsafe extern "C" fn open(_inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
     let state = FileState {
-        position: ReadPosition::START,
+        tags: Reader::new(&ALLOC_TAGS),
         header: None,
-        registry: None,
-        tag: core::ptr::null(),
     };
     // SAFETY: `file` is being opened with `PROC_OPS`, whose release is `FileState`'s.
     unsafe { SeqOps::open(file, &SEQ_OPS, Ok(state)) }
