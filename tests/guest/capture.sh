@@ -130,15 +130,21 @@ test_capture_files_read_in_small_pieces() {
 	capwriter "$HOLD" 0 >/dev/null || fail "freeing failed"
 }
 
+# Selects pipe_write() and has memhold write $1 pages into a pipe: each must
+# be recorded under memhold's pid.
+capture_pipe_pages() {
+	capture_ready
+	echo "add func:pipe_write" >"$CAP_CTL" || fail "add refused"
+	memhold_start pipe "$1"
+	n=$(memhold_objects "$hold_pid" " bytes=4096 .* kind=pages order=0 .* func:pipe_write$")
+	[ "$n" = "$1" ] || fail "$n pipe pages of $hold_pid: $(cat "$CAP_DIR/live")"
+}
+
 # A user-space program makes the kernel allocate at a selected site of the
 # kernel itself: a pipe's buffer pages (pipe_write()) show under the writer's
 # pid and comm, with pipe_write in the stack, and go when the pipe does.
 test_capture_pipe_pages_under_their_writer() {
-	capture_ready
-	echo "add func:pipe_write" >"$CAP_CTL" || fail "add refused"
-	memhold_start pipe 8
-	n=$(memhold_objects "$hold_pid" " bytes=4096 .* kind=pages order=0 .* func:pipe_write$")
-	[ "$n" = 8 ] || fail "$n pipe pages of $hold_pid: $(cat "$CAP_DIR/live")"
+	capture_pipe_pages 8
 	grep -A16 "^object .* tgid=$hold_pid comm=memhold " "$CAP_DIR/live" |
 		grep -q "^  pipe_write+0x" || fail "no pipe_write frame: $(cat "$CAP_DIR/live")"
 	memhold_expect_process 8 32768
@@ -413,11 +419,7 @@ test_rw_capture_follows_the_sysctl() {
 # /proc/allocinfo stays readable, as in 6.12. Lockdown cannot be lowered:
 # its own boot (tests/guest/boots.txt, lockdown).
 test_boot_lockdown_refuses_capture_reports() {
-	capture_ready
-	echo "add func:pipe_write" >"$CAP_CTL" || fail "add refused"
-	memhold_start pipe 4
-	n=$(memhold_objects "$hold_pid" " kind=pages .* func:pipe_write$")
-	[ "$n" = 4 ] || fail "$n pipe pages before lockdown: $(cat "$CAP_DIR/live")"
+	capture_pipe_pages 4
 	lockdown=/sys/kernel/security/lockdown
 	[ -e $lockdown ] || mount -t securityfs none /sys/kernel/security || fail "no securityfs"
 	echo confidentiality >$lockdown || fail "lockdown refused: $(cat $lockdown)"
