@@ -24,7 +24,7 @@ mod sites;
 pub(crate) use control::register;
 pub(crate) use rule::Config;
 #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
-pub(crate) use sites::MAX_SITES;
+pub(crate) use sites::{rule_of as rule_of_site, MAX_SITES};
 
 use crate::{
     alloc_tag::ALLOC_TAGS,

@@ -30,6 +30,8 @@ pub(crate) use cursor::{Cursor, ModuleTags, ReadPosition, Tags};
 pub(crate) use index::{name_tags, TagIndex, FIRST as FIRST_INDEX};
 use module::{find_range, name as module_name};
 pub(crate) use reader::Reader;
+#[cfg(all(CONFIG_ALLOCTAG_SELECTION, CONFIG_ALLOCTAG_KUNIT_TEST))]
+pub(crate) use selections::REMATCHES;
 
 /// A type of code tag, bound to the linker section that holds its tags.
 ///

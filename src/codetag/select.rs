@@ -25,11 +25,6 @@ const MAX_SELECTOR_LEN: usize = 256;
 // Every selector's text compiles.
 const _: () = assert!(MAX_SELECTOR_LEN <= glob::MAX_LEN);
 
-/// For the tests: how many times a selection was matched against a tag.
-#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
-pub(crate) static MATCHES: core::sync::atomic::AtomicUsize =
-    core::sync::atomic::AtomicUsize::new(0);
-
 /// What a selector compares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -157,8 +152,6 @@ impl Selection {
 
     /// Returns whether `tag` matches every selector.
     pub(crate) fn matches(&self, tag: &Codetag) -> bool {
-        #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
-        MATCHES.fetch_add(1, Ordering::Relaxed);
         self.selectors.iter().all(|s| s.matches(tag))
     }
 

@@ -60,6 +60,13 @@ fn owner(value: u32) -> u32 {
     SITES.owner(value)
 }
 
+/// For the tests: the rule whose site `tag` is, if armed.
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+pub(crate) fn rule_of(tag: &Codetag) -> Option<u32> {
+    let value = Field::FAULT.get(tag);
+    (value != 0).then(|| owner(value))
+}
+
 /// Fault injection as a user of selections. Its marks fit [`MAX_SITES`].
 pub(crate) static MARKER: Marker = Marker {
     field: Field::FAULT,

@@ -17,10 +17,11 @@
 //! C header: [`include/linux/proc_fs.h`](srctree/include/linux/proc_fs.h)
 //!
 //! The file is walked as `/proc/allocinfo` is, by a [`Reader`] that holds the registry
-//! read-locked only within one `read()`, each line written straight into seq_file's buffer. So one open holds a few hundred bytes and seq_file's buffer, all charged
-//! to the opener's memory cgroup, whatever the number of tags; each line is one moment of its
-//! site, as in `/proc/allocinfo`. (It used to make the whole text at open: about 280 bytes per
-//! tag per open file, which held opens could pile up outside any cgroup.)
+//! read-locked only within one `read()`, each line written straight into seq_file's buffer. So
+//! one open holds a few hundred bytes and seq_file's buffer, all charged to the opener's memory
+//! cgroup, whatever the number of tags; each line is one moment of its site, as in
+//! `/proc/allocinfo`. (It used to make the whole text at open: about 280 bytes per tag per open
+//! file, which held opens could pile up outside any cgroup.)
 
 use crate::{
     alloc_tag::{waste::Figures, AllocTag, AllocTags, ALLOC_TAGS},

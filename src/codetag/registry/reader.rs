@@ -43,7 +43,10 @@ impl<T: TagType> Reader<T> {
     }
 
     /// Locks the registry for reading until [`Reader::unlock`]: seq_file's `start`. May sleep.
+    /// A lock still held is given back first, so that the read lock is never taken twice (a
+    /// writer waiting between the two would deadlock).
     pub(crate) fn lock(&mut self) {
+        self.unlock();
         self.registry = Some(read());
     }
 

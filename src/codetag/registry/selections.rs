@@ -8,7 +8,10 @@
 
 use super::{DynamicTags, Handle, Range, Registry, TagType};
 use crate::codetag::{Codetag, Field, Marker, Matched, Selection};
-use core::sync::atomic::{fence, AtomicUsize, Ordering};
+use core::{
+    ptr,
+    sync::atomic::{fence, AtomicUsize, Ordering},
+};
 use kernel::{alloc::flags::GFP_KERNEL, bindings, prelude::*};
 
 /// A selection in force: its user marks the tags of one type that match it, in vmlinux and in
@@ -20,6 +23,11 @@ pub(super) struct Selected {
     id: u32,
     selection: Selection,
 }
+
+/// For the tests: how many matches removals made to hand tags over, the only matching a
+/// removal does while memory lasts.
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+pub(crate) static REMATCHES: AtomicUsize = AtomicUsize::new(0);
 
 /// The number of selections in force, of every user: a dynamic tag made while there are none
 /// needs no lock to be marked.
@@ -242,10 +250,14 @@ impl Registry {
     /// whether it was in force.
     ///
     /// Only the tags the selection had marked are matched again, so the registry's write lock
-    /// is held for one read of every tag's mark plus, for at most the user's slots, a match
+    /// is held for two reads of every tag's mark plus, for at most the user's slots, a match
     /// against each other selection ([`super::super::glob::Glob`]: linear in the name),
-    /// whatever the number of tags and selections. Tags that found no room when another
-    /// selection was applied stay unmarked; the user counted them.
+    /// whatever the number of tags and selections. Every mark is taken back and the user's
+    /// flush run before any tag is handed over, so that nothing the user kept for the removed
+    /// selection (capture's records) passes to another. Tags that found no room when another
+    /// selection was applied stay unmarked (the user counted them) until it is applied again.
+    /// When the list of tags to hand over cannot be allocated, every other selection is applied
+    /// again over every tag instead.
     pub(crate) fn deselect(&mut self, marker: &'static Marker, id: u32) -> bool {
         let Some(i) = self
             .selections
@@ -261,7 +273,19 @@ impl Registry {
         };
         let scope = Scope::All(&ty.ranges, ty.dynamic);
         let field = marker.field;
-        let selections = &self.selections;
+        let owned = |ct: &Codetag| {
+            let value = field.get(ct);
+            value != 0 && (marker.owner)(value) == id
+        };
+        // Room for the tags to hand over, made before any mark changes: counted first.
+        let mut count = 0;
+        for_each_codetag(scope, ty.tag_size, Walk::Unmark, |ct, selectable| {
+            count += usize::from(selectable && owned(ct));
+        });
+        let mut freed = KVec::<*const Codetag>::with_capacity(count, GFP_KERNEL).ok();
+        // Every mark taken back, and the user's flush run, before any tag is marked again: a
+        // capture flush frees the records of the tags unmarked now, which must not survive
+        // under another selection.
         let mut unmarked = false;
         for_each_codetag(scope, ty.tag_size, Walk::Unmark, |ct, selectable| {
             let value = field.get(ct);
@@ -271,17 +295,39 @@ impl Registry {
             field.set(ct, 0);
             (marker.unmark)(value);
             unmarked = true;
-            if !selectable {
-                return;
+            if let (true, Some(freed)) = (selectable, freed.as_mut()) {
+                // Cannot fail: room for every selectable tag marked by `id` was made above,
+                // and no mark of `id` was made since (the registry is write-locked).
+                let _ = freed.push(ptr::from_ref(ct), GFP_KERNEL);
             }
-            let mut others = selections
-                .iter()
-                .filter(|s| s.ty == removed.ty && core::ptr::eq(s.marker, marker));
-            // The first that matches and has room, as applying them in order would find.
-            let _ = others.any(|s| s.selection.matches(ct) && s.mark(ct));
         });
         if unmarked {
             (marker.flush)();
+        }
+        let others = self
+            .selections
+            .iter()
+            .filter(|s| s.ty == removed.ty && core::ptr::eq(s.marker, marker));
+        match freed {
+            Some(freed) => {
+                for &ct in freed.iter() {
+                    // SAFETY: Each is a tag listed in the registry, which stays write-locked.
+                    let ct = unsafe { &*ct };
+                    // The first that matches and has room, as applying them in order would.
+                    let _ = others.clone().any(|s| {
+                        #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+                        REMATCHES.fetch_add(1, Ordering::Relaxed);
+                        s.selection.matches(ct) && s.mark(ct)
+                    });
+                }
+            }
+            // Out of memory for the list: every other selection is applied again, over every
+            // tag, as before the list existed.
+            None => {
+                for sel in others {
+                    sel.apply(scope, ty.tag_size);
+                }
+            }
         }
         true
     }
