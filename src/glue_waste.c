@@ -89,7 +89,9 @@ bool alloctag_waste_slab_slots(void)
 static_assert(OBJEXTS_FLAGS_MASK < 8 && sizeof(struct slabobj_ext) >= 8);
 static_assert(!(OBJEXTS_ALLOCTAG_SLOTS & OBJEXTS_ALLOC_FAIL));
 #ifdef CONFIG_MEMCG
-static_assert(OBJEXTS_ALLOCTAG_SLOTS >= __NR_MEMCG_DATA_FLAGS);
+/* Two enums: compared as the values they are, without -Wenum-compare. */
+static_assert((unsigned long)OBJEXTS_ALLOCTAG_SLOTS >=
+	      (unsigned long)__NR_MEMCG_DATA_FLAGS);
 #endif
 
 /*
