@@ -223,7 +223,8 @@ test_rw_allocwaste_opens_are_small_and_charged() {
 	base=$1
 	set -- $(opens_cost /proc/allocwaste $n)
 	waste=$((($1 - base) / n)) slab=$(($2 * 1024 / n))
-	echo "per open: allocinfo $info bytes charged, allocwaste $waste charged, $slab of Slab"
+	# The figures, for Documentation/alloctag.rst.
+	report "guest-test: # per open: allocinfo $info bytes charged, allocwaste $waste charged, $slab of Slab"
 	[ "$info" -ge 4096 ] || fail "an open of /proc/allocinfo charged $info bytes"
 	[ "$waste" -ge 4096 ] || fail "an open of /proc/allocwaste charged $waste bytes"
 	[ "$waste" -le $((info + 2048)) ] || fail "an open of /proc/allocwaste charged $waste, of /proc/allocinfo $info"
