@@ -618,6 +618,18 @@ fn selectors_match_allocinfo_words(test: &Test) {
     kunit_expect!(test, shown.as_deref().ok() == Some(&b"func:f x.c:3"[..]));
 }
 
+/// Disarms rule `id`; returns the matches the removal made to hand its sites over and the time
+/// it took, in nanoseconds.
+fn timed_disarm(test: &Test, id: u32) -> (usize, u64) {
+    let matches = codetag::REMATCHES.load(Ordering::Relaxed);
+    // SAFETY: Reading the clock has no precondition.
+    let t0 = unsafe { bindings::ktime_get_mono_fast_ns() };
+    kunit_expect!(test, fault::disarm(id).is_ok());
+    // SAFETY: As above.
+    let took = unsafe { bindings::ktime_get_mono_fast_ns() } - t0;
+    (codetag::REMATCHES.load(Ordering::Relaxed) - matches, took)
+}
+
 /// Removing a rule matches again only the tags it had marked, each against the other rules,
 /// and hands each to the first other rule that matches it: at the most rules, 30 of them with
 /// the review's slow patterns (seven negated sets between stars), removing a rule that marked
@@ -652,13 +664,7 @@ fn removal_matches_only_its_tags(test: &Test) {
             fault::rule_of_site(ct) == Some(first),
             "the first rule did not mark the site"
         );
-        let matches = codetag::REMATCHES.load(Ordering::Relaxed);
-        // SAFETY: Reading the clock has no precondition.
-        let t0 = unsafe { bindings::ktime_get_mono_fast_ns() };
-        kunit_expect!(test, fault::disarm(first).is_ok());
-        // SAFETY: As above.
-        let took = unsafe { bindings::ktime_get_mono_fast_ns() } - t0;
-        let matches = codetag::REMATCHES.load(Ordering::Relaxed) - matches;
+        let (matches, took) = timed_disarm(test, first);
         kunit_expect!(
             test,
             fault::rule_of_site(ct) == Some(second),
@@ -679,13 +685,7 @@ fn removal_matches_only_its_tags(test: &Test) {
     }
     // The worst case: the removed rule marked as many tags as there are slots.
     if let Some(all) = arm(test, "func:*", config()) {
-        let matches = codetag::REMATCHES.load(Ordering::Relaxed);
-        // SAFETY: Reading the clock has no precondition.
-        let t0 = unsafe { bindings::ktime_get_mono_fast_ns() };
-        kunit_expect!(test, fault::disarm(all).is_ok());
-        // SAFETY: As above.
-        let took = unsafe { bindings::ktime_get_mono_fast_ns() } - t0;
-        let matches = codetag::REMATCHES.load(Ordering::Relaxed) - matches;
+        let (matches, took) = timed_disarm(test, all);
         kunit_expect!(
             test,
             matches <= fault::MAX_SITES * ids.len(),
