@@ -1,14 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * openhold FILE N [unkillable]: opens FILE N times, reads one byte from each open (so
+ * openhold FILE N: opens FILE N times, reads one byte from each open (so
  * that seq_file allocates its buffer and the file's first read runs), then
  * prints "held N" and keeps every open until it is killed. For the tests of
  * what one open of our /proc files costs, and who is charged for it
  * (tests/guest/waste.sh). Raises its open-file limit to fit N first. On a
  * failed open or read it prints "failed I ERRNO-NAME" after the I opens held
- * and still waits, so that the test sees both. With "unkillable" it first
- * sets its oom_score_adj to -1000, so that a memory cgroup it fills finds no
- * task to kill and fails its charges with ENOMEM instead.
+ * and still waits, so that the test sees both.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,18 +26,9 @@ int main(int argc, char **argv)
 	char c;
 	int fd;
 
-	if (argc < 3 || argc > 4 || (n = strtol(argv[2], NULL, 10)) < 0 || n > 1000000 ||
-	    (argc == 4 && strcmp(argv[3], "unkillable"))) {
-		fprintf(stderr, "usage: openhold FILE N [unkillable] (N up to 1000000)\n");
+	if (argc != 3 || (n = strtol(argv[2], NULL, 10)) < 0 || n > 1000000) {
+		fprintf(stderr, "usage: openhold FILE N (N up to 1000000)\n");
 		return 2;
-	}
-	if (argc == 4) {
-		fd = open("/proc/self/oom_score_adj", O_WRONLY);
-		if (fd < 0 || write(fd, "-1000", 5) != 5) {
-			perror("openhold: oom_score_adj");
-			return 1;
-		}
-		close(fd);
 	}
 	lim.rlim_cur = lim.rlim_max = n + 64;
 	if (setrlimit(RLIMIT_NOFILE, &lim)) {
@@ -47,9 +36,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	/*
-	 * Every page the report needs is faulted in first: once the cgroup is
-	 * full, a page fault charged to it would retry forever, the OOM killer
-	 * having no one to kill.
+	 * Every page the report needs is faulted in first: a page fault charged
+	 * to a full cgroup would otherwise wait on its OOM killer.
 	 */
 	len = snprintf(line, sizeof(line), "failed %ld %s\n", n, strerrorname_np(ENOMEM));
 	for (i = 0; i < n; i++) {
