@@ -175,7 +175,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Waste(a) => waste::run(a),
         Cmd::Metrics(a) => metrics::run(a),
         Cmd::Completions(a) => completions(a),
-        Cmd::Man(a) => man::run(a),
+        Cmd::Man(a) => man::run(a, <cli::Cli as clap::CommandFactory>::command()),
     }
 }
 

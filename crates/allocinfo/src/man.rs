@@ -3,10 +3,9 @@
 //! (`allocinfo-top(1)`, `allocinfo-fail-add(1)`), each with its options
 //! and its examples under EXAMPLES.
 
-use crate::cli::Cli;
 use crate::{outfile, usage, write_stdout};
 use anyhow::{Context, Result};
-use clap::{Args, CommandFactory};
+use clap::{Args, Command};
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -19,8 +18,10 @@ pub struct ManArgs {
     pub dir: Option<PathBuf>,
 }
 
-pub fn run(a: ManArgs) -> Result<()> {
-    let mut root = Cli::command().disable_help_subcommand(true);
+/// Prints or writes the pages of `root`, the whole command line (`Cli::command()`, passed by
+/// the dispatcher so that this module need not know the command line that includes it).
+pub fn run(a: ManArgs, root: Command) -> Result<()> {
+    let mut root = root.disable_help_subcommand(true);
     root.build();
     if let Some(dir) = &a.dir {
         for (name, cmd) in pages(&root, "allocinfo") {

@@ -40,10 +40,10 @@ pub struct MetricsArgs {
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// The fault-injection control file, read if it exists.
-    #[arg(long, value_name = "PATH", default_value = fail::control::DEFAULT)]
+    #[arg(long, value_name = "PATH", default_value = fail::args::DEFAULT)]
     pub control: PathBuf,
     /// The capture directory, whose `capture` file is read if it exists.
-    #[arg(long, value_name = "DIR", default_value = capture::control::DEFAULT_DIR)]
+    #[arg(long, value_name = "DIR", default_value = capture::args::DEFAULT_DIR)]
     pub dir: PathBuf,
     /// The waste figures, read if they exist.
     #[arg(long, value_name = "FILE", default_value = input::WASTE)]

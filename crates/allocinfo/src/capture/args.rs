@@ -6,10 +6,13 @@ use crate::fail::args::{IdOrSelector, SelectorArgs, Target, id_or_selector, targ
 use clap::{Args, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
+/// Where debugfs has the capture files.
+pub const DEFAULT_DIR: &str = "/sys/kernel/debug/alloctag";
+
 #[derive(Args, Debug)]
 pub struct CaptureArgs {
     /// The kernel's capture directory in debugfs.
-    #[arg(long, value_name = "DIR", default_value = capture::control::DEFAULT_DIR, global = true)]
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_DIR, global = true)]
     pub dir: PathBuf,
     #[command(subcommand)]
     pub command: CaptureCmd,
@@ -78,7 +81,7 @@ pub enum LiveBy {
 #[derive(Args, Debug)]
 pub struct LiveArgs {
     /// The kernel's capture directory in debugfs.
-    #[arg(long, value_name = "DIR", default_value = capture::control::DEFAULT_DIR)]
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_DIR)]
     pub dir: PathBuf,
     /// One row per object (oldest first), per allocation stack, or per process.
     #[arg(short = 'b', long, value_enum, default_value = "object")]

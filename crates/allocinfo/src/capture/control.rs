@@ -9,9 +9,6 @@ use crate::usage;
 use anyhow::{Context, Result, anyhow, bail};
 use std::io::Write;
 
-/// Where debugfs has the capture files.
-pub const DEFAULT_DIR: &str = "/sys/kernel/debug/alloctag";
-
 pub fn run(args: CaptureArgs) -> Result<()> {
     // Printed once the command succeeded; a write error names stdout.
     let mut out = Vec::new();

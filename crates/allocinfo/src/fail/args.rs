@@ -6,13 +6,16 @@ use allocinfo_format::size::parse_size;
 use clap::{Args, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
+/// Where debugfs has the control file.
+pub const DEFAULT: &str = "/sys/kernel/debug/alloctag/fail";
+
 #[derive(Args, Debug)]
 pub struct FailArgs {
     /// The kernel's fault-injection control file.
     #[arg(
         long,
         value_name = "PATH",
-        default_value = fail::control::DEFAULT,
+        default_value = DEFAULT,
         global = true
     )]
     pub control: PathBuf,

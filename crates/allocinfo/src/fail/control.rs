@@ -7,9 +7,6 @@ use crate::usage;
 use anyhow::{Context, Result, anyhow, bail};
 use std::io::Write;
 
-/// Where debugfs has the control file.
-pub const DEFAULT: &str = "/sys/kernel/debug/alloctag/fail";
-
 pub fn run(args: FailArgs) -> Result<()> {
     // Printed once the command succeeded; a write error names stdout.
     let mut out = Vec::new();

@@ -25,7 +25,7 @@ pub enum WasteCmd {
 #[derive(Args, Debug)]
 pub struct WasteControlArgs {
     /// The kernel's alloctag directory in debugfs, holding the `waste` control file.
-    #[arg(long, value_name = "DIR", default_value = capture::control::DEFAULT_DIR)]
+    #[arg(long, value_name = "DIR", default_value = capture::args::DEFAULT_DIR)]
     pub dir: PathBuf,
 }
 
