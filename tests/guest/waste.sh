@@ -204,8 +204,10 @@ opens_cost() {
 # once, grow its memory.current by at least seq_file's page each, by at most
 # 2 KiB more than /proc/allocinfo's each, and the machine's Slab by at most
 # 16 KiB each. (A text made whole at open, as before, held about 280 KB per
-# open on this kernel.) Memory cgroups are in the nodebug kernel only: the
-# test_rw_ prefix runs it there.
+# open on this kernel.) Then, with memory.max 2 MiB above what openhold
+# needs, its opens fail with ENOMEM inside the cgroup and the machine's Slab
+# grows by no more than that room. Memory cgroups are in the nodebug kernel
+# only: the test_rw_ prefix runs it there.
 test_rw_allocwaste_opens_are_small_and_charged() {
 	cg=/sys/fs/cgroup
 	[ -e $cg/cgroup.controllers ] || mount -t cgroup2 none $cg || fail "cannot mount cgroup2"
@@ -229,4 +231,38 @@ test_rw_allocwaste_opens_are_small_and_charged() {
 	[ "$waste" -ge 4096 ] || fail "an open of /proc/allocwaste charged $waste bytes"
 	[ "$waste" -le $((info + 2048)) ] || fail "an open of /proc/allocwaste charged $waste, of /proc/allocinfo $info"
 	[ "$slab" -le 16384 ] || fail "an open of /proc/allocwaste grew Slab by $slab bytes"
+	# Then held opens fail inside the cgroup: with 2 MiB of room, an
+	# openhold that the OOM killer may not kill, its pages locked, gets
+	# ENOMEM. The cgroup's OOM report (dump_stack included) is expected: the
+	# console is quieted for it, and the log it left is checked for any
+	# other report instead.
+	echo $((base + 2097152)) >$OPENS_CG/memory.max || fail "cannot set memory.max"
+	level=$(cut -f 1 /proc/sys/kernel/printk)
+	trap 'dmesg -n "$level"; rmdir $OPENS_CG 2>/dev/null || true' EXIT
+	echo "alloctag-test: cgroup OOM expected" >/dev/kmsg
+	dmesg -n 1
+	slab0=$(awk '/^Slab:/ { print $2 }' /proc/meminfo)
+	: >/tmp/openhold.out
+	sh -c "echo \$\$ >$OPENS_CG/cgroup.procs && exec openhold /proc/allocwaste 100000 unkillable" \
+		>/tmp/openhold.out 2>&1 &
+	job=$!
+	for _ in $(seq 1 1200); do
+		[ -s /tmp/openhold.out ] && break
+		sleep 0.1
+	done
+	grown=$(($(awk '/^Slab:/ { print $2 }' /proc/meminfo) - slab0))
+	events=$(tr '\n' ' ' <$OPENS_CG/memory.events)
+	kill $job
+	wait $job 2>/dev/null || true
+	dmesg -n "$level"
+	out=$(cat /tmp/openhold.out)
+	echo "$out" | grep -q "^failed [0-9]* ENOMEM$" ||
+		fail "openhold in a 2 MiB cgroup: '$out'; $events; $(dmesg | tail -12)"
+	[ "$grown" -le 4096 ] || fail "Slab grew by $grown KiB around a 2 MiB cgroup"
+	log=$(dmesg | sed -n '/alloctag-test: cgroup OOM expected/,$p')
+	echo "$log" | grep -q "Out of memory and no killable processes" || fail "no cgroup OOM: $log"
+	if echo "$log" | grep -Eq "BUG:|WARNING:|KASAN:|Oops|INFO: possible|circular locking|inconsistent lock state|UBSAN:"; then
+		fail "a kernel report beside the cgroup OOM: $(echo "$log" | grep -E -m 3 -A 3 "BUG:|WARNING:|KASAN:|Oops|INFO:|UBSAN:")"
+	fi
+	report "guest-test: # in a 2 MiB cgroup: $(echo "$out" | head -1), Slab grew $grown KiB; $events"
 }
