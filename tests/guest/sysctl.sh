@@ -180,3 +180,54 @@ test_rw_sysctl_odd_forms_flip_the_key() {
 	try 0 3 1 0x1
 	counters_moving || fail "counters frozen after '0x1'"
 }
+
+# Prints "LINES BYTES CALLS" of /proc/allocinfo's lines of module $1, or with
+# $2 of its function $2 only.
+module_figures() {
+	awk -v m="[$1]" -v f="func:$2" '$4 == m && ($5 == f || f == "func:") { n++; b += $1; c += $2 }
+		END { print n + 0, b + 0, c + 0 }' /proc/allocinfo
+}
+
+# Profiling off stops every kind of allocation the Rust core counts, not
+# only the probe's kmalloc(): with the sysctl 0, alloctag_rust_sample's load
+# (a box, a vmalloc()ed and a kvmalloc()ed box, a vector, a page, at Rust
+# call sites) and the test module's held objects (kmalloc()), pages
+# (alloc_pages_exact()) and area (vmalloc()) leave every line of theirs at
+# zero; with it 1 again the same allocations count. (The KUnit case
+# disabled_profiling_freezes_counters checks it on the C core, in the build
+# matrix's ccore; the test kernel's debug checks forbid turning profiling
+# off, and the nodebug kernel has no KUnit.)
+test_rw_profiling_off_freezes_slab_pages_vmalloc_and_rust_sites() {
+	restore_sysctl_on_exit
+	hold_dir=/sys/kernel/debug/alloctag_test
+	[ -d /sys/kernel/debug/alloctag ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
+	for state in 0 1; do
+		set_sysctl $state
+		insmod "$RUST_SAMPLE" || fail "insmod $RUST_SAMPLE failed"
+		set -- $(module_figures alloctag_rust_sample)
+		rmmod alloctag_rust_sample || fail "rmmod alloctag_rust_sample failed"
+		[ "$1" -ge 5 ] || fail "profiling $state: $1 lines of [alloctag_rust_sample]"
+		rust="$2 $3"
+		insmod /lib/modules/alloctag_test.ko || fail "insmod alloctag_test failed"
+		capwriter $hold_dir/hold 3 >/dev/null && capwriter $hold_dir/hold_pages 8192 >/dev/null &&
+			capwriter $hold_dir/hold_area 5000 >/dev/null || fail "profiling $state: holding failed"
+		held=
+		for f in hold_object hold_exact hold_area; do
+			set -- $(module_figures alloctag_test $f)
+			held="$held $f=$2/$3"
+		done
+		capwriter $hold_dir/hold 0 >/dev/null && capwriter $hold_dir/hold_pages 0 >/dev/null &&
+			capwriter $hold_dir/hold_area 0 >/dev/null || fail "profiling $state: freeing failed"
+		rmmod alloctag_test || fail "rmmod alloctag_test failed"
+		if [ $state = 0 ]; then
+			[ "$rust" = "0 0" ] || fail "profiling off: [alloctag_rust_sample]'s lines count $rust (bytes calls)"
+			[ "$held" = " hold_object=0/0 hold_exact=0/0 hold_area=0/0" ] ||
+				fail "profiling off: the test module's lines count$held (bytes/calls)"
+		else
+			set -- $rust
+			[ "$1" -gt 0 ] && [ "$2" -ge 5 ] || fail "profiling on: [alloctag_rust_sample]'s lines count $rust"
+			echo "$held" | grep -Eq "^ hold_object=[1-9][0-9]*/3 hold_exact=8192/[1-9][0-9]* hold_area=[1-9][0-9]*/[1-9][0-9]*$" ||
+				fail "profiling on: the test module's lines count$held (bytes/calls)"
+		fi
+	done
+}
