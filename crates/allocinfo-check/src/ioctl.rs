@@ -133,10 +133,28 @@ fn mostly_still(v: &[(Record, bool, &Tag)]) -> Result<(), String> {
 /// For filters on bytes, where a tag whose counters moved between the reads
 /// may rightly be in or out: among the tags that held still across `t1`
 /// and `t2` (more than half must), the dump `got` lists exactly those that
-/// `f` selects, in order.
+/// `f` selects, in order. A record of the dump whose site neither read of
+/// the text lists (as the ioctl reports it: a name it did not cut is such a
+/// site) fails the check: it is no tag that moved, but one that is not
+/// there.
 pub fn stable_tags(t1: &Listing, got: &Listing, t2: &Listing, f: &Filter) -> Outcome {
     let v = held_still(t1, t2)?;
     mostly_still(&v)?;
+    // held_still made sure that both reads list the same sites.
+    let known: HashSet<&Site> = v.iter().map(|r| &r.0.site).collect();
+    let unknown: Vec<String> = got
+        .lines
+        .iter()
+        .filter(|l| !known.contains(&Site::written(&l.tag)))
+        .map(|l| format!("line {}: {}", l.no, Site::written(&l.tag)))
+        .collect();
+    if !unknown.is_empty() {
+        let n = unknown.len();
+        return Err(complaints(
+            unknown,
+            &format!("the dump lists {n} tags that neither read of the text lists:"),
+        ));
+    }
     // A site listed twice (the same line in two places of vmlinux) is
     // still only when both held still: the dump's lines name no place.
     let moved: HashSet<&Site> = v.iter().filter(|r| !r.1).map(|r| &r.0.site).collect();

@@ -79,7 +79,8 @@ enum Cmd {
         #[command(flatten)]
         expect: ExpectArgs,
     },
-    /// As `tags`, among the tags whose numbers held still from T1 to T2
+    /// As `tags`, among the tags whose numbers held still from T1 to T2; a
+    /// tag of DUMP that neither T1 nor T2 lists fails
     StableTags {
         t1: PathBuf,
         dump: PathBuf,

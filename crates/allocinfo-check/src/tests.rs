@@ -730,17 +730,14 @@ fn stable_tags_compares_the_tags_that_held_still() {
     assert!(st(&dump_of(&[0, 6]), &t2, &min).is_err());
     assert!(st(&dump_of(&[0, 2, 3, 6]), &t2, &min).is_err());
     assert!(st(&dump_of(&[3, 0, 6]), &t2, &min).is_err());
-    // A name not cut by the ioctl.
+    // A name not cut by the ioctl, in place of the cut one: the dump is
+    // otherwise right.
     let mut d = dump_lines();
-    d[5] = text_lines()[5].clone();
-    assert!(
-        st(
-            &[d[0].clone(), d[3].clone(), d[5].clone(), d[6].clone()].concat(),
-            &t2,
-            &f()
-        )
-        .is_err()
-    );
+    d.remove(1);
+    st(&d.concat(), &t2, &f()).unwrap();
+    d[4] = text_lines()[5].clone();
+    let e = st(&d.concat(), &t2, &f()).unwrap_err();
+    assert!(e.contains(LONG_FUNC), "{e}");
     // Tags 0 and 6 share a site: when one moved, neither counts.
     let t2 = moved_text(&[0]);
     st(&dump_of(&[1, 3]), &t2, &min).unwrap();
@@ -752,6 +749,51 @@ fn stable_tags_compares_the_tags_that_held_still() {
     assert!(e.contains("fewer than half"), "{e}");
     // The reads must list the same tags.
     assert!(st(&dump_of(&[1, 3, 6]), &dump_of(&[0, 1, 2, 3, 4, 5]), &min).is_err());
+}
+
+#[test]
+fn stable_tags_fails_a_dump_record_in_neither_text() {
+    let t1 = text_lines().concat();
+    let t2 = moved_text(&[1]);
+    let min = Filter {
+        min: Some(4096),
+        ..f()
+    };
+    let st = |d: &str, f: &Filter| stable_tags(&listing(&t1), &listing(d), &listing(&t2), f);
+    let ok = dump_of(&[0, 3, 6]);
+    st(&ok, &min).unwrap();
+    // A site that neither read of the text lists, at the end, in the middle,
+    // with bytes the filter would select, or with none.
+    let stray = l(8192, 2, "mm/stray.c:1 func:stray_alloc");
+    for d in [
+        ok.clone() + &stray,
+        dump_of(&[0]) + &stray + &dump_of(&[3, 6]),
+        ok.clone() + &l(0, 0, "mm/stray.c:1 func:stray_alloc"),
+    ] {
+        let e = st(&d, &min).unwrap_err();
+        assert!(e.contains("mm/stray.c:1 [] func:stray_alloc"), "{e}");
+    }
+    // A known file and function at another line, or in a module, is
+    // another site.
+    let e = st(
+        &(ok.clone() + &l(4096, 1, "mm/slub.c:2413 func:alloc_slab_page")),
+        &min,
+    )
+    .unwrap_err();
+    assert!(e.contains("mm/slub.c:2413"), "{e}");
+    let e = st(
+        &(ok.clone() + &l(4096, 1, "mm/slub.c:2412 [m] func:alloc_slab_page")),
+        &min,
+    )
+    .unwrap_err();
+    assert!(e.contains("[m]"), "{e}");
+    // A long name the ioctl did not cut, beside the cut one: in neither text
+    // as the ioctl reports it.
+    let all = dump_of(&[0, 2, 3, 4, 5, 6]);
+    st(&all, &f()).unwrap();
+    let uncut = all + &text_lines()[5];
+    let e = st(&uncut, &f()).unwrap_err();
+    assert!(e.contains(LONG_FUNC), "{e}");
 }
 
 #[test]
