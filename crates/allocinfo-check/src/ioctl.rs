@@ -71,7 +71,19 @@ impl Expect {
 /// order: `expected`'s names cut as the ioctl cuts them, `got`'s as
 /// written. With `both`, `f` filters `got` too (two listings that must mark
 /// the same tags).
+///
+/// `expected` must list a tag (with `both`, `got` too): a listing with no
+/// record, or the header alone, is a read that failed, not a text to
+/// compare with, and the comparison would pass whatever the filter does.
+/// A filter that selects none of `expected`'s tags is a comparison all the
+/// same, which an empty `got` passes.
 pub fn tags(expected: &Listing, got: &Listing, f: &Filter, both: bool, n: Expect) -> Outcome {
+    if expected.lines.is_empty() {
+        return Err("EXPECTED lists no tag: nothing to compare GOT with".into());
+    }
+    if both && got.lines.is_empty() {
+        return Err("GOT lists no tag: with --both it is a whole listing to compare".into());
+    }
     let e: Vec<Site> = expected
         .tags()
         .filter(|t| f.matches_cut(t))
@@ -214,7 +226,12 @@ pub fn counters(t1: &Listing, d: &Listing, t2: &Listing) -> Outcome {
 
 /// With the counters frozen: the dump is the text record for record, and
 /// byte for byte where no name was cut (mainline's `accurate:no` aside).
+/// The text must list a tag: an empty one (no record, or the header alone)
+/// would make any empty dump pass, with nothing compared.
 pub fn frozen(text: &Listing, dump: &Listing) -> Outcome {
+    if text.lines.is_empty() {
+        return Err("the text lists no tag: nothing to compare the frozen dump with".into());
+    }
     let t: Vec<Record> = text.tags().map(Record::of).collect();
     let d: Vec<Record> = dump.tags().map(Record::written).collect();
     same_sites(

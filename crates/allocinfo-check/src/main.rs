@@ -67,7 +67,8 @@ enum Cmd {
         filter: FilterArgs,
     },
     /// GOT (the ioctl's dump with FILTER) lists exactly EXPECTED's tags that
-    /// FILTER selects, names cut as the ioctl cuts them, in order
+    /// FILTER selects, names cut as the ioctl cuts them, in order; fails if
+    /// EXPECTED (with --both, either file) lists no tag
     Tags {
         expected: PathBuf,
         got: PathBuf,
@@ -94,7 +95,8 @@ enum Cmd {
         dump: PathBuf,
         t2: PathBuf,
     },
-    /// With the counters frozen, DUMP is TEXT (byte for byte where no name is cut)
+    /// With the counters frozen, DUMP is TEXT (byte for byte where no name is
+    /// cut); fails if TEXT lists no tag
     Frozen { text: PathBuf, dump: PathBuf },
     /// Tags with a name over 63 characters: CUT_FILE LINE CUT_FUNCTION FILE FUNCTION
     LongNames {

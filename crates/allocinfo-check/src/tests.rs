@@ -468,6 +468,47 @@ fn tags_fails_a_wrong_module_or_a_name_not_cut() {
     assert!(tags_ok(&text(), &v.concat(), &f()).is_err());
 }
 
+#[test]
+fn tags_fails_when_the_text_lists_no_tag() {
+    // No records, or the header alone: nothing to compare the dump with,
+    // whatever the filter, the dump or the expected count.
+    let slab = Filter {
+        function: Some("alloc_slab_page".into()),
+        ..f()
+    };
+    let exactly_0 = Expect {
+        at_least: None,
+        exactly: Some(0),
+    };
+    for empty in [String::new(), head()] {
+        for filter in [f(), slab.clone()] {
+            for both in [false, true] {
+                for n in [Expect::default(), exactly_0] {
+                    let e = tags(&listing(&empty), &listing(""), &filter, both, n).unwrap_err();
+                    assert!(e.contains("lists no tag"), "{empty:?} {filter:?}: {e}");
+                }
+            }
+        }
+        // Against a dump with tags: still no comparison of the tag lists.
+        let e = tags_ok(&empty, &dump_lines().concat(), &f()).unwrap_err();
+        assert!(e.contains("lists no tag"), "{e}");
+    }
+    // With --both the dump is a whole listing too: empty, it has nothing
+    // to mark, and the two marking no tag in common would pass.
+    let none = Filter {
+        function: Some("nothing".into()),
+        ..f()
+    };
+    tags(&listing(&text()), &listing(&text()), &none, true, exactly_0).unwrap();
+    for empty in [String::new(), head()] {
+        let e = tags(&listing(&text()), &listing(&empty), &none, true, exactly_0).unwrap_err();
+        assert!(e.contains("lists no tag"), "{e}");
+    }
+    // A text with tags that the filter does not select is a comparison:
+    // the empty dump is right there (as in the filter tests above).
+    assert_eq!(tags_ok(&text(), "", &none).unwrap(), "0 tags");
+}
+
 /// The dump lines of the fixture that `keep` selects, by index.
 fn dump_of(keep: &[usize]) -> String {
     let d = dump_lines();
@@ -857,6 +898,29 @@ fn frozen_wants_the_text_record_for_record_and_byte_for_byte() {
     let mut d = dump_lines();
     d[5] = text_lines()[5].clone();
     assert!(c(&text(), &d.concat()).is_err());
+}
+
+#[test]
+fn frozen_fails_when_the_text_lists_no_tag() {
+    // No records, or the header alone, in the text: nothing was compared,
+    // whether the dump is empty too or not.
+    for empty in [String::new(), head()] {
+        for dump in [String::new(), head(), dump_lines().concat()] {
+            let e = frozen(&listing(&empty), &listing(&dump)).unwrap_err();
+            assert!(e.contains("lists no tag"), "{empty:?} {dump:?}: {e}");
+        }
+    }
+    // A text with tags and an empty dump: a comparison, which fails.
+    for dump in [String::new(), head()] {
+        let e = frozen(&listing(&text()), &listing(&dump)).unwrap_err();
+        assert!(e.contains("expected 7 tags, got 0"), "{e}");
+    }
+    // One record is enough to compare.
+    let one = text_lines()[0].clone();
+    assert_eq!(
+        frozen(&listing(&one), &listing(&one)).unwrap(),
+        "1 records equal, 1 lines equal to the byte"
+    );
 }
 
 #[test]
