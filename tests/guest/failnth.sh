@@ -70,77 +70,166 @@ test_failnth_rust_module_load() {
 	load_with_each_failure /lib/modules/alloctag_rust_sample.ko alloctag_rust_sample ""
 }
 
-# Unloads with each allocation of delete_module() failing; the module must
-# go (or stay, loaded and listed) cleanly either way.
+# Sets rc and injected from failnth's report $1, "rc=R injected=I": R is 0
+# or the call's errno, I is 1 when the Nth fault point was reached and
+# failed, 0 when the call reached fewer. Fails on anything else.
+failnth_result() {
+	case "$1" in
+	rc=*' injected=0' | rc=*' injected=1') ;;
+	*) echo "failnth reported '$1'"; return 1 ;;
+	esac
+	rc=${1#rc=}
+	rc=${rc%% *}
+	injected=${1##*=}
+	case "$rc" in
+	'' | *[!0-9]*) echo "failnth reported '$1'"; return 1 ;;
+	esac
+}
+
+# Unloads with each allocation of delete_module() failing in turn. Past its
+# checks delete_module() cannot fail: the module's exit and free_module()
+# return nothing, and what they could not allocate they do without (a
+# uevent). So every unload returns 0 and the module and its tags go,
+# whichever allocation failed; and at least one allocation must have been
+# reached and failed, or the loop tested nothing.
 test_failnth_module_unload() {
 	failnth_setup
-	n=1
+	n=1 hit=0
 	while :; do
-		insmod /lib/modules/alloctag_test.ko
-		out=$("$FAILNTH" "$n" unload alloctag_test)
-		if grep -q '^alloctag_test ' /proc/modules; then
-			[ "$(tag_lines alloctag_test)" -gt 0 ] || { echo "N=$n: loaded, tags gone"; return 1; }
-			rmmod alloctag_test
+		insmod /lib/modules/alloctag_test.ko || fail "N=$n: insmod failed" || return 1
+		[ "$(tag_lines alloctag_test)" -gt 0 ] || fail "N=$n: loaded without tags" || return 1
+		out=$("$FAILNTH" "$n" unload alloctag_test) || fail "N=$n: failnth failed: $out" || return 1
+		failnth_result "$out" || return 1
+		if [ "$rc" != 0 ]; then
+			rmmod alloctag_test 2>/dev/null || true
+			fail "N=$n: delete_module() failed with errno $rc ($out)" || return 1
 		fi
-		[ "$(tag_lines alloctag_test)" = 0 ] || { echo "N=$n: tags left after $out"; return 1; }
-		case "$out" in *injected=0) break ;; esac
+		! grep -q '^alloctag_test ' /proc/modules ||
+			fail "N=$n: delete_module() returned 0 ($out) but the module is still listed" || return 1
+		[ "$(tag_lines alloctag_test)" = 0 ] || fail "N=$n: tags left after $out" || return 1
+		[ "$injected" = 1 ] || break
+		hit=$((hit + 1))
 		n=$((n + 1))
-		[ "$n" -le 500 ] || { echo "more than 500 fault points"; return 1; }
+		[ "$n" -le 500 ] || fail "more than 500 fault points" || return 1
 	done
-	echo "delete_module: $((n - 1)) fault points"
+	report "guest-test: # delete_module: $hit fault points, each failed in turn; every unload returned 0 and took the tags"
+	[ "$hit" -ge 1 ] || fail "delete_module() reached no fault point: fail-nth failed no allocation"
 }
 
-# A module that still holds an allocation at unload, loaded with each
-# allocation failing: whichever allocation fails, a later unload keeps what
-# the live allocation needs. Bounded: each such unload keeps the module's
-# memory for good.
+# A module that still holds an allocation at unload (leak=1), loaded with its
+# Nth allocation failing: each load fails with ENOMEM or succeeds, and one in
+# which nothing was injected succeeds. Each that succeeded is unloaded, and
+# whichever allocation failed before, the unload warns about the one live
+# allocation, alloctag_test_init()'s, and keeps the module's memory (the
+# loader's "still alive" line: a later free writes only memory that stays),
+# or warns about nothing and keeps nothing; the tags leave /proc/allocinfo
+# either way. Only a load that survived an injected failure may leave nothing
+# live: the failure may have been the vector of the object's slab, which then
+# goes uncharged. A load with no failure must leak, and the last N is past
+# every fault point: a clean load. Bounded: each leaking unload keeps the
+# module's memory for good.
 test_failnth_leaking_module_load() {
 	failnth_setup
-	for n in 1 2 3 5 8 13 21 34 55 89; do
-		out=$("$FAILNTH" "$n" load /lib/modules/alloctag_test.ko leak=1)
-		if grep -q '^alloctag_test ' /proc/modules; then
-			rmmod alloctag_test
-		fi
-		[ "$(tag_lines alloctag_test)" = 0 ] || { echo "N=$n: tags left after $out"; return 1; }
+	loads=0 hit=0 failed=0 loaded=0 leaked=0
+	for n in 1 2 3 5 8 13 21 34 55 89 100000; do
+		loads=$((loads + 1))
+		out=$("$FAILNTH" "$n" load /lib/modules/alloctag_test.ko leak=1) ||
+			fail "N=$n: failnth failed: $out" || return 1
+		failnth_result "$out" || return 1
+		[ "$injected" = 0 ] || hit=$((hit + 1))
+		case "$rc" in
+		0)
+			loaded=$((loaded + 1))
+			grep -q '^alloctag_test ' /proc/modules ||
+				fail "N=$n: loaded ($out) but not in /proc/modules" || return 1
+			[ "$(tag_lines alloctag_test)" -gt 0 ] || fail "N=$n: loaded without tags" || return 1
+			dmesg -c >/dev/null
+			rmmod alloctag_test || fail "N=$n: rmmod failed" || return 1
+			dmesg >/tmp/failnth-leak.log
+			warns=$(grep -c 'module alloctag_test has .* at module unload' /tmp/failnth-leak.log || true)
+			init=$(grep -Ec 'alloctag_test\.c:[0-9]+ \[alloctag_test\] func:alloctag_test_init module alloctag_test has [0-9]+ bytes in 1 allocations at module unload' /tmp/failnth-leak.log || true)
+			kept=$(grep -c 'alloctag_test: memory allocation(s) from the module still alive' /tmp/failnth-leak.log || true)
+			if [ "$warns" = 0 ] && [ "$kept" = 0 ]; then
+				[ "$injected" = 1 ] ||
+					fail "N=$n: a load with no failure ($out) left nothing live at unload: $(tail -n 5 /tmp/failnth-leak.log)" ||
+					return 1
+			elif [ "$warns" = 1 ] && [ "$init" = 1 ] && [ "$kept" = 1 ]; then
+				leaked=$((leaked + 1))
+			else
+				echo "N=$n ($out): $warns unload warnings ($init of alloctag_test_init's one object), $kept 'still alive' lines:"
+				tail -n 5 /tmp/failnth-leak.log
+				return 1
+			fi
+			;;
+		12) # ENOMEM
+			[ "$injected" = 1 ] || fail "N=$n: ENOMEM with no failure injected ($out)" || return 1
+			failed=$((failed + 1))
+			! grep -q '^alloctag_test ' /proc/modules ||
+				fail "N=$n: the load failed ($out) but the module is listed" || return 1
+			;;
+		*) fail "N=$n: load failed with errno $rc ($out)" || return 1 ;;
+		esac
+		[ "$(tag_lines alloctag_test)" = 0 ] || fail "N=$n: tags left after $out" || return 1
 	done
+	report "guest-test: # leak=1: $hit of $loads loads reached their fault point: $failed failed cleanly;" \
+		"$loaded loaded, $leaked of them leaked their object at unload"
+	[ "$injected" = 0 ] || fail "the last load, N=$n, still reached its fault point" || return 1
+	[ "$hit" -ge 1 ] || fail "no load reached its fault point: fail-nth failed no allocation" || return 1
+	[ "$failed" -ge 1 ] || fail "no injected failure made a load fail" || return 1
+	[ "$leaked" -ge 1 ] || fail "no unload found the leaked object"
 }
 
-# Reads /proc/allocinfo with each allocation of open() and read() failing:
-# each read fails with ENOMEM or succeeds, and the next one is whole: the
-# same tags, line for line, as a read before the failures. The tag set
-# changes only with the content id (ALLOCINFO_IOC_CONTENT_ID: a module's
-# tags or a Rust dynamic tag made or dropped); if it moved meanwhile, the
-# whole read is compared with a reference read instead, taken between two
-# equal content ids, which allocinfo_ioctl snapshot guarantees.
+# Reads /proc/allocinfo with each allocation of open() and read() failing in
+# turn: each read fails with ENOMEM or succeeds, at least one allocation is
+# reached and failed, and one failure at least fails its read (open()'s
+# first allocation, the path name's, has no way around). The read after is
+# whole: the same tags, line for line, as a read before the failures. The
+# tag set changes only with the content id (ALLOCINFO_IOC_CONTENT_ID: a
+# module's tags or a Rust dynamic tag made or dropped); if it moved
+# meanwhile, the whole read is compared with a reference read instead, taken
+# between two equal content ids, which allocinfo_ioctl snapshot guarantees.
 test_failnth_allocinfo_read() {
 	failnth_setup
-	id0=$(allocinfo_ioctl content-id) || { echo "content-id failed"; return 1; }
-	failnth_tags </proc/allocinfo >/tmp/failnth-before
-	n=1
+	id0=$(allocinfo_ioctl content-id) || fail "content-id failed" || return 1
+	failnth_tags </proc/allocinfo >/tmp/failnth-before ||
+		fail "the read before the failures: $(head -n 3 /tmp/failnth-before)" || return 1
+	n=1 hit=0 failed=0
 	while :; do
-		out=$("$FAILNTH" "$n" read /proc/allocinfo)
-		case "$out" in
-		rc=0\ * | rc=12\ *) ;;
-		*) echo "N=$n: $out"; return 1 ;;
+		out=$("$FAILNTH" "$n" read /proc/allocinfo) || fail "N=$n: failnth failed: $out" || return 1
+		failnth_result "$out" || return 1
+		case "$rc" in
+		0) ;;
+		12)
+			[ "$injected" = 1 ] || fail "N=$n: ENOMEM with no failure injected ($out)" || return 1
+			failed=$((failed + 1))
+			;;
+		*) fail "N=$n: open or read failed with errno $rc ($out)" || return 1 ;;
 		esac
-		case "$out" in *injected=0) break ;; esac
+		[ "$injected" = 1 ] || break
+		# A read that reached no fault point succeeds (above: rc 0).
+		hit=$((hit + 1))
 		n=$((n + 1))
-		[ "$n" -le 200 ] || { echo "more than 200 fault points"; return 1; }
+		[ "$n" -le 200 ] || fail "more than 200 fault points" || return 1
 	done
-	echo "/proc/allocinfo: $((n - 1)) fault points"
-	failnth_tags </proc/allocinfo >/tmp/failnth-after
-	id1=$(allocinfo_ioctl content-id) || { echo "content-id failed"; return 1; }
+	report "guest-test: # /proc/allocinfo: $hit fault points, each failed in turn: $failed reads failed with ENOMEM, $((hit - failed)) went on"
+	[ "$hit" -ge 1 ] || fail "open() and read() reached no fault point: fail-nth failed no allocation" || return 1
+	[ "$failed" -ge 1 ] || fail "no injected failure made a read fail" || return 1
+	failnth_tags </proc/allocinfo >/tmp/failnth-after ||
+		fail "the read after the failures: $(head -n 3 /tmp/failnth-after)" || return 1
+	id1=$(allocinfo_ioctl content-id) || fail "content-id failed" || return 1
 	if [ "$id1" != "$id0" ]; then
 		# The tags changed meanwhile: the reference is a read whose tags
 		# held still across it (the snapshot's first text read).
 		echo "content id $id0 -> $id1: comparing with a fresh read"
 		allocinfo_ioctl snapshot /tmp/failnth-t1 /tmp/failnth-d /tmp/failnth-t2 ||
-			{ echo "snapshot failed"; return 1; }
-		id1=$(allocinfo_ioctl content-id)
-		failnth_tags </proc/allocinfo >/tmp/failnth-after
-		failnth_tags </tmp/failnth-t1 >/tmp/failnth-before
-		id2=$(allocinfo_ioctl content-id)
-		[ "$id1" = "$id2" ] || { echo "the tags kept changing ($id1 -> $id2)"; return 1; }
+			fail "snapshot failed" || return 1
+		id1=$(allocinfo_ioctl content-id) || fail "content-id failed" || return 1
+		failnth_tags </proc/allocinfo >/tmp/failnth-after ||
+			fail "the fresh read: $(head -n 3 /tmp/failnth-after)" || return 1
+		failnth_tags </tmp/failnth-t1 >/tmp/failnth-before ||
+			fail "the snapshot's read: $(head -n 3 /tmp/failnth-before)" || return 1
+		id2=$(allocinfo_ioctl content-id) || fail "content-id failed" || return 1
+		[ "$id1" = "$id2" ] || fail "the tags kept changing ($id1 -> $id2)" || return 1
 	fi
 	if ! cmp -s /tmp/failnth-before /tmp/failnth-after; then
 		echo "the read after the failures differs: $(wc -l </tmp/failnth-before) tags before, $(wc -l </tmp/failnth-after) after"
@@ -152,8 +241,11 @@ test_failnth_allocinfo_read() {
 
 # The tag info (FILE:LINE [MODULE] func:NAME) of each tag line of the
 # allocinfo text on stdin, in order; the header lines are checked exactly.
+# Fails, after saying why, on a bad header or no tag line: two empty or
+# equally broken reads must not compare equal.
 failnth_tags() {
-	awk 'NR == 1 && !/^allocinfo - version: [12]\.0$/ { print "bad header: " $0; next }
-		NR == 2 && $0 != "#     <size>  <calls> <tag info>" { print "bad header: " $0; next }
-		NR > 2 { $1 = ""; $2 = ""; print }'
+	awk 'NR == 1 && !/^allocinfo - version: [12]\.0$/ { print "bad header: " $0; bad = 1; next }
+		NR == 2 && $0 != "#     <size>  <calls> <tag info>" { print "bad header: " $0; bad = 1; next }
+		NR > 2 { $1 = ""; $2 = ""; print; tags++ }
+		END { if (!tags) print "no tag line in " NR " lines"; exit bad || !tags }'
 }
