@@ -9,7 +9,11 @@
 # Sourced by run.sh; busybox ash.
 #
 # Kernel command line:
-#   alloctag_stress_secs=N    how long the stress loops run (default 60)
+#   alloctag_stress_secs=N    how long the stress loops run (default 60); the
+#                             module loops go on past it, and the readers
+#                             and other loops with them, until each has done
+#                             its minimum (ST_MIN_*), for at most
+#                             ST_EXTRA_SECS more
 #   alloctag_stress_toggle=1  also flip vm.mem_profiling during the stress;
 #                             only where it is writable (no
 #                             MEM_ALLOC_PROFILING_DEBUG), and then the checks
@@ -33,6 +37,15 @@ ST_HELD_PER_LOAD=12
 ST_MAX_C_LEAK=20
 ST_MAX_C_HOLD=20
 ST_MAX_RUST_LEAK=3
+# What the module loops must have done, however slow the machine: each kind
+# of alloctag_test load (plain, leak=1, hold=1) twice, so that the holder
+# also frees a batch at once; four reloads of the Rust sample, the fourth
+# with a load of alloctag_rust_leak.
+ST_MIN_C_EACH=2
+ST_MIN_RUST=4
+# How long past the deadline a module loop short of its minimum goes on:
+# within run.sh's 300 s per test with the default 60 s.
+ST_EXTRA_SECS=120
 
 # The value of KEY=VALUE on the kernel command line, or $2.
 st_arg() {
@@ -196,13 +209,30 @@ st_running() {
 	[ "$st_now" -lt "$st_deadline" ]
 }
 
+# Past the deadline, a module loop short of its minimum goes on until
+# $st_limit, when the final check fails it.
+st_in_limit() {
+	st_clock
+	[ "$st_now" -lt "$st_limit" ]
+}
+
+# Whether the readers and the other loops go on: until the deadline, and
+# then for as long as a module loop does.
+st_going() {
+	st_running && return 0
+	[ -e "$ST_DIR/done-c" ] && [ -e "$ST_DIR/done-rust" ] && return 1
+	st_in_limit
+}
+
 # alloctag_test: plain, leak=1 (one allocation live at unload) and hold=1
 # (twelve objects handed to the holder, which frees every second batch at
 # once and the others with the next batch, while other loops run).
 st_loop_c() {
 	set +e
 	i=0 plain=0 leak=0 hold=0
-	while st_running; do
+	while st_running || {
+		[ $((plain < ST_MIN_C_EACH || leak < ST_MIN_C_EACH || hold < ST_MIN_C_EACH)) = 1 ] && st_in_limit
+	}; do
 		args=
 		case $((i % 3)) in
 		1) [ $leak -lt $ST_MAX_C_LEAK ] && args=leak=1 ;;
@@ -223,6 +253,7 @@ st_loop_c() {
 		esac
 	done
 	echo "$plain $leak $hold" >"$ST_DIR/count-c"
+	: >"$ST_DIR/done-c"
 }
 
 # alloctag_rust_sample, loaded before the pinned holder when this starts,
@@ -230,7 +261,7 @@ st_loop_c() {
 st_loop_rust() {
 	set +e
 	i=0 leak=0
-	while st_running; do
+	while st_running || { [ $((i < ST_MIN_RUST || leak < 1)) = 1 ] && st_in_limit; }; do
 		rmmod alloctag_rust_sample || { st_fail rust "rmmod alloctag_rust_sample"; break; }
 		if [ $((i % 4)) = 3 ] && [ $leak -lt $ST_MAX_RUST_LEAK ]; then
 			insmod "$ST_LEAK" || { st_fail rust "insmod alloctag_rust_leak"; break; }
@@ -242,6 +273,7 @@ st_loop_rust() {
 	done
 	rmmod alloctag_rust_sample 2>/dev/null
 	echo "$i $leak" >"$ST_DIR/count-rust"
+	: >"$ST_DIR/done-rust"
 }
 
 # Reads /proc/allocinfo with dd bs=$2 and checks each read; keeps the first
@@ -250,7 +282,7 @@ st_loop_reader() {
 	set +e
 	n=0
 	f=$ST_DIR/read-$1
-	while st_running; do
+	while st_going; do
 		dd if=/proc/allocinfo of="$f" bs="$2" 2>/dev/null || { st_fail "$1" "dd failed"; break; }
 		if ! st_check_read "$f" "$ST_DIR/table" >"$f.why" 2>&1; then
 			cp "$f" "$ST_DIR/bad-$1"
@@ -267,7 +299,7 @@ st_loop_reader() {
 st_loop_toggle() {
 	set +e
 	n=0
-	while st_running; do
+	while st_going; do
 		echo 0 >/proc/sys/vm/mem_profiling || { st_fail toggle "echo 0"; break; }
 		usleep 100000
 		echo 1 >/proc/sys/vm/mem_profiling || { st_fail toggle "echo 1"; break; }
@@ -286,7 +318,7 @@ st_loop_capture() {
 	set +e
 	n=0
 	[ -w "$ST_CAP" ] || { echo off >"$ST_DIR/count-capture"; return; }
-	while st_running; do
+	while st_going; do
 		for sel in "module:alloctag_test" "module:alloctag_holder" "func:pipe_write"; do
 			echo "add $sel" >"$ST_CAP" || st_fail capture "add $sel refused"
 		done
@@ -311,9 +343,11 @@ st_dmesg_count() {
 # four readers read /proc/allocinfo in 64- and 4096-byte chunks and check
 # every read against the modules loaded during it, allocation storms run on
 # every CPU and, with alloctag_stress_toggle=1, vm.mem_profiling flips.
-# alloctag_holder stays loaded throughout: each read must list its tags
-# exactly once, and every vmlinux tag as often as before the stress. At the
-# end every test module is gone, the holder has freed what it held, its
+# The module loops must have done their minimum of loads (ST_MIN_*), and
+# every reader must have checked reads: a stress in which nothing was loaded
+# fails. alloctag_holder stays loaded throughout: each read must list its
+# tags exactly once, and every vmlinux tag as often as before the stress. At
+# the end every test module is gone, the holder has freed what it held, its
 # counters are back to their values after its load, and the unload warnings
 # are exactly those of the leaking and holding unloads.
 test_stress_modules_readers_allocators() {
@@ -330,6 +364,7 @@ test_stress_modules_readers_allocators() {
 	st_clock
 	start=$st_now
 	st_deadline=$((start + secs))
+	st_limit=$((st_deadline + ST_EXTRA_SECS))
 	st_say "$secs s on $ncpu CPUs, sysctl toggles: $toggle"
 	if lsmod | grep alloctag_; then
 		echo "test modules loaded before the stress"
@@ -432,6 +467,25 @@ test_stress_modules_readers_allocators() {
 			{ echo "storm $cpu: $(cat "$ST_DIR/storm-$cpu")"; rc=1; }
 		cpu=$((cpu + 1))
 	done
+	# The module loops did their work: each kind of load, at least their
+	# minimum of each, however slow the machine was (they go on past the
+	# deadline for it); every reader checked reads.
+	if read -r c_plain c_leak c_hold <"$ST_DIR/count-c" &&
+		read -r r_loads r_leak <"$ST_DIR/count-rust"; then
+		echo "alloctag_test loads: plain $c_plain, leak=1 $c_leak, hold=1 $c_hold; rust sample reloads $r_loads, with alloctag_rust_leak $r_leak"
+		[ "$c_plain" -ge $ST_MIN_C_EACH ] && [ "$c_leak" -ge $ST_MIN_C_EACH ] &&
+			[ "$c_hold" -ge $ST_MIN_C_EACH ] ||
+			{ echo "the alloctag_test loop did less than $ST_MIN_C_EACH loads of each kind"; rc=1; }
+		[ "$r_loads" -ge $ST_MIN_RUST ] && [ "$r_leak" -ge 1 ] ||
+			{ echo "the Rust loop did less than $ST_MIN_RUST reloads and one alloctag_rust_leak"; rc=1; }
+	else
+		echo "a module loop left no count"
+		rc=1
+	fi
+	for r in r64a r64b r4ka r4kb; do
+		[ "$(cat "$ST_DIR/count-$r" 2>/dev/null || echo 0)" -gt 0 ] ||
+			{ echo "reader $r checked no read"; rc=1; }
+	done
 	if [ $rc != 0 ]; then
 		# Leave no test module behind for the tests that follow.
 		for m in alloctag_test alloctag_rust_sample alloctag_rust_leak alloctag_holder; do
@@ -449,8 +503,6 @@ test_stress_modules_readers_allocators() {
 	cat /proc/allocinfo >"$ST_DIR/final"
 	st_check_read "$ST_DIR/final" "$ST_DIR/table" final ||
 		{ echo "the read after the stress fails the check"; return 1; }
-	read -r c_plain c_leak c_hold <"$ST_DIR/count-c"
-	read -r r_loads r_leak <"$ST_DIR/count-rust"
 	r_leak=$((r_leak + 1)) # the setup's
 	dmesg >"$ST_DIR/dmesg"
 	if [ "$toggle" != 1 ]; then
