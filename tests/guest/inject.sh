@@ -316,29 +316,83 @@ test_inject_cli_arms_lists_and_removes() {
 	[ -z "$(cat "$FAIL_CTL")" ] || fail "rules left"
 }
 
+# Loads and unloads race rules that arm, overlap and go. The module's error
+# path is correct, so whatever fails, nothing may leak, and lockdep and KASAN
+# watch the marks, the slots and the static key. Both outcomes must be seen,
+# loads that an injected failure failed (ENOMEM: the module's allocations
+# fail only when a rule says so) and loads that succeeded, and the rules must
+# have counted failures injected: each rule's injected= is read just before
+# it goes (a lower bound: a failure injected between the read and the
+# removal is not counted). Every fourth round of rules waits, with none
+# armed, for two loads to end, so that one load at least meets no rule. The
+# loads go on until all of that was seen, 30 of them at least and 150 at
+# most, and the rules change for as long as the loads go on.
 test_inject_rules_change_while_modules_load() {
 	fail_ctl_ready
 	ko=$MODDIR/alloctag_errpath.ko
-	# Loads and unloads race rules that arm, overlap and go; the module's
-	# error path is correct, so whatever fails, nothing may leak, and lockdep
-	# and KASAN watch the marks, the slots and the static key.
+	race=/tmp/inject-race
+	rm -rf "$race"
+	mkdir -p "$race"
+	echo 0 >"$race/injected"
+	echo "0 0 0" >"$race/loads"
 	(
-		i=0
-		while [ $i -lt 30 ]; do
-			loadmod "$ko" 2>/dev/null && rmmod alloctag_errpath
+		trap ': >"$race/done"' EXIT
+		i=0 ok=0 failed=0
+		while :; do
+			if loadmod "$ko" 2>"$race/err"; then
+				ok=$((ok + 1))
+				rmmod alloctag_errpath || { echo "load $i: rmmod failed" >"$race/error"; exit 1; }
+			elif grep -q "Cannot allocate memory" "$race/err"; then
+				failed=$((failed + 1))
+			else
+				echo "load $i: $(cat "$race/err")" >"$race/error"
+				exit 1
+			fi
 			i=$((i + 1))
+			echo "$i $ok $failed" >"$race/loads.new"
+			mv "$race/loads.new" "$race/loads"
+			read -r injected <"$race/injected"
+			[ "$i" -lt 30 ] || [ "$ok" = 0 ] || [ "$failed" = 0 ] || [ "$injected" = 0 ] || break
+			[ "$i" -lt 150 ] || break
 		done
 	) &
 	loader=$!
-	i=0
-	while [ $i -lt 30 ]; do
-		echo "add module:alloctag_errpath probability=50 verbose=0" >"$FAIL_CTL" || fail "add refused"
-		echo "add func:errpath_init interval=2 verbose=0" >"$FAIL_CTL" || fail "overlapping add refused"
-		echo "remove 1" >"$FAIL_CTL" || fail "remove refused"
-		echo clear >"$FAIL_CTL" || fail "clear refused"
-		i=$((i + 1))
+	# Ends the loads when a rule change failed, before the test fails.
+	race_stop() {
+		kill "$loader" 2>/dev/null || true
+		wait "$loader" 2>/dev/null || true
+	}
+	rounds=0 injected=0
+	while [ ! -e "$race/done" ]; do
+		rounds=$((rounds + 1))
+		echo "add module:alloctag_errpath probability=50 verbose=0" >"$FAIL_CTL" ||
+			{ race_stop; fail "round $rounds: add refused"; }
+		echo "add func:errpath_init interval=2 verbose=0" >"$FAIL_CTL" ||
+			{ race_stop; fail "round $rounds: overlapping add refused"; }
+		n1=$(rule_field 1 injected)
+		echo "remove 1" >"$FAIL_CTL" || { race_stop; fail "round $rounds: remove refused"; }
+		n2=$(rule_field 2 injected)
+		echo clear >"$FAIL_CTL" || { race_stop; fail "round $rounds: clear refused"; }
+		[ -n "$n1" ] && [ -n "$n2" ] ||
+			{ race_stop; fail "round $rounds: rule 1 ('$n1') or 2 ('$n2') not listed with its count"; }
+		injected=$((injected + n1 + n2))
+		echo "$injected" >"$race/injected.new"
+		mv "$race/injected.new" "$race/injected"
+		if [ $((rounds % 4)) = 0 ]; then
+			read -r at _ <"$race/loads"
+			while [ ! -e "$race/done" ]; do
+				read -r now _ <"$race/loads"
+				[ "$now" -lt $((at + 2)) ] || break
+				usleep 20000
+			done
+		fi
 	done
-	wait $loader
+	wait "$loader" || fail "the loads: $(cat "$race/error" 2>/dev/null)"
+	read -r loads ok failed <"$race/loads"
+	report "guest-test: # $loads loads: $ok loaded, $failed failed with ENOMEM; $rounds rounds of rules counted $injected failures injected"
+	[ "$ok" -ge 1 ] || fail "none of $loads loads succeeded"
+	[ "$failed" -ge 1 ] || fail "none of $loads loads failed"
+	[ "$injected" -ge 1 ] || fail "the rules counted no failure injected ($failed loads failed)"
 	dmesg | grep -q "module alloctag_errpath has" && fail "a load leaked"
 	[ -z "$(cat "$FAIL_CTL")" ] || fail "rules left"
 }
