@@ -125,9 +125,11 @@ parse_ktap() {
 	}'
 }
 
-# tests/guest/run.sh's lines on stdin -> "STATUS NAME".
+# tests/guest/run.sh's lines on stdin -> "STATUS NAME" (a KUnit case that
+# tests/guest/suites.sh reports skipped ends in "# SKIP").
 parse_guest() {
-	sed -n 's/^guest-test: ok - \(.*\)$/pass \1/p; s/^guest-test: not ok - \(.*\)$/fail \1/p'
+	sed -n 's/^guest-test: ok - \(.*\) # SKIP$/skip \1/p;t
+		s/^guest-test: ok - \(.*\)$/pass \1/p; s/^guest-test: not ok - \(.*\)$/fail \1/p'
 }
 
 # scripts/build-matrix.sh's (or, with $1 readme, scripts/check-readme.sh's)

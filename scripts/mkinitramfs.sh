@@ -52,6 +52,12 @@ printf 'root:x:0:\nnogroup:x:65534:\n' >"$stage/etc/group"
 # Our test modules, wherever the tree built them, and the sources the tests
 # compare /proc/allocinfo's lines with.
 find "$kbuild/lib/alloctag" -name '*.ko' -exec cp {} "$stage/lib/modules/" \; 2>/dev/null || true
+# The kernel's own allocator suites, where the kernel builds them as modules
+# (tests/guest/suites.sh).
+mkdir -p "$stage/lib/modules/suites"
+for m in lib/slub_kunit.ko mm/kasan/kasan_test.ko mm/kfence/kfence_test.ko; do
+	[ ! -f "$kbuild/$m" ] || cp "$kbuild/$m" "$stage/lib/modules/suites/"
+done
 # An in-tree module for the error-path sweeper (tests/guest/inject.sh).
 find "$kbuild/drivers/char/hw_random" -name 'rng-core.ko' -exec cp {} "$stage/lib/modules/" \; 2>/dev/null || true
 # The out-of-tree module built against this kernel's headers package

@@ -225,7 +225,7 @@ files_accuracy() { :; }
 
 files_capture() {
 	local f
-	for f in capture.rs capture/control.rs capture/hook.rs capture/pool.rs capture/report.rs \
+	for f in capture.rs capture/boot.rs capture/control.rs capture/hook.rs capture/pool.rs capture/report.rs \
 		capture/site_table.rs capture/sites.rs capture/sort.rs glue_capture.c; do
 		place "src/$f" "lib/alloctag/src/$f"
 	done

@@ -87,7 +87,10 @@ impl kernel::Module for AllocTagCore {
         #[cfg(CONFIG_ALLOCTAG_FAULT_INJECTION)]
         fault::register()?;
         #[cfg(CONFIG_ALLOCTAG_CAPTURE)]
-        capture::register()?;
+        {
+            capture::register()?;
+            capture::apply_boot_selections();
+        }
         #[cfg(CONFIG_ALLOCTAG_WASTE)]
         {
             waste::register()?;

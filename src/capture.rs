@@ -15,6 +15,7 @@
 //! first, by stack and by process, and what the sites' counters hold beyond them: objects allocated
 //! before capture started.
 
+mod boot;
 mod control;
 mod hook;
 mod pool;
@@ -23,6 +24,7 @@ mod site_table;
 mod sites;
 pub(crate) mod sort;
 
+pub(crate) use boot::apply as apply_boot_selections;
 pub(crate) use control::register;
 #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
 pub(crate) use pool::{HOLDS, HOLD_RECORDS, LONGEST_HOLD_NS, MAX_LIMIT};

@@ -12,6 +12,12 @@ CAP_CTL=$CAP_DIR/capture
 HOLD=/sys/kernel/debug/alloctag_test/hold
 CAP_MODDIR=/lib/modules
 
+# The capture files, with whatever is selected left as it is.
+capture_files() {
+	[ -e "$CAP_CTL" ] || mount -t debugfs none /sys/kernel/debug
+	[ -r "$CAP_CTL" ] || fail "no $CAP_CTL"
+}
+
 capture_ready() {
 	[ -e "$CAP_CTL" ] || mount -t debugfs none /sys/kernel/debug
 	[ -w "$CAP_CTL" ] || fail "no $CAP_CTL"
@@ -434,4 +440,34 @@ test_boot_lockdown_refuses_capture_reports() {
 	if echo clear 2>/dev/null >"$CAP_CTL"; then fail "the control file took a write"; fi
 	head -1 /proc/allocinfo | grep -q "^allocinfo - version:" || fail "/proc/allocinfo: $(head -1 /proc/allocinfo)"
 	memhold_stop
+}
+
+# alloctag.capture=: selections made at boot, all or none (boots
+# capture-boot and capture-bad of tests/guest/boots.txt).
+test_boot_capture_selections_in_force_at_boot() {
+	capture_files
+	grep -q "capture: alloctag.capture: 2 selections in force" /tmp/dmesg.boot ||
+		fail "no log line: $(grep alloctag.capture /tmp/dmesg.boot)"
+	grep -q "^selection 1 sites=0 unmarked=0 select=module:alloctag_test$" "$CAP_CTL" &&
+		grep -q "^selection 2 sites=0 unmarked=0 select=func:alloctag_never_called_anywhere$" "$CAP_CTL" ||
+		fail "the boot's selections: $(cat "$CAP_CTL")"
+	# A module loaded later is marked as it loads, and captured.
+	insmod "$CAP_MODDIR/alloctag_test.ko" || fail "insmod failed"
+	trap 'capwriter "$HOLD" 0 >/dev/null; rmmod alloctag_test' EXIT
+	pid=$(capwriter "$HOLD" 2) || fail "capwriter failed"
+	[ "$(held_objects_of "$pid")" = 2 ] || fail "objects of $pid: $(cat "$CAP_DIR/live")"
+	grep -Eq "^selection 1 sites=[1-9][0-9]* " "$CAP_CTL" || fail "the module's sites: $(cat "$CAP_CTL")"
+}
+
+# A value whose second selection does not parse selects nothing, not even
+# its first, and says so.
+test_boot_capture_bad_value_selects_nothing() {
+	capture_files
+	grep -q "capture: alloctag.capture: refused (EINVAL); nothing selected" /tmp/dmesg.boot ||
+		fail "no log line: $(grep alloctag.capture /tmp/dmesg.boot)"
+	if grep -q "^selection" "$CAP_CTL"; then fail "selected: $(cat "$CAP_CTL")"; fi
+	grep -q "^capture limit=[0-9]* size=0 used=0 " "$CAP_CTL" || fail "a pool: $(head -1 "$CAP_CTL")"
+	# The control file still takes a good selection.
+	echo "add module:alloctag_test" >"$CAP_CTL" || fail "add refused"
+	echo clear >"$CAP_CTL"
 }

@@ -18,11 +18,14 @@
  * /sys/kernel/debug/alloctag_test/hold allocates in its writer's context: a
  * write of N allocates N more objects at hold_object()'s call site (64 held
  * at most), kept until a write of 0 or unload. The capture tests and the
- * demo find them under each writer's pid and comm.
+ * demo find them under each writer's pid and comm. A write of N to
+ * hold_kfence holds one more there that KFENCE sampled, trying for N ms.
  */
 
 #include <linux/debugfs.h>
 #include <linux/gfp.h>
+#include <linux/jiffies.h>
+#include <linux/kfence.h>
 #include <linux/kstrtox.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -229,6 +232,44 @@ static const struct file_operations hold_fops = {
 	.write = hold_write,
 };
 
+/*
+ * Holds one more object of hold_object() that KFENCE sampled: allocates
+ * there, freeing each object KFENCE did not take, for up to ms milliseconds
+ * (-ETIMEDOUT after). Only the held object's allocation stays counted. For
+ * the test of what the hooks do with KFENCE's objects (tests/guest/suites.sh).
+ */
+static int hold_kfence_object(unsigned int ms)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(ms);
+	void *p;
+
+	if (nheld == HOLD_MAX)
+		return -EINVAL;
+	do {
+		p = hold_object();
+		if (!p)
+			return -ENOMEM;
+		if (is_kfence_address(p)) {
+			held[nheld++] = p;
+			return 0;
+		}
+		kfree(p);
+		cond_resched();
+	} while (time_before(jiffies, end));
+	return -ETIMEDOUT;
+}
+
+static ssize_t hold_kfence_write(struct file *file, const char __user *buf,
+				 size_t len, loff_t *ppos)
+{
+	return hold_file_write(buf, len, hold_kfence_object);
+}
+
+static const struct file_operations hold_kfence_fops = {
+	.owner = THIS_MODULE,
+	.write = hold_kfence_write,
+};
+
 /* The area hold_area() holds; writing 0 to hold_area frees it. */
 static void *held_area;
 
@@ -342,6 +383,7 @@ static int __init alloctag_test_init(void)
 	}
 	hold_dir = debugfs_create_dir("alloctag_test", NULL);
 	debugfs_create_file("hold", 0200, hold_dir, NULL, &hold_fops);
+	debugfs_create_file("hold_kfence", 0200, hold_dir, NULL, &hold_kfence_fops);
 	debugfs_create_file("hold_area", 0200, hold_dir, NULL, &hold_area_fops);
 	debugfs_create_file("hold_pages", 0200, hold_dir, NULL, &hold_pages_fops);
 	return 0;
