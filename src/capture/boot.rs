@@ -71,7 +71,10 @@ pub(crate) fn apply() {
     }
     match select(len) {
         Ok(n) => pr_info!("capture: alloctag.capture: {n} selections in force\n"),
-        Err(e) => pr_err!("capture: alloctag.capture: refused ({e:?}); nothing selected\n"),
+        Err(e) => pr_err!(
+            "capture: alloctag.capture: refused (error {}); nothing selected\n",
+            e.to_errno()
+        ),
     }
 }
 

@@ -463,7 +463,7 @@ test_boot_capture_selections_in_force_at_boot() {
 # its first, and says so.
 test_boot_capture_bad_value_selects_nothing() {
 	capture_files
-	grep -q "capture: alloctag.capture: refused (EINVAL); nothing selected" /tmp/dmesg.boot ||
+	grep -q "capture: alloctag.capture: refused (error -22); nothing selected" /tmp/dmesg.boot ||
 		fail "no log line: $(grep alloctag.capture /tmp/dmesg.boot)"
 	if grep -q "^selection" "$CAP_CTL"; then fail "selected: $(cat "$CAP_CTL")"; fi
 	grep -q "^capture limit=[0-9]* size=0 used=0 " "$CAP_CTL" || fail "a pool: $(head -1 "$CAP_CTL")"
