@@ -88,8 +88,8 @@ impl kernel::Module for AllocTagCore {
         fault::register()?;
         #[cfg(CONFIG_ALLOCTAG_CAPTURE)]
         {
-            capture::register()?;
-            capture::apply_boot_selections();
+            let control_file = capture::register()?;
+            capture::apply_boot_selections(control_file);
         }
         #[cfg(CONFIG_ALLOCTAG_WASTE)]
         {

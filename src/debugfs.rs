@@ -134,8 +134,9 @@ macro_rules! command_write {
 pub(crate) use command_write;
 
 /// Creates `name` with `mode` and `fops` in `/sys/kernel/debug/alloctag/`, which the first
-/// caller creates. Without debugfs (disabled or locked down) nothing is created.
-pub(crate) fn create_file(name: &'static CStr, mode: u16, fops: &'static Fops) {
+/// caller creates, and returns whether it did. Without debugfs (disabled or locked down) nothing
+/// is created.
+pub(crate) fn create_file(name: &'static CStr, mode: u16, fops: &'static Fops) -> bool {
     let dir_name = c_str!("alloctag");
     // SAFETY: The name is static; a null parent is debugfs's root.
     let mut dir =
@@ -150,7 +151,7 @@ pub(crate) fn create_file(name: &'static CStr, mode: u16, fops: &'static Fops) {
     }
     // SAFETY: `dir` is a dentry or an error pointer, which `debugfs_create_file` accepts; the
     // name and the operations are static.
-    unsafe {
+    let file = unsafe {
         bindings::debugfs_create_file(
             name.as_char_ptr(),
             mode,
@@ -159,6 +160,7 @@ pub(crate) fn create_file(name: &'static CStr, mode: u16, fops: &'static Fops) {
             &fops.0,
         )
     };
+    !file.is_null() && kernel::error::from_err_ptr(file).is_ok()
 }
 
 /// What a user wrote, as `%*pE` shows it in the log: a byte that is not printable ASCII, or a

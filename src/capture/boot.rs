@@ -5,8 +5,10 @@
 //! there are several (`alloctag.capture="module:m func:f;module:n"`). They are put in force when
 //! the capture files are made, before any module loads, so that a module's tags are marked as it
 //! loads: the allocations of a driver's probe at boot can be captured. All of them or none: a
-//! value that does not parse, one of more than 512 bytes, more selections than fit, or lockdown
-//! (which refuses the control file's writes) selects nothing, and says why in the kernel log.
+//! value that does not parse, one of more than 512 bytes, more selections than fit, no control
+//! file (debugfs off), or lockdown (which refuses the control file's writes) selects nothing, and
+//! says why in the kernel log; so does the parameter given without a value, even after one with.
+//! An empty value selects nothing.
 //!
 //! C header: [`include/linux/init.h`](srctree/include/linux/init.h)
 
@@ -30,9 +32,9 @@ const MAX_TEXT: usize = 512;
 /// init data. Atomics, not a mutable static: the boot CPU writes them before `apply()` reads.
 static TEXT: [AtomicU8; MAX_TEXT] = [const { AtomicU8::new(0) }; MAX_TEXT];
 
-/// The value's length; `TOO_LONG` for a value that was refused.
+/// The value's length; `REFUSED` for a value that was refused.
 static LEN: AtomicUsize = AtomicUsize::new(0);
-const TOO_LONG: usize = usize::MAX;
+const REFUSED: usize = usize::MAX;
 
 /// Parses `alloctag.capture=`: keeps the value for [`apply`].
 ///
@@ -42,13 +44,14 @@ const TOO_LONG: usize = usize::MAX;
 unsafe extern "C" fn setup(value: *mut u8) -> c_int {
     if value.is_null() {
         pr_err!("alloctag.capture: no value; nothing will be selected\n");
+        LEN.store(REFUSED, Ordering::Relaxed);
         return EINVAL.to_errno();
     }
     // SAFETY: A non-null value is a NUL-terminated string, as the caller guarantees.
     let value = unsafe { CStr::from_char_ptr(value) }.as_bytes();
     if value.len() > MAX_TEXT {
         pr_err!("alloctag.capture: longer than {MAX_TEXT} bytes; nothing will be selected\n");
-        LEN.store(TOO_LONG, Ordering::Relaxed);
+        LEN.store(REFUSED, Ordering::Relaxed);
         return EINVAL.to_errno();
     }
     for (slot, &byte) in TEXT.iter().zip(value) {
@@ -63,10 +66,14 @@ unsafe extern "C" fn setup(value: *mut u8) -> c_int {
 static PARAMETER: EarlyParam = EarlyParam::new(c_str!("alloctag.capture"), setup);
 
 /// Puts the boot's selections in force, all or none, and logs the outcome. Process context,
-/// once the capture files are made.
-pub(crate) fn apply() {
+/// once the capture files are made; `control_file` says whether the control file was.
+pub(crate) fn apply(control_file: bool) {
     let len = LEN.load(Ordering::Relaxed);
-    if len == 0 || len == TOO_LONG {
+    if len == 0 || len == REFUSED {
+        return;
+    }
+    if !control_file {
+        pr_err!("capture: alloctag.capture: no control file (debugfs); nothing selected\n");
         return;
     }
     match select(len) {

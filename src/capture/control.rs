@@ -128,12 +128,14 @@ listing_fops!(
 
 /// Creates the files in `/sys/kernel/debug/alloctag/`. Without debugfs (disabled or locked
 /// down) there are none, and nothing is ever captured.
-pub(crate) fn register() -> Result {
-    debugfs::create_file(c_str!("capture"), 0o600, &CONTROL);
+///
+/// Returns whether the control file was made: without it no selection could be seen or ended.
+pub(crate) fn register() -> Result<bool> {
+    let control = debugfs::create_file(c_str!("capture"), 0o600, &CONTROL);
     debugfs::create_file(c_str!("live"), 0o400, &OBJECTS);
     debugfs::create_file(c_str!("live_stacks"), 0o400, &STACKS);
     debugfs::create_file(c_str!("live_processes"), 0o400, &PROCESSES);
-    Ok(())
+    Ok(control)
 }
 
 /// The control file's listing: the pool, then each selection with its sites, made when the
