@@ -3,8 +3,9 @@
 //! Capture selections made at boot: `alloctag.capture=SELECTION[;SELECTION...]`, each
 //! `SELECTION` the selectors the control file's `add` takes, quoted on the command line when
 //! there are several (`alloctag.capture="module:m func:f;module:n"`). They are put in force when
-//! the capture files are made, before any module loads, so that a module's tags are marked as it
-//! loads: the allocations of a driver's probe at boot can be captured. All of them or none: a
+//! the capture files are made (a `device_initcall`, before user space loads any module), so that a
+//! module's tags are marked as it loads: the allocations of a driver's probe at boot can be
+//! captured. All of them or none: a
 //! value that does not parse, one of more than 512 bytes, more selections than fit, no control
 //! file (debugfs off), or lockdown (which refuses the control file's writes) selects nothing, and
 //! says why in the kernel log; so does the parameter given without a value, even after one with.
