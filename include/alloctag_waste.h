@@ -96,9 +96,9 @@ void alloctag_waste_krealloc_slowpath(const void *object, size_t new_size);
 void alloctag_waste_vmalloc_slowpath(struct vm_struct *vm);
 void alloctag_waste_vfree_slowpath(struct vm_struct *vm);
 void alloctag_waste_vrealloc_slowpath(struct vm_struct *vm, size_t new_size);
-void alloctag_waste_pages_alloc_slowpath(struct page *page,
-					 struct alloc_tag *tag,
-					 unsigned int order);
+void __alloctag_slowpath alloctag_pages_alloc_slowpath(struct page *page,
+						       unsigned int order,
+						       gfp_t gfp);
 void alloctag_waste_pages_free_slowpath(struct page *page, unsigned int order);
 void alloctag_waste_pages_shrink_slowpath(struct page *page, unsigned int order);
 void alloctag_waste_pages_split_slowpath(struct folio *folio, int old_order,
@@ -200,29 +200,23 @@ static __always_inline void alloctag_waste_vrealloc(struct vm_struct *vm,
 DECLARE_STATIC_KEY_FALSE(alloctag_page_alloc_key);
 
 /*
- * post_alloc_hook(): 2^order pages are about to be charged to *tagp, the
- * current task's tag. Capture's hook and this accounting's share one
- * static branch, on while either is (src/keys.rs): a page allocation and
- * free cost some 680 instructions, so each patched-out jump is 0.15% of
- * them. Called before pgalloc_tag_add(), where page, order and gfp are
- * live anyway: after it they were kept across its calls, five
- * instructions more (Documentation/benchmarks.rst). READ_ONCE() keeps the
- * compiler from loading the tag before the patched-out jump.
+ * post_alloc_hook(): 2^order pages are about to be charged to the current
+ * task's tag. Capture's hook and this accounting's share one static branch,
+ * on while either is (src/keys.rs): a page allocation and free cost some
+ * 680 instructions, so each patched-out jump is 0.15% of them. Behind it,
+ * one call that saves what it uses (__alloctag_slowpath) and finds the tag
+ * itself: page, order and gfp are in the argument registers already, and
+ * post_alloc_hook() keeps nothing across the call for pgalloc_tag_add()
+ * after it (with the tag as an argument it kept current, and with a plain
+ * call page, order and gfp, in callee-saved registers on every
+ * allocation, the branch taken or not: Documentation/benchmarks.rst).
  */
 static __always_inline void alloctag_pages_alloc_hooks(struct page *page,
-						       struct alloc_tag * const *tagp,
 						       unsigned int order,
 						       gfp_t gfp)
 {
-	struct alloc_tag *tag;
-
-	if (static_branch_unlikely(&alloctag_page_alloc_key)) {
-		tag = READ_ONCE(*tagp);
-		if (tag && alloctag_capture_marked(&tag->ct))
-			alloctag_capture_pages_slowpath(page, tag, order, gfp);
-		if (static_branch_unlikely(&alloctag_waste_key))
-			alloctag_waste_pages_alloc_slowpath(page, tag, order);
-	}
+	if (static_branch_unlikely(&alloctag_page_alloc_key))
+		alloctag_pages_alloc_slowpath(page, order, gfp);
 }
 
 /* free_pages_prepare(): 2^order pages go; their tag is still there. */
@@ -305,11 +299,10 @@ static inline void alloctag_waste_vrealloc(struct vm_struct *vm,
 					   size_t new_size) {}
 /* Capture's hook alone. */
 static __always_inline void alloctag_pages_alloc_hooks(struct page *page,
-						       struct alloc_tag * const *tagp,
 						       unsigned int order,
 						       gfp_t gfp)
 {
-	alloctag_capture_pages(page, tagp, order, gfp);
+	alloctag_capture_pages(page, &current->alloc_tag, order, gfp);
 }
 static inline void alloctag_waste_pages_free(struct page *page,
 					     unsigned int order) {}

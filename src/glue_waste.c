@@ -421,9 +421,8 @@ static bool page_will_be_charged(struct alloc_tag *tag)
 	return !alloctag_pgflags() || alloctag_pgflags_index(tag);
 }
 
-void alloctag_waste_pages_alloc_slowpath(struct page *page,
-					 struct alloc_tag *tag,
-					 unsigned int order)
+static void waste_pages_alloc(struct page *page, struct alloc_tag *tag,
+			      unsigned int order)
 {
 	struct alloctag_waste_counters __percpu *w;
 	struct page_ext *ext;
@@ -445,6 +444,19 @@ void alloctag_waste_pages_alloc_slowpath(struct page *page,
 	}
 	preempt_enable();
 	page_ext_put(ext);
+}
+
+/* alloctag_waste.h: behind the key that capture and this accounting share */
+void __alloctag_slowpath alloctag_pages_alloc_slowpath(struct page *page,
+						       unsigned int order,
+						       gfp_t gfp)
+{
+	struct alloc_tag *tag = current->alloc_tag;
+
+	if (tag && alloctag_capture_marked(&tag->ct))
+		alloctag_capture_pages_slowpath(page, tag, order, gfp);
+	if (static_branch_unlikely(&alloctag_waste_key))
+		waste_pages_alloc(page, tag, order);
 }
 
 void alloctag_waste_pages_free_slowpath(struct page *page, unsigned int order)

@@ -69,31 +69,33 @@ static __always_inline bool alloctag_slab_plain(void)
 #define alloctag_slab_capture() mem_alloc_profiling_enabled()
 
 /*
- * The slow paths (src/glue_capture.c) save every register they use. bindgen
+ * The slow paths that hot paths call before they go on (src/glue_capture.c,
+ * and the page allocation one of src/glue_waste.c) save every register they
+ * use, so that their callers keep none live across them. bindgen
  * cannot express that calling convention, and Rust never calls them: it sees
  * plain declarations (rust/Makefile defines __BINDGEN__).
  */
 #ifdef __BINDGEN__
-#define __alloctag_capture_slowpath
+#define __alloctag_slowpath
 #else
-#define __alloctag_capture_slowpath __preserve_most
+#define __alloctag_slowpath __preserve_most
 #endif
 
-void __alloctag_capture_slowpath alloctag_capture_slab_slowpath(union codetag_ref *ref,
+void __alloctag_slowpath alloctag_capture_slab_slowpath(union codetag_ref *ref,
 						    const void *object,
 						    struct kmem_cache *s,
 						    gfp_t gfp);
-void __alloctag_capture_slowpath alloctag_capture_pages_slowpath(struct page *page,
+void __alloctag_slowpath alloctag_capture_pages_slowpath(struct page *page,
 						     const struct alloc_tag *tag,
 						     unsigned int order,
 						     gfp_t gfp);
-void __alloctag_capture_slowpath alloctag_capture_free_slowpath(const void *key);
-void __alloctag_capture_slowpath alloctag_capture_shrink_slowpath(struct page *page,
+void __alloctag_slowpath alloctag_capture_free_slowpath(const void *key);
+void __alloctag_slowpath alloctag_capture_shrink_slowpath(struct page *page,
 						      unsigned int order);
-void __alloctag_capture_slowpath alloctag_capture_split_slowpath(struct folio *folio,
+void __alloctag_slowpath alloctag_capture_split_slowpath(struct folio *folio,
 						     int old_order,
 						     int new_order);
-void __alloctag_capture_slowpath alloctag_capture_copy_slowpath(const void *to,
+void __alloctag_slowpath alloctag_capture_copy_slowpath(const void *to,
 						    struct folio *new,
 						    struct folio *old);
 
