@@ -31,7 +31,7 @@ for o in "${KMAKE_OPTS[@]}"; do
 	args+=(--make_options "$o")
 done
 if [ "$cmd" != build ]; then
-	for a in $(tcg_clock_args); do
+	for a in $(tcg_clock_args) $(tcg_guest_args); do
 		args+=(--kernel_args "$a")
 	done
 fi

@@ -34,14 +34,14 @@ case "$(file -bL "$kernel")" in
 	# virt's first UART is a PL011, ttyAMA0; the kernel boots without
 	# firmware (QEMU passes the device tree). cortex-a57: an ARMv8.0 core
 	# that TCG runs fast (max's pointer authentication is slow to emulate).
-	append="console=ttyAMA0 panic=-1 oops=panic $*"
+	append="console=ttyAMA0 panic=-1 oops=panic $(tcg_guest_args) $*"
 	qemu=(qemu-system-aarch64 -nodefaults -no-reboot -display none
 		-accel tcg,thread=single -M virt -cpu cortex-a57 -smp "$smp" -m 2G
 		-serial stdio
 		-kernel "$kernel" -initrd "$initrd" -append "$append")
 	;;
 *)
-	append="console=ttyS0 panic=-1 oops=panic $(tcg_clock_args) $*"
+	append="console=ttyS0 panic=-1 oops=panic $(tcg_clock_args) $(tcg_guest_args) $*"
 	qemu=(qemu-system-x86_64 -nodefaults -no-reboot -display none
 		-accel tcg,thread=single -cpu max,la57=off -smp "$smp" -m 2G
 		-bios qboot.rom -serial stdio

@@ -62,6 +62,11 @@ void alloctag_layout(void)
 
 	OFFSET(TASK_ALLOC_TAG, task_struct, alloc_tag);
 	OFFSET(STATIC_KEY_ENABLED, static_key, enabled);
+#if defined(CONFIG_JUMP_LABEL) && defined(CONFIG_HAVE_ARCH_JUMP_LABEL_RELATIVE)
+	SIZE(JUMP_ENTRY_SIZE, jump_entry);
+	OFFSET(JUMP_ENTRY_CODE, jump_entry, code);
+	OFFSET(JUMP_ENTRY_KEY, jump_entry, key);
+#endif
 #ifdef CONFIG_MODULES
 	OFFSET(MODULE_NAME, module, name);
 #endif

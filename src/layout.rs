@@ -82,6 +82,13 @@ same!(CODETAG_BYTES_BYTES, codetag_bytes.bytes);
 same!(TASK_ALLOC_TAG, task_struct.alloc_tag);
 // Read by rust/kernel/jump_label.rs where no jump-label entry can be emitted.
 same!(STATIC_KEY_ENABLED, static_key.enabled);
+// Read by the jump-label test (src/tests/jump_label.rs), with relative entries.
+#[cfg(all(CONFIG_JUMP_LABEL, CONFIG_HAVE_ARCH_JUMP_LABEL_RELATIVE))]
+same!(JUMP_ENTRY_SIZE, size jump_entry);
+#[cfg(all(CONFIG_JUMP_LABEL, CONFIG_HAVE_ARCH_JUMP_LABEL_RELATIVE))]
+same!(JUMP_ENTRY_CODE, jump_entry.code);
+#[cfg(all(CONFIG_JUMP_LABEL, CONFIG_HAVE_ARCH_JUMP_LABEL_RELATIVE))]
+same!(JUMP_ENTRY_KEY, jump_entry.key);
 // Without modules `struct module` is incomplete in C.
 #[cfg(CONFIG_MODULES)]
 same!(MODULE_NAME, module.name);

@@ -59,13 +59,83 @@ fn key_initially_false_read_inline(test: &Test) {
     follows_the_key(test, false);
 }
 
-/// Rust call sites skip the tag lookup exactly while the profiling key is off.
+/// The profiling gate of Rust call sites, out of line: a function of its own, whose extent
+/// kallsyms knows, holds its jump entry.
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+#[inline(never)]
+fn gate() -> bool {
+    kernel::alloc_tag::profiling_enabled()
+}
+
+/// Rust call sites skip the tag lookup exactly while the profiling key is off: the gate reads
+/// what the key is now and, where it is a patched branch, its jump entry names the profiling key
+/// and no other. (The test kernels forbid turning profiling off, CONFIG_MEM_ALLOC_PROFILING_DEBUG:
+/// that the gate follows the key both ways is the guest's test_rw_profiling_off_freezes_*.)
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 fn profiling_gate_reads_the_profiling_key(test: &Test) {
-    kunit_expect!(
-        test,
-        kernel::alloc_tag::profiling_enabled() == crate::keys::enabled()
-    );
+    kunit_expect!(test, gate() == crate::keys::enabled());
+    #[cfg(all(
+        CONFIG_JUMP_LABEL,
+        CONFIG_HAVE_ARCH_JUMP_LABEL_RELATIVE,
+        CONFIG_ALLOCTAG_RUST_ASM_GOTO,
+        any(CONFIG_X86_64, CONFIG_ARM64)
+    ))]
+    {
+        let start = gate as *const () as usize;
+        let Some(size) = symbol_size(start) else {
+            kunit_expect!(test, false, "kallsyms does not know the gate");
+            return;
+        };
+        let key = (&raw const bindings::mem_alloc_profiling_key) as usize;
+        let (mut ours, mut others) = (0, 0);
+        for (code, entry_key) in vmlinux_jump_entries() {
+            if (start..start + size).contains(&code) {
+                if entry_key == key {
+                    ours += 1;
+                } else {
+                    others += 1;
+                }
+            }
+        }
+        kunit_expect!(
+            test,
+            ours == 1 && others == 0,
+            "jump entries in the gate ({size} bytes): {ours} of the profiling key, {others} of others"
+        );
+    }
+}
+
+/// The size of the symbol that starts at `addr`, if kallsyms has one there.
+#[cfg(all(CONFIG_MEM_ALLOC_PROFILING_RUST, CONFIG_JUMP_LABEL))]
+fn symbol_size(addr: usize) -> Option<usize> {
+    let (mut size, mut offset) = (0, 0);
+    // SAFETY: Both out-pointers are valid for writes; the lookup takes no lock that a test
+    // case could hold.
+    let found = unsafe { bindings::kallsyms_lookup_size_offset(addr as _, &mut size, &mut offset) };
+    (found != 0 && offset == 0).then_some(size)
+}
+
+/// The code address and key of each of vmlinux's jump entries, as jump_entry_code() and
+/// jump_entry_key() in include/linux/jump_label.h compute them (relative offsets; the key's two
+/// low bits are flags). src/layout.rs checks bindgen's `jump_entry` against C's.
+#[cfg(all(
+    CONFIG_MEM_ALLOC_PROFILING_RUST,
+    CONFIG_JUMP_LABEL,
+    CONFIG_HAVE_ARCH_JUMP_LABEL_RELATIVE
+))]
+fn vmlinux_jump_entries() -> impl Iterator<Item = (usize, usize)> {
+    let start = (&raw const bindings::__start___jump_table).cast::<bindings::jump_entry>();
+    let stop = (&raw const bindings::__stop___jump_table).cast::<bindings::jump_entry>();
+    // SAFETY: Both bound the linker's `__jump_table` section of vmlinux, an array of entries.
+    let count = unsafe { stop.offset_from(start) } as usize;
+    (0..count).map(move |i| {
+        // SAFETY: `i` is within the section, which stays mapped; after init only
+        // jump_label_init() (before any test) wrote it, so a plain read races with nothing.
+        let entry = unsafe { &*start.add(i) };
+        let code = (&raw const entry.code as usize).wrapping_add_signed(entry.code as isize);
+        let key = (&raw const entry.key as usize).wrapping_add_signed(entry.key) & !3;
+        (code, key)
+    })
 }
 
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]

@@ -175,7 +175,9 @@ test_capture_huge_page_split_and_freed() {
 		memhold_stop
 		echo 1 >/proc/sys/vm/compact_memory
 	done
-	[ -n "$hold_job" ] || fail "no huge page in three tries: $(grep AnonHuge /proc/meminfo)"
+	# Memory too fragmented for one after compaction: the machine's state,
+	# so a skip (its manifest lines say may-skip), not a failure.
+	[ -n "$hold_job" ] || skip "no huge page in three tries, compacting between them: $(grep AnonHuge /proc/meminfo)"
 	n=$(memhold_objects "$hold_pid" " bytes=2097152 .* kind=pages order=9 ")
 	[ "$n" = 1 ] || fail "huge page of $hold_pid not recorded: $(cat "$CAP_DIR/live")"
 	# A split skips a folio it cannot lock at once: tried again while the
@@ -333,6 +335,10 @@ test_capture_races_selection_changes_with_frees() {
 				err=$(capwriter "$HOLD" 0 2>&1 >/dev/null)
 			else
 				refused=$((refused + 1))
+				# Bounded by attempts, not time: a slow host only
+				# makes them slower.
+				[ "$ok" != 0 ] || [ "$refused" -lt 1000 ] ||
+					{ echo "writer: 1000 refused before the first write went through: $err"; exit 1; }
 			fi
 			case "$err" in
 			'' | *'No such file or directory' | *'Input/output error' | *'No such device' | *'No such device or address') ;;
@@ -355,12 +361,12 @@ test_capture_races_selection_changes_with_frees() {
 		[ "$n" -gt 0 ] || { echo "reader: no read"; exit 1; }
 	) &
 	reader=$!
-	# The writer's first allocation, so that the race starts with both up.
-	for _ in $(seq 1 200); do
-		[ -e "$started" ] && break
+	# The writer's first allocation, so that the race starts with both up:
+	# waited for as long as the writer runs, however slow the host.
+	while [ ! -e "$started" ] && kill -0 "$writer" 2>/dev/null; do
 		sleep 0.05
 	done
-	[ -e "$started" ] || { touch "$stop"; fail "the writer made no allocation in 10 s"; }
+	[ -e "$started" ] || { touch "$stop"; wait "$writer"; fail "the writer ended before its first allocation"; }
 	for i in $(seq 1 40); do
 		echo "add module:alloctag_test func:hold_object" >"$CAP_CTL" || { touch "$stop"; fail "add $i refused"; }
 		if [ $((i % 4)) = 0 ]; then

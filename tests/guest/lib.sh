@@ -16,6 +16,16 @@ fail() {
 	return 1
 }
 
+# A test whose precondition the machine cannot give (not the code under
+# test: memory's state) ends with this, and run.sh reports it "ok - NAME #
+# SKIP" with the reason; its manifest line must say "may-skip NAME"
+# (tests/manifest/README), or the skip fails the run.
+SKIP_RC=77
+skip() {
+	echo "skipped: $*"
+	exit "$SKIP_RC"
+}
+
 # The probe of counters_frozen and counters_moving: a call site whose calls
 # only the test makes, hold_object() of tests/modules/alloctag_test.c, which
 # allocates one object per unit written to its debugfs hold file (capwriter,
