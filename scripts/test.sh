@@ -283,6 +283,45 @@ boot() {
 	guest_pass=$((guest_pass + p))
 	guest_fail=$((guest_fail + f))
 }
+# Two boots at once once the background builds are done (each QEMU is one
+# thread; a warm run's builds finish within the KUnit stage), one while they
+# run, so that they keep the other core. Each boot runs in a subshell that
+# leaves its output and counts in files, printed and added as it ends.
+boot_pids=()
+declare -A boot_names=()
+boot_slots() {
+	if kill -0 "$background_pid" 2>/dev/null; then echo 1; else echo 2; fi
+}
+# Waits for one boot to end, then prints its output and adds its counts.
+boot_collect() {
+	local done_pid= name p f s i
+	wait -n -p done_pid "${boot_pids[@]}" || true
+	[ -n "$done_pid" ] || return 0
+	name=${boot_names[$done_pid]}
+	for i in "${!boot_pids[@]}"; do
+		[ "${boot_pids[$i]}" != "$done_pid" ] || unset 'boot_pids[i]'
+	done
+	boot_pids=("${boot_pids[@]}")
+	cat "$logs/guest-$name.out"
+	read -r p f s <"$logs/guest-$name.counts" 2>/dev/null ||
+		{ echo "guest-test: not ok - boot '$name': no result"; p=0 f=1 s=0; }
+	guest_pass=$((guest_pass + p))
+	guest_fail=$((guest_fail + f))
+	skipped[guest]=$((skipped[guest] + s))
+}
+# boot_bg NAME ...: boot, in the background when a slot is free.
+boot_bg() {
+	local name=$1
+	while [ "${#boot_pids[@]}" -ge "$(boot_slots)" ]; do boot_collect; done
+	rm -f "$logs/guest-$name.counts"
+	(
+		guest_pass=0 guest_fail=0 skipped[guest]=0
+		boot "$@" >"$logs/guest-$name.out" 2>&1
+		echo "$guest_pass $guest_fail ${skipped[guest]}" >"$logs/guest-$name.counts"
+	) &
+	boot_pids+=($!)
+	boot_names[$!]=$name
+}
 # The test kernel's boots first, while kernel-nodebug may still be building.
 set -f # the test patterns stay patterns
 for pass in test nodebug; do
@@ -304,8 +343,10 @@ for pass in test nodebug; do
 			;;
 		esac
 		# shellcheck disable=SC2086 # one word per command line word
-		boot "$name" "$kernel" $args
+		boot_bg "$name" "$kernel" $args
 	done <"$ALLOCTAG_ROOT/tests/guest/boots.txt"
+	# The nodebug pass makes its initramfs next: both kernels' boots end here.
+	while [ "${#boot_pids[@]}" -gt 0 ]; do boot_collect; done
 done
 set +f
 # A boot of the manifest that boots.txt no longer has did not run.
