@@ -23,6 +23,7 @@
  */
 
 #include <linux/debugfs.h>
+#include <linux/fs.h>
 #include <linux/gfp.h>
 #include <linux/jiffies.h>
 #include <linux/kfence.h>
@@ -187,21 +188,6 @@ static noinline void *hold_object(void)
 	return kmalloc(HOLD_SIZE, GFP_KERNEL);
 }
 
-/* Parses N from a hold file and runs apply(N) under held_lock. */
-static ssize_t hold_file_write(const char __user *buf, size_t len,
-			       int (*apply)(unsigned int n))
-{
-	unsigned int n;
-	int ret = kstrtouint_from_user(buf, len, 0, &n);
-
-	if (ret)
-		return ret;
-	mutex_lock(&held_lock);
-	ret = apply(n);
-	mutex_unlock(&held_lock);
-	return ret ?: len;
-}
-
 /* Holds n more objects of hold_object(); 0 frees them all. */
 static int hold_objects(unsigned int n)
 {
@@ -220,17 +206,6 @@ static int hold_objects(unsigned int n)
 	}
 	return 0;
 }
-
-static ssize_t hold_write(struct file *file, const char __user *buf,
-			  size_t len, loff_t *ppos)
-{
-	return hold_file_write(buf, len, hold_objects);
-}
-
-static const struct file_operations hold_fops = {
-	.owner = THIS_MODULE,
-	.write = hold_write,
-};
 
 /*
  * Holds one more object of hold_object() that KFENCE sampled: allocates
@@ -259,17 +234,6 @@ static int hold_kfence_object(unsigned int ms)
 	return -ETIMEDOUT;
 }
 
-static ssize_t hold_kfence_write(struct file *file, const char __user *buf,
-				 size_t len, loff_t *ppos)
-{
-	return hold_file_write(buf, len, hold_kfence_object);
-}
-
-static const struct file_operations hold_kfence_fops = {
-	.owner = THIS_MODULE,
-	.write = hold_kfence_write,
-};
-
 /* The area hold_area() holds; writing 0 to hold_area frees it. */
 static void *held_area;
 
@@ -286,17 +250,6 @@ static int hold_area_bytes(unsigned int n)
 	held_area = n ? hold_area(n) : NULL;
 	return n && !held_area ? -ENOMEM : 0;
 }
-
-static ssize_t hold_area_write(struct file *file, const char __user *buf,
-			       size_t len, loff_t *ppos)
-{
-	return hold_file_write(buf, len, hold_area_bytes);
-}
-
-static const struct file_operations hold_area_fops = {
-	.owner = THIS_MODULE,
-	.write = hold_area_write,
-};
 
 /* The pages hold_exact() holds, and their size; writing 0 to hold_pages frees them. */
 static void *held_exact;
@@ -324,19 +277,44 @@ static int hold_pages_bytes(unsigned int n)
 	return n && !held_exact ? -ENOMEM : 0;
 }
 
-static ssize_t hold_pages_write(struct file *file, const char __user *buf,
-				size_t len, loff_t *ppos)
+/* A debugfs file of hold_dir: writing N to it runs apply(N). */
+struct hold_file {
+	const char *name;
+	int (*apply)(unsigned int n);
+};
+
+static const struct hold_file hold_files[] = {
+	{ "hold", hold_objects },
+	{ "hold_kfence", hold_kfence_object },
+	{ "hold_area", hold_area_bytes },
+	{ "hold_pages", hold_pages_bytes },
+};
+
+/* Parses N from a hold file and runs its apply(N) under held_lock. */
+static ssize_t hold_write(struct file *file, const char __user *buf,
+			  size_t len, loff_t *ppos)
 {
-	return hold_file_write(buf, len, hold_pages_bytes);
+	const struct hold_file *h = file->private_data;
+	unsigned int n;
+	int ret = kstrtouint_from_user(buf, len, 0, &n);
+
+	if (ret)
+		return ret;
+	mutex_lock(&held_lock);
+	ret = h->apply(n);
+	mutex_unlock(&held_lock);
+	return ret ?: len;
 }
 
-static const struct file_operations hold_pages_fops = {
+static const struct file_operations hold_fops = {
 	.owner = THIS_MODULE,
-	.write = hold_pages_write,
+	.open = simple_open,
+	.write = hold_write,
 };
 
 static int __init alloctag_test_init(void)
 {
+	unsigned int i;
 	int ret;
 
 	object = kmalloc(3000, GFP_KERNEL);
@@ -382,10 +360,9 @@ static int __init alloctag_test_init(void)
 		}
 	}
 	hold_dir = debugfs_create_dir("alloctag_test", NULL);
-	debugfs_create_file("hold", 0200, hold_dir, NULL, &hold_fops);
-	debugfs_create_file("hold_kfence", 0200, hold_dir, NULL, &hold_kfence_fops);
-	debugfs_create_file("hold_area", 0200, hold_dir, NULL, &hold_area_fops);
-	debugfs_create_file("hold_pages", 0200, hold_dir, NULL, &hold_pages_fops);
+	for (i = 0; i < ARRAY_SIZE(hold_files); i++)
+		debugfs_create_file(hold_files[i].name, 0200, hold_dir,
+				    (void *)&hold_files[i], &hold_fops);
 	return 0;
 }
 
