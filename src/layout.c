@@ -125,6 +125,23 @@ void alloctag_layout(void)
 	OFFSET(CAPTURE_INFO_ORDER, alloctag_capture_info, order);
 	OFFSET(CAPTURE_INFO_CONTEXT, alloctag_capture_info, context);
 
+#ifdef CONFIG_MEM_ALLOC_PROFILING_RUST
+	/*
+	 * What takes page->flags' bits (linux/page-flags-layout.h), for the log
+	 * line that says why page tags cannot go there: the fields as
+	 * NR_UNUSED_PAGEFLAG_BITS counts them (last_cpupid by its shift).
+	 */
+	DEFINE(PGFLAGS_LONG, BITS_PER_LONG);
+	DEFINE(PGFLAGS_FLAGS, NR_PAGEFLAGS);
+	DEFINE(PGFLAGS_SECTIONS, SECTIONS_WIDTH);
+	DEFINE(PGFLAGS_NODES, NODES_WIDTH);
+	DEFINE(PGFLAGS_ZONES, ZONES_WIDTH);
+	DEFINE(PGFLAGS_LAST_CPUPID, LAST_CPUPID_SHIFT);
+	DEFINE(PGFLAGS_KASAN_TAG, KASAN_TAG_WIDTH);
+	DEFINE(PGFLAGS_LRU_GEN, LRU_GEN_WIDTH);
+	DEFINE(PGFLAGS_LRU_REFS, LRU_REFS_WIDTH);
+	DEFINE(PGFLAGS_UNUSED, NR_UNUSED_PAGEFLAG_BITS);
+#endif
 #ifdef CONFIG_KUNIT
 	SIZE(KUNIT_CASE_SIZE, kunit_case);
 	OFFSET(KUNIT_CASE_RUN_CASE, kunit_case, run_case);

@@ -147,6 +147,18 @@ same!(CAPTURE_INFO_KIND, alloctag_capture_info.kind);
 same!(CAPTURE_INFO_ORDER, alloctag_capture_info.order);
 same!(CAPTURE_INFO_CONTEXT, alloctag_capture_info.context);
 
+/// What takes the bits of `page->flags`, as `NR_UNUSED_PAGEFLAG_BITS` counts them
+/// (linux/page-flags-layout.h): constants, not a layout check.
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+pub(crate) mod page_flags {
+    pub(crate) use super::c::{
+        PGFLAGS_FLAGS as FLAGS, PGFLAGS_KASAN_TAG as KASAN_TAG, PGFLAGS_LAST_CPUPID as LAST_CPUPID,
+        PGFLAGS_LONG as LONG, PGFLAGS_LRU_GEN as LRU_GEN, PGFLAGS_LRU_REFS as LRU_REFS,
+        PGFLAGS_NODES as NODES, PGFLAGS_SECTIONS as SECTIONS, PGFLAGS_UNUSED as UNUSED,
+        PGFLAGS_ZONES as ZONES,
+    };
+}
+
 #[cfg(CONFIG_KUNIT)]
 mod kunit {
     use super::*;

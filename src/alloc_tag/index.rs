@@ -91,6 +91,7 @@ pub(crate) unsafe extern "C" fn alloc_tag_sec_init() {
             count,
             bits
         );
+        log_page_flags(count);
         return;
     }
     // SAFETY: By the caller's guarantee, boot on one CPU: nothing reads these before the key
@@ -117,3 +118,27 @@ pub(crate) unsafe extern "C" fn alloc_tag_sec_init() {
 }
 
 c_declared!(alloc_tag_sec_init);
+
+/// Says what would let `count` tags go in page flags: the bits they need, and what takes
+/// `page->flags`' bits, each field with the configuration option that sizes it.
+fn log_page_flags(count: usize) {
+    use crate::layout::page_flags as f;
+    let need = usize::BITS - (FIRST_INDEX + count).saturating_sub(1).leading_zeros();
+    pr_warn!(
+        "they need {} bits; page->flags' {} bits hold {} page flags, sections {} \
+         (SPARSEMEM without VMEMMAP), nodes {} (NODES_SHIFT), zones {}, last_cpupid {} \
+         (NUMA_BALANCING, NR_CPUS), KASAN tag {} (KASAN_SW_TAGS, KASAN_HW_TAGS), LRU \
+         generations {} and references {} (LRU_GEN), {} unused\n",
+        need,
+        f::LONG,
+        f::FLAGS,
+        f::SECTIONS,
+        f::NODES,
+        f::ZONES,
+        f::LAST_CPUPID,
+        f::KASAN_TAG,
+        f::LRU_GEN,
+        f::LRU_REFS,
+        f::UNUSED
+    );
+}

@@ -72,6 +72,20 @@ test_boot_pgflags_fallback_keeps_page_ext() {
 	echo "$line"
 	tags=$(echo "$line" | sed -n 's/.*alloctag: \([0-9]*\) allocation tags.*/\1/p')
 	[ "$tags" -gt $((1 << bits)) ] || fail "$tags tags would fit in $bits bits"
+	# The next line says why: the bits the tags need, and what takes
+	# page->flags' bits, which add up to all of them.
+	why=$(grep -E "alloctag: they need [0-9]+ bits; page->flags' " /tmp/dmesg.boot || true)
+	[ -n "$why" ] || fail "no line saying what takes the page-flag bits"
+	echo "$why"
+	need=$(echo "$why" | sed -n 's/.*they need \([0-9]*\) bits.*/\1/p')
+	[ $(((tags + 1) >> need)) = 0 ] && [ $(((tags + 1) >> (need - 1))) != 0 ] ||
+		fail "$tags tags and the two reserved indices do not need $need bits"
+	long=$(echo "$why" | sed -n "s/.*page->flags' \([0-9]*\) bits hold.*/\1/p")
+	sum=0
+	for n in $(echo "$why" | sed "s/.* bits hold //; s/([^)]*)//g" | grep -oE '[0-9]+'); do
+		sum=$((sum + n))
+	done
+	[ "$sum" = "$long" ] || fail "the fields and the unused bits add up to $sum, not $long"
 	grep -Eq 'allocated [0-9]+ bytes of page_ext' /tmp/dmesg.boot || fail "no page_ext for tags"
 	! grep -q 'page tags in page flags:' /tmp/dmesg.boot || fail "page tags in page flags after all"
 	[ "$(cat /proc/sys/vm/mem_profiling_compressed)" = 0 ] || fail "mem_profiling_compressed is not 0"
