@@ -60,6 +60,9 @@ for m in lib/slub_kunit.ko mm/kasan/kasan_test.ko mm/kfence/kfence_test.ko; do
 done
 # An in-tree module for the error-path sweeper (tests/guest/inject.sh).
 find "$kbuild/drivers/char/hw_random" -name 'rng-core.ko' -exec cp {} "$stage/lib/modules/" \; 2>/dev/null || true
+# The in-tree Rust null block driver, where the kernel builds it (the nodebug
+# kernel: tests/guest/rnull.sh).
+[ ! -f "$kbuild/drivers/block/rnull_mod.ko" ] || cp "$kbuild/drivers/block/rnull_mod.ko" "$stage/lib/modules/"
 # The out-of-tree module built against this kernel's headers package
 # (scripts/build-extmod.sh, tests/guest/extmod.sh), only when built after the
 # kernel and its sources: an older one is another build's.
