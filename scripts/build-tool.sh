@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Builds the userspace tools for the guest as static binaries: allocinfo,
-# and allocinfo-check, the guest tests' read checkers (crates/allocinfo-check).
+# allocinfo-check, the guest tests' read checkers (crates/allocinfo-check),
+# and allocinfo-fuzz, the fuzzer of tests/guest/fuzz.sh (crates/allocinfo-fuzz).
 #
 # The binaries of an earlier build are deleted first: when a build fails,
 # scripts/mkinitramfs.sh finds no tool to pack instead of an old one, and
@@ -16,7 +17,7 @@ set -euo pipefail
 [ -f "$ALLOCTAG_ROOT/Cargo.toml" ] || exit 0
 cd "$ALLOCTAG_ROOT"
 release=$ALLOCTAG_ROOT/target/x86_64-unknown-linux-gnu/release
-tools=(allocinfo allocinfo-check)
+tools=(allocinfo allocinfo-check allocinfo-fuzz)
 for t in "${tools[@]}"; do
 	rm -f "$release/$t"
 done

@@ -3,10 +3,11 @@
 #
 # Builds the guest initramfs: busybox-static, our /init, the demo and the
 # in-guest tests with their static tools, the test modules of a kernel build
-# and, when they have been built, the static allocinfo and allocinfo-check
-# tools. Each kernel gets its own (the modules must match it). For an arm64
-# kernel (the build matrix's smoke test) the busybox is Debian's arm64 one
-# (scripts/install-deps.sh) and the x86_64 tools are left out.
+# and, when they have been built, the static allocinfo, allocinfo-check and
+# allocinfo-fuzz tools. Each kernel gets its own (the modules must match
+# it). For an arm64 kernel (the build matrix's smoke test) the busybox is
+# Debian's arm64 one (scripts/install-deps.sh) and the x86_64 tools are left
+# out.
 #
 # Usage: scripts/mkinitramfs.sh KERNEL_BUILD_DIR OUTPUT.cpio.gz
 set -euo pipefail
@@ -116,7 +117,7 @@ if [ "$arch" = x86_64 ]; then
 	# them, and a change to another tool's crate does not make it look old.
 	# (The paths of the dep-info have no spaces: the checkout's path has none.)
 	release=$ALLOCTAG_ROOT/target/x86_64-unknown-linux-gnu/release
-	for name in allocinfo allocinfo-check; do
+	for name in allocinfo allocinfo-check allocinfo-fuzz; do
 		tool=$release/$name
 		if [ ! -x "$tool" ]; then
 			log "mkinitramfs: no $tool (scripts/build-tool.sh builds it): the guest tests of $name will fail"
