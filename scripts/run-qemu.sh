@@ -63,9 +63,14 @@ if [ "${QEMU_FAULT_INJECTION:-0}" = 1 ]; then
 	# of dump_stack() (the CPU:, Tainted:, Hardware name:, Workqueue: and
 	# Call Trace: lines, <TASK> and <IRQ> marks, and one frame per line)
 	# up to its </TASK>. Any other line ends the report and is checked, so a
-	# real report printed meanwhile is still caught.
+	# real report printed meanwhile is still caught; but for alloctag's own
+	# log lines ("alloctag: ...": a refused command of a control file, which
+	# the fuzz boot's other threads write meanwhile) and empty lines, which
+	# are checked but are never a report's, and so do not end the one they
+	# interrupt.
 	awk '{ line = $0; sub(/^\[ *[0-9]+\.[0-9]+\] /, "", line) }
 		line ~ /(page allocation failure|vmalloc error): / { skip = 1; next }
+		skip && (line ~ /^alloctag: / || line == "") { print; next }
 		skip && line ~ /^ *<\/TASK>$/ { skip = 0; next }
 		skip && (line ~ /^CPU: [0-9]+ UID: [0-9]+ PID: [0-9]+ Comm: / ||
 			line ~ /^(Tainted: \[|Hardware name: |Workqueue: )/ ||
