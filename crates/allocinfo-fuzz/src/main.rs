@@ -81,6 +81,10 @@ const READ_FILES: &[&str] = &[
     "/sys/kernel/debug/alloctag/dynamic_tags",
 ];
 
+/// How often a Rust module's line may be listed where the sysctl is
+/// writable ([`learn`]).
+const KEPT_RUST_TAGS: usize = 64;
+
 /// What the threads share.
 struct Shared {
     seed: u64,
@@ -102,7 +106,13 @@ impl Shared {
 
     /// Ends the run: prints the failure with the seed and exits 1.
     fn fail(&self, what: &str) -> ! {
-        self.stop.store(true, Ordering::Relaxed);
+        // The first failure alone is printed; the other threads wait here
+        // for the exit.
+        if self.stop.swap(true, Ordering::SeqCst) {
+            loop {
+                thread::sleep(Duration::from_secs(1));
+            }
+        }
         println!("fuzz: FAIL seed {}: {what}", self.seed);
         cleanup();
         std::process::exit(1);
@@ -165,7 +175,14 @@ fn loaded(module: &str) -> bool {
 /// modules, and each test module's (C: at most once, gone when unloaded)
 /// from a read while it alone is loaded. The modules that do not load are
 /// left out of the run.
-fn learn() -> Result<(String, Vec<&'static Module>), String> {
+///
+/// With `kept_rust_tags` (vm.mem_profiling writable, so that a free made
+/// while profiling is off leaves its call site's counters up) a Rust
+/// module's line may be listed up to [`KEPT_RUST_TAGS`] times: a module's
+/// dynamic tags whose counters do not read zero at unload stay listed
+/// (Documentation/alloctag.rst, "Rust call sites": "Module unload"), and
+/// the next load of the module makes the line's tag again.
+fn learn(kept_rust_tags: bool) -> Result<(String, Vec<&'static Module>), String> {
     for (m, _) in MODULES {
         unload(m);
     }
@@ -183,7 +200,17 @@ fn learn() -> Result<(String, Vec<&'static Module>), String> {
         if !unload(m) {
             return Err(format!("cannot unload {m}: {}", errname(errno())));
         }
-        t.push_str(&rows?);
+        for row in rows?.lines() {
+            match row.split_once("\t1\t") {
+                Some((kind, info)) if kept_rust_tags && info.contains(".rs:") => {
+                    t.push_str(&format!("{kind}\t{KEPT_RUST_TAGS}\t{info}\n"))
+                }
+                _ => {
+                    t.push_str(row);
+                    t.push('\n');
+                }
+            }
+        }
         mods.push(entry);
     }
     Ok((t, mods))
@@ -788,15 +815,16 @@ fn main() {
         }
     }
     cleanup();
-    let (tbl, mods) = match learn() {
+    let sysctl_mode = fs::metadata(SYSCTL)
+        .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o777);
+    let sysctl_ro = sysctl_mode.as_ref().is_ok_and(|m| m & 0o222 == 0);
+    let (tbl, mods) = match learn(!sysctl_ro) {
         Ok(x) => x,
         Err(e) => {
             println!("fuzz: FAIL seed {seed}: learning the tags: {e}");
             std::process::exit(1);
         }
     };
-    let sysctl_mode = fs::metadata(SYSCTL)
-        .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o777);
     println!(
         "fuzz: {secs} s, {} modules, vm.mem_profiling mode {:o}{}",
         mods.len(),
@@ -807,7 +835,7 @@ fn main() {
             ""
         }
     );
-    let sysctl_ro = sysctl_mode.is_ok_and(|m| m & 0o222 == 0);
+
     let sysctl_before = read_all(SYSCTL);
     let sh = Arc::new(Shared {
         seed,
