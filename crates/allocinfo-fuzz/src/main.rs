@@ -693,10 +693,23 @@ fn refused_get_at_keeps_place(sh: &Shared, rng: &mut impl Rng, fd: i32, g: &Allo
     }
 }
 
-/// Loads and unloads the test modules, with random parameters.
+/// alloctag_test's file that allocates at hold_object()'s call site in
+/// its writer's context (N more objects, 64 at most; 0 frees them).
+const HOLD: &str = "/sys/kernel/debug/alloctag_test/hold";
+
+/// Loads and unloads the test modules, with random parameters; while
+/// alloctag_test is loaded, allocates and frees at its hold_object() call
+/// site, which fault-injection rules and capture selections may select.
 fn modules(sh: &Shared, mut rng: ChaCha8Rng, mods: &[&Module]) {
-    let mut n = [0u64; 3];
+    let mut n = [0u64; 4];
     while sh.running() {
+        if rng.random_bool(0.5) {
+            let units: u32 = rng.random_range(0..=8);
+            if fs::write(HOLD, units.to_string()).is_ok() {
+                n[3] += 1;
+            }
+            continue;
+        }
         let Some((m, params)) = mods.choose(&mut rng).copied() else {
             return;
         };
@@ -710,6 +723,7 @@ fn modules(sh: &Shared, mut rng: ChaCha8Rng, mods: &[&Module]) {
     sh.count("module loads".into(), n[0]);
     sh.count("module loads failed".into(), n[1]);
     sh.count("module unloads".into(), n[2]);
+    sh.count("hold writes accepted".into(), n[3]);
 }
 
 /// Reads every file, whole or in random pieces at random offsets; checks
