@@ -297,14 +297,17 @@ fn control(sh: &Shared, mut rng: ChaCha8Rng, ctl: Ctl, path: &str) {
     sh.count(format!("{} writes refused", ctl.name()), n[1]);
 }
 
-/// The address of a page that was mapped and is not any more.
-fn unmapped() -> *const u8 {
-    // SAFETY: a fresh anonymous mapping, unmapped at once; only its address
-    // is kept, for the kernel to refuse.
+/// Maps `pages` read-only pages of zeros and unmaps all but the first `keep`: the address of
+/// the first, or null when nothing could be mapped.
+fn map_then_unmap(pages: usize, keep: usize) -> *const u8 {
+    let len = pages * 4096;
+    // SAFETY: a fresh anonymous mapping of `len` bytes; only its first `keep` pages stay mapped
+    // (read-only, for the run), and the rest is unmapped at once, its address kept for the
+    // kernel to refuse.
     unsafe {
         let p = libc::mmap(
             std::ptr::null_mut(),
-            4096,
+            len,
             libc::PROT_READ,
             libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
             -1,
@@ -313,30 +316,19 @@ fn unmapped() -> *const u8 {
         if p == libc::MAP_FAILED {
             return std::ptr::null();
         }
-        libc::munmap(p, 4096);
+        libc::munmap(p.cast::<u8>().add(keep * 4096).cast(), len - keep * 4096);
         p.cast()
     }
 }
 
+/// The address of a page that was mapped and is not any more.
+fn unmapped() -> *const u8 {
+    map_then_unmap(1, 0)
+}
+
 /// A read-only page of zeros, followed by an unmapped one.
 fn ro_page() -> *const u8 {
-    // SAFETY: two anonymous pages, the second unmapped; the first stays
-    // mapped (read-only) for the run.
-    unsafe {
-        let p = libc::mmap(
-            std::ptr::null_mut(),
-            8192,
-            libc::PROT_READ,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        );
-        if p == libc::MAP_FAILED {
-            return std::ptr::null();
-        }
-        libc::munmap(p.cast::<u8>().add(4096).cast(), 4096);
-        p.cast()
-    }
+    map_then_unmap(2, 1)
 }
 
 fn name(rng: &mut impl Rng) -> [u8; ALLOCINFO_STR_SIZE] {
