@@ -22,6 +22,8 @@
 #                  failure reports that run-qemu.sh then expects
 #   test_inject_*  per-call-site fault injection and the error-path sweeper:
 #                  only in the inject boot, which expects those reports too
+#   test_fuzz_*    the fuzzer of every interface (fault rules among them):
+#                  only in the fuzz boot, which expects those reports too
 #   test_*         anything else (reads, modules, the allocinfo tool, Rust
 #                  call sites): on every kernel
 #
@@ -30,7 +32,7 @@
 #   alloctag_kernel=NAME  the kernel booted, as boots.txt names it: "test" or
 #                         "nodebug". Without alloctag_tests= the runner runs
 #                         test_* less test_boot_*, test_stress_*,
-#                         test_failnth_* and test_inject_*, less
+#                         test_failnth_*, test_inject_* and test_fuzz_*, less
 #                         test_rw_* on test and test_ro_* on nodebug. Another
 #                         or no name runs neither test_rw_* nor test_ro_*.
 #   alloctag_tests=P[,P]  instead, exactly the functions matching one of the
@@ -56,7 +58,7 @@ for arg in $(cat /proc/cmdline); do
 	esac
 done
 if [ -z "$tests" ]; then
-	tests='test_*,!test_boot_*,!test_stress_*,!test_failnth_*,!test_inject_*'
+	tests='test_*,!test_boot_*,!test_stress_*,!test_failnth_*,!test_inject_*,!test_fuzz_*'
 	case "$kernel" in
 	test) tests="$tests,!test_rw_*" ;;
 	nodebug) tests="$tests,!test_ro_*" ;;
