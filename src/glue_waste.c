@@ -107,7 +107,15 @@ static u32 *waste_slot(struct slab *slab, unsigned int off)
 	if (!(exts & OBJEXTS_ALLOCTAG_SLOTS))
 		return NULL;
 	vec = (struct slabobj_ext *)(exts & ~OBJEXTS_FLAGS_MASK);
-	return (u32 *)(vec + slab->objects) + off;
+	/*
+	 * objects is set when the slab is made and never changes; it shares a
+	 * word with inuse and frozen, which SLUB updates with cmpxchg while
+	 * other CPUs allocate and free from the slab. mm/slub.o is not
+	 * instrumented (KCSAN_SANITIZE_slub.o := n), so KCSAN reports that
+	 * word's change as a race of unknown origin on this read: the bits
+	 * read do not race.
+	 */
+	return (u32 *)(vec + data_race((unsigned int)slab->objects)) + off;
 }
 
 /*
@@ -131,7 +139,15 @@ static u32 *object_slot(const void *object, struct kmem_cache **sp,
 	if (!vec)
 		return NULL;
 	*sp = slab->slab_cache;
-	off = obj_to_index(*sp, slab, (void *)object);
+	/*
+	 * slab_address() reads the slab's page flags for their section bits
+	 * where page_to_pfn() needs them (SPARSEMEM without VMEMMAP), fixed
+	 * for the page's life, while the page allocator and SLUB (not
+	 * instrumented: KCSAN_SANITIZE_{page_alloc,slub}.o := n) set and
+	 * clear other bits of that word: a race of unknown origin for KCSAN on
+	 * bits this does not read, as mm/Makefile says of its own files.
+	 */
+	off = data_race(obj_to_index(*sp, slab, (void *)object));
 	*ref = &vec[off].ref;
 	return waste_slot(slab, off);
 }
@@ -187,7 +203,8 @@ void alloctag_waste_slab_free_slowpath(struct kmem_cache *s,
 	struct slabobj_ext *vec = slab_obj_exts(slab);
 	u32 period, v, *slot;
 
-	if (!vec || is_kfence_address(slab_address(slab)))
+	/* data_race(): slab_address() as in object_slot(). */
+	if (!vec || is_kfence_address(data_race(slab_address(slab))))
 		return;
 	slot = waste_slot(slab, off);
 	if (!slot)
