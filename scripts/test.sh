@@ -19,6 +19,9 @@ set -uo pipefail
 
 logs=$BUILD_DIR/test-logs
 mkdir -p "$logs"
+# Each stage's line carries the time since the start, so that a run's log
+# shows where its minutes went (the budget: docs/testing.rst).
+log() { printf '==> [+%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" >&2; }
 total_pass=0
 total_fail=0
 
@@ -209,7 +212,7 @@ kunit_counts="$kunit_p $kunit_f"
 # each on the kernel the line names: "test", the KUnit kernel above (KUnit
 # off; MEM_ALLOC_PROFILING_DEBUG makes the sysctl read-only), or "nodebug"
 # (scripts/configs/nodebug.config: the sysctl writable, no KASAN), built in
-# the background since the start; the test kernel's boots run first.
+# the background since the start.
 guest_pass=0
 guest_fail=0
 declare -A images=() initrds=()
@@ -286,15 +289,18 @@ boot() {
 # Two boots at once once the background builds are done (each QEMU is one
 # thread; a warm run's builds finish within the KUnit stage), one while they
 # run, so that they keep the other core. Each boot runs in a subshell that
-# leaves its output and counts in files, printed and added as it ends.
+# leaves its output, counts and seconds in files, printed and added as it ends.
 boot_pids=()
 declare -A boot_names=()
 boot_slots() {
 	if kill -0 "$background_pid" 2>/dev/null; then echo 1; else echo 2; fi
 }
+# Seconds each boot took, written as boots end and read by the next run.
+boot_times=$BUILD_DIR/guest-boot-seconds
+: >"$boot_times.new"
 # Waits for one boot to end, then prints its output and adds its counts.
 boot_collect() {
-	local done_pid= name p f s i
+	local done_pid= name p f s t i
 	wait -n -p done_pid "${boot_pids[@]}" || true
 	[ -n "$done_pid" ] || return 0
 	name=${boot_names[$done_pid]}
@@ -303,51 +309,87 @@ boot_collect() {
 	done
 	boot_pids=("${boot_pids[@]}")
 	cat "$logs/guest-$name.out"
-	read -r p f s <"$logs/guest-$name.counts" 2>/dev/null ||
-		{ echo "guest-test: not ok - boot '$name': no result"; p=0 f=1 s=0; }
+	read -r p f s t <"$logs/guest-$name.counts" 2>/dev/null ||
+		{ echo "guest-test: not ok - boot '$name': no result"; p=0 f=1 s=0 t=; }
+	[ -z "$t" ] || { log "guest tests: boot '$name' took $t s"; echo "$name $t" >>"$boot_times.new"; }
 	guest_pass=$((guest_pass + p))
 	guest_fail=$((guest_fail + f))
 	skipped[guest]=$((skipped[guest] + s))
 }
-# boot_bg NAME ...: boot, in the background when a slot is free.
+# boot_bg NAME ...: boot in the background (the caller waits for a slot).
 boot_bg() {
 	local name=$1
-	while [ "${#boot_pids[@]}" -ge "$(boot_slots)" ]; do boot_collect; done
 	rm -f "$logs/guest-$name.counts"
 	(
-		guest_pass=0 guest_fail=0 skipped[guest]=0
+		guest_pass=0 guest_fail=0 skipped[guest]=0 start=$SECONDS
 		boot "$@" >"$logs/guest-$name.out" 2>&1
-		echo "$guest_pass $guest_fail ${skipped[guest]}" >"$logs/guest-$name.counts"
+		echo "$guest_pass $guest_fail ${skipped[guest]} $((SECONDS - start))" >"$logs/guest-$name.counts"
 	) &
 	boot_pids+=($!)
 	boot_names[$!]=$name
 }
-# The test kernel's boots first, while kernel-nodebug may still be building.
+# Every boot of both kernels in one queue, longest first by the last run's
+# seconds (a boot without a record first of all, then the file's order), so
+# that the boots that end a run are short ones and no slot idles long while
+# the other finishes a long boot. A nodebug boot waits for kernel-nodebug's
+# background build; test boots go first meanwhile.
 set -f # the test patterns stay patterns
-for pass in test nodebug; do
-	if [ -n "${images[$pass]:-}" ]; then
-		prepare_guest "$pass"
-	elif [ "$pass" = nodebug ] && nodebug_built; then
-		images[nodebug]=$BUILD_DIR/kernel-nodebug/arch/x86/boot/bzImage
-		prepare_guest nodebug
+declare -A boot_kernel=() boot_args=() boot_secs=()
+queue=()
+while read -r name kernel args; do
+	case "$name" in '' | '#'*) continue ;; esac
+	case "$kernel" in
+	test | nodebug) ;;
+	*)
+		echo "guest-test: not ok - boot '$name': unknown kernel '$kernel' in tests/guest/boots.txt"
+		guest_fail=$((guest_fail + 1))
+		continue
+		;;
+	esac
+	boot_kernel[$name]=$kernel
+	boot_args[$name]=$args
+	queue+=("$name")
+done <"$ALLOCTAG_ROOT/tests/guest/boots.txt"
+if [ -f "$boot_times" ]; then
+	while read -r name t; do
+		[[ "$t" =~ ^[0-9]+$ ]] && boot_secs[$name]=$t
+	done <"$boot_times"
+fi
+mapfile -t queue < <(for i in "${!queue[@]}"; do
+	printf '%s %s %s\n' "${boot_secs[${queue[$i]}]:-999999}" "$i" "${queue[$i]}"
+done | sort -k1,1nr -k2,2n | cut -d' ' -f3)
+[ -z "${images[test]:-}" ] || prepare_guest test
+nodebug_state=building
+while [ "${#queue[@]}" -gt 0 ]; do
+	while [ "${#boot_pids[@]}" -ge "$(boot_slots)" ]; do boot_collect; done
+	if [ "$nodebug_state" = building ] &&
+		{ [ -f "$nodebug_rc" ] || ! kill -0 "$background_pid" 2>/dev/null; }; then
+		nodebug_state=done
+		if nodebug_built; then
+			images[nodebug]=$BUILD_DIR/kernel-nodebug/arch/x86/boot/bzImage
+			prepare_guest nodebug
+		fi
 	fi
-	while read -r name kernel args; do
-		case "$name" in '' | '#'*) continue ;; esac
-		case "$kernel" in
-		test | nodebug) [ "$kernel" = "$pass" ] || continue ;;
-		*)
-			[ "$pass" = test ] || continue
-			echo "guest-test: not ok - boot '$name': unknown kernel '$kernel' in tests/guest/boots.txt"
-			guest_fail=$((guest_fail + 1))
-			continue
-			;;
-		esac
-		# shellcheck disable=SC2086 # one word per command line word
-		boot_bg "$name" "$kernel" $args
-	done <"$ALLOCTAG_ROOT/tests/guest/boots.txt"
-	# The nodebug pass makes its initramfs next: both kernels' boots end here.
-	while [ "${#boot_pids[@]}" -gt 0 ]; do boot_collect; done
+	next=
+	for i in "${!queue[@]}"; do
+		name=${queue[$i]}
+		if [ "${boot_kernel[$name]}" = test ] || [ "$nodebug_state" = done ]; then
+			next=$name
+			unset 'queue[i]'
+			queue=("${queue[@]}")
+			break
+		fi
+	done
+	if [ -z "$next" ]; then
+		# Only nodebug boots are left, its kernel still building.
+		if [ "${#boot_pids[@]}" -gt 0 ]; then boot_collect; else sleep 2; fi
+		continue
+	fi
+	# shellcheck disable=SC2086 # one word per command line word
+	boot_bg "$next" "${boot_kernel[$next]}" ${boot_args[$next]}
 done
+while [ "${#boot_pids[@]}" -gt 0 ]; do boot_collect; done
+mv "$boot_times.new" "$boot_times"
 set +f
 # A boot of the manifest that boots.txt no longer has did not run.
 for m in "$ALLOCTAG_ROOT"/tests/manifest/guest/*.txt; do
