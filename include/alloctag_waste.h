@@ -297,12 +297,14 @@ static inline void alloctag_waste_vmalloc(struct vm_struct *vm) {}
 static inline void alloctag_waste_vfree(struct vm_struct *vm) {}
 static inline void alloctag_waste_vrealloc(struct vm_struct *vm,
 					   size_t new_size) {}
-/* Capture's hook alone. */
+/* Capture's hook alone (task_struct has alloc_tag only with profiling). */
 static __always_inline void alloctag_pages_alloc_hooks(struct page *page,
 						       unsigned int order,
 						       gfp_t gfp)
 {
+#ifdef CONFIG_ALLOCTAG_CAPTURE
 	alloctag_capture_pages(page, &current->alloc_tag, order, gfp);
+#endif
 }
 static inline void alloctag_waste_pages_free(struct page *page,
 					     unsigned int order) {}

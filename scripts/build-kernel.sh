@@ -21,9 +21,33 @@ tree=${KERNEL_TREE:-$SRC_TREE}
 mkdir -p "$out"
 kmake() { make -s -C "$tree" O="$out" ARCH="$arch" "${KMAKE_OPTS[@]}" "$@"; }
 
-kmake tinyconfig >/dev/null
-cat "$ALLOCTAG_ROOT/scripts/configs/$name.config" "$@" >>"$out/.config"
-kmake olddefconfig >/dev/null 2>&1
+# What the configuration is made from: the fragments, the tree's Kconfig
+# files and tinyconfig's fragments, the toolchain that Kconfig probes, the
+# make options. tinyconfig and olddefconfig take about 35 s (their compiler
+# probes) where the build after them is a no-op, and the test command builds
+# every kernel twice (in the background, then in its check): the
+# configuration is made again only when one of these changed, or .config is
+# not the one made last.
+config_inputs() {
+	printf '%s\n' "$arch" "$tree" "${KMAKE_OPTS[*]}"
+	cat "$ALLOCTAG_ROOT/scripts/configs/$name.config" "$@"
+	(cd "$tree" && find -L . -path ./.git -prune -o -type f \( -name 'Kconfig*' \
+		-o -path './kernel/configs/*' -o -path './arch/*/configs/*' \) -print0 |
+		sort -z | xargs -0 sha256sum)
+	clang-19 --version
+	ld.lld-19 --version
+	/usr/bin/rustc -vV
+	"$BINDGEN" --version
+}
+stamp=$(config_inputs "$@" | sha256sum | cut -d' ' -f1)
+if [ ! -f "$out/.config" ] ||
+	[ "$(cat "$out/.config-stamp" 2>/dev/null)" != "$stamp $(sha256sum <"$out/.config")" ]; then
+	rm -f "$out/.config-stamp"
+	kmake tinyconfig >/dev/null
+	cat "$ALLOCTAG_ROOT/scripts/configs/$name.config" "$@" >>"$out/.config"
+	kmake olddefconfig >/dev/null 2>&1
+	made_config=1
+fi
 
 # A fragment option that Kconfig dropped (a missing dependency) is a bug here.
 for frag in "$ALLOCTAG_ROOT/scripts/configs/$name.config" "$@"; do
@@ -31,6 +55,8 @@ for frag in "$ALLOCTAG_ROOT/scripts/configs/$name.config" "$@"; do
 		grep -qx "$line" "$out/.config" || die "$name: $line did not stick in .config"
 	done
 done
+
+[ -z "${made_config:-}" ] || echo "$stamp $(sha256sum <"$out/.config")" >"$out/.config-stamp"
 
 log "building kernel-$name ($(make -s -C "$tree" kernelversion))"
 kmake -j"$JOBS" all

@@ -15,6 +15,10 @@
 #          into $BUILD_DIR/kernel-ccore. Its cases must be those of
 #          tests/manifest/kunit-ccore.txt, and the case the test kernel skips
 #          (turning profiling off) must pass here.
+#   off    tinyconfig with scripts/configs/off.config: memory allocation
+#          profiling not built in, with the mm/ options that build every
+#          file the graft edits; built into $BUILD_DIR/kernel-off, not
+#          booted: the graft's hooks and headers must compile away.
 #
 #   series the patch series (scripts/export-patches.sh), applied with git am
 #          to a fresh checkout of the pristine tree, gives exactly the
@@ -42,12 +46,12 @@
 # stages leave idle. The checks run every step again and find it done (a no-op
 # make); whatever failed is built again and reported there.
 #
-# Usage: scripts/build-matrix.sh [--build-only] [series] [up] [ccore] [arm64]    (default: all)
+# Usage: scripts/build-matrix.sh [--build-only] [series] [up] [ccore] [off] [arm64]    (default: all)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 kernel_env
 
-ALL=(series up ccore arm64)
+ALL=(series up ccore off arm64)
 build_only=
 if [ "${1:-}" = --build-only ]; then
 	build_only=1
@@ -211,6 +215,18 @@ run_ccore() {
 		{ why="$out did not build our KUnit suites (lib/alloctag/src/alloctag.o)"; return 1; }
 }
 
+run_off() {
+	local out=$BUILD_DIR/kernel-off t0=$SECONDS
+	log "off: building $out (tinyconfig + scripts/configs/off.config)"
+	KERNEL_TREE=$SRC_TREE checked_build off || return 1
+	# build-kernel.sh checks the fragment's "=y" lines; the "is not set"
+	# one is the point of this configuration.
+	has_config CONFIG_MEM_ALLOC_PROFILING n "$out/.config" ||
+		{ why="$out/.config has CONFIG_MEM_ALLOC_PROFILING"; return 1; }
+	[ -f "$out/vmlinux" ] || { why="no $out/vmlinux"; return 1; }
+	detail="build $((SECONDS - t0)) s"
+}
+
 # The arm64 kernel's build and boot, as run_up's, on the other architecture
 # and with every option on.
 # Sets tree to the source tree arm64 builds from: $MATRIX_ARM64_TREE, or, as
@@ -260,7 +276,7 @@ run_arm64() {
 build_config() {
 	case "$1" in
 	series) "$ALLOCTAG_ROOT/scripts/check-series.sh" && series_done=1 ;;
-	up) KERNEL_TREE=$SRC_TREE "$ALLOCTAG_ROOT/scripts/build-kernel.sh" up ;;
+	up | off) KERNEL_TREE=$SRC_TREE "$ALLOCTAG_ROOT/scripts/build-kernel.sh" "$1" ;;
 	ccore) KUNIT_CMD=build ccore_kunit ;;
 	arm64)
 		local tree

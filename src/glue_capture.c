@@ -158,11 +158,12 @@ gfp_t alloctag_capture_depot_gfp(gfp_t gfp)
 
 /*
  * Gathers what is known of the allocation at ref and hands it to Rust. Never
- * inlined, so that the frames to skip are always this one and a slow path's.
+ * inlined, so that the frames to skip are always this one and the slow
+ * paths' that led here: skip of them.
  */
 static noinline void capture(const void *ref, struct codetag *ct,
 			     unsigned long object, unsigned long bytes,
-			     gfp_t gfp, u8 kind, u8 order)
+			     gfp_t gfp, u8 kind, u8 order, unsigned int skip)
 {
 	unsigned long entries[CAPTURE_DEPTH];
 	struct alloctag_capture_info info;
@@ -189,8 +190,8 @@ static noinline void capture(const void *ref, struct codetag *ct,
 	info.kind = kind;
 	info.order = order;
 	info.context = in_task() ? 0 : in_hardirq() ? 2 : 1;
-	/* Skips this function and the slow path: the allocator comes first. */
-	n = stack_trace_save(entries, CAPTURE_DEPTH, 2);
+	/* Skips this function and the slow paths: the allocator comes first. */
+	n = stack_trace_save(entries, CAPTURE_DEPTH, 1 + skip);
 	/*
 	 * The depot may allocate: with the caller's flags masked as page_owner
 	 * and kmemleak mask theirs (gfp_nested_mask()), so that it never wakes
@@ -211,7 +212,7 @@ void __preserve_most alloctag_capture_slab_slowpath(union codetag_ref *ref,
 {
 	/* What alloc_tag_add() charged: the slot, metadata included. */
 	capture(ref, ref->ct, (unsigned long)object, s->size, gfp,
-		ALLOCTAG_CAPTURE_SLAB, 0);
+		ALLOCTAG_CAPTURE_SLAB, 0, 1);
 }
 EXPORT_SYMBOL_GPL(alloctag_capture_slab_slowpath);
 
@@ -249,8 +250,14 @@ void __preserve_most alloctag_capture_pages_slowpath(struct page *page,
 	key = page_key_get(page);
 	if (!key)
 		return;
+	/*
+	 * With waste accounting built in, post_alloc_hook() calls this from
+	 * the slow path both share (alloctag_pages_alloc_slowpath(), in
+	 * glue_waste.c): one more frame of ours.
+	 */
 	capture(key, (struct codetag *)&tag->ct, page_to_pfn(page),
-		PAGE_SIZE << order, gfp, ALLOCTAG_CAPTURE_PAGES, order);
+		PAGE_SIZE << order, gfp, ALLOCTAG_CAPTURE_PAGES, order,
+		1 + IS_ENABLED(CONFIG_ALLOCTAG_WASTE));
 	page_key_put(key);
 }
 EXPORT_SYMBOL_GPL(alloctag_capture_pages_slowpath);

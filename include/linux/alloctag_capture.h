@@ -20,7 +20,13 @@
  * The capture key is on only while a capture selection is in force. Behind
  * it, only a tag whose capture field (bits 20 to 31 of its flags,
  * Field::CAPTURE in src/codetag/select.rs) is set goes on to the out-of-line
- * slow path, so an unselected site pays one predictable branch.
+ * slow path, so an unselected site pays one predictable branch. Except
+ * post_alloc_hook()'s: with waste accounting built in, capture's and waste's
+ * page hook is one out-of-line call behind a key that either turns on
+ * (alloctag_waste.h), which tests the mark itself, so that the path with the
+ * key off keeps no register across it; an unselected site's page allocation
+ * pays that call while capture is on (about 35 instructions at order 0,
+ * Documentation/benchmarks.rst).
  *
  * The slab hooks, the hottest, pay nothing while nothing is selected: they
  * test the slab-plain key instead of mem_alloc_profiling_enabled(), on while

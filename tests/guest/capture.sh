@@ -99,6 +99,7 @@ test_capture_module_site_by_process_and_stack() {
 	grep -A16 "^object .* tgid=$pid comm=capwriter " "$CAP_DIR/live" |
 		grep -q "^  hold_object+0x[0-9a-f]*/0x[0-9a-f]* \[alloctag_test\]$" ||
 		fail "no hold_object frame: $(cat "$CAP_DIR/live")"
+	capture_stacks_start_in_allocator
 	grep -q "^process tgid=$pid comm=capwriter objects=3 bytes=" "$CAP_DIR/live_processes" ||
 		fail "by process: $(cat "$CAP_DIR/live_processes")"
 	grep -q "^stack count=3 .* pids=$pid:capwriter site=.*func:hold_object$" "$CAP_DIR/live_stacks" ||
@@ -139,6 +140,15 @@ test_capture_files_read_in_small_pieces() {
 
 # Selects pipe_write() and has memhold write $1 pages into a pipe: each must
 # be recorded under memhold's pid.
+# Every recorded stack starts in the allocator: the frames of the hooks'
+# slow paths (alloctag_*) and of capture() are skipped, whichever path led
+# there (the page hook's slow path shared with waste accounting too).
+capture_stacks_start_in_allocator() {
+	ours=$(awk '/^object / { getline; if ($0 !~ /^  [a-z_]/ || $0 ~ /^  (alloctag_|capture)/) print }' "$CAP_DIR/live")
+	[ -z "$ours" ] || fail "stacks starting with our own frames: $ours
+$(cat "$CAP_DIR/live")"
+}
+
 capture_pipe_pages() {
 	capture_ready
 	echo "add func:pipe_write" >"$CAP_CTL" || fail "add refused"
@@ -154,6 +164,7 @@ test_capture_pipe_pages_under_their_writer() {
 	capture_pipe_pages 8
 	grep -A16 "^object .* tgid=$hold_pid comm=memhold " "$CAP_DIR/live" |
 		grep -q "^  pipe_write+0x" || fail "no pipe_write frame: $(cat "$CAP_DIR/live")"
+	capture_stacks_start_in_allocator
 	memhold_expect_process 8 32768
 	memhold_stop_freed "the pipe"
 }
