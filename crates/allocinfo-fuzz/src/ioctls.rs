@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The ioctl thread: /proc/allocinfo's three ioctls (and unknown ones) with
+//! random commands, filters, positions and user pointers. They must fail as
+//! the ABI says for bad pointers and filters, answer what the filter asks
+//! for, and a refused GET_AT must leave GET_NEXT's place.
+
+use crate::shared::{ALLOCINFO, Shared, errname, errno};
+use crate::userptr::{ro_page, unmapped};
+use allocinfo_fuzz::shown;
+use allocinfo_ioctl::abi::*;
+use rand::{Rng, RngExt, rngs::ChaCha8Rng, seq::IndexedRandom};
+use std::fs;
+use std::os::fd::AsRawFd;
+
+fn name(rng: &mut impl Rng) -> [u8; ALLOCINFO_STR_SIZE] {
+    let mut out = [0u8; ALLOCINFO_STR_SIZE];
+    const NAMES: &[&str] = &[
+        "",
+        "alloctag_test",
+        "dup_mm",
+        "copy_process",
+        "__d_alloc",
+        "alloc_inode",
+        "alloctag_test_init",
+        "kernel/fork.c",
+        "fs/dcache.c",
+        "mm/slub.c",
+        "mm/vmalloc.c",
+        "lib/alloctag/tests/modules/alloctag_test.c",
+        "*",
+    ];
+    match rng.random_range(0..6) {
+        0 => rng.fill(&mut out[..]),
+        1 => out.fill(b'a'),
+        _ => {
+            let n = NAMES.choose(rng).copied().unwrap_or("");
+            out[..n.len()].copy_from_slice(n.as_bytes());
+        }
+    }
+    out
+}
+
+fn random_filter(rng: &mut impl Rng) -> AllocinfoFilter {
+    AllocinfoFilter {
+        // Most filters match some tags: none, or one field.
+        mask: match rng.random_range(0..10) {
+            0 => rng.random(),
+            1 => 1 << rng.random_range(0..64),
+            2 | 3 => rng.random_range(0..=ALLOCINFO_FILTER_MASKS),
+            4..=6 => 0,
+            _ => 1 << rng.random_range(0..=ALLOCINFO_FILTER_MAX_SIZE),
+        },
+        fields: AllocinfoTag {
+            modname: name(rng),
+            function: name(rng),
+            filename: name(rng),
+            lineno: if rng.random_bool(0.8) {
+                rng.random_range(0..3000)
+            } else {
+                rng.random()
+            },
+        },
+        min_size: if rng.random_bool(0.5) {
+            rng.random_range(0..65536)
+        } else {
+            rng.random()
+        },
+        max_size: if rng.random_bool(0.5) {
+            rng.random_range(0..1 << 30)
+        } else {
+            rng.random()
+        },
+        inaccurate: rng.random_range(0..3),
+    }
+}
+
+fn cut_name(b: &[u8; ALLOCINFO_STR_SIZE]) -> Option<&[u8]> {
+    b.iter().position(|&c| c == 0).map(|n| &b[..n])
+}
+
+/// Fills `g` from a successful GET_AT or GET_NEXT and checks the answer:
+/// each name NUL-terminated, and the filter's exact fields matched.
+fn check_answer(sh: &Shared, d: &AllocinfoTagData, f: Option<&AllocinfoFilter>) {
+    let t = &d.tag;
+    let (Some(m), Some(func), Some(file)) = (
+        cut_name(&t.modname),
+        cut_name(&t.function),
+        cut_name(&t.filename),
+    ) else {
+        sh.fail(&format!(
+            "ioctl answer with a name without a NUL: {:?}",
+            shown(&t.function, 64)
+        ));
+    };
+    if func.is_empty() || file.is_empty() {
+        sh.fail(&format!(
+            "ioctl answer with an empty name: file {:?} line {} function {:?} module {:?} ({} bytes in {} calls)",
+            shown(file, 64),
+            t.lineno,
+            shown(func, 64),
+            shown(m, 64),
+            d.counter.bytes,
+            d.counter.calls,
+        ));
+    }
+    let Some(f) = f else { return };
+    let want = |bit: u64, got: &[u8], fld: &[u8; ALLOCINFO_STR_SIZE], what: &str| {
+        if f.mask & bit != 0
+            && let Some(w) = cut_name(fld)
+            && w.len() < ALLOCINFO_STR_SIZE - 1
+            && got != w
+        {
+            sh.fail(&format!(
+                "GET_AT/GET_NEXT with {what} {:?} answered {what} {:?}",
+                shown(w, 64),
+                shown(got, 64)
+            ));
+        }
+    };
+    want(
+        ALLOCINFO_FILTER_MASK_MODNAME,
+        m,
+        &f.fields.modname,
+        "module",
+    );
+    want(
+        ALLOCINFO_FILTER_MASK_FUNCTION,
+        func,
+        &f.fields.function,
+        "function",
+    );
+    want(
+        ALLOCINFO_FILTER_MASK_FILENAME,
+        file,
+        &f.fields.filename,
+        "file",
+    );
+    if f.mask & ALLOCINFO_FILTER_MASK_LINENO != 0 && t.lineno != f.fields.lineno {
+        sh.fail(&format!(
+            "GET_AT/GET_NEXT with line {} answered line {}",
+            f.fields.lineno, t.lineno
+        ));
+    }
+}
+
+fn ioctl(fd: i32, cmd: Request, arg: *mut u8) -> Result<(), i32> {
+    // SAFETY: the ioctl's argument is a buffer of the size the command
+    // names, or an address the kernel must refuse.
+    let r = unsafe { libc::ioctl(fd, cmd, arg) };
+    if r == 0 { Ok(()) } else { Err(errno()) }
+}
+
+fn content_id(fd: i32) -> Option<u64> {
+    let mut id = AllocinfoContentId { id: 0 };
+    ioctl(fd, ALLOCINFO_IOC_CONTENT_ID, (&raw mut id).cast())
+        .ok()
+        .map(|_| id.id)
+}
+
+/// The ioctls with random commands, arguments and pointers.
+pub(crate) fn ioctls(sh: &Shared, mut rng: ChaCha8Rng) {
+    let mut n = [0u64; 3];
+    let ro = ro_page();
+    let ro_end = ro.wrapping_add(4096);
+    let mut file = fs::File::open(ALLOCINFO).ok();
+    while sh.running() {
+        if file.is_none() || rng.random_bool(0.02) {
+            file = fs::File::open(ALLOCINFO).ok();
+        }
+        let Some(fd) = file.as_ref().map(|f| f.as_raw_fd()) else {
+            sh.fail("cannot open /proc/allocinfo");
+        };
+        let cmd = match rng.random_range(0..20) {
+            0..=4 => ALLOCINFO_IOC_CONTENT_ID,
+            5..=11 => ALLOCINFO_IOC_GET_AT,
+            12..=17 => ALLOCINFO_IOC_GET_NEXT,
+            18 => libc::_IOWR::<AllocinfoGetAt>(ALLOCINFO_IOC_BASE, rng.random_range(3..256)),
+            _ => rng.random::<u32>() as Request,
+        };
+        let known = [
+            ALLOCINFO_IOC_CONTENT_ID,
+            ALLOCINFO_IOC_GET_AT,
+            ALLOCINFO_IOC_GET_NEXT,
+        ]
+        .contains(&cmd);
+        let mut g = AllocinfoGetAt {
+            pos: if rng.random_bool(0.8) {
+                rng.random_range(0..200)
+            } else {
+                rng.random()
+            },
+            filter: random_filter(&mut rng),
+            data: AllocinfoTagData::ZERO,
+        };
+        let filter_ok = g.filter.mask & !ALLOCINFO_FILTER_MASKS == 0
+            && !(g.filter.mask & ALLOCINFO_FILTER_MASK_MIN_SIZE != 0
+                && g.filter.mask & ALLOCINFO_FILTER_MASK_MAX_SIZE != 0
+                && g.filter.min_size > g.filter.max_size);
+        let mut next = AllocinfoTagData::ZERO;
+        let mut id = AllocinfoContentId { id: 0 };
+        let size = std::mem::size_of::<AllocinfoGetAt>();
+        let ptr_kind = rng.random_range(0..12);
+        let (arg, bad): (*mut u8, &str) = match ptr_kind {
+            0 => (std::ptr::null_mut(), "NULL"),
+            1 => (unmapped().cast_mut(), "an unmapped page"),
+            2 => (ro.cast_mut(), "a read-only page"),
+            3 => (
+                ro_end.wrapping_sub(rng.random_range(1..size)).cast_mut(),
+                "a read-only page's end",
+            ),
+            4 => (0xffff_8880_0000_0000usize as *mut u8, "a kernel address"),
+            _ if cmd == ALLOCINFO_IOC_GET_NEXT => ((&raw mut next).cast(), ""),
+            _ if cmd == ALLOCINFO_IOC_CONTENT_ID => ((&raw mut id).cast(), ""),
+            _ => ((&raw mut g).cast(), ""),
+        };
+        let r = ioctl(fd, cmd, arg);
+        n[usize::from(r.is_err())] += 1;
+        if !known {
+            if r != Err(libc::ENOTTY) {
+                sh.fail(&format!(
+                    "unknown ioctl {cmd:#x} on /proc/allocinfo: {:?}, not ENOTTY",
+                    r.map_err(errname)
+                ));
+            }
+            continue;
+        }
+        if !bad.is_empty() {
+            // Every command writes its answer out: a pointer it cannot
+            // write to must fail, and with EFAULT unless the filter or the
+            // position was refused first (GET_AT reads before it writes),
+            // or the walk was at its end (GET_NEXT).
+            let may = match (cmd, ptr_kind) {
+                (c, 2 | 3) if c == ALLOCINFO_IOC_GET_AT => {
+                    vec![libc::EFAULT, libc::EINVAL, libc::ENOENT]
+                }
+                (c, _) if c == ALLOCINFO_IOC_GET_NEXT => vec![libc::EFAULT, libc::ENOENT],
+                _ => vec![libc::EFAULT],
+            };
+            match r {
+                Ok(()) => sh.fail(&format!("ioctl {cmd:#x} with {bad} succeeded")),
+                Err(e) if !may.contains(&e) => sh.fail(&format!(
+                    "ioctl {cmd:#x} with {bad}: {}, not EFAULT",
+                    errname(e)
+                )),
+                Err(_) => continue,
+            }
+        }
+        match cmd {
+            c if c == ALLOCINFO_IOC_CONTENT_ID => {
+                if let Err(e) = r {
+                    sh.fail(&format!("CONTENT_ID: {}", errname(e)));
+                }
+            }
+            c if c == ALLOCINFO_IOC_GET_AT => match r {
+                Ok(()) if !filter_ok => sh.fail(&format!(
+                    "GET_AT took a bad filter: mask {:#x} min {} max {}",
+                    g.filter.mask, g.filter.min_size, g.filter.max_size
+                )),
+                Ok(()) => {
+                    n[2] += 1;
+                    check_answer(sh, &g.data, Some(&g.filter));
+                    refused_get_at_keeps_place(sh, &mut rng, fd, &g);
+                }
+                Err(e) if e == libc::EINVAL && !filter_ok => {}
+                Err(e) if e == libc::ENOENT && filter_ok => {}
+                Err(e) => sh.fail(&format!(
+                    "GET_AT (mask {:#x}, pos {}): {}",
+                    g.filter.mask,
+                    g.pos,
+                    errname(e)
+                )),
+            },
+            _ => match r {
+                Ok(()) => check_answer(sh, &next, None),
+                Err(e) if e == libc::ENOENT => {}
+                Err(e) => sh.fail(&format!("GET_NEXT: {}", errname(e))),
+            },
+        }
+    }
+    sh.count("ioctls succeeded".into(), n[0]);
+    sh.count("ioctls refused".into(), n[1]);
+    sh.count("ioctl GET_AT answers checked".into(), n[2]);
+}
+
+/// After GET_AT answered tag P, a GET_AT refused before it looks at the
+/// tags (a bad filter, an argument it cannot read) must leave the place:
+/// GET_NEXT then answers what GET_AT at P + 1 answers on another file,
+/// unless tags came or went meanwhile (the content id moved). Only for
+/// filters on names and lines: sizes and accuracy move by themselves.
+fn refused_get_at_keeps_place(sh: &Shared, rng: &mut impl Rng, fd: i32, g: &AllocinfoGetAt) {
+    let moving = ALLOCINFO_FILTER_MASK_MIN_SIZE
+        | ALLOCINFO_FILTER_MASK_MAX_SIZE
+        | ALLOCINFO_FILTER_MASK_INACCURATE;
+    if g.filter.mask & moving != 0 || !rng.random_bool(0.3) {
+        return;
+    }
+    let Some(id0) = content_id(fd) else { return };
+    let mut first = AllocinfoGetAt {
+        pos: g.pos,
+        filter: g.filter,
+        data: AllocinfoTagData::ZERO,
+    };
+    if ioctl(fd, ALLOCINFO_IOC_GET_AT, (&raw mut first).cast()).is_err() {
+        return;
+    }
+    let (arg, how): (*mut u8, &str) = if rng.random_bool(0.5) {
+        (std::ptr::null_mut(), "from NULL")
+    } else {
+        (unmapped().cast_mut(), "from an unmapped page")
+    };
+    let mut bad = AllocinfoGetAt {
+        pos: 0,
+        filter: AllocinfoFilter {
+            mask: 1 << 40,
+            ..g.filter
+        },
+        data: AllocinfoTagData::ZERO,
+    };
+    let (r, how) = if rng.random_bool(0.5) {
+        (ioctl(fd, ALLOCINFO_IOC_GET_AT, arg), how)
+    } else {
+        (
+            ioctl(fd, ALLOCINFO_IOC_GET_AT, (&raw mut bad).cast()),
+            "with an unknown mask bit",
+        )
+    };
+    if r.is_ok() {
+        sh.fail(&format!("GET_AT {how} succeeded"));
+    }
+    let mut next = AllocinfoTagData::ZERO;
+    let rn = ioctl(fd, ALLOCINFO_IOC_GET_NEXT, (&raw mut next).cast());
+    let Ok(other) = fs::File::open(ALLOCINFO) else {
+        return;
+    };
+    let mut want = AllocinfoGetAt {
+        pos: g.pos + 1,
+        filter: g.filter,
+        data: AllocinfoTagData::ZERO,
+    };
+    let rw = ioctl(
+        other.as_raw_fd(),
+        ALLOCINFO_IOC_GET_AT,
+        (&raw mut want).cast(),
+    );
+    if content_id(fd) != Some(id0) {
+        return;
+    }
+    let same = match (rn, rw) {
+        (Ok(()), Ok(())) => next.tag == want.data.tag,
+        (Err(a), Err(b)) => a == b,
+        _ => false,
+    };
+    if !same {
+        sh.fail(&format!(
+            "a GET_AT refused {how} moved GET_NEXT: after pos {} (mask {:#x}) it answered {:?} line {} ({:?}), GET_AT at pos {} answers {:?} line {} ({:?})",
+            g.pos,
+            g.filter.mask,
+            shown(cut_name(&next.tag.function).unwrap_or_default(), 64),
+            next.tag.lineno,
+            rn.map_err(errname),
+            g.pos + 1,
+            shown(cut_name(&want.data.tag.function).unwrap_or_default(), 64),
+            want.data.tag.lineno,
+            rw.map_err(errname),
+        ));
+    }
+}
