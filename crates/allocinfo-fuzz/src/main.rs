@@ -105,6 +105,10 @@ fn main() {
             std::process::exit(1);
         }
     }
+    if let Err(e) = userptr::check_unmapped() {
+        println!("fuzz: FAIL seed {seed}: {e}");
+        std::process::exit(1);
+    }
     cleanup();
     let sysctl_mode = fs::metadata(SYSCTL)
         .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o777);
