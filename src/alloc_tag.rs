@@ -132,23 +132,32 @@ unsafe fn sum_counters(counters: *const bindings::alloc_tag_counters) -> Counter
 
 /// Defines `static $name: &AllocTag`, a tag in the `alloc_tags` section with its own per-CPU
 /// counters, as C's `DEFINE_ALLOC_TAG()` does, at this file and line in `$function`. Only the
-/// tests define tags of their own.
+/// tests define tags of their own. With `loose, flags = F` the tag is in no `alloc_tags`
+/// section, so in no registry and without an index (as a module's tags are while its
+/// parameters are parsed, before the loader hands them over), its flags `F`.
 #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
 macro_rules! define_alloc_tag {
     ($name:ident, $function:literal) => {
+        $crate::alloc_tag::define_alloc_tag!(
+            @define $name, $function, 0, #[used] #[link_section = "alloc_tags"]
+        );
+    };
+    ($name:ident, $function:literal, loose, flags = $flags:expr) => {
+        $crate::alloc_tag::define_alloc_tag!(@define $name, $function, $flags,);
+    };
+    (@define $name:ident, $function:literal, $flags:expr, $(#[$attr:meta])*) => {
         static $name: &$crate::alloc_tag::AllocTag = {
             #[link_section = ".data..percpu"]
             static mut COUNTERS: kernel::bindings::alloc_tag_counters =
                 kernel::bindings::alloc_tag_counters { bytes: 0, calls: 0 };
 
-            #[used]
-            #[link_section = "alloc_tags"]
+            $(#[$attr])*
             // SAFETY: `COUNTERS` is a `.data..percpu` static, so its address is `__percpu`, and
             // it lives forever.
             static TAG: $crate::alloc_tag::AllocTag = unsafe {
                 $crate::alloc_tag::AllocTag::new(
                     kernel::bindings::codetag {
-                        flags: 0,
+                        flags: $flags,
                         lineno: line!(),
                         modname: core::ptr::null(),
                         function: kernel::c_str!($function).as_char_ptr(),

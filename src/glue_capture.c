@@ -247,6 +247,13 @@ void __preserve_most alloctag_capture_pages_slowpath(struct page *page,
 	 */
 	if (!mem_alloc_profiling_enabled())
 		return;
+	/*
+	 * With page tags in page flags, a tag without an index is not charged:
+	 * alloctag_pgflags_add() marks the page empty, and its free then looks
+	 * for no record. Make none, or it would outlive the page.
+	 */
+	if (alloctag_pgflags() && alloctag_pgflags_index(tag) == ALLOCTAG_IDX_NULL)
+		return;
 	key = page_key_get(page);
 	if (!key)
 		return;

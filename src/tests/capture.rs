@@ -1170,6 +1170,43 @@ fn migration_moves_the_record(test: &Test) {
     test.skip("CONFIG_MIGRATION is off");
 }
 
+// A tag without an index, yet marked for capture as a selection marks a site: mark 1, the
+// field's lowest bit.
+test_tag!(
+    UNINDEXED_TAG,
+    "unindexed_page_makes_no_record",
+    loose,
+    flags = Field::CAPTURE.mask() & Field::CAPTURE.mask().wrapping_neg()
+);
+
+/// With page tags in page flags, a page charged to a tag without an index is not charged (the
+/// page holds the empty marker, so its free looks for no record): capture makes no record of it
+/// either, or the record would outlive the page.
+fn unindexed_page_makes_no_record(test: &Test) {
+    if !crate::alloc_tag::index::compressed() {
+        test.skip("page tags are in page_ext");
+        return;
+    }
+    // Any selection turns the hooks on; the tag carries its mark itself.
+    let Some(id) = select(test, "func:alloctag_capture_selects_nothing") else {
+        return;
+    };
+    let page = with_tag(UNINDEXED_TAG, || alloc_pages(0));
+    kunit_expect!(test, !page.is_null());
+    if !page.is_null() {
+        // SAFETY: `page` was allocated above at order 0 and is freed once.
+        unsafe { bindings::__free_pages(page, 0) };
+    }
+    let left = records(test, UNINDEXED_TAG);
+    kunit_expect!(
+        test,
+        left.is_empty(),
+        "{} records after the free",
+        left.len()
+    );
+    kunit_expect!(test, capture::remove(id).is_ok());
+}
+
 /// The reports' sort orders by key, smallest first, keeping every element.
 fn reports_sort_by_key(test: &Test) {
     // 97 is prime to 251: a permutation of 0..251.
@@ -1217,5 +1254,6 @@ kunit_suite!(
         addresses_follow_kptr_restrict,
         bad_commands_change_nothing,
         reports_sort_by_key,
+        unindexed_page_makes_no_record,
     ]
 );

@@ -19,7 +19,7 @@ use core::{
     ptr,
     sync::atomic::{AtomicU32, Ordering},
 };
-use kernel::{bindings, c_str, page::PAGE_SIZE, prelude::*};
+use kernel::{bindings, page::PAGE_SIZE, prelude::*};
 
 extern "C" {
     /// Defined by `DECLARE_RWSEM()` in src/glue_test.c.
@@ -244,26 +244,13 @@ fn page_index_names_dynamic_tag(test: &Test) {
     page_names_its_tag(test, tag, 1);
 }
 
-#[link_section = ".data..percpu"]
-static mut LOOSE_COUNTERS: bindings::alloc_tag_counters =
-    bindings::alloc_tag_counters { bytes: 0, calls: 0 };
-
-/// A tag in no `alloc_tags` section and no pool, so in no segment of the index: as a module's
-/// tags are while its parameters are parsed, before the loader hands them to the registry.
-// SAFETY: `LOOSE_COUNTERS` is a `.data..percpu` static of this tag alone; the strings are static.
-static LOOSE_TAG: AllocTag = unsafe {
-    AllocTag::new(
-        bindings::codetag {
-            flags: 0,
-            lineno: line!(),
-            modname: ptr::null(),
-            function: c_str!("unindexed_tag_is_marked_and_not_charged").as_char_ptr(),
-            filename: c_str!(file!()).as_char_ptr(),
-            index: 0,
-        },
-        &raw mut LOOSE_COUNTERS,
-    )
-};
+// A tag in no segment of the index.
+test_tag!(
+    LOOSE_TAG,
+    "unindexed_tag_is_marked_and_not_charged",
+    loose,
+    flags = 0
+);
 
 /// A page charged to a tag that has no index is not charged, its tag is marked inaccurate, and
 /// the page holds the empty marker, so that its free neither subtracts nor warns (the console
@@ -278,7 +265,7 @@ fn unindexed_tag_is_marked_and_not_charged(test: &Test) {
         LOOSE_TAG.codetag().accurate(),
         "marked before any allocation"
     );
-    let Some((page, ct)) = alloc_charged(test, &LOOSE_TAG, 0) else {
+    let Some((page, ct)) = alloc_charged(test, LOOSE_TAG, 0) else {
         return;
     };
     kunit_expect!(
