@@ -16,7 +16,7 @@ set -euo pipefail
 
 [ -f "$ALLOCTAG_ROOT/Cargo.toml" ] || exit 0
 cd "$ALLOCTAG_ROOT"
-release=$ALLOCTAG_ROOT/target/x86_64-unknown-linux-gnu/release
+release=$CARGO_TARGET_DIR/x86_64-unknown-linux-gnu/release
 tools=(allocinfo allocinfo-check allocinfo-fuzz)
 for t in "${tools[@]}"; do
 	rm -f "$release/$t"

@@ -130,3 +130,13 @@ for s in "${STEPS[@]}"; do
 done
 # A file the series no longer names leaves a dangling link: drop it.
 find "$tree/lib/alloctag" "$tree/rust/kernel" "$tree/Documentation/mm" -xtype l -delete
+# Grafted from another checkout than last time: the links now name files
+# whose times are this checkout's, which may be older than the objects built
+# from the other's, though their content differs, and make would keep those
+# objects. Every file the links name is made newer than any build. (A fresh
+# clone's files are new anyway.)
+if [ "$(cat "$state/root" 2>/dev/null)" != "$ALLOCTAG_ROOT" ]; then
+	find "$tree" -path "$state" -prune -o -type l -lname "$ALLOCTAG_ROOT/*" -print0 |
+		xargs -0 -r touch -c
+	echo "$ALLOCTAG_ROOT" >"$state/root"
+fi

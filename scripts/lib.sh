@@ -16,6 +16,10 @@ mkdir -p "$BUILD_DIR"
 # Kbuild records absolute paths: always name the build by its real path.
 BUILD_DIR=$(realpath "$BUILD_DIR")
 SRC_TREE=$BUILD_DIR/linux
+# Cargo's outputs there too, unless the caller names another place: a fresh
+# clone's test command then builds only the workspace's own crates again,
+# not their dependencies (two of a warm run's minutes otherwise).
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$BUILD_DIR/cargo-target}
 JOBS=${JOBS:-$(nproc)}
 
 # bindgen-cli, installed by scripts/install-deps.sh under a root named by its

@@ -116,7 +116,7 @@ if [ "$arch" = x86_64 ]; then
 	# the binary when one of them changes, so a fresh build is never older than
 	# them, and a change to another tool's crate does not make it look old.
 	# (The paths of the dep-info have no spaces: the checkout's path has none.)
-	release=$ALLOCTAG_ROOT/target/x86_64-unknown-linux-gnu/release
+	release=$CARGO_TARGET_DIR/x86_64-unknown-linux-gnu/release
 	for name in allocinfo allocinfo-check allocinfo-fuzz; do
 		tool=$release/$name
 		if [ ! -x "$tool" ]; then
@@ -129,6 +129,12 @@ if [ "$arch" = x86_64 ]; then
 		fi
 		mapfile -t srcs < <(sed 's/^[^:]*: *//' "$tool.d" | tr ' ' '\n' | grep -v '^$' || true)
 		[ "${#srcs[@]}" -gt 0 ] || die "mkinitramfs: $tool.d names no source"
+		# The build directory's cargo outputs serve every checkout that
+		# uses it: a binary that another checkout built is not this one's.
+		if ! printf '%s\n' "${srcs[@]}" | grep -qx "$ALLOCTAG_ROOT/crates/$name/src/main.rs"; then
+			log "mkinitramfs: not packing $tool: built from another checkout than $ALLOCTAG_ROOT (scripts/build-tool.sh builds it)"
+			continue
+		fi
 		for c in $(printf '%s\n' "${srcs[@]}" | sed -n 's|/src/.*||p' | sort -u); do
 			srcs+=("$c/Cargo.toml")
 			[ ! -e "$c/build.rs" ] || srcs+=("$c/build.rs")
