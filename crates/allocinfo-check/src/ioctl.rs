@@ -225,13 +225,20 @@ pub fn counters(t1: &Listing, d: &Listing, t2: &Listing) -> Outcome {
 }
 
 /// With the counters frozen: the dump is the text record for record, and
-/// byte for byte where no name was cut (mainline's `accurate:no` aside).
-/// The text must list a tag: an empty one (no record, or the header alone)
-/// would make any empty dump pass, with nothing compared.
+/// byte for byte where no name was cut (mainline's `accurate:no` and
+/// alloctag's `unloaded:yes` aside). Where the text can mark a tag unloaded
+/// (format 2.0; a text without the header, such as `allocinfo query`'s
+/// lines, when it marks one) both mark the same tags: format 1.0 marks none
+/// while the ioctl says which. The text must list a tag: an empty one (no
+/// record, or the header alone) would make any empty dump pass, with
+/// nothing compared.
 pub fn frozen(text: &Listing, dump: &Listing) -> Outcome {
     if text.lines.is_empty() {
         return Err("the text lists no tag: nothing to compare the frozen dump with".into());
     }
+    let marks = text
+        .version
+        .map_or_else(|| text.tags().any(Tag::is_unloaded), |v| v.major >= 2);
     let t: Vec<Record> = text.tags().map(Record::of).collect();
     let d: Vec<Record> = dump.tags().map(Record::written).collect();
     same_sites(
@@ -246,12 +253,22 @@ pub fn frozen(text: &Listing, dump: &Listing) -> Outcome {
             bad.push(format!("text:  {rt}\nioctl: {rd}"));
             continue;
         }
+        if marks && lt.tag.is_unloaded() != ld.tag.is_unloaded() {
+            bad.push(format!(
+                "not marked unloaded in both:\ntext:  {:?}\nioctl: {:?}",
+                lt.raw, ld.raw
+            ));
+            continue;
+        }
         let long = [&lt.tag.file, &lt.tag.function]
             .iter()
             .chain(lt.tag.module.as_ref().iter())
             .any(|n| n.chars().count() > IOCTL_NAME_MAX);
         if !long {
-            let plain = |s: &str| s.replace(" accurate:no ", " ");
+            let plain = |s: &str| {
+                s.replace(" accurate:no ", " ")
+                    .replace(" unloaded:yes ", " ")
+            };
             if plain(&lt.raw) != plain(&ld.raw) {
                 bad.push(format!("text:  {:?}\nioctl: {:?}", lt.raw, ld.raw));
             } else {

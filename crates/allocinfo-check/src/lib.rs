@@ -52,8 +52,9 @@ pub struct Listing {
 
 impl Listing {
     /// Reads a listing. Strict as the shell's normalizer was: every line
-    /// but the header is a tag line, the only `key:value` after the function
-    /// is mainline's `accurate:no`, no blank line, a final newline.
+    /// but the header is a tag line, the only `key:value` pairs after the
+    /// function are mainline's `accurate:no` and alloctag's `unloaded:yes`,
+    /// in that order, no blank line, a final newline.
     pub fn parse(input: &[u8]) -> Result<Listing, String> {
         let text = std::str::from_utf8(input).map_err(|e| format!("not UTF-8: {e}"))?;
         if text.is_empty() {
@@ -89,11 +90,17 @@ impl Listing {
             let tag: Tag = raw
                 .parse()
                 .map_err(|e| format!("line {no}: {e}: {raw:?}"))?;
-            if tag
+            let pairs: Vec<(&str, &str)> = tag
                 .extra
                 .iter()
-                .any(|(k, v)| (k.as_str(), v.as_str()) != ("accurate", "no"))
-            {
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
+            if !matches!(
+                pairs.as_slice(),
+                [] | [("accurate", "no")]
+                    | [("unloaded", "yes")]
+                    | [("accurate", "no"), ("unloaded", "yes")]
+            ) {
                 return Err(format!("line {no}: not a tag line (after func:): {raw:?}"));
             }
             lines.push(Line {
@@ -198,7 +205,8 @@ impl fmt::Display for Record {
 /// file, line, inaccurate, min, max) mean what mainline's mean: names equal
 /// as given (the module `""` is built-in code), the line compared in 64
 /// bits, `inaccurate` nonzero selecting the tags marked inaccurate, bytes in
-/// `[min, max]` as unsigned. The others select tags of a read.
+/// `[min, max]` as unsigned; and alloctag's `unloaded`, the tags marked
+/// unloaded. The others select tags of a read.
 #[derive(Clone, Debug, Default)]
 pub struct Filter {
     pub module: Option<String>,
@@ -208,6 +216,9 @@ pub struct Filter {
     pub inaccurate: Option<u64>,
     pub min: Option<u64>,
     pub max: Option<u64>,
+    /// The tags of unloaded modules (`unloaded:yes`): the filter bit has
+    /// no value, so there is no selector of the others.
+    pub unloaded: bool,
     /// Any loadable module's tags (not built-in code's).
     pub any_module: bool,
     pub module_prefix: Option<String>,
@@ -227,6 +238,7 @@ impl Filter {
             && self.inaccurate.is_none_or(|v| t.is_accurate() == (v == 0))
             && self.min.is_none_or(|m| bytes >= m)
             && self.max.is_none_or(|m| bytes <= m)
+            && (!self.unloaded || t.is_unloaded())
             && (!self.any_module || t.module.is_some())
             && self
                 .module_prefix

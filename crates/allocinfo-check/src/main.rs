@@ -96,7 +96,8 @@ enum Cmd {
         t2: PathBuf,
     },
     /// With the counters frozen, DUMP is TEXT (byte for byte where no name is
-    /// cut); fails if TEXT lists no tag
+    /// cut; both mark the same tags unloaded where TEXT can); fails if TEXT
+    /// lists no tag
     Frozen { text: PathBuf, dump: PathBuf },
     /// Tags with a name over 63 characters: CUT_FILE LINE CUT_FUNCTION FILE FUNCTION
     LongNames {
@@ -155,6 +156,9 @@ struct FilterArgs {
     /// Bytes at most (unsigned)
     #[arg(long)]
     max: Option<u64>,
+    /// The tags marked unloaded (alloctag's ALLOCINFO_FILTER_UNLOADED)
+    #[arg(long)]
+    unloaded: bool,
     /// Any loadable module's tags
     #[arg(long)]
     any_module: bool,
@@ -177,6 +181,7 @@ impl From<FilterArgs> for Filter {
             inaccurate: a.inaccurate,
             min: a.min,
             max: a.max,
+            unloaded: a.unloaded,
             any_module: a.any_module,
             module_prefix: a.module_prefix,
             function_prefix: a.function_prefix,
@@ -355,6 +360,7 @@ mod tests {
             "",
             "--min",
             "9223372036854775808",
+            "--unloaded",
             "--exactly",
             "0",
         ])
@@ -373,6 +379,7 @@ mod tests {
         assert_eq!(f.line, Some((1 << 32) + 1));
         assert_eq!(f.module.as_deref(), Some(""));
         assert_eq!(f.min, Some(1 << 63));
+        assert!(f.unloaded);
         assert_eq!(expect.exactly, Some(0));
         for cmd in ["table", "read", "tags", "stable-tags", "counters", "frozen"] {
             assert!(

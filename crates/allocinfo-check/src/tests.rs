@@ -85,13 +85,23 @@ fn listings_with_and_without_the_header() {
     assert!(listing("").lines.is_empty());
     let marked = listing(&l(1, 1, "a.c:1 func:f accurate:no"));
     assert!(!marked.lines[0].tag.is_accurate());
+    // alloctag's mark of an unloaded module's tag, after accurate:no.
+    let gone = listing(
+        &(l(1, 1, "a.c:1 [m] func:f unloaded:yes")
+            + &l(1, 1, "a.c:1 [m] func:f accurate:no unloaded:yes")),
+    );
+    assert!(gone.tags().all(Tag::is_unloaded));
+    assert!(!gone.lines[1].tag.is_accurate());
 }
 
 #[test]
 fn listings_refuse_lines_of_another_shape() {
     for bad in [
-        text() + "\n",                           // a blank line
-        text() + &l(1, 1, "a.c:1 func:f x:y"),   // a pair other than accurate:no
+        text() + "\n",                                              // a blank line
+        text() + &l(1, 1, "a.c:1 func:f x:y"),                      // a pair other than accurate:no
+        text() + &l(1, 1, "a.c:1 func:f unloaded:no"),              // or unloaded:yes
+        text() + &l(1, 1, "a.c:1 func:f unloaded:yes accurate:no"), // in another order
+        text() + &l(1, 1, "a.c:1 func:f unloaded:yes unloaded:yes"),
         text() + &l(1, 1, "a.c:1 f"),            // no func:
         text() + "1 1 a.c:1 func:f",             // no final newline
         "allocinfo - version: 1.0\n".to_owned(), // no column header
@@ -734,6 +744,43 @@ fn tags_of_the_accuracy_filter() {
 }
 
 #[test]
+fn tags_of_the_unloaded_filter() {
+    // The ioctl's whole dump marks the unloaded module's tags; its filter
+    // lists them, and only them.
+    let mut d = dump_lines();
+    for i in [4, 5] {
+        d[i] = d[i].replacen(" \n", " unloaded:yes \n", 1);
+    }
+    let all = d.concat();
+    let unloaded = Filter {
+        unloaded: true,
+        ..f()
+    };
+    let marked = d[4].clone() + &d[5];
+    tags_ok(&all, &marked, &unloaded).unwrap();
+    assert!(tags_ok(&all, &d[4], &unloaded).is_err());
+    assert!(tags_ok(&all, &(d[3].clone() + &marked), &unloaded).is_err());
+    assert!(
+        tags_ok(&text(), &marked, &unloaded).is_err(),
+        "the text of 1.0 marks none"
+    );
+    // --both: the text (version 2.0) marks the same tags as the dump.
+    let v2 =
+        |lines: &[String]| format!("allocinfo - version: 2.0\n{COLUMN_HEADER}\n") + &lines.concat();
+    let mut tl = text_lines();
+    for i in [4, 5] {
+        tl[i] = tl[i].replacen(" \n", " unloaded:yes \n", 1);
+    }
+    let both =
+        |a: &str, b: &str| tags(&listing(a), &listing(b), &unloaded, true, Expect::default());
+    assert_eq!(both(&v2(&tl), &all).unwrap(), "2 tags");
+    assert!(both(&v2(&text_lines()), &all).is_err());
+    let mut tl2 = tl.clone();
+    tl2[5] = text_lines()[5].clone();
+    assert!(both(&v2(&tl2), &all).is_err(), "one the text does not mark");
+}
+
+#[test]
 fn tags_counts_what_it_expects() {
     let d = dump_lines().concat();
     let n = |at_least, exactly| Expect { at_least, exactly };
@@ -898,6 +945,39 @@ fn frozen_wants_the_text_record_for_record_and_byte_for_byte() {
     let mut d = dump_lines();
     d[5] = text_lines()[5].clone();
     assert!(c(&text(), &d.concat()).is_err());
+}
+
+#[test]
+fn frozen_wants_the_same_unloaded_marks_where_the_text_can_mark() {
+    let c = |t: &str, d: &str| frozen(&listing(t), &listing(d));
+    let mark = |lines: &mut Vec<String>, i: usize| {
+        lines[i] = lines[i].replacen(" \n", " unloaded:yes \n", 1);
+    };
+    let v2 =
+        |lines: &[String]| format!("allocinfo - version: 2.0\n{COLUMN_HEADER}\n") + &lines.concat();
+    let (mut t, mut d) = (text_lines(), dump_lines());
+    mark(&mut t, 4);
+    mark(&mut d, 4);
+    assert_eq!(
+        c(&v2(&t), &d.concat()).unwrap(),
+        "7 records equal, 6 lines equal to the byte"
+    );
+    // Format 2.0 text and the dump disagree: one marks a tag, the other not.
+    assert!(
+        c(&v2(&text_lines()), &d.concat())
+            .unwrap_err()
+            .contains("not marked unloaded in both")
+    );
+    assert!(c(&v2(&t), &dump_lines().concat()).is_err());
+    let mut other = dump_lines();
+    mark(&mut other, 3);
+    assert!(c(&v2(&t), &other.concat()).is_err());
+    // Format 1.0 marks none: the dump's marks are no difference.
+    c(&text(), &d.concat()).unwrap();
+    c(&text_lines().concat(), &d.concat()).unwrap();
+    // A text without the header that marks a tag is format 2.0's.
+    assert!(c(&t.concat(), &dump_lines().concat()).is_err());
+    c(&t.concat(), &d.concat()).unwrap();
 }
 
 #[test]

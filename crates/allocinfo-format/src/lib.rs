@@ -13,7 +13,10 @@
 //! Each tag line is `printf("%12lli %8llu ", bytes, calls)`, then
 //! `file:line [module] func:name` (the module only for loadable modules), then
 //! a space. Version 2.0 may add `key:value` pairs such as `accurate:no` after
-//! the function name. Unknown pairs are kept in [`Tag::extra`] and printed back.
+//! the function name, and alloctag's kernels `unloaded:yes` for a module
+//! unloaded while allocations it made were live ([`Tag::is_accurate`],
+//! [`Tag::is_unloaded`]). Unknown pairs are kept in [`Tag::extra`] and printed
+//! back.
 //!
 //! The parser is liberal about whitespace and strict about structure: every
 //! error names the 1-based input line and the reason, and it never panics.

@@ -61,6 +61,13 @@ impl Tag {
         self.extra("accurate") != Some("no")
     }
 
+    /// True when the tag's module was unloaded while allocations it made
+    /// were live (`unloaded:yes`, alloctag's format 2.0): the kernel lists
+    /// the tag until they are freed. Format 1.0 does not say so.
+    pub fn is_unloaded(&self) -> bool {
+        self.extra("unloaded") == Some("yes")
+    }
+
     /// Directory part of [`Tag::file`], `.` when the file has none.
     pub fn dir(&self) -> &str {
         match self.file.rfind('/') {

@@ -289,6 +289,36 @@ mod tests {
     }
 
     #[test]
+    fn unloaded_modules_tags() {
+        let line = "        4096        1 drivers/foo.c:12 [foo] func:foo_probe unloaded:yes ";
+        let t: Tag = line.parse().unwrap();
+        assert!(t.is_unloaded() && t.is_accurate());
+        assert_eq!(t.module.as_deref(), Some("foo"));
+        assert_eq!(t.to_string(), line, "printed back as the kernel prints it");
+        // After accurate:no when both are there, and printed in that order.
+        let both =
+            "        4096        1 drivers/foo.c:12 [foo] func:foo_probe accurate:no unloaded:yes ";
+        let t: Tag = both.parse().unwrap();
+        assert!(t.is_unloaded() && !t.is_accurate());
+        assert_eq!(t.to_string(), both);
+        // Only "yes" marks it; format 1.0's line does not.
+        for other in ["unloaded:no", "unloaded:", "x:yes", ""] {
+            let t: Tag = format!("1 1 drivers/foo.c:12 [foo] func:foo_probe {other}")
+                .parse()
+                .unwrap();
+            assert!(!t.is_unloaded(), "{other}");
+        }
+        let p = Profile::parse(
+            format!("allocinfo - version: 2.0\n#\n{line}\n4096 1 drivers/foo.c:12 [foo] func:foo_probe\n")
+                .as_bytes(),
+        )
+        .unwrap();
+        let marked: Vec<bool> = p.tags.iter().map(Tag::is_unloaded).collect();
+        assert_eq!(marked, [true, false]);
+        assert!(p.to_string().contains("func:foo_probe unloaded:yes \n"));
+    }
+
+    #[test]
     fn errors_name_line_and_reason() {
         let e = one("abc 1 a.c:1 func:f").unwrap_err();
         assert_eq!(e.line, 3);

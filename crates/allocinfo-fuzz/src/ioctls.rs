@@ -48,7 +48,7 @@ fn random_filter(rng: &mut impl Rng) -> AllocinfoFilter {
             1 => 1 << rng.random_range(0..64),
             2 | 3 => rng.random_range(0..=ALLOCINFO_FILTER_MASKS),
             4..=6 => 0,
-            _ => 1 << rng.random_range(0..=ALLOCINFO_FILTER_MAX_SIZE),
+            _ => 1 << rng.random_range(0..=__ALLOCINFO_FILTER_LAST),
         },
         fields: AllocinfoTag {
             modname: name(rng),
@@ -78,6 +78,31 @@ fn cut_name(b: &[u8; ALLOCINFO_STR_SIZE]) -> Option<&[u8]> {
     b.iter().position(|&c| c == 0).map(|n| &b[..n])
 }
 
+/// Whether the kernel must take the filter: known bits only (alloctag's
+/// `ALLOCINFO_FILTER_UNLOADED` among them), and a minimum size not above
+/// the maximum.
+fn filter_ok(f: &AllocinfoFilter) -> bool {
+    let sizes = ALLOCINFO_FILTER_MASK_MIN_SIZE | ALLOCINFO_FILTER_MASK_MAX_SIZE;
+    f.mask & !ALLOCINFO_FILTER_MASKS == 0 && !(f.mask & sizes == sizes && f.min_size > f.max_size)
+}
+
+/// What is wrong with an answer's `unloaded`: a flag (0 or 1), and 1 for
+/// every answer to `ALLOCINFO_FILTER_UNLOADED`.
+fn unloaded_wrong(d: &AllocinfoTagData, f: Option<&AllocinfoFilter>) -> Option<String> {
+    let unloaded = d.counter.unloaded;
+    if unloaded > 1 {
+        return Some(format!("ioctl answer with unloaded {unloaded}, not 0 or 1"));
+    }
+    let asked = f.is_some_and(|f| f.mask & ALLOCINFO_FILTER_MASK_UNLOADED != 0);
+    (asked && unloaded == 0).then(|| {
+        format!(
+            "GET_AT/GET_NEXT with the unloaded filter answered a loaded module's tag: {:?} line {}",
+            shown(cut_name(&d.tag.function).unwrap_or_default(), 64),
+            d.tag.lineno
+        )
+    })
+}
+
 /// Fills `g` from a successful GET_AT or GET_NEXT and checks the answer:
 /// each name NUL-terminated, and the filter's exact fields matched.
 fn check_answer(sh: &Shared, d: &AllocinfoTagData, f: Option<&AllocinfoFilter>) {
@@ -102,6 +127,9 @@ fn check_answer(sh: &Shared, d: &AllocinfoTagData, f: Option<&AllocinfoFilter>) 
             d.counter.bytes,
             d.counter.calls,
         ));
+    }
+    if let Some(why) = unloaded_wrong(d, f) {
+        sh.fail(&why);
     }
     let Some(f) = f else { return };
     let want = |bit: u64, got: &[u8], fld: &[u8; ALLOCINFO_STR_SIZE], what: &str| {
@@ -192,10 +220,7 @@ pub(crate) fn ioctls(sh: &Shared, mut rng: ChaCha8Rng) {
             filter: random_filter(&mut rng),
             data: AllocinfoTagData::ZERO,
         };
-        let filter_ok = g.filter.mask & !ALLOCINFO_FILTER_MASKS == 0
-            && !(g.filter.mask & ALLOCINFO_FILTER_MASK_MIN_SIZE != 0
-                && g.filter.mask & ALLOCINFO_FILTER_MASK_MAX_SIZE != 0
-                && g.filter.min_size > g.filter.max_size);
+        let filter_ok = filter_ok(&g.filter);
         let mut next = AllocinfoTagData::ZERO;
         let mut id = AllocinfoContentId { id: 0 };
         let size = std::mem::size_of::<AllocinfoGetAt>();
@@ -363,5 +388,66 @@ fn refused_get_at_keeps_place(sh: &Shared, rng: &mut impl Rng, fd: i32, g: &Allo
             want.data.tag.lineno,
             rw.map_err(errname),
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mask(mask: u64) -> AllocinfoFilter {
+        AllocinfoFilter {
+            mask,
+            ..AllocinfoFilter::NONE
+        }
+    }
+
+    /// Bit 7 (alloctag's unloaded filter) is known; bits above it are
+    /// refused, and so is a minimum above the maximum.
+    #[test]
+    fn filters_the_kernel_must_take() {
+        assert!(filter_ok(&mask(0)));
+        assert!(filter_ok(&mask(ALLOCINFO_FILTER_MASK_UNLOADED)));
+        assert!(filter_ok(&mask(0xff)));
+        assert!(!filter_ok(&mask(1 << 8)));
+        assert!(!filter_ok(&mask(1 << 40)));
+        let sizes = ALLOCINFO_FILTER_MASK_MIN_SIZE | ALLOCINFO_FILTER_MASK_MAX_SIZE;
+        let f = AllocinfoFilter {
+            min_size: 2,
+            max_size: 1,
+            ..mask(sizes)
+        };
+        assert!(!filter_ok(&f));
+        assert!(filter_ok(&AllocinfoFilter {
+            mask: ALLOCINFO_FILTER_MASK_MIN_SIZE,
+            ..f
+        }));
+        // The random filters reach the unloaded bit alone.
+        use rand::SeedableRng;
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let alone = (0..2000)
+            .map(|_| random_filter(&mut rng).mask)
+            .filter(|&m| m == ALLOCINFO_FILTER_MASK_UNLOADED)
+            .count();
+        assert!(alone > 10, "{alone}");
+    }
+
+    #[test]
+    fn answers_to_the_unloaded_filter_are_unloaded() {
+        let mut d = AllocinfoTagData::ZERO;
+        d.tag.function[..9].copy_from_slice(b"foo_probe");
+        d.tag.lineno = 12;
+        let unloaded = mask(ALLOCINFO_FILTER_MASK_UNLOADED);
+        assert_eq!(unloaded_wrong(&d, None), None);
+        assert_eq!(unloaded_wrong(&d, Some(&mask(0))), None);
+        assert_eq!(
+            unloaded_wrong(&d, Some(&unloaded)).unwrap(),
+            "GET_AT/GET_NEXT with the unloaded filter answered a loaded module's tag: \"foo_probe\" line 12"
+        );
+        d.counter.unloaded = 1;
+        assert_eq!(unloaded_wrong(&d, Some(&unloaded)), None);
+        assert_eq!(unloaded_wrong(&d, None), None);
+        d.counter.unloaded = 2;
+        assert!(unloaded_wrong(&d, None).unwrap().contains("not 0 or 1"));
     }
 }

@@ -1,5 +1,7 @@
 //! The structures and numbers of `include/uapi/linux/alloc_tag.h`, mainline's
-//! `/proc/allocinfo` ioctl ABI, byte for byte (`#[repr(C)]`). The names are
+//! `/proc/allocinfo` ioctl ABI with alloctag's extension (a counter's
+//! `unloaded`, the filter bit `ALLOCINFO_FILTER_UNLOADED`), byte for byte
+//! (`#[repr(C)]`). The names are
 //! the C names in Rust's case: `struct allocinfo_tag_data` is
 //! [`AllocinfoTagData`]. `tests/abi.rs` checks every size, alignment, offset
 //! and number against the C header.
@@ -34,6 +36,10 @@ pub struct AllocinfoCounter {
     pub calls: u64,
     /// 0 when the kernel lost counts for this tag.
     pub accurate: u8,
+    /// alloctag's extension, in what was padding (mainline leaves it 0): 1
+    /// when the tag's module was unloaded while allocations it made were
+    /// live; the tag is listed until they are freed.
+    pub unloaded: u8,
 }
 
 /// `struct allocinfo_tag_data`: one answer.
@@ -51,6 +57,10 @@ pub const ALLOCINFO_FILTER_LINENO: u32 = 3;
 pub const ALLOCINFO_FILTER_INACCURATE: u32 = 4;
 pub const ALLOCINFO_FILTER_MIN_SIZE: u32 = 5;
 pub const ALLOCINFO_FILTER_MAX_SIZE: u32 = 6;
+/// alloctag's: only the tags of unloaded modules (no value field).
+pub const ALLOCINFO_FILTER_UNLOADED: u32 = 7;
+/// `__ALLOCINFO_FILTER_LAST`.
+pub const __ALLOCINFO_FILTER_LAST: u32 = ALLOCINFO_FILTER_UNLOADED;
 
 pub const ALLOCINFO_FILTER_MASK_MODNAME: u64 = 1 << ALLOCINFO_FILTER_MODNAME;
 pub const ALLOCINFO_FILTER_MASK_FUNCTION: u64 = 1 << ALLOCINFO_FILTER_FUNCTION;
@@ -59,8 +69,9 @@ pub const ALLOCINFO_FILTER_MASK_LINENO: u64 = 1 << ALLOCINFO_FILTER_LINENO;
 pub const ALLOCINFO_FILTER_MASK_INACCURATE: u64 = 1 << ALLOCINFO_FILTER_INACCURATE;
 pub const ALLOCINFO_FILTER_MASK_MIN_SIZE: u64 = 1 << ALLOCINFO_FILTER_MIN_SIZE;
 pub const ALLOCINFO_FILTER_MASK_MAX_SIZE: u64 = 1 << ALLOCINFO_FILTER_MAX_SIZE;
+pub const ALLOCINFO_FILTER_MASK_UNLOADED: u64 = 1 << ALLOCINFO_FILTER_UNLOADED;
 /// `ALLOCINFO_FILTER_MASKS`: every filter bit.
-pub const ALLOCINFO_FILTER_MASKS: u64 = (1 << (ALLOCINFO_FILTER_MAX_SIZE + 1)) - 1;
+pub const ALLOCINFO_FILTER_MASKS: u64 = (1 << (__ALLOCINFO_FILTER_LAST + 1)) - 1;
 
 /// `struct allocinfo_filter`: the fields whose bit is in `mask` must match.
 #[repr(C)]
@@ -135,6 +146,7 @@ impl AllocinfoTagData {
             bytes: 0,
             calls: 0,
             accurate: 0,
+            unloaded: 0,
         },
     };
 
@@ -162,6 +174,7 @@ impl AllocinfoTagData {
                 bytes: u64_at(counter + offset_of!(AllocinfoCounter, bytes)),
                 calls: u64_at(counter + offset_of!(AllocinfoCounter, calls)),
                 accurate: buf[counter + offset_of!(AllocinfoCounter, accurate)],
+                unloaded: buf[counter + offset_of!(AllocinfoCounter, unloaded)],
             },
         }
     }

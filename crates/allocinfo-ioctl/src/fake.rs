@@ -66,7 +66,8 @@ pub fn kernel_matches(f: &AllocinfoFilter, d: &AllocinfoTagData) -> bool {
         || on(ALLOCINFO_FILTER_MASK_LINENO) && t.lineno != f.fields.lineno
         || on(ALLOCINFO_FILTER_MASK_INACCURATE) && u64::from(c.accurate != 0) == f.inaccurate
         || on(ALLOCINFO_FILTER_MASK_MIN_SIZE) && c.bytes < f.min_size
-        || on(ALLOCINFO_FILTER_MASK_MAX_SIZE) && c.bytes > f.max_size)
+        || on(ALLOCINFO_FILTER_MASK_MAX_SIZE) && c.bytes > f.max_size
+        || on(ALLOCINFO_FILTER_MASK_UNLOADED) && c.unloaded == 0)
 }
 
 impl Device for FakeKernel {

@@ -24,6 +24,9 @@ pub struct TagFilter {
     pub min_size: Option<u64>,
     /// At most this many bytes.
     pub max_size: Option<u64>,
+    /// Only the tags of unloaded modules (`unloaded:yes`). The ABI has no
+    /// way to ask for the others.
+    pub unloaded: bool,
 }
 
 impl TagFilter {
@@ -72,13 +75,16 @@ impl TagFilter {
             f.mask |= ALLOCINFO_FILTER_MASK_MAX_SIZE;
             f.max_size = max;
         }
+        if self.unloaded {
+            f.mask |= ALLOCINFO_FILTER_MASK_UNLOADED;
+        }
         f
     }
 
     /// Whether a tag of the text matches, as the kernel would decide for the
     /// same tag. Bytes compare as the kernel's unsigned counter (the text
-    /// prints it signed); accuracy is `accurate:no`, which only format 2.0
-    /// prints.
+    /// prints it signed); accuracy is `accurate:no` and an unloaded module
+    /// `unloaded:yes`, which only format 2.0 prints.
     pub fn matches(&self, tag: &Tag) -> bool {
         let name = |want: &Option<String>, have: &str| {
             want.as_deref()
@@ -92,6 +98,7 @@ impl TagFilter {
             && self.accurate.is_none_or(|a| a == tag.is_accurate())
             && self.min_size.is_none_or(|min| bytes >= min)
             && self.max_size.is_none_or(|max| bytes <= max)
+            && (!self.unloaded || tag.is_unloaded())
     }
 }
 
@@ -126,6 +133,7 @@ mod tests {
             accurate: Some(false),
             min_size: Some(4096),
             max_size: Some(1 << 20),
+            unloaded: true,
         }
         .to_abi();
         assert_eq!(f.mask, ALLOCINFO_FILTER_MASKS);
@@ -149,6 +157,19 @@ mod tests {
         assert_eq!(
             (only_accurate.mask, only_accurate.inaccurate),
             (ALLOCINFO_FILTER_MASK_INACCURATE, 0)
+        );
+        let unloaded = TagFilter {
+            unloaded: true,
+            ..Default::default()
+        };
+        assert!(!unloaded.is_empty() && unloaded.is_valid());
+        assert_eq!(
+            unloaded.to_abi(),
+            AllocinfoFilter {
+                mask: ALLOCINFO_FILTER_MASK_UNLOADED,
+                ..AllocinfoFilter::NONE
+            },
+            "a bit alone: no value field"
         );
     }
 
@@ -195,6 +216,20 @@ mod tests {
             ..d()
         };
         assert_eq!(f(accurate), (true, false));
+        let unloaded = TagFilter {
+            unloaded: true,
+            ..d()
+        };
+        assert_eq!(f(unloaded.clone()), (false, false));
+        let gone = tag("4096 1 drivers/foo.c:12 [foo] func:foo_probe accurate:no unloaded:yes ");
+        assert!(unloaded.matches(&gone) && d().matches(&gone));
+        let other = tag("4096 1 drivers/foo.c:12 [foo] func:foo_probe unloaded:no ");
+        assert!(!unloaded.matches(&other), "yes only");
+        let both = TagFilter {
+            accurate: Some(false),
+            ..unloaded
+        };
+        assert!(both.matches(&gone));
         let size = |min: Option<u64>, max: Option<u64>| TagFilter {
             min_size: min,
             max_size: max,

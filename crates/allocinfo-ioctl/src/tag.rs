@@ -63,18 +63,15 @@ pub enum DecodeError {
 
 /// The tag in the kernel's answer, as the text model holds it: bytes as
 /// `%lli` prints the kernel's `u64`, `module` `None` for built-in code (an
-/// empty `modname`) and `accurate:no` in [`Tag::extra`] when the kernel
-/// lost counts, as text format 2.0 prints it.
+/// empty `modname`), and in [`Tag::extra`] `accurate:no` when the kernel
+/// lost counts and `unloaded:yes` when the tag's module is gone, as text
+/// format 2.0 prints them (in that order).
 pub fn decode(data: &AllocinfoTagData) -> Result<Tag, DecodeError> {
     let t = &data.tag;
     let file = decode_name(&t.filename);
     let line =
         u32::try_from(t.lineno).map_err(|_| DecodeError::LineNumber(t.lineno, file.clone()))?;
     let module = decode_name(&t.modname);
-    let mut extra = Vec::new();
-    if data.counter.accurate == 0 {
-        extra.push(("accurate".to_owned(), "no".to_owned()));
-    }
     Ok(Tag {
         bytes: data.counter.bytes as i64,
         calls: data.counter.calls,
@@ -82,13 +79,26 @@ pub fn decode(data: &AllocinfoTagData) -> Result<Tag, DecodeError> {
         line,
         module: (!module.is_empty()).then_some(module),
         function: decode_name(&t.function),
-        extra,
+        extra: reported_pairs(data.counter.accurate != 0, data.counter.unloaded != 0),
     })
 }
 
+/// The `key:value` pairs the ioctl's flags stand for, in the order format
+/// 2.0 prints them.
+fn reported_pairs(accurate: bool, unloaded: bool) -> Vec<(String, String)> {
+    let mut extra = Vec::new();
+    if !accurate {
+        extra.push(("accurate".to_owned(), "no".to_owned()));
+    }
+    if unloaded {
+        extra.push(("unloaded".to_owned(), "yes".to_owned()));
+    }
+    extra
+}
+
 /// The answer the ioctl gives for a tag of the text: names trimmed, and of
-/// the `key:value` pairs only `accurate:no`. Queries on the text print this,
-/// so that both paths print the same.
+/// the `key:value` pairs only `accurate:no` and `unloaded:yes`. Queries on
+/// the text print this, so that both paths print the same.
 pub fn as_reported(tag: &Tag) -> Tag {
     Tag {
         bytes: tag.bytes,
@@ -97,11 +107,7 @@ pub fn as_reported(tag: &Tag) -> Tag {
         line: tag.line,
         module: tag.module.as_deref().map(|m| trim_name(m).into_owned()),
         function: trim_name(&tag.function).into_owned(),
-        extra: if tag.is_accurate() {
-            Vec::new()
-        } else {
-            vec![("accurate".to_owned(), "no".to_owned())]
-        },
+        extra: reported_pairs(tag.is_accurate(), tag.is_unloaded()),
     }
 }
 
@@ -119,6 +125,7 @@ pub fn encode(tag: &Tag) -> AllocinfoTagData {
             bytes: tag.bytes as u64,
             calls: tag.calls,
             accurate: tag.is_accurate().into(),
+            unloaded: tag.is_unloaded().into(),
         },
     }
 }
@@ -141,6 +148,7 @@ mod tests {
         buf[200..208].copy_from_slice(&(-8192_i64 as u64).to_le_bytes()); // bytes
         buf[208..216].copy_from_slice(&35_u64.to_le_bytes()); // calls
         buf[216] = 0; // accurate
+        buf[217] = 0; // unloaded
         buf
     }
 
@@ -169,6 +177,25 @@ mod tests {
         assert_eq!(tag.file, "a".repeat(64));
         assert!(tag.extra.is_empty() && tag.is_accurate());
 
+        // A module unloaded with live allocations: its flag at offset 17 of
+        // the counter, after the (here lost) accuracy.
+        let mut buf = synthetic(b"foo", b"foo_probe", b"drivers/foo.c", 12);
+        buf[217] = 1;
+        let data = AllocinfoTagData::from_bytes(buf.as_slice().try_into().unwrap());
+        assert_eq!((data.counter.accurate, data.counter.unloaded), (0, 1));
+        let tag = decode(&data).unwrap();
+        assert_eq!(
+            tag.to_string(),
+            "       -8192       35 drivers/foo.c:12 [foo] func:foo_probe accurate:no unloaded:yes "
+        );
+        assert!(tag.is_unloaded());
+        buf[216] = 1;
+        let tag = decode(&AllocinfoTagData::from_bytes(
+            buf.as_slice().try_into().unwrap(),
+        ))
+        .unwrap();
+        assert_eq!(tag.extra, [("unloaded".into(), "yes".into())]);
+
         let buf = synthetic(b"", b"f", b"a.c", 1 << 32);
         let e = decode(&AllocinfoTagData::from_bytes(
             buf.as_slice().try_into().unwrap(),
@@ -192,9 +219,36 @@ mod tests {
             extra: vec![("hint".into(), "x".into())],
         };
         let data = encode(&text);
-        assert_eq!(data.counter.accurate, 1);
+        assert_eq!((data.counter.accurate, data.counter.unloaded), (1, 0));
         assert_eq!(decode(&data).unwrap(), as_reported(&text));
         assert!(as_reported(&text).extra.is_empty());
+        // The pairs the ioctl carries, in format 2.0's order whatever the
+        // text's; other values and pairs are the text's only.
+        let gone = Tag {
+            extra: vec![
+                ("unloaded".into(), "yes".into()),
+                ("hint".into(), "x".into()),
+                ("accurate".into(), "no".into()),
+            ],
+            ..text.clone()
+        };
+        let data = encode(&gone);
+        assert_eq!((data.counter.accurate, data.counter.unloaded), (0, 1));
+        let reported = as_reported(&gone);
+        assert_eq!(decode(&data).unwrap(), reported);
+        assert_eq!(
+            reported.extra,
+            [
+                ("accurate".into(), "no".into()),
+                ("unloaded".into(), "yes".into())
+            ]
+        );
+        let not = Tag {
+            extra: vec![("unloaded".into(), "no".into())],
+            ..text
+        };
+        assert_eq!(encode(&not).counter.unloaded, 0);
+        assert!(as_reported(&not).extra.is_empty());
     }
 
     #[test]

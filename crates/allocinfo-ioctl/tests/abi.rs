@@ -32,7 +32,7 @@ fn rust_layout() -> Vec<(String, u64)> {
         v,
         "allocinfo_counter",
         AllocinfoCounter,
-        [bytes, calls, accurate]
+        [bytes, calls, accurate, unloaded]
     );
     layout!(v, "allocinfo_tag_data", AllocinfoTagData, [tag, counter]);
     layout!(
@@ -73,6 +73,11 @@ fn rust_numbers() -> Vec<(String, u64)> {
             "ALLOCINFO_FILTER_MASK_MAX_SIZE",
             ALLOCINFO_FILTER_MASK_MAX_SIZE,
         ),
+        (
+            "ALLOCINFO_FILTER_MASK_UNLOADED",
+            ALLOCINFO_FILTER_MASK_UNLOADED,
+        ),
+        ("__ALLOCINFO_FILTER_LAST", __ALLOCINFO_FILTER_LAST.into()),
         ("ALLOCINFO_FILTER_MASKS", ALLOCINFO_FILTER_MASKS),
         ("ALLOCINFO_IOC_BASE", ALLOCINFO_IOC_BASE.into()),
         ("ALLOCINFO_IOC_CONTENT_ID", number(ALLOCINFO_IOC_CONTENT_ID)),
@@ -108,6 +113,7 @@ fn layout_matches_the_header_as_written_down() {
         ("sizeof allocinfo_counter", 24), ("alignof allocinfo_counter", 8),
         ("offsetof allocinfo_counter.bytes", 0), ("offsetof allocinfo_counter.calls", 8),
         ("offsetof allocinfo_counter.accurate", 16),
+        ("offsetof allocinfo_counter.unloaded", 17),
         ("sizeof allocinfo_tag_data", 224), ("alignof allocinfo_tag_data", 8),
         ("offsetof allocinfo_tag_data.tag", 0), ("offsetof allocinfo_tag_data.counter", 200),
         ("sizeof allocinfo_filter", 232), ("alignof allocinfo_filter", 8),
@@ -155,10 +161,12 @@ fn numbers_match_the_header_as_written_down() {
             ALLOCINFO_FILTER_MASK_INACCURATE,
             ALLOCINFO_FILTER_MASK_MIN_SIZE,
             ALLOCINFO_FILTER_MASK_MAX_SIZE,
+            ALLOCINFO_FILTER_MASK_UNLOADED,
             ALLOCINFO_FILTER_MASKS,
         ],
-        [1, 2, 4, 8, 16, 32, 64, 127]
+        [1, 2, 4, 8, 16, 32, 64, 128, 255]
     );
+    assert_eq!(__ALLOCINFO_FILTER_LAST, ALLOCINFO_FILTER_UNLOADED);
 }
 
 fn header() -> PathBuf {

@@ -17,11 +17,17 @@ fn profile(name: &str) -> Profile {
     Profile::parse(&std::fs::read(path).unwrap()).unwrap()
 }
 
-/// A profile with the shapes that matter: modules, accurate:no, names of
-/// 63 bytes and longer, negative bytes, a tag twice.
+/// A profile with the shapes that matter: modules, accurate:no, unloaded
+/// modules (one reloaded: its call site twice), names of 63 bytes and
+/// longer, negative bytes, a tag twice.
 fn tags() -> Vec<Tag> {
     let mut tags = profile("linux-2.0.txt").tags;
     tags.extend(profile("linux-6.12.txt").tags);
+    let unloaded = "allocinfo - version: 2.0\n#\n\
+         4096 1 drivers/foo.c:12 [foo] func:foo_probe unloaded:yes \n\
+         8192 2 drivers/foo.c:12 [foo] func:foo_probe \n\
+         512 1 drivers/bar.c:7 [bar] func:bar_init accurate:no unloaded:yes \n";
+    tags.extend(Profile::parse(unloaded.as_bytes()).unwrap().tags);
     let long_fn = format!("alloctag_rust_sample::{}::allocate", "Inner".repeat(12));
     let long_file = format!("drivers/{}/x.c", "deep/".repeat(14));
     let extra = format!(
@@ -62,7 +68,16 @@ fn filters(tags: &[Tag]) -> Vec<TagFilter> {
             accurate: Some(t.is_accurate()),
             ..d()
         });
+        v.push(TagFilter {
+            function: Some(t.function.clone()),
+            unloaded: true,
+            ..d()
+        });
     }
+    v.push(TagFilter {
+        unloaded: true,
+        ..d()
+    });
     v.push(TagFilter {
         accurate: Some(false),
         ..d()
@@ -97,6 +112,25 @@ fn walks_give_what_filtering_the_text_gives() {
         nonempty += usize::from(!got.is_empty());
     }
     assert!(nonempty > 100);
+    // The unloaded modules' tags, by the filter bit alone.
+    let unloaded = TagFilter {
+        unloaded: true,
+        ..Default::default()
+    };
+    let w = walk(&mut kernel, &unloaded.to_abi(), 1).unwrap();
+    let got: Vec<String> = w
+        .tags
+        .iter()
+        .map(|d| decode(d).unwrap().location().to_string())
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "drivers/foo.c:12 [foo] func:foo_probe",
+            "drivers/bar.c:7 [bar] func:bar_init"
+        ]
+    );
+    assert!(w.tags.iter().all(|d| d.counter.unloaded == 1));
     // No filter: every tag, in order, names trimmed.
     let all = walk(&mut kernel, &AllocinfoFilter::NONE, 1).unwrap();
     assert_eq!(all.tags.len(), tags.len());

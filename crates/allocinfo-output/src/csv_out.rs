@@ -5,9 +5,9 @@ use allocinfo_report::Report;
 use std::io::{self, Write};
 
 /// Columns of every report.
-pub const COLUMNS: [&str; 12] = [
+pub const COLUMNS: [&str; 13] = [
     "group", "key", "module", "dir", "file", "line", "function", "sites", "bytes", "calls",
-    "share", "accurate",
+    "share", "accurate", "unloaded",
 ];
 /// Columns added by comparisons (diff, watch).
 pub const CHANGE_COLUMNS: [&str; 5] = [
@@ -42,6 +42,7 @@ pub fn write(out: &mut dyn Write, report: &Report) -> io::Result<()> {
             r.sums.calls.to_string(),
             share(r, &report.total).to_string(),
             r.sums.accurate.to_string(),
+            r.sums.unloaded.to_string(),
         ];
         if let Some(c) = &r.change {
             record.extend([

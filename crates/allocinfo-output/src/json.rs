@@ -59,6 +59,7 @@ struct JsonRow<'a> {
     calls: u64,
     share: f64,
     accurate: bool,
+    unloaded: bool,
     extra: Pairs<'a>,
     #[serde(flatten)]
     change: Option<JsonChange>,
@@ -134,6 +135,7 @@ pub fn write(
                     calls: r.sums.calls,
                     share: share(r, &report.total),
                     accurate: r.sums.accurate,
+                    unloaded: r.sums.unloaded,
                     extra: Pairs(&r.sums.extra),
                     change: r.change.as_ref().map(|c| JsonChange {
                         status: c.status.name(),

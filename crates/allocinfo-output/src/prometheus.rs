@@ -22,7 +22,7 @@ pub fn escape_label(v: &str) -> String {
 fn labels(row: &Row, by: GroupBy) -> String {
     let f = Fields::of(&row.key);
     let text = |v: Option<&str>| v.unwrap_or_default().to_owned();
-    let pairs: Vec<(&str, String)> = match by {
+    let mut pairs: Vec<(&str, String)> = match by {
         GroupBy::Site => vec![
             ("file", text(f.file)),
             ("line", f.line.map(|l| l.to_string()).unwrap_or_default()),
@@ -35,6 +35,11 @@ fn labels(row: &Row, by: GroupBy) -> String {
         GroupBy::Function => vec![("function", text(f.function))],
         GroupBy::Tree => vec![("prefix", text(f.dir))],
     };
+    // An unloaded module's call site is a series of its own beside the
+    // reloaded module's (no series twice); other rows keep their labels.
+    if row.sums.unloaded {
+        pairs.push(("unloaded", "yes".to_owned()));
+    }
     let inner: Vec<String> = pairs
         .iter()
         .map(|(k, v)| format!("{k}=\"{}\"", escape_label(v)))

@@ -186,8 +186,14 @@ pub fn render_with_rates(
     };
     let mut key = column(key_title, |r| {
         let mut k = crate::printable(&r.key.to_string()).into_owned();
-        if !r.sums.accurate && r.key.group_by() == GroupBy::Site {
+        let by = r.key.group_by();
+        // The pairs as format 2.0 prints them after a call site; a module
+        // marked unloaded when none of its tags is a loaded one's.
+        if !r.sums.accurate && by == GroupBy::Site {
             k.push_str(" accurate:no");
+        }
+        if r.sums.unloaded && matches!(by, GroupBy::Site | GroupBy::Module) {
+            k.push_str(" unloaded:yes");
         }
         k
     });

@@ -39,11 +39,12 @@ struct JsonTag<'a> {
     bytes: i64,
     calls: u64,
     accurate: bool,
+    unloaded: bool,
 }
 
 /// One JSON document on one line: `{"schema":"allocinfo-query/1",
 /// "source":{"path":...},"tags":[{"file":...,"line":...,"module":null,
-/// "function":...,"bytes":...,"calls":...,"accurate":true}]}`.
+/// "function":...,"bytes":...,"calls":...,"accurate":true,"unloaded":false}]}`.
 /// One line, or indented with `pretty`.
 pub fn write_json(out: &mut dyn Write, source: &str, tags: &[Tag], pretty: bool) -> io::Result<()> {
     let doc = Document {
@@ -59,6 +60,7 @@ pub fn write_json(out: &mut dyn Write, source: &str, tags: &[Tag], pretty: bool)
                 bytes: t.bytes,
                 calls: t.calls,
                 accurate: t.is_accurate(),
+                unloaded: t.is_unloaded(),
             })
             .collect(),
     };

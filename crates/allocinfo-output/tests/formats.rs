@@ -63,7 +63,7 @@ fn csv_reads_back_to_the_report() {
         let text = render(Format::Csv, &report, &meta);
         let mut reader = csv::Reader::from_reader(text.as_bytes());
         let header = reader.headers().unwrap().clone();
-        assert_eq!(header.len(), if report.has_changes() { 17 } else { 12 });
+        assert_eq!(header.len(), if report.has_changes() { 18 } else { 13 });
         let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
         assert_eq!(records.len(), report.rows.len());
         for (rec, row) in records.iter().zip(&report.rows) {
@@ -250,6 +250,94 @@ proptest! {
             ("module".to_owned(), String::new()), ("function".to_owned(), function),
         ]);
     }
+}
+
+/// Module foo unloaded with a live allocation and loaded again, bar
+/// unloaded for good.
+fn unloaded() -> Profile {
+    let text = "allocinfo - version: 2.0\n#\n\
+        4096 1 drivers/foo.c:12 [foo] func:foo_probe unloaded:yes \n\
+        8192 2 drivers/foo.c:12 [foo] func:foo_probe \n\
+        512 1 drivers/bar.c:7 [bar] func:bar_init accurate:no unloaded:yes \n";
+    Profile::parse(text.as_bytes()).unwrap()
+}
+
+#[test]
+fn unloaded_rows_are_marked_in_every_format() {
+    let p = unloaded();
+    let m = meta(Command::Top, false);
+    let report = Query::default().top(&p);
+    let table = render(Format::Table, &report, &m);
+    let keys: Vec<&str> = table
+        .lines()
+        .skip(2)
+        .map(|l| l.split("%  ").nth(1).unwrap())
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "drivers/foo.c:12 [foo] func:foo_probe",
+            "drivers/foo.c:12 [foo] func:foo_probe unloaded:yes",
+            "drivers/bar.c:7 [bar] func:bar_init accurate:no unloaded:yes",
+        ],
+        "{table}"
+    );
+    let csv = render(Format::Csv, &report, &m);
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    let at = header.iter().position(|h| h == "unloaded").unwrap();
+    let flags: Vec<String> = reader
+        .records()
+        .map(|r| r.unwrap()[at].to_owned())
+        .collect();
+    assert_eq!(flags, ["false", "true", "true"]);
+    let json: serde_json::Value = serde_json::from_str(&render(Format::Json, &report, &m)).unwrap();
+    let flags: Vec<_> = json["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["unloaded"].as_bool(), r["extra"]["unloaded"].as_str()))
+        .collect();
+    assert_eq!(
+        flags,
+        [
+            (Some(false), None),
+            (Some(true), Some("yes")),
+            (Some(true), Some("yes"))
+        ]
+    );
+    // The two instances of foo's call site are two series: no series twice.
+    let prom = render(Format::Prometheus, &report, &m);
+    let samples = check_prometheus(&prom);
+    assert!(prom.contains(
+        "allocinfo_bytes{file=\"drivers/foo.c\",line=\"12\",module=\"foo\",function=\"foo_probe\",unloaded=\"yes\"} 4096\n"
+    ), "{prom}");
+    assert!(prom.contains(
+        "allocinfo_bytes{file=\"drivers/foo.c\",line=\"12\",module=\"foo\",function=\"foo_probe\"} 8192\n"
+    ), "{prom}");
+    assert_eq!(
+        samples.iter().filter(|s| s.0 == "allocinfo_bytes").count(),
+        3
+    );
+    // By module: a module marked when all its tags are an unloaded one's.
+    let by_module = Query {
+        group_by: GroupBy::Module,
+        ..Query::default()
+    }
+    .top(&p);
+    let table = render(Format::Table, &by_module, &m);
+    assert!(table.contains("  foo\n"), "{table}");
+    assert!(table.contains("  bar unloaded:yes\n"), "{table}");
+    let prom = render(Format::Prometheus, &by_module, &m);
+    check_prometheus(&prom);
+    assert!(
+        prom.contains("allocinfo_calls{module=\"bar\",unloaded=\"yes\"} 1\n"),
+        "{prom}"
+    );
+    assert!(
+        prom.contains("allocinfo_calls{module=\"foo\"} 3\n"),
+        "{prom}"
+    );
 }
 
 #[test]

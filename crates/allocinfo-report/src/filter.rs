@@ -1,6 +1,6 @@
 //! Which tags a report keeps: name patterns by one rule in every command
-//! (a glob, or the name exactly, or for source files a path suffix), and
-//! a minimum size.
+//! (a glob, or the name exactly, or for source files a path suffix), the
+//! tags of unloaded modules, and a minimum size.
 
 use crate::BUILTIN_MODULE;
 use allocinfo_format::Tag;
@@ -92,6 +92,8 @@ pub struct Filter {
     pub functions: Vec<NamePattern>,
     /// Rows with fewer (current) bytes are dropped.
     pub min_bytes: Option<i64>,
+    /// Only the tags of unloaded modules (`unloaded:yes`).
+    pub unloaded: bool,
 }
 
 impl Filter {
@@ -101,13 +103,14 @@ impl Filter {
         NamePattern::new(p)
     }
 
-    /// Whether a tag passes the module, file and function filters.
+    /// Whether a tag passes the module, file, function and unloaded filters.
     pub fn matches(&self, tag: &Tag) -> bool {
         let module = tag.module.as_deref().unwrap_or(BUILTIN_MODULE);
         (self.modules.is_empty() || self.modules.iter().any(|m| m.matches(module)))
             && (self.files.is_empty() || self.files.iter().any(|p| p.matches_path(&tag.file)))
             && (self.functions.is_empty()
                 || self.functions.iter().any(|p| p.matches(&tag.function)))
+            && (!self.unloaded || tag.is_unloaded())
     }
 
     /// The patterns that match no tag of `tags`, as `(what, pattern)`

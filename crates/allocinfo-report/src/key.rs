@@ -13,6 +13,10 @@ pub enum Key {
         line: u32,
         module: Option<String>,
         function: String,
+        /// The call site of a module unloaded while allocations it made
+        /// were live (`unloaded:yes`): another instance than the reloaded
+        /// module's, at the same place, until [`Key::folded`].
+        unloaded: bool,
     },
     /// `None` is built-in code.
     Module(Option<String>),
@@ -31,6 +35,7 @@ impl Key {
                 line: tag.line,
                 module: tag.module.clone(),
                 function: tag.function.clone(),
+                unloaded: tag.is_unloaded(),
             },
             GroupBy::Module => Key::Module(tag.module.clone()),
             GroupBy::Dir => Key::Dir(tag.dir().to_owned()),
@@ -38,6 +43,15 @@ impl Key {
             GroupBy::Function => Key::Function(tag.function.clone()),
             GroupBy::Tree => Key::Tree(format!("{}/", tag.dir())),
         }
+    }
+
+    /// The key of every instance of a call site: an unloaded module's and
+    /// the reloaded module's are one. Other keys are as they are.
+    pub fn folded(mut self) -> Key {
+        if let Key::Site { unloaded, .. } = &mut self {
+            *unloaded = false;
+        }
+        self
     }
 
     /// Every path prefix of a tag's directory, shortest first: `fs/`,
@@ -99,7 +113,9 @@ impl Key {
 }
 
 /// The key as people read it: a call site as the kernel prints it
-/// (`mm/slub.c:2259 func:alloc_slab_page`), otherwise the group's name.
+/// (`mm/slub.c:2259 func:alloc_slab_page`), otherwise the group's name. An
+/// unloaded instance of a call site reads as the others: the outputs mark
+/// it from the row's [`Sums::unloaded`](crate::Sums::unloaded).
 impl fmt::Display for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -108,12 +124,14 @@ impl fmt::Display for Key {
                 line,
                 module: Some(m),
                 function,
+                ..
             } => write!(f, "{file}:{line} [{m}] func:{function}"),
             Key::Site {
                 file,
                 line,
                 module: None,
                 function,
+                ..
             } => write!(f, "{file}:{line} func:{function}"),
             Key::Module(m) => f.write_str(m.as_deref().unwrap_or(BUILTIN_MODULE)),
             Key::Dir(s) | Key::File(s) | Key::Function(s) | Key::Tree(s) => f.write_str(s),

@@ -10,7 +10,7 @@ pub use filter::{Filter, NamePattern, PatternError, is_path_suffix};
 pub use key::Key;
 
 use allocinfo_format::{Profile, Tag, Totals};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::str::FromStr;
 
@@ -21,7 +21,9 @@ pub const BUILTIN_MODULE: &str = "vmlinux";
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum GroupBy {
     /// One row per call site: file, line, module and function. Identical
-    /// call sites (inline functions in headers) are merged.
+    /// call sites (inline functions in headers) are merged; an unloaded
+    /// module's call site is a row of its own beside the reloaded module's
+    /// unless [`Query::fold`].
     #[default]
     Site,
     Module,
@@ -152,8 +154,11 @@ pub struct Sums {
     pub tags: usize,
     /// False if any tag was marked `accurate:no`.
     pub accurate: bool,
+    /// True if every tag was marked `unloaded:yes` (and there was one).
+    pub unloaded: bool,
     /// Extra `key:value` pairs of the tags; the first value of each key wins,
-    /// except that `accurate:no` wins over other `accurate` values.
+    /// except that `accurate:no` wins over other `accurate` values and
+    /// `unloaded:yes` stays only while [`Sums::unloaded`] holds.
     pub extra: Vec<(String, String)>,
 }
 
@@ -168,6 +173,7 @@ impl Sums {
     fn add(&mut self, tag: &Tag) {
         self.bytes = self.bytes.saturating_add(tag.bytes);
         self.calls = self.calls.saturating_add(tag.calls);
+        self.unloaded = tag.is_unloaded() && (self.tags == 0 || self.unloaded);
         self.tags += 1;
         self.accurate &= tag.is_accurate();
         for (k, v) in &tag.extra {
@@ -177,7 +183,52 @@ impl Sums {
                 Some(_) => {}
             }
         }
+        // A row with a loaded part is not marked unloaded, in JSON's extra
+        // pairs either.
+        let unloaded = self.unloaded;
+        self.extra.retain(|(k, _)| k != "unloaded" || unloaded);
     }
+}
+
+/// The tags with one line per call site, in the order of their first
+/// line: the instances of a call site (an unloaded module's and the
+/// reloaded module's, or identical call sites) summed, `accurate:no` if any
+/// part had it and `unloaded:yes` only if every part had it (`allocinfo
+/// query --fold`). Other pairs keep their first value.
+pub fn fold_tags(tags: &[Tag]) -> Vec<Tag> {
+    let mut at: HashMap<Key, usize> = HashMap::new();
+    let mut out: Vec<(Tag, Sums)> = Vec::new();
+    for tag in tags {
+        let i = *at
+            .entry(Key::of(tag, GroupBy::Site).folded())
+            .or_insert_with(|| {
+                out.push((tag.clone(), Sums::empty()));
+                out.len() - 1
+            });
+        out[i].1.add(tag);
+    }
+    out.into_iter()
+        .map(|(first, sums)| {
+            let mut extra: Vec<(String, String)> = sums
+                .extra
+                .into_iter()
+                .filter(|(k, _)| k != "accurate" && k != "unloaded")
+                .collect();
+            // In the order format 2.0 prints them, first.
+            if sums.unloaded {
+                extra.insert(0, ("unloaded".into(), "yes".into()));
+            }
+            if !sums.accurate {
+                extra.insert(0, ("accurate".into(), "no".into()));
+            }
+            Tag {
+                bytes: sums.bytes,
+                calls: sums.calls,
+                extra,
+                ..first
+            }
+        })
+        .collect()
 }
 
 /// How a row changed between two profiles.
@@ -305,9 +356,20 @@ pub struct Query {
     pub changed_only: bool,
     /// Reverse the order: smallest first, or the name Z to A.
     pub reverse: bool,
+    /// By call site, one row for every instance of a call site: an
+    /// unloaded module's and the reloaded module's summed, marked unloaded
+    /// only if every part was. The other groupings always sum them.
+    pub fold: bool,
 }
 
 impl Query {
+    /// The row a tag adds to; by [`GroupBy::Tree`] its directory's, one of
+    /// the rows of [`Key::tree`] it adds to.
+    pub fn key(&self, tag: &Tag) -> Key {
+        let key = Key::of(tag, self.group_by);
+        if self.fold { key.folded() } else { key }
+    }
+
     fn aggregate<'a>(&self, tags: impl IntoIterator<Item = &'a Tag>) -> BTreeMap<Key, Sums> {
         let mut groups: BTreeMap<Key, Sums> = BTreeMap::new();
         for tag in tags.into_iter().filter(|t| self.filter.matches(t)) {
@@ -317,7 +379,7 @@ impl Query {
                 }
             } else {
                 groups
-                    .entry(Key::of(tag, self.group_by))
+                    .entry(self.key(tag))
                     .or_insert_with(Sums::empty)
                     .add(tag);
             }
@@ -400,6 +462,7 @@ impl Query {
         for (key, before) in old_groups {
             let sums = Sums {
                 extra: before.extra.clone(),
+                unloaded: before.unloaded,
                 ..Sums::empty()
             };
             rows.push(Row {

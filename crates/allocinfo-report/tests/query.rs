@@ -16,6 +16,7 @@ fn site(file: &str, line: u32, module: Option<&str>, function: &str) -> Key {
         line,
         module: module.map(Into::into),
         function: function.into(),
+        unloaded: false,
     }
 }
 
@@ -217,6 +218,7 @@ fn one_rule_for_names() {
         files: vec![p("slub.c"), p("nothing.c")],
         functions: vec![p("*kernfs*"), p("no_such_fn")],
         min_bytes: None,
+        unloaded: false,
     };
     let tags = golden("linux-6.12.txt").tags;
     assert_eq!(
@@ -346,6 +348,173 @@ fn inaccurate_and_extra_pairs_survive_grouping() {
         .find(|r| r.key == Key::Dir("kernel".into()))
         .unwrap();
     assert!(kernel.sums.accurate);
+}
+
+fn profile(lines: &str) -> Profile {
+    Profile::parse(format!("allocinfo - version: 2.0\n#\n{lines}").as_bytes()).unwrap()
+}
+
+/// Module foo unloaded with a live allocation and loaded again, bar
+/// unloaded for good, built-in code.
+const UNLOADED: &str = "\
+    4096 1 drivers/foo.c:12 [foo] func:foo_probe unloaded:yes \n\
+    8192 2 drivers/foo.c:12 [foo] func:foo_probe \n\
+    512 1 drivers/bar.c:7 [bar] func:bar_init accurate:no unloaded:yes \n\
+    64 1 mm/slub.c:1 func:f \n";
+
+#[test]
+fn unloaded_instances_are_rows_of_their_own_until_folded() {
+    let p = profile(UNLOADED);
+    let rows = |q: Query| {
+        q.top(&p)
+            .rows
+            .iter()
+            .map(|r| {
+                (
+                    r.key.to_string(),
+                    r.sums.bytes,
+                    r.sums.calls,
+                    r.sums.unloaded,
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let foo = "drivers/foo.c:12 [foo] func:foo_probe";
+    let bar = "drivers/bar.c:7 [bar] func:bar_init";
+    assert_eq!(
+        rows(Query::default()),
+        [
+            (foo.into(), 8192, 2, false),
+            (foo.into(), 4096, 1, true),
+            (bar.into(), 512, 1, true),
+            ("mm/slub.c:1 func:f".into(), 64, 1, false),
+        ]
+    );
+    let top = Query::default().top(&p);
+    assert_ne!(top.rows[0].key, top.rows[1].key, "two instances, two keys");
+    assert_eq!(top.rows[1].sums.extra, [("unloaded".into(), "yes".into())]);
+    // Folded: one row per call site, unloaded only if every part was.
+    let fold = Query {
+        fold: true,
+        ..Query::default()
+    };
+    assert_eq!(
+        rows(fold.clone()),
+        [
+            (foo.into(), 12288, 3, false),
+            (bar.into(), 512, 1, true),
+            ("mm/slub.c:1 func:f".into(), 64, 1, false),
+        ]
+    );
+    let folded = fold.top(&p);
+    assert_eq!(
+        (folded.rows[0].sums.tags, folded.rows[0].key.clone()),
+        (2, site("drivers/foo.c", 12, Some("foo"), "foo_probe"))
+    );
+    assert!(
+        folded.rows[0].sums.extra.is_empty(),
+        "no unloaded:yes in a row with a loaded part"
+    );
+    assert!(!folded.rows[1].sums.accurate);
+    // The other groupings sum the instances, folded or not.
+    for fold in [false, true] {
+        let by_module = Query {
+            group_by: GroupBy::Module,
+            fold,
+            ..Query::default()
+        };
+        let m: Vec<_> = by_module
+            .top(&p)
+            .rows
+            .iter()
+            .map(|r| (r.key.to_string(), r.sums.unloaded))
+            .collect();
+        assert_eq!(
+            m,
+            [
+                ("foo".into(), false),
+                ("bar".into(), true),
+                ("vmlinux".into(), false)
+            ]
+        );
+    }
+    // Only the unloaded modules' tags; folded, foo's unloaded part alone.
+    let only = |fold| Query {
+        filter: Filter {
+            unloaded: true,
+            ..Filter::default()
+        },
+        fold,
+        ..Query::default()
+    };
+    let want = [(foo.into(), 4096, 1, true), (bar.into(), 512, 1, true)];
+    assert_eq!(rows(only(false)), want);
+    assert_eq!(rows(only(true)), want);
+}
+
+#[test]
+fn a_module_unloaded_between_two_profiles() {
+    let old = profile("4096 1 drivers/foo.c:12 [foo] func:foo_probe \n64 1 mm/slub.c:1 func:f \n");
+    let new = profile(
+        "4096 1 drivers/foo.c:12 [foo] func:foo_probe unloaded:yes \n64 1 mm/slub.c:1 func:f \n",
+    );
+    let d = Query::default().diff(&old, &new);
+    let status: Vec<_> = d
+        .rows
+        .iter()
+        .map(|r| (r.change.as_ref().unwrap().status, r.sums.unloaded))
+        .collect();
+    assert_eq!(
+        status,
+        [
+            (Status::New, true),
+            (Status::Unchanged, false),
+            (Status::Gone, false)
+        ]
+    );
+    let folded = Query {
+        fold: true,
+        changed_only: true,
+        ..Query::default()
+    }
+    .diff(&old, &new);
+    assert!(
+        folded.rows.is_empty(),
+        "folded, the call site did not change"
+    );
+    // Freed at last: the unloaded instance is gone, and still marked.
+    let freed = profile("64 1 mm/slub.c:1 func:f \n");
+    let d = Query::default().diff(&new, &freed);
+    let gone = d
+        .rows
+        .iter()
+        .find(|r| r.change.as_ref().unwrap().status == Status::Gone)
+        .unwrap();
+    assert!(gone.sums.unloaded && gone.sums.bytes == 0);
+}
+
+#[test]
+fn fold_tags_sums_the_instances_of_each_call_site() {
+    let p = profile(&format!(
+        "{UNLOADED}16 1 drivers/bar.c:7 [bar] func:bar_init unloaded:yes hint:x \n"
+    ));
+    let folded: Vec<String> = allocinfo_report::fold_tags(&p.tags)
+        .iter()
+        .map(|t| t.to_string())
+        .collect();
+    assert_eq!(
+        folded,
+        [
+            "       12288        3 drivers/foo.c:12 [foo] func:foo_probe ",
+            "         528        2 drivers/bar.c:7 [bar] func:bar_init accurate:no unloaded:yes hint:x ",
+            "          64        1 mm/slub.c:1 func:f ",
+        ]
+    );
+    let unloaded: Vec<_> = p.tags.iter().filter(|t| t.is_unloaded()).cloned().collect();
+    let folded = allocinfo_report::fold_tags(&unloaded);
+    assert_eq!(folded.len(), 2);
+    assert!(folded.iter().all(|t| t.is_unloaded()));
+    assert_eq!(allocinfo_report::fold_tags(&[]), []);
 }
 
 #[test]

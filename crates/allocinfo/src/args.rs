@@ -59,6 +59,9 @@ pub struct FilterArgs {
     /// Only rows with at least this many bytes, e.g. 4096, 64K, 1.5MiB (K, KiB: 1024; kB, MB: powers of 1000).
     #[arg(long = "min-size", visible_alias = "min", value_name = "SIZE", allow_hyphen_values = true, value_parser = size_arg)]
     pub min_size: Option<i64>,
+    /// Only tags of modules unloaded while their allocations were live (unloaded:yes, format 2.0).
+    #[arg(long)]
+    pub unloaded: bool,
 }
 
 pub fn size_arg(s: &str) -> Result<i64, String> {
@@ -77,6 +80,7 @@ impl FilterArgs {
             files: self.paths.clone(),
             functions: self.functions.clone(),
             min_bytes: self.min_size,
+            unloaded: self.unloaded,
         }
     }
 }
@@ -126,6 +130,9 @@ pub struct ViewArgs {
     /// Print exact byte counts in the table instead of KiB/MiB/GiB.
     #[arg(long)]
     pub exact: bool,
+    /// One row per call site: an unloaded module's instance and the reloaded module's summed (marked unloaded only if all parts were).
+    #[arg(long)]
+    pub fold: bool,
 }
 
 /// `-n` is the number of rows everywhere (head -n); procps watch's `-n`
@@ -191,6 +198,7 @@ impl ViewArgs {
             limit: self.limit(format),
             changed_only,
             reverse: self.reverse,
+            fold: self.fold,
         })
     }
 }

@@ -2,7 +2,7 @@
 //! with allocations per second when both have waste figures beside them.
 
 use crate::args::{FilterArgs, OutputArgs, ViewArgs};
-use crate::{input, print_with_rates, usage, warn_unmatched, waste};
+use crate::{input, print_with_rates, usage, warn_unmarked, warn_unmatched, waste};
 use allocinfo_format::Tag;
 use allocinfo_output::{Command, Meta};
 use allocinfo_report::SortKey;
@@ -84,6 +84,8 @@ pub fn run(a: DiffArgs) -> Result<()> {
         .cloned()
         .collect();
     warn_unmatched(&query.filter, &both, "either profile");
+    let version = old.profile.version.max(new.profile.version);
+    warn_unmarked(&query.filter, version, "either profile");
     let report = query.diff(&old.profile, &new.profile);
     let meta = Meta {
         command: Command::Diff,

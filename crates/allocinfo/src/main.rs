@@ -147,6 +147,17 @@ pub fn warn_unmatched(filter: &Filter, tags: &[Tag], source: &str) {
     }
 }
 
+/// `--unloaded` on a profile of format 1.x, which marks no tag, is said on
+/// standard error, as a pattern that matches nothing is.
+pub fn warn_unmarked(filter: &Filter, version: allocinfo_format::Version, source: &str) {
+    if filter.unloaded && version.major < 2 {
+        eprintln!(
+            "allocinfo: warning: --unloaded matches nothing in {}: format {version} does not mark the tags of unloaded modules (2.0 does)",
+            allocinfo_output::source_name(source)
+        );
+    }
+}
+
 /// `allocinfo top | head` is not an error.
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {

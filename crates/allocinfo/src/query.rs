@@ -24,6 +24,9 @@ pub struct QueryArgs {
     /// Indent the JSON.
     #[arg(long, requires = "json", help_heading = "Output")]
     pub pretty: bool,
+    /// One line per call site: its instances (an unloaded module's and the reloaded module's) summed, unloaded:yes only if all parts were.
+    #[arg(long, help_heading = "Output")]
+    pub fold: bool,
 }
 
 /// Every filter given must match. Names match by the one rule (see
@@ -54,6 +57,9 @@ pub struct QueryFilterArgs {
     /// Only tags whose counts the kernel lost (accurate:no).
     #[arg(long)]
     pub inaccurate: bool,
+    /// Only tags of modules unloaded while their allocations were live (unloaded:yes).
+    #[arg(long)]
+    pub unloaded: bool,
 }
 
 fn unsigned_size_arg(s: &str) -> Result<u64, String> {
@@ -84,6 +90,7 @@ impl QueryFilterArgs {
             accurate: self.inaccurate.then_some(false),
             min_size: self.min_size,
             max_size: self.max_size,
+            unloaded: self.unloaded,
         }
     }
 
@@ -156,6 +163,12 @@ pub fn run(a: QueryArgs) -> Result<()> {
             allocinfo_output::source_name(&path)
         );
     }
+    // After the filters: they select tags as the kernel's filter does.
+    let tags = if a.fold {
+        allocinfo_report::fold_tags(&tags)
+    } else {
+        tags
+    };
     let mut out = io::BufWriter::new(io::stdout().lock());
     if a.json {
         allocinfo_output::tags::write_json(&mut out, &path, &tags, a.pretty).context(STDOUT)?;

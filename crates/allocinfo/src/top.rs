@@ -3,7 +3,7 @@
 
 use crate::args::{FilterArgs, InputArgs, OutputArgs, ViewArgs};
 use crate::via::{self, ViaArgs};
-use crate::{check_via, print, usage, warn_unmatched};
+use crate::{check_via, print, usage, warn_unmarked, warn_unmatched};
 use allocinfo_output::{Command, Meta};
 use allocinfo_report::SortKey;
 use anyhow::Result;
@@ -48,6 +48,7 @@ pub fn run(a: TopArgs) -> Result<()> {
         eprintln!("{}", via::describe("top", &loaded.path, &taken, n, "tag"));
     }
     warn_unmatched(&query.filter, &loaded.profile.tags, &loaded.path);
+    warn_unmarked(&query.filter, loaded.profile.version, &loaded.path);
     let report = query.top(&loaded.profile);
     let meta = Meta {
         command: Command::Top,

@@ -2,7 +2,7 @@
 //! directory or by slack ratio.
 
 use crate::args::{FilterArgs, InputArgs};
-use crate::{input, outfile, usage, warn_unmatched};
+use crate::{input, outfile, usage, warn_unmarked, warn_unmatched};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -49,6 +49,7 @@ pub fn run(a: TreemapArgs) -> Result<()> {
     let loaded = input::load(&a.input.path())?;
     let filter = a.filter.filter();
     warn_unmatched(&filter, &loaded.profile.tags, &loaded.path);
+    warn_unmarked(&filter, loaded.profile.version, &loaded.path);
     let tags: Vec<_> = loaded
         .profile
         .tags

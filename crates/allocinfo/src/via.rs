@@ -202,8 +202,9 @@ fn has_long_name(t: &Tag) -> bool {
 
 /// `top`'s ioctl path: every tag, by the ioctl, and the format version from
 /// the header of the text at `input`, as the text would give them: without
-/// `accurate:no` for format 1.x, which does not print it. `Ok(Err(..))`
-/// when `auto` should read the text instead, because a name may be trimmed.
+/// `accurate:no` and `unloaded:yes` for format 1.x, which prints neither.
+/// `Ok(Err(..))` when `auto` should read the text instead, because a name
+/// may be trimmed.
 pub fn profile_by_ioctl(
     dev: &mut dyn Device,
     input: &Path,
@@ -372,7 +373,7 @@ mod tests {
     fn data(name: &str) -> std::path::PathBuf {
         let here = Path::new(env!("CARGO_MANIFEST_DIR"));
         match name {
-            "query.txt" => here.join("tests/data").join(name),
+            "query.txt" | "unloaded.txt" => here.join("tests/data").join(name),
             _ => here.join("../allocinfo-format/tests/data").join(name),
         }
     }
@@ -395,7 +396,30 @@ mod tests {
             .unwrap();
         assert_eq!((got, walks), (want, 1));
 
-        // Format 2.0: accurate:no comes through; other pairs are the text's only.
+        // Format 2.0: accurate:no and unloaded:yes come through; other
+        // pairs are the text's only.
+        let want = text("unloaded.txt");
+        let mut kernel = FakeKernel::new(&want.tags);
+        let (got, _) = profile_by_ioctl(&mut kernel, &data("unloaded.txt"), Via::Auto)
+            .unwrap()
+            .unwrap();
+        assert_eq!(got, want);
+        assert_eq!(got.tags.iter().filter(|t| t.is_unloaded()).count(), 3);
+        // Format 1.0 marks no unloaded module's tag: neither does the ioctl's
+        // answer read as it.
+        let dir = tempfile::tempdir().unwrap();
+        let v1 = dir.path().join("allocinfo");
+        let plain = want.to_string().replace("version: 2.0", "version: 1.0");
+        let plain = plain
+            .replace(" accurate:no ", " ")
+            .replace(" unloaded:yes ", " ");
+        std::fs::write(&v1, &plain).unwrap();
+        let (got, _) = profile_by_ioctl(&mut kernel, &v1, Via::Auto)
+            .unwrap()
+            .unwrap();
+        assert_eq!(got, input::load(&v1).unwrap().profile);
+        assert!(!got.tags.iter().any(|t| t.is_unloaded()));
+
         let mut want = text("linux-2.0.txt");
         let mut kernel = FakeKernel::new(&want.tags);
         kernel.module_loads_at = vec![3];
@@ -404,7 +428,7 @@ mod tests {
             .unwrap();
         assert_eq!(walks, 2);
         for t in &mut want.tags {
-            t.extra.retain(|(k, _)| k == "accurate");
+            t.extra.retain(|(k, _)| k == "accurate" || k == "unloaded");
         }
         assert_eq!(got, want);
 
@@ -458,5 +482,36 @@ mod tests {
             assert_eq!((&got, walks), (&query_text(&profile, &f), 1), "{f:?}");
             assert!(!got.is_empty());
         }
+
+        // Unloaded modules' tags, by the kernel's filter bit and by the
+        // pair; folded, the same lines either way.
+        let profile = text("unloaded.txt");
+        let mut kernel = FakeKernel::new(&profile.tags);
+        let unloaded = |module: Option<&str>| TagFilter {
+            module: module.map(Into::into),
+            unloaded: true,
+            ..Default::default()
+        };
+        for f in [TagFilter::default(), unloaded(None), unloaded(Some("foo"))] {
+            let (got, _) = query_by_ioctl(&mut kernel, &f).unwrap();
+            let want = query_text(&profile, &f);
+            assert_eq!(got, want, "{f:?}");
+            let folded = allocinfo_report::fold_tags(&got);
+            assert_eq!(folded, allocinfo_report::fold_tags(&want));
+            assert!(folded.len() < got.len(), "{f:?}: foo's call site is folded");
+        }
+        let (got, _) = query_by_ioctl(&mut kernel, &unloaded(None)).unwrap();
+        assert!(got.iter().all(|t| t.is_unloaded()) && got.len() == 3);
+        let folded: Vec<String> = allocinfo_report::fold_tags(&got)
+            .iter()
+            .map(|t| t.to_string())
+            .collect();
+        assert_eq!(
+            folded,
+            [
+                "        6144        3 drivers/foo.c:12 [foo] func:foo_probe unloaded:yes ",
+                "         512        1 drivers/bar.c:7 [bar] func:bar_init accurate:no unloaded:yes ",
+            ]
+        );
     }
 }

@@ -220,6 +220,7 @@ pub fn run(args: WatchArgs) -> Result<()> {
     if plain {
         // Said once, before the frames (full screen would wipe it).
         crate::warn_unmatched(&args.filter.filter(), &cur.profile.tags, &cur.path);
+        crate::warn_unmarked(&args.filter.filter(), cur.profile.version, &cur.path);
     }
     let mut w = Watcher {
         args,

@@ -127,11 +127,9 @@ fn golden_outputs() {
 fn csv_has_one_line_per_call_site_plus_header() {
     let csv = ok(&["top", "-f", "linux-6.12.txt", "--csv"]);
     assert_eq!(csv.lines().count(), 57 + 1, "58 tags, one call site twice");
-    assert!(
-        csv.starts_with(
-            "group,key,module,dir,file,line,function,sites,bytes,calls,share,accurate\n"
-        )
-    );
+    assert!(csv.starts_with(
+        "group,key,module,dir,file,line,function,sites,bytes,calls,share,accurate,unloaded\n"
+    ));
 }
 
 #[test]

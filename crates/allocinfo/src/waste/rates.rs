@@ -79,7 +79,7 @@ pub fn rates(old: Option<&Waste>, new: &Waste, query: &Query) -> RateFigures {
         let keys: Vec<Key> = if query.group_by == GroupBy::Tree {
             Key::tree(&s.tag).collect()
         } else {
-            vec![Key::of(&s.tag, query.group_by)]
+            vec![query.key(&s.tag)]
         };
         for key in keys {
             let e = counted.entry(key).or_insert(Some(0));
