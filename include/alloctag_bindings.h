@@ -9,6 +9,7 @@
 #define _ALLOCTAG_BINDINGS_H
 
 #include <linux/alloc_tag.h>
+#include <linux/alloctag_module.h>
 #include <linux/codetag.h>
 #include <linux/cpumask.h>
 #include <linux/gfp.h>

@@ -60,12 +60,16 @@ void alloctag_dynamic_unlock(void);
 bool alloctag_irqs_disabled(void);
 void alloctag_dynamic_select_later(void);
 void alloctag_dynamic_grow_later(void);
+void alloctag_reap_later(void);
 struct module *alloctag_module_of(const void *addr, char *name, size_t len);
 unsigned int alloctag_stack(unsigned long *entries, unsigned int n);
 const char *alloctag_symbol(unsigned long addr, char *buf);
 
 /* In C (src/glue.c), for the kernel crate; bindgen sees alloctag_bindings.h's. */
 struct alloc_tag *alloctag_rust_caller_tag(const void *location);
+
+/* In Rust (src/codetag/registry/module.rs), for C. */
+bool alloctag_codetag_reap(void);
 
 /* In Rust (src/alloc_tag/dynamic.rs), for C. */
 struct alloc_tag *alloctag_dynamic_tag(const void *location);

@@ -167,7 +167,9 @@ run_files() {
 
 # --- the files each patch adds ---
 
-files_module_percpu() { :; }
+files_module_percpu() {
+	install include/linux/alloctag_module.h include/linux/alloctag_module.h
+}
 files_codetag_empty() { :; }
 files_migration_bytes() { :; }
 

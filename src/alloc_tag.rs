@@ -211,8 +211,8 @@ mod core_impl {
         type Tag = AllocTag;
         const SECTION: &'static CStr = c_str!("alloc_tags");
 
-        fn module_unload(module: ModuleTags<'_, Self>) -> bool {
-            module_unload(module)
+        fn module_unload(module: ModuleTags<'_, Self>, report: bool) -> bool {
+            module_unload(module, report)
         }
 
         fn index() -> Option<&'static TagIndex> {
@@ -232,6 +232,11 @@ mod core_impl {
             }
         }
 
+        /// A kept tag is in use while allocations charged to it live.
+        fn in_use(tag: &AllocTag) -> bool {
+            !tag.read().is_zero()
+        }
+
         /// Page tags in page flags cannot name these tags: their pages go uncharged.
         fn not_indexed(module: ModuleTags<'_, Self>) {
             for tag in module.tags() {
@@ -243,28 +248,33 @@ mod core_impl {
     /// The kernel's registration of allocation tags.
     pub(crate) static ALLOC_TAGS: Registration<AllocTags> = Registration::new();
 
-    /// Warns about each of a going module's tags that still has live allocations; returns
-    /// whether the module's memory may be freed: only when none has.
+    /// Returns whether the module's memory may be freed: only when none of its tags has live
+    /// allocations. With `report` (the module is going), warns about each one that has; the
+    /// registry then keeps them listed until a later call finds them unused.
     ///
     /// Why no allocator hook can reach freed memory, in every preemption model and with no
     /// allocation here that could fail:
     /// - A module's tags live in its data and their counters in its per-CPU area. When a tag
     ///   has live allocations we return `false`: the loader then keeps the module's data
-    ///   (6.12) and its per-CPU area (our edit of kernel/module/main.c) for good, so a later
-    ///   free, or a free preempted between loading `tag->counters` and its `this_cpu_sub`, only
-    ///   ever writes memory that stays.
-    /// - When every tag reads zero the memory is freed. The module's code has returned for good
+    ///   (6.12) and its per-CPU area (our edit of kernel/module/main.c) until a later call, from
+    ///   the registry's reaper, returns `true`, so a later free, or a free preempted between
+    ///   loading `tag->counters` and its `this_cpu_sub`, only ever writes memory that stays.
+    /// - When every tag reads zero the memory is freed (at unload, or by the reaper). The module's code has returned for good
     ///   (its exit ran), and only its code charges its tags (`kernel::alloc_tag::with_tag` scopes
     ///   Rust's, `alloc_hooks()` C's), so its counters can only go down. Each CPU's counter then
     ///   only decreases, so a sum read across the CPUs is at least the true count at the end of the
     ///   read. A sum of zero calls thus means that every free of an allocation made here had done
     ///   its last counter write (`calls`, after `bytes`, in `alloc_tag_sub()`) before the read
     ///   ended, and no object refers to the tags any more.
-    fn module_unload(module: ModuleTags<'_, AllocTags>) -> bool {
+    fn module_unload(module: ModuleTags<'_, AllocTags>, report: bool) -> bool {
         let mut unused = true;
         for tag in module.tags() {
             let counters = tag.read();
             if !counters.is_zero() {
+                unused = false;
+                if !report {
+                    break;
+                }
                 pr_warn!(
                     "{} module {} has {} bytes in {} allocations at module unload\n",
                     tag.codetag(),
@@ -272,7 +282,6 @@ mod core_impl {
                     counters.bytes,
                     counters.calls
                 );
-                unused = false;
             }
         }
         #[cfg(CONFIG_ALLOCTAG_WASTE)]

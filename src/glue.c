@@ -348,6 +348,28 @@ static int __init alloctag_dynamic_init(void)
 }
 core_initcall(alloctag_dynamic_init);
 
+#ifdef CONFIG_MODULES
+/*
+ * Frees the tags kept for unloaded modules once their allocations are gone:
+ * every second while any is kept. DECLARE_DELAYED_WORK() initialises the
+ * static work item (a macro); a delayed work queued again while pending stays
+ * as it was.
+ */
+static void alloctag_reap_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(alloctag_reap_work, alloctag_reap_fn);
+
+static void alloctag_reap_fn(struct work_struct *work)
+{
+	if (alloctag_codetag_reap())
+		schedule_delayed_work(&alloctag_reap_work, HZ);
+}
+
+void alloctag_reap_later(void)
+{
+	schedule_delayed_work(&alloctag_reap_work, HZ);
+}
+#endif
+
 /* irqs_disabled() is a macro; for the tests of the dynamic tags. */
 bool alloctag_irqs_disabled(void)
 {

@@ -514,7 +514,7 @@ unsafe impl<const C: usize, const M: usize> DynamicTags for Pool<C, M> {
         self.generation.load(Ordering::Relaxed)
     }
 
-    fn module_unload(&self, module: *mut bindings::module) {
+    fn module_unload(&self, module: *mut bindings::module) -> bool {
         Pool::module_unload(self, module)
     }
 }

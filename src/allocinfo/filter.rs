@@ -27,8 +27,10 @@ pub(crate) const MASK_LINENO: u64 = 1 << 3;
 pub(crate) const MASK_INACCURATE: u64 = 1 << 4;
 pub(crate) const MASK_MIN_SIZE: u64 = 1 << 5;
 pub(crate) const MASK_MAX_SIZE: u64 = 1 << 6;
+/// alloctag's: only the tags of unloaded modules, kept for their live allocations.
+pub(crate) const MASK_UNLOADED: u64 = 1 << 7;
 /// `ALLOCINFO_FILTER_MASKS`: every known bit.
-pub(crate) const MASKS: u64 = (1 << 7) - 1;
+pub(crate) const MASKS: u64 = (1 << 8) - 1;
 
 /// Returns the last `STR_SIZE - 1` bytes of `name`, as mainline's `allocinfo_str()`.
 pub(crate) fn trimmed(name: &[u8]) -> &[u8] {
@@ -152,6 +154,9 @@ impl Filter {
             return false;
         }
         if mask & MASK_INACCURATE != 0 && ct.accurate() == (f.inaccurate != 0) {
+            return false;
+        }
+        if mask & MASK_UNLOADED != 0 && !ct.unloaded() {
             return false;
         }
         if mask & (MASK_MIN_SIZE | MASK_MAX_SIZE) != 0 {

@@ -189,6 +189,7 @@ fn fill(
     data.counter.bytes = counters.bytes as u64;
     data.counter.calls = counters.calls;
     data.counter.accurate = ct.accurate().into();
+    data.counter.unloaded = ct.unloaded().into();
 }
 
 /// A C struct of the ABI that starts all zero, padding included, and is only changed field by
@@ -208,13 +209,13 @@ struct Zeroed<T> {
 ///
 /// All-zero bytes must be a valid value of the type, and any bytes read from user space too.
 unsafe trait Abi: Sized {
-    /// The range of padding bytes at the end of the struct's `accurate` counter, if any, which
-    /// field writes leave alone.
+    /// The range of padding bytes at the end of the struct's counter, if any, which field
+    /// writes leave alone.
     const PADDING: core::ops::Range<usize>;
 }
 
-/// The padding after `accurate` in `struct allocinfo_counter`, from the counter's start.
-const COUNTER_PADDING: core::ops::Range<usize> = (offset_of!(bindings::allocinfo_counter, accurate)
+/// The padding after `unloaded` in `struct allocinfo_counter`, from the counter's start.
+const COUNTER_PADDING: core::ops::Range<usize> = (offset_of!(bindings::allocinfo_counter, unloaded)
     + 1)..size_of::<bindings::allocinfo_counter>();
 
 // SAFETY: Integers only.

@@ -6,7 +6,10 @@
 //!
 //! Version 1.0 is 6.12's format, byte for byte: two header lines, then one line per tag,
 //! `%12lli %8llu file:line [module] func:name \n`. Version 2.0 is mainline's: the same, with
-//! ` accurate:no` after the function of a tag whose counts are known to be incomplete. 1.0 is
+//! ` accurate:no` after the function of a tag whose counts are known to be incomplete, and
+//! alloctag's ` unloaded:yes` after that for a tag whose module was unloaded while its
+//! allocations lived (mainline stops listing such tags, so it has no pair of its own for them;
+//! a pair mainline might add for the same meaning would have to be named after it). 1.0 is
 //! the default, so that parsers written for 6.12 keep working; `allocinfo.version=2.0` on the
 //! kernel command line opts in to 2.0.
 //!
@@ -142,6 +145,9 @@ pub(crate) fn put_line(
     out.put(tag.function().as_bytes())?;
     if accuracy && !tag.accurate() {
         out.put(b" accurate:no")?;
+    }
+    if accuracy && tag.unloaded() {
+        out.put(b" unloaded:yes")?;
     }
     out.put(b" \n")
 }

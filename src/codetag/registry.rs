@@ -7,6 +7,7 @@
 //! Here the registry itself; walking its tags in [`cursor`], the module loader's side in
 //! [`module`], the selections in force in `selections`, the tests' seams in `testing`.
 
+use super::Codetag;
 #[cfg(CONFIG_ALLOCTAG_SELECTION)]
 use crate::rwsem::WriteGuard;
 use crate::rwsem::{ReadGuard, RwSem, RwSemStorage};
@@ -46,10 +47,11 @@ pub(crate) unsafe trait TagType: Sized + 'static {
     /// The linker section holding the tags.
     const SECTION: &'static CStr;
 
-    /// Called when a module goes away, with the registry locked for writing, before its tags are
-    /// dropped from it. Returns whether the module's memory may be freed: `false` keeps its data,
-    /// and so its tags, for good.
-    fn module_unload(_module: ModuleTags<'_, Self>) -> bool {
+    /// Called when a module goes away (`report`), and then while its tags are kept for it, with
+    /// the registry locked for writing. Returns whether the module's memory may be freed:
+    /// `false` keeps it, and its tags stay listed, marked unloaded, until a later call returns
+    /// `true` ([`Registry::reap`]).
+    fn module_unload(_module: ModuleTags<'_, Self>, _report: bool) -> bool {
         true
     }
 
@@ -66,6 +68,12 @@ pub(crate) unsafe trait TagType: Sized + 'static {
 
     /// Called when a module's tags are listed, with the registry locked for writing.
     fn module_load(_module: ModuleTags<'_, Self>) {}
+
+    /// Returns whether `tag`, of a module unloaded while its tags were in use, still is: one
+    /// that is not is no longer listed. With the registry locked for writing.
+    fn in_use(_tag: &Self::Tag) -> bool {
+        true
+    }
 }
 
 /// The code tags of one module (or vmlinux) in one section.
@@ -82,9 +90,22 @@ struct Range {
     module: *mut bindings::module,
     start: *const u8,
     stop: *const u8,
+    /// The module was unloaded, and its memory kept for the tags' live allocations.
+    gone: bool,
+    /// The loader is done with the kept module ([`Registry::module_kept`]): it may be freed.
+    freeable: bool,
 }
 
 impl Range {
+    /// Returns the range's tags as code tags.
+    fn codetags(&self, tag_size: usize) -> impl Iterator<Item = &Codetag> + '_ {
+        (0..self.len(tag_size)).map(move |i| {
+            // SAFETY: By the invariant the range holds `len` tags of `tag_size` bytes, each
+            // starting with a `struct codetag`, which live while the range is borrowed.
+            unsafe { &*self.start.wrapping_add(i * tag_size).cast::<Codetag>() }
+        })
+    }
+
     /// Returns the number of tags of `tag_size` bytes in the range.
     fn len(&self, tag_size: usize) -> usize {
         // `checked_div`: a tag type's size is never 0, and no division may panic.
@@ -127,9 +148,10 @@ pub(crate) unsafe trait DynamicTags: Sync {
     fn take_unselected(&self, index: usize) -> bool;
     /// Returns a number that changes when a tag is made or dropped.
     fn generation(&self) -> u64;
-    /// Drops the tags of `module`, which is going away; called with the registry locked for
-    /// writing.
-    fn module_unload(&self, module: *mut bindings::module);
+    /// Drops the tags of `module`, which is going away, or keeps them while their allocations
+    /// live; frees kept tags whose allocations are all gone (all that a null `module` does).
+    /// Called with the registry locked for writing; returns whether a kept tag is left.
+    fn module_unload(&self, module: *mut bindings::module) -> bool;
 }
 
 /// Gives a loading module's tags of `ty` a block of `index`'s indices; where none is left,
@@ -172,13 +194,16 @@ struct TypeEntry {
     section: &'static CStr,
     tag_size: usize,
     /// [`TagType::module_unload`] of the type.
-    unload: fn(&Range) -> bool,
+    unload: fn(&Range, bool) -> bool,
     /// [`TagType::index`] of the type.
     index: Option<&'static TagIndex>,
     /// [`TagType::not_indexed`] of the type.
     not_indexed: fn(&Range),
     /// [`TagType::module_load`] of the type.
     loaded: fn(&Range),
+    /// Marks the tags of a kept range that [`TagType::in_use`] finds unused; returns whether
+    /// it marked any.
+    drop_unused: fn(&Range) -> bool,
     /// Ordered by id.
     ranges: KVec<Range>,
     /// Changes whenever a module's range is added or dropped: readers that walk the tags in
@@ -356,6 +381,8 @@ impl Registry {
                     module: core::ptr::null_mut(),
                     start,
                     stop,
+                    gone: false,
+                    freeable: false,
                 },
                 GFP_KERNEL,
             )?;
@@ -364,10 +391,22 @@ impl Registry {
             TypeEntry {
                 section: T::SECTION,
                 tag_size,
-                unload: |range| T::module_unload(ModuleTags::new(range)),
+                unload: |range, report| T::module_unload(ModuleTags::new(range), report),
                 index: T::index(),
                 not_indexed: |range| T::not_indexed(ModuleTags::new(range)),
                 loaded: |range| T::module_load(ModuleTags::new(range)),
+                drop_unused: |range| {
+                    let mut dropped = false;
+                    for tag in ModuleTags::<T>::new(range).tags() {
+                        if !T::in_use(tag) {
+                            // SAFETY: By `TagType`'s contract a tag starts with its
+                            // `struct codetag`.
+                            let ct = unsafe { &*core::ptr::from_ref(tag).cast::<Codetag>() };
+                            dropped |= ct.mark_dropped();
+                        }
+                    }
+                    dropped
+                },
                 ranges,
                 generation: 0,
                 dynamic: None,
@@ -411,6 +450,8 @@ impl Registry {
                     module,
                     start,
                     stop,
+                    gone: false,
+                    freeable: false,
                 },
                 Ok(None) => continue,
                 Err(e) => {
@@ -447,54 +488,68 @@ impl Registry {
         }
     }
 
-    /// Drops `module`'s tags of every type. Returns whether its memory may be freed.
+    /// Drops `module`'s tags of every type, or, when a type still needs them, keeps them all
+    /// listed, marked unloaded, until [`Registry::reap`] finds them unused. Returns whether its
+    /// memory may be freed, and whether the registry keeps any tag for an unloaded module.
     ///
     /// With `lookup`, a type that has no range of the module listed (adding it failed at load)
     /// is still asked about the module's tags, found again in its symbols: the module's memory
-    /// must not go while a type needs it, whether or not its tags were listed.
+    /// must not go while a type needs it, whether or not its tags were listed (such memory is
+    /// kept for good: nothing lists it to be reaped).
     ///
     /// # Safety
     ///
     /// `module` must point to a module that lives across the call; with `lookup`, one the
-    /// module loader is unloading.
-    // The type's index is only needed by selections.
-    #[cfg_attr(not(CONFIG_ALLOCTAG_SELECTION), allow(unused_variables))]
-    unsafe fn unload_module(&mut self, module: *mut bindings::module, lookup: bool) -> bool {
+    /// module loader is unloading. When the call returns `false` the module's memory must stay
+    /// until [`Registry::reap`] frees it.
+    unsafe fn unload_module(
+        &mut self,
+        module: *mut bindings::module,
+        lookup: bool,
+    ) -> (bool, bool) {
+        let listed = |r: &Range| r.module == module && !r.gone;
         let mut unload_ok = true;
-        for (index, ty) in self.types.iter_mut().enumerate() {
-            let Some(i) = ty.ranges.iter().position(|r| r.module == module) else {
-                if lookup {
-                    // SAFETY: The caller guarantees `module`.
-                    let found = unsafe { find_range(module, ty.section, ty.tag_size) };
-                    if let Ok(Some((start, stop))) = found {
-                        // INVARIANT: The module's memory lives across this call.
-                        let range = Range {
-                            id: u64::MAX,
-                            module,
-                            start,
-                            stop,
-                        };
-                        unload_ok &= (ty.unload)(&range);
-                    }
+        for ty in self.types.iter() {
+            if let Some(range) = ty.ranges.iter().find(|r| listed(r)) {
+                unload_ok &= (ty.unload)(range, true);
+            } else if lookup {
+                // SAFETY: The caller guarantees `module`.
+                let found = unsafe { find_range(module, ty.section, ty.tag_size) };
+                if let Ok(Some((start, stop))) = found {
+                    // INVARIANT: The module's memory lives across this call.
+                    let range = Range {
+                        id: u64::MAX,
+                        module,
+                        start,
+                        stop,
+                        gone: true,
+                        freeable: false,
+                    };
+                    unload_ok &= (ty.unload)(&range, true);
                 }
+            }
+        }
+        let mut kept = false;
+        for index in 0..self.types.len() {
+            let ty = &mut self.types[index];
+            let Some(i) = ty.ranges.iter().position(&listed) else {
                 continue;
             };
-            let unused = (ty.unload)(&ty.ranges[i]);
-            // A module kept for its live allocations keeps its indices: they may name its tags.
-            if let (true, Some(index)) = (unused, ty.index) {
-                // SAFETY: The caller guarantees that the module, and so its tags, live across
-                // the call.
-                unsafe { index.remove(ty.ranges[i].start) };
+            if unload_ok {
+                self.drop_range(index, i);
+                continue;
             }
-            unload_ok &= unused;
-            // Selections go with the module's tags, whether or not its memory stays.
-            #[cfg(CONFIG_ALLOCTAG_SELECTION)]
-            selections::module_going(&self.selections, index, &ty.ranges[i], ty.tag_size);
-            let len = ty.ranges.len();
-            ty.ranges.as_mut_slice()[i..].rotate_left(1);
-            // SAFETY: `len - 1 < len`, and `Range` is `Copy`: dropping nothing is right.
-            unsafe { ty.ranges.set_len(len - 1) };
+            // Kept: listed for its live allocations, whose frees still count into it, and with
+            // its selections' marks, which go when it does (capture's records of its objects
+            // stay listed meanwhile). Its code is gone: no new allocation is charged to it.
+            let range = &mut ty.ranges[i];
+            range.gone = true;
+            for ct in range.codetags(ty.tag_size) {
+                ct.mark_unloaded();
+            }
+            (ty.drop_unused)(range);
             ty.generation = ty.generation.wrapping_add(1);
+            kept = true;
         }
         for (index, ty) in self.types.iter().enumerate() {
             if let Some(dynamic) = ty.dynamic {
@@ -506,10 +561,95 @@ impl Registry {
                     module,
                     ty.tag_size,
                 );
-                dynamic.module_unload(module);
+                #[cfg(not(CONFIG_ALLOCTAG_SELECTION))]
+                let _ = index;
+                kept |= dynamic.module_unload(module);
             }
         }
-        unload_ok
+        (unload_ok, kept)
+    }
+
+    /// Drops range `i` of the type at `index`: its indices, its selections' marks, and the
+    /// range itself.
+    fn drop_range(&mut self, index: usize, i: usize) {
+        let ty = &mut self.types[index];
+        let range = ty.ranges[i];
+        if let Some(tag_index) = ty.index {
+            // SAFETY: The range's tags live while it is in the registry, which it still is.
+            unsafe { tag_index.remove(range.start) };
+        }
+        #[cfg(CONFIG_ALLOCTAG_SELECTION)]
+        selections::module_going(&self.selections, index, &range, ty.tag_size);
+        let len = ty.ranges.len();
+        ty.ranges.as_mut_slice()[i..].rotate_left(1);
+        // SAFETY: `len - 1 < len`, and `Range` is `Copy`: dropping nothing is right.
+        unsafe { ty.ranges.set_len(len - 1) };
+        ty.generation = ty.generation.wrapping_add(1);
+    }
+
+    /// Lets [`Registry::reap`] free `module`, kept for its tags, which the loader is done with.
+    pub(crate) fn module_kept(&mut self, module: *mut bindings::module) {
+        for ty in self.types.iter_mut() {
+            for r in ty
+                .ranges
+                .iter_mut()
+                .filter(|r| r.gone && r.module == module)
+            {
+                r.freeable = true;
+            }
+        }
+    }
+
+    /// Drops the tags kept for unloaded modules whose allocations are now all freed, and calls
+    /// `free` with each such module once its tags of every type are dropped: its memory may go.
+    /// Returns whether tags are still kept.
+    pub(crate) fn reap(&mut self, mut free: impl FnMut(*mut bindings::module)) -> bool {
+        let mut kept = false;
+        for index in 0..self.types.len() {
+            let mut i = 0;
+            while let Some(range) = self.types[index].ranges.get(i).copied() {
+                if !range.gone || !range.freeable {
+                    kept |= range.gone;
+                    i += 1;
+                    continue;
+                }
+                // Every type's kept tags of the module must read unused: a type's earlier
+                // than this one that still needs them keeps this range too.
+                let module = range.module;
+                let unused = self.types.iter().all(|ty| {
+                    ty.ranges
+                        .iter()
+                        .filter(|r| r.gone && r.module == module)
+                        .all(|r| r.freeable && (ty.unload)(r, false))
+                });
+                if !unused {
+                    // Its tags that are no longer used go from the listing now.
+                    let ty = &mut self.types[index];
+                    if (ty.drop_unused)(&range) {
+                        ty.generation = ty.generation.wrapping_add(1);
+                    }
+                    kept = true;
+                    i += 1;
+                    continue;
+                }
+                for other in index..self.types.len() {
+                    while let Some(j) = self.types[other]
+                        .ranges
+                        .iter()
+                        .position(|r| r.gone && r.module == module)
+                    {
+                        self.drop_range(other, j);
+                    }
+                }
+                free(module);
+            }
+        }
+        for ty in self.types.iter() {
+            if let Some(dynamic) = ty.dynamic {
+                kept |= dynamic.module_unload(core::ptr::null_mut());
+            }
+        }
+        kept
     }
 
     /// Marks the dynamic tags made since the last call with the selections in force.
@@ -534,7 +674,16 @@ impl Registry {
     /// Returns the number of tags of type `T`.
     pub(crate) fn count<T: TagType>(&self, handle: Handle<T>) -> usize {
         self.entry(handle).map_or(0, |ty| {
-            ty.ranges.iter().map(|r| r.len(ty.tag_size)).sum::<usize>()
+            ty.ranges
+                .iter()
+                .map(|r| {
+                    if r.gone {
+                        r.codetags(ty.tag_size).filter(|ct| !ct.dropped()).count()
+                    } else {
+                        r.len(ty.tag_size)
+                    }
+                })
+                .sum::<usize>()
                 + ty.dynamic.map_or(0, |d| d.count())
         })
     }

@@ -14,6 +14,17 @@ use kernel::{bindings, str::CStr, types::Opaque};
 /// (include/alloctag_accuracy.h); bits 0 to 7 of the flags are the kernel's.
 pub(crate) const CODETAG_FLAG_INACCURATE: u32 = 1 << 0;
 
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+/// alloctag's flag of a tag whose module was unloaded while the tag's allocations were live:
+/// the tag stays listed until they are freed. The last of the kernel's bits (6.12 and mainline
+/// use bit 0 only), not one of the selections' fields, which are cleared as tags go.
+pub(crate) const CODETAG_FLAG_UNLOADED: u32 = 1 << 7;
+
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+/// alloctag's flag of an unloaded module's tag found unused: no longer listed. It cannot be
+/// used again: its call site's code is gone.
+pub(crate) const CODETAG_FLAG_DROPPED: u32 = 1 << 6;
+
 /// A `struct codetag`: where a tagged call site is.
 ///
 /// # Invariants
@@ -102,6 +113,34 @@ impl Codetag {
     pub(crate) fn mark_inaccurate(&self) {
         self.flags()
             .fetch_or(CODETAG_FLAG_INACCURATE, Ordering::Relaxed);
+    }
+
+    /// Returns whether the tag's module was unloaded: the tag is only listed for its live
+    /// allocations.
+    pub(crate) fn unloaded(&self) -> bool {
+        self.flags().load(Ordering::Relaxed) & CODETAG_FLAG_UNLOADED != 0
+    }
+
+    /// Marks the tag's module unloaded. Under the registry's write lock: readers, which hold
+    /// it for reading, see a whole module marked or none of it.
+    pub(crate) fn mark_unloaded(&self) {
+        self.flags()
+            .fetch_or(CODETAG_FLAG_UNLOADED, Ordering::Relaxed);
+    }
+
+    /// Returns whether the tag is an unloaded module's that is no longer used, and so no longer
+    /// listed.
+    pub(crate) fn dropped(&self) -> bool {
+        self.flags().load(Ordering::Relaxed) & CODETAG_FLAG_DROPPED != 0
+    }
+
+    /// Marks an unloaded module's tag no longer used; returns whether it was not marked yet.
+    /// Under the registry's write lock, as [`Codetag::mark_unloaded`].
+    pub(crate) fn mark_dropped(&self) -> bool {
+        self.flags()
+            .fetch_or(CODETAG_FLAG_DROPPED, Ordering::Relaxed)
+            & CODETAG_FLAG_DROPPED
+            == 0
     }
 
     /// Returns whether the file is exactly `text`, reading only as far as it takes to tell: a

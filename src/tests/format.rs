@@ -131,8 +131,9 @@ fn extreme_values_print_as_printf(test: &Test) {
     expect_line(test, core::ptr::null(), Counters::default(), want);
 }
 
-/// Version 2.0 adds ` accurate:no` to an inaccurate tag only; 1.0 never does.
-fn version_2_marks_inaccurate_tags(test: &Test) {
+/// Version 2.0 adds ` accurate:no` to an inaccurate tag only, and ` unloaded:yes` to an
+/// unloaded module's; 1.0 never does.
+fn version_2_marks_inaccurate_and_unloaded_tags(test: &Test) {
     let raw = tag(c_str!("xfs").as_char_ptr());
     let counters = Counters {
         bytes: 64,
@@ -152,6 +153,22 @@ fn version_2_marks_inaccurate_tags(test: &Test) {
         test,
         &v2.bytes[..v2.len]
             == b"          64        1 mm/percpu.c:3191 [xfs] func:pcpu_embed_first_chunk accurate:no \n",
+        "{:?}",
+        core::str::from_utf8(&v2.bytes[..v2.len])
+    );
+    let v1 = line_in(counters, view(&raw), false);
+    kunit_expect!(
+        test,
+        &v1.bytes[..v1.len]
+            == b"          64        1 mm/percpu.c:3191 [xfs] func:pcpu_embed_first_chunk \n"
+    );
+    // An unloaded module's tag: alloctag's pair after mainline's, in 2.0 only.
+    view(&raw).mark_unloaded();
+    let v2 = line_in(counters, view(&raw), true);
+    kunit_expect!(
+        test,
+        &v2.bytes[..v2.len]
+            == b"          64        1 mm/percpu.c:3191 [xfs] func:pcpu_embed_first_chunk accurate:no unloaded:yes \n",
         "{:?}",
         core::str::from_utf8(&v2.bytes[..v2.len])
     );
@@ -268,7 +285,7 @@ kunit_suite!(
         wide_and_negative_values_keep_printf_alignment,
         header_is_6_12s,
         extreme_values_print_as_printf,
-        version_2_marks_inaccurate_tags,
+        version_2_marks_inaccurate_and_unloaded_tags,
         line_that_does_not_fit_fails,
         version_values,
         boot_values_match_6_12,

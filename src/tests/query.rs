@@ -8,9 +8,9 @@ use crate::{
     allocinfo::{
         copy_name, trimmed, Filter, IOC_CONTENT_ID, IOC_GET_AT, IOC_GET_NEXT, MASKS, MASK_FILENAME,
         MASK_FUNCTION, MASK_INACCURATE, MASK_LINENO, MASK_MAX_SIZE, MASK_MIN_SIZE, MASK_MODNAME,
-        STR_SIZE,
+        MASK_UNLOADED, STR_SIZE,
     },
-    codetag::{Registry, CODETAG_FLAG_INACCURATE},
+    codetag::{Registry, CODETAG_FLAG_INACCURATE, CODETAG_FLAG_UNLOADED},
     kunit::{kunit_expect, kunit_suite, Test},
 };
 use core::{
@@ -34,7 +34,7 @@ fn abi_matches_mainline(test: &Test) {
     );
     kunit_expect!(test, offset_of!(bindings::allocinfo_get_at, data) == 240);
     kunit_expect!(test, STR_SIZE == bindings::ALLOCINFO_STR_SIZE as usize);
-    kunit_expect!(test, MASKS == 0x7f);
+    kunit_expect!(test, MASKS == 0xff);
 }
 
 /// Names keep their last 63 bytes, as mainline's `allocinfo_str()`, and are NUL-padded.
@@ -141,8 +141,14 @@ fn bad_filters_are_refused(test: &Test) {
     // SAFETY: All-zero is a valid `allocinfo_filter`.
     let mut raw: bindings::allocinfo_filter = unsafe { core::mem::zeroed() };
     kunit_expect!(test, Filter::new(&raw).is_ok());
-    raw.mask = 1 << 7;
-    kunit_expect!(test, Filter::new(&raw).is_err(), "unknown bit 7");
+    raw.mask = MASK_UNLOADED;
+    kunit_expect!(
+        test,
+        Filter::new(&raw).is_ok(),
+        "bit 7, alloctag's unloaded"
+    );
+    raw.mask = 1 << 8;
+    kunit_expect!(test, Filter::new(&raw).is_err(), "unknown bit 8");
     raw.mask = 1 << 63;
     kunit_expect!(test, Filter::new(&raw).is_err(), "unknown bit 63");
     raw.mask = MASK_MIN_SIZE | MASK_MAX_SIZE;
@@ -211,7 +217,7 @@ fn filters_match_as_mainline(test: &Test) {
     kunit_expect!(test, which(&f) == (false, false), "all must match");
 }
 
-fn accuracy_and_size_filters(test: &Test) {
+fn accuracy_unloaded_and_size_filters(test: &Test) {
     let only_inaccurate = filter(test, MASK_INACCURATE, |r| r.inaccurate = 7);
     let only_accurate = filter(test, MASK_INACCURATE, |r| r.inaccurate = 0);
     kunit_expect!(test, which(&only_inaccurate) == (false, false));
@@ -221,6 +227,18 @@ fn accuracy_and_size_filters(test: &Test) {
     kunit_expect!(test, which(&only_inaccurate) == (false, true));
     kunit_expect!(test, which(&only_accurate) == (true, false));
     flags.fetch_and(!CODETAG_FLAG_INACCURATE, Ordering::Relaxed);
+
+    // Only the tags of unloaded modules, kept for their live allocations.
+    let only_unloaded = filter(test, MASK_UNLOADED, |_| ());
+    kunit_expect!(test, which(&only_unloaded) == (false, false));
+    IN_MODULE.codetag().mark_unloaded();
+    kunit_expect!(test, which(&only_unloaded) == (false, true));
+    kunit_expect!(
+        test,
+        which(&only_accurate) == (true, true),
+        "accuracy unchanged"
+    );
+    flags.fetch_and(!CODETAG_FLAG_UNLOADED, Ordering::Relaxed);
 
     // The counters read zero: [0, 0] matches, [1, ...] does not.
     let zero = filter(test, MASK_MIN_SIZE | MASK_MAX_SIZE, |_| ());
@@ -285,7 +303,7 @@ kunit_suite!(
         names_are_trimmed_from_the_front,
         bad_filters_are_refused,
         filters_match_as_mainline,
-        accuracy_and_size_filters,
+        accuracy_unloaded_and_size_filters,
         generation_follows_modules,
     ]
 );

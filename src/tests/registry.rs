@@ -12,7 +12,7 @@ use crate::{
 use core::{
     mem::MaybeUninit,
     ptr,
-    sync::atomic::{AtomicUsize, Ordering},
+    sync::atomic::{AtomicBool, AtomicUsize, Ordering},
 };
 use kernel::{
     alloc::{flags::GFP_KERNEL, KBox, KVec},
@@ -78,6 +78,8 @@ static mut MODULE_B: bindings::module = unsafe { core::mem::zeroed() };
 static mut MODULE_C: bindings::module = unsafe { core::mem::zeroed() };
 
 static UNLOADS: AtomicUsize = AtomicUsize::new(0);
+/// Whether [`TestTags`] says fake_a's tags are in use, as live allocations would.
+static KEEP_A: AtomicBool = AtomicBool::new(false);
 static UNLOADED_TAGS: AtomicUsize = AtomicUsize::new(0);
 
 /// A second tag type over the same section, as another user of the library would add.
@@ -88,10 +90,10 @@ unsafe impl TagType for TestTags {
     type Tag = AllocTag;
     const SECTION: &'static kernel::str::CStr = c_str!("alloc_tags");
 
-    fn module_unload(module: ModuleTags<'_, Self>) -> bool {
+    fn module_unload(module: ModuleTags<'_, Self>, _report: bool) -> bool {
         UNLOADS.fetch_add(1, Ordering::Relaxed);
         UNLOADED_TAGS.fetch_add(module.tags().count(), Ordering::Relaxed);
-        module.name().as_bytes() != b"fake_a"
+        !(KEEP_A.load(Ordering::Relaxed) && module.name().as_bytes() == b"fake_a")
     }
 }
 
@@ -177,7 +179,7 @@ fn cursor_resumes_where_it_stopped(test: &Test) {
     );
 }
 
-fn unload_drops_module_and_moves_cursor(test: &Test) {
+fn unload_keeps_a_used_module_until_reaped(test: &Test) {
     let Some((mut registry, handle)) = registry_with_fakes(test) else {
         return;
     };
@@ -189,11 +191,48 @@ fn unload_drops_module_and_moves_cursor(test: &Test) {
 
     UNLOADS.store(0, Ordering::Relaxed);
     UNLOADED_TAGS.store(0, Ordering::Relaxed);
+    KEEP_A.store(true, Ordering::Relaxed);
     // SAFETY: The stand-ins were added by `registry_with_fakes`.
     let keep_a = !unsafe { registry.remove_test_module(&raw mut MODULE_A) };
     kunit_expect!(test, keep_a, "the type's hook asked to keep fake_a");
     kunit_expect!(test, UNLOADS.load(Ordering::Relaxed) == 1);
     kunit_expect!(test, UNLOADED_TAGS.load(Ordering::Relaxed) == 2);
+    // Kept: still listed, marked unloaded, until its tags are unused and the loader is done.
+    kunit_expect!(test, registry.count(handle) == total);
+    kunit_expect!(test, FAKE_A.iter().all(|t| t.codetag().unloaded()));
+    kunit_expect!(test, !FAKE_B[0].codetag().unloaded());
+    let mut freed = KVec::<*mut bindings::module>::new();
+    let reap = |registry: &mut Registry, freed: &mut KVec<*mut bindings::module>| {
+        registry.reap(|m| {
+            let _ = freed.push(m, GFP_KERNEL);
+        })
+    };
+    kunit_expect!(test, reap(&mut registry, &mut freed), "fake_a still kept");
+    kunit_expect!(
+        test,
+        freed.is_empty(),
+        "freed before the loader handed it over"
+    );
+    registry.module_kept(&raw mut MODULE_A);
+    kunit_expect!(test, reap(&mut registry, &mut freed) && freed.is_empty());
+    kunit_expect!(test, registry.count(handle) == total);
+    KEEP_A.store(false, Ordering::Relaxed);
+    kunit_expect!(
+        test,
+        !reap(&mut registry, &mut freed),
+        "nothing kept once unused"
+    );
+    kunit_expect!(
+        test,
+        freed.as_slice() == [&raw mut MODULE_A],
+        "{} modules freed",
+        freed.len()
+    );
+    for t in FAKE_A.iter() {
+        t.codetag()
+            .flags()
+            .fetch_and(!codetag::CODETAG_FLAG_UNLOADED, Ordering::Relaxed);
+    }
     kunit_expect!(test, registry.count(handle) == total - 2);
     // The cursor stood in the module that went: it resumes at the next module.
     let next = registry.tags(handle, at_a1).next();
@@ -384,7 +423,7 @@ kunit_suite!(
         vmlinux_tags_are_listed,
         module_tags_follow_vmlinux,
         cursor_resumes_where_it_stopped,
-        unload_drops_module_and_moves_cursor,
+        unload_keeps_a_used_module_until_reaped,
         read_position_skips_nothing_when_a_module_goes,
         handles_belong_to_their_registry,
         top_users_are_largest_first,

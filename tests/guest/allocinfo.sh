@@ -80,7 +80,7 @@ test_allocinfo_csv_one_line_per_site() {
 	d=$(_ai_tmpdir)
 	cat /proc/allocinfo > "$d/profile"
 	"$ALLOCINFO" top -n 0 --csv -f "$d/profile" > "$d/out" || { _ai_fail "--csv exited $?"; return 1; }
-	[ "$(head -n 1 "$d/out")" = "group,key,module,dir,file,line,function,sites,bytes,calls,share,accurate" ] ||
+	[ "$(head -n 1 "$d/out")" = "group,key,module,dir,file,line,function,sites,bytes,calls,share,accurate,unloaded" ] ||
 		{ _ai_fail "CSV header: $(head -n 1 "$d/out")"; return 1; }
 	lines=$(wc -l < "$d/out")
 	sites=$(_ai_sites "$d/profile")

@@ -10,6 +10,31 @@ PROC_ALLOCINFO=/proc/allocinfo
 # shellcheck disable=SC2034 # used by the test files
 CAP_SYS_ADMIN=21
 
+# Prints the lines of loaded code's tags: the ioctl's dump (/proc/allocinfo's
+# lines, with version 2.0's pairs) less the tags kept for an unloaded module's
+# live allocations (" unloaded:yes"), which 1.0's text lists but cannot mark.
+loaded_tags() {
+	allocinfo_ioctl dump >/tmp/loaded-tags.all || return 1
+	grep -v ' unloaded:yes $' /tmp/loaded-tags.all || true
+}
+
+# Prints the lines of the tags kept for unloaded modules' live allocations.
+unloaded_tags() {
+	allocinfo_ioctl dump --unloaded 1
+}
+
+# Waits (10 s at most) until no kept tag of an unloaded module matches the
+# pattern $1 (grep's): they go within about a second of their last
+# allocation's free (the core's reaper runs every second while it keeps any).
+wait_unlisted() {
+	_wu_n=0
+	while unloaded_tags | grep -q "$1"; do
+		_wu_n=$((_wu_n + 1))
+		[ "$_wu_n" -le 50 ] || fail "kept tags matching '$1' still listed 10 s after their last free" || return 1
+		sleep 0.2
+	done
+}
+
 # Prints its arguments and fails: cmd || fail "why".
 fail() {
 	echo "$*"

@@ -5,33 +5,92 @@
 
 TEST_MODULE=/lib/modules/alloctag_test.ko
 
-# Prints the total bytes of the tags of module $1.
-module_bytes() {
-	awk -v m="[$1]" '$4 == m { sum += $1 } END { print sum + 0 }' /proc/allocinfo
-}
+HOLDER_MODULE=/lib/modules/alloctag_holder.ko
+HOLDER_RELEASE=/sys/module/alloctag_holder/parameters/release
 
+# (An earlier test's leak=1 leaves an unloaded instance's line listed for
+# good: these count loaded code's tags only, loaded_tags.)
 test_module_tags_come_and_go() {
-	[ "$(grep -c '\[alloctag_test\]' /proc/allocinfo)" = 0 ]
+	[ "$(loaded_tags | grep -c '\[alloctag_test\]')" = 0 ]
 	insmod "$TEST_MODULE"
-	grep '\[alloctag_test\]' /proc/allocinfo >/tmp/module-tags
-	bytes=$(module_bytes alloctag_test)
+	loaded_tags | grep '\[alloctag_test\]' >/tmp/module-tags
+	bytes=$(awk '{ sum += $1 } END { print sum + 0 }' /tmp/module-tags)
 	rmmod alloctag_test
 	cat /tmp/module-tags
 	# kmalloc(3000), vmalloc(4 pages) and 4 pages, each at its own line.
 	[ "$(wc -l </tmp/module-tags)" -ge 3 ]
 	[ "$bytes" -ge $((3000 + 8 * 4096)) ]
 	grep -q 'tests/modules/alloctag_test.c:[0-9]* \[alloctag_test\] func:alloctag_test_init $' /tmp/module-tags
-	[ "$(grep -c '\[alloctag_test\]' /proc/allocinfo)" = 0 ]
+	[ "$(loaded_tags | grep -c '\[alloctag_test\]')" = 0 ]
 }
 
+# leak=1 keeps one allocation at unload, for good: the unload warns, the
+# kernel goes on, and that call site stays listed (marked unloaded in the
+# ioctl's answers) while the module's other tags go.
 test_module_unload_with_live_allocation_warns() {
 	dmesg -c >/dev/null
+	unloaded_tags | grep '\[alloctag_test\] func:alloctag_test_init ' >/tmp/leak-before || true
 	insmod "$TEST_MODULE" leak=1
 	rmmod alloctag_test
 	log=$(dmesg)
 	echo "$log" | grep -E 'alloctag_test.c:[0-9]+ \[alloctag_test\] func:alloctag_test_init module alloctag_test has [0-9]+ bytes in 1 allocations at module unload' ||
 		{ echo "no warning in: $log"; return 1; }
-	# The tags are gone from the list; the kernel goes on.
-	[ "$(grep -c '\[alloctag_test\]' /proc/allocinfo)" = 0 ]
+	unloaded_tags | grep '\[alloctag_test\]' >/tmp/leak-after
+	cat /tmp/leak-after
+	[ "$(grep -c ' func:alloctag_test_init unloaded:yes $' /tmp/leak-after)" = $(($(wc -l </tmp/leak-before) + 1)) ] ||
+		fail "not one more kept line of alloctag_test_init"
+	grep -v ' func:alloctag_test_init unloaded:yes $' /tmp/leak-after && fail "other tags kept"
+	[ "$(loaded_tags | grep -c '\[alloctag_test\]')" = 0 ] || fail "listed as loaded"
 	cat /proc/allocinfo >/dev/null
+}
+
+# Prints the number of /proc/vmallocinfo areas that the module loader made
+# (module code and data, allocated through execmem).
+module_areas() {
+	grep -cE 'execmem|module_memory_alloc|move_module' /proc/vmallocinfo || true
+}
+
+# A module unloaded while allocations it made live, freed later by another
+# module (alloctag_holder): its call sites with live bytes stay listed, with
+# their counts, file, line, function and module, marked unloaded (version
+# 2.0's pair in the ioctl's dump, and its filter), until the last is freed;
+# then they go within seconds, and the memory the loader kept for them with
+# them. Its other tags go at unload. A reload is a new instance, listed apart.
+test_module_leak_listed_until_freed() {
+	trap 'rmmod alloctag_test 2>/dev/null; rmmod alloctag_holder 2>/dev/null' EXIT
+	insmod "$HOLDER_MODULE"
+	insmod "$TEST_MODULE" hold=1
+	loaded_tags | grep '\[alloctag_test\] func:hold_' | awk '$1 != 0' >/tmp/kept-loaded
+	areas_loaded=$(module_areas)
+	rmmod alloctag_test
+	areas_kept=$(module_areas)
+	unloaded_tags | grep '\[alloctag_test\] func:hold_' >/tmp/kept
+	cat /tmp/kept
+	# hold_kmalloc, hold_pages and hold_vmalloc, as they were before the unload.
+	[ "$(wc -l </tmp/kept)" = 3 ] || fail "not the 3 hold_* sites kept"
+	sed 's/ unloaded:yes $/ /' /tmp/kept | cmp -s - /tmp/kept-loaded ||
+		fail "kept lines differ from the loaded ones: $(cat /tmp/kept-loaded)"
+	for f in hold_kmalloc hold_pages hold_vmalloc; do
+		grep -q "^ *[1-9][0-9]* *[1-9][0-9]* .*/alloctag_test.c:[0-9]* \[alloctag_test\] func:$f unloaded:yes $" /tmp/kept ||
+			fail "$f not kept with its bytes"
+		grep -q "\[alloctag_test\] func:$f $" "$PROC_ALLOCINFO" || fail "$f not in 1.0's text"
+	done
+	[ "$(loaded_tags | grep -c '\[alloctag_test\]')" = 0 ] || fail "listed as loaded"
+
+	# Loaded again: a new instance beside the kept one.
+	insmod "$TEST_MODULE"
+	[ "$(grep -c '\[alloctag_test\] func:hold_kmalloc $' "$PROC_ALLOCINFO")" = 2 ] ||
+		fail "the reload is not listed beside the kept instance"
+	[ "$(unloaded_tags | grep -c '\[alloctag_test\] func:hold_')" = 3 ] || fail "the reload changed the kept lines"
+	rmmod alloctag_test
+
+	echo 1 >"$HOLDER_RELEASE"
+	wait_unlisted '\[alloctag_test\] func:hold_' || return 1
+	[ "$(grep -c '\[alloctag_test\] func:hold_' "$PROC_ALLOCINFO")" = 0 ] || fail "hold_* lines left"
+	areas_freed=$(module_areas)
+	report "guest-test: # loader areas in vmallocinfo: $areas_loaded loaded, $areas_kept kept, $areas_freed after the last free"
+	[ "$areas_kept" -gt 0 ] || fail "no loader area found in /proc/vmallocinfo"
+	[ "$areas_freed" -lt "$areas_kept" ] || fail "the kept module's memory was not freed"
+	rmmod alloctag_holder
+	trap - EXIT
 }

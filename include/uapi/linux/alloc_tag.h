@@ -29,6 +29,12 @@ struct allocinfo_counter {
 	__u64 bytes;
 	__u64 calls;
 	__u8 accurate;			/* 0 when counts were lost */
+	/*
+	 * alloctag's extension, in what was padding (a mainline kernel leaves
+	 * it 0): 1 when the tag's module was unloaded while allocations it
+	 * made were live; the tag is listed until they are freed.
+	 */
+	__u8 unloaded;
 } __attribute__((aligned(8)));
 
 struct allocinfo_tag_data {
@@ -44,7 +50,8 @@ enum {
 	ALLOCINFO_FILTER_INACCURATE,
 	ALLOCINFO_FILTER_MIN_SIZE,
 	ALLOCINFO_FILTER_MAX_SIZE,
-	__ALLOCINFO_FILTER_LAST = ALLOCINFO_FILTER_MAX_SIZE
+	ALLOCINFO_FILTER_UNLOADED,	/* alloctag: only unloaded modules' tags */
+	__ALLOCINFO_FILTER_LAST = ALLOCINFO_FILTER_UNLOADED
 };
 
 #define ALLOCINFO_FILTER_MASK_MODNAME		(1 << ALLOCINFO_FILTER_MODNAME)
@@ -54,6 +61,7 @@ enum {
 #define ALLOCINFO_FILTER_MASK_INACCURATE	(1 << ALLOCINFO_FILTER_INACCURATE)
 #define ALLOCINFO_FILTER_MASK_MIN_SIZE		(1 << ALLOCINFO_FILTER_MIN_SIZE)
 #define ALLOCINFO_FILTER_MASK_MAX_SIZE		(1 << ALLOCINFO_FILTER_MAX_SIZE)
+#define ALLOCINFO_FILTER_MASK_UNLOADED		(1 << ALLOCINFO_FILTER_UNLOADED)
 
 #define ALLOCINFO_FILTER_MASKS \
 	((1 << (__ALLOCINFO_FILTER_LAST + 1)) - 1)

@@ -14,9 +14,11 @@ impl<const C: usize, const M: usize> Pool<C, M> {
     /// whose counters now read zero. Called under the registry's write lock, so no reader is
     /// walking the tags and no other unload runs. Makers need no exclusion (see the module
     /// docs): they only take free slots and empty or tombstoned entries, and this only frees
-    /// slots (their state last) and tombstones the entries of slots it drops.
-    pub(crate) fn module_unload(&self, module: *mut bindings::module) {
+    /// slots (their state last) and tombstones the entries of slots it drops. Returns whether
+    /// a kept tag is left. A null `module` only frees kept tags.
+    pub(crate) fn module_unload(&self, module: *mut bindings::module) -> bool {
         let mut changed = false;
+        let mut kept = false;
         for (i, slot) in self.slots() {
             let Some(tag) = self.tag_at(i) else {
                 continue;
@@ -46,10 +48,12 @@ impl<const C: usize, const M: usize> Pool<C, M> {
                         counters.bytes,
                         counters.calls
                     );
+                    tag.codetag().mark_unloaded();
                     slot.module.store(ptr::null_mut(), Ordering::Relaxed);
                     slot.state.store(KEPT, Ordering::Relaxed);
                 }
             }
+            kept |= !zero;
             if zero {
                 slot.key.store(0, Ordering::Relaxed);
                 slot.module.store(ptr::null_mut(), Ordering::Relaxed);
@@ -62,6 +66,7 @@ impl<const C: usize, const M: usize> Pool<C, M> {
             self.generation.fetch_add(1, Ordering::Relaxed);
             self.warned.store(false, Ordering::Relaxed);
         }
+        kept
     }
 
     /// Replaces slot `i`'s table entry with a tombstone; at module unload.

@@ -5,7 +5,7 @@
 //!
 //! C header: [`include/linux/codetag.h`](srctree/include/linux/codetag.h)
 
-use super::{DynamicTags, Handle, Range, Registry, TagType, DYNAMIC_ID};
+use super::{Codetag, DynamicTags, Handle, Range, Registry, TagType, DYNAMIC_ID};
 use core::{marker::PhantomData, mem::size_of};
 use kernel::str::CStr;
 
@@ -151,6 +151,12 @@ impl<'a, T: TagType> Iterator for Tags<'a, T> {
                     .wrapping_add(self.index.wrapping_mul(size))
                     .cast::<T::Tag>();
                 self.index += 1;
+                // An unloaded module's tag that is no longer used is not listed.
+                // SAFETY: By `TagType`'s contract a tag starts with its `struct codetag`; the
+                // tag is alive as below.
+                if r.gone && unsafe { &*tag.cast::<Codetag>() }.dropped() {
+                    continue;
+                }
                 // SAFETY: By `Range`'s invariant the range holds `len` tags of `T` (the type
                 // of this registration), alive while the registry, borrowed for `'a`, holds it.
                 return Some(unsafe { &*tag });

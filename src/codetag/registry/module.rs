@@ -105,7 +105,8 @@ pub(crate) unsafe extern "C" fn codetag_load_module(module: *mut bindings::modul
 }
 
 /// Drops the code tags of `module`, which is going away. Returns whether its memory may be
-/// freed; `false` when a tag type still needs its tags.
+/// freed; `false` when a tag type still needs its tags: they stay listed, and the loader hands
+/// the module over with [`codetag_module_kept`] once it is done with it.
 ///
 /// Called by the module loader (kernel/module/main.c).
 ///
@@ -119,11 +120,58 @@ pub(crate) unsafe extern "C" fn codetag_unload_module(module: *mut bindings::mod
     }
     // Let the module's pending kfree_rcu() frees happen before its tags are checked.
     kvfree_rcu_barrier();
-    // SAFETY: The caller guarantees `module`.
-    unsafe { REGISTRY.write().unload_module(module, true) }
+    // SAFETY: The caller guarantees `module`; when this returns `false` the loader keeps its
+    // memory, and hands it to `codetag_module_kept`.
+    #[cfg_attr(not(CONFIG_MODULES), allow(unused_variables))]
+    let (unload_ok, kept) = unsafe { REGISTRY.write().unload_module(module, true) };
+    // Dynamic tags kept for their allocations are reaped as the module's are; a kept module
+    // is reaped only once the loader is done with it (`codetag_module_kept`).
+    #[cfg(CONFIG_MODULES)]
+    if unload_ok && kept {
+        // SAFETY: Queues the glue's static delayed work; process context.
+        unsafe { bindings::alloctag_reap_later() };
+    }
+    unload_ok
+}
+
+/// Takes over the memory of `module`, which the loader kept because its tags were in use
+/// ([`codetag_unload_module`] returned `false`) and is done with: [`alloctag_codetag_reap`]
+/// frees it once its tags are unused.
+///
+/// Called by the module loader (kernel/module/main.c), at the end of `free_module()`.
+///
+/// # Safety
+///
+/// `module` must be a module for which [`codetag_unload_module`] returned `false`, which the
+/// loader no longer uses.
+#[cfg(CONFIG_MODULES)]
+#[no_mangle]
+pub(crate) unsafe extern "C" fn codetag_module_kept(module: *mut bindings::module) {
+    REGISTRY.write().module_kept(module);
+    // SAFETY: Queues the glue's static delayed work; process context.
+    unsafe { bindings::alloctag_reap_later() };
+}
+
+/// Drops the tags kept for unloaded modules whose allocations are all freed, and frees what
+/// the loader kept of those modules. Returns whether tags are still kept.
+///
+/// Called by the glue's delayed work (src/glue.c), every second while tags are kept.
+#[cfg(CONFIG_MODULES)]
+#[no_mangle]
+pub(crate) extern "C" fn alloctag_codetag_reap() -> bool {
+    REGISTRY.write().reap(|module| {
+        // SAFETY: `reap` frees only modules the loader handed over (`codetag_module_kept`),
+        // whose tags it has just dropped: nothing of ours refers to the module any more, and
+        // no allocation refers to its tags (`TagType::module_unload` said so).
+        unsafe { bindings::codetag_free_module_memory(module) }
+    })
 }
 
 #[cfg(CONFIG_MODULES)]
 c_declared!(codetag_load_module);
 #[cfg(CONFIG_MODULES)]
 c_declared!(codetag_unload_module);
+#[cfg(CONFIG_MODULES)]
+c_declared!(codetag_module_kept);
+#[cfg(CONFIG_MODULES)]
+c_declared!(alloctag_codetag_reap);

@@ -22,14 +22,16 @@
  *                                           "not ok - ...")
  *
  * FILTER: --module M (M may be "" for built-in code), --function F, --file F,
- * --line N, --inaccurate V, --min BYTES, --max BYTES, --mask BITS (ORed into
+ * --line N, --inaccurate V, --min BYTES, --max BYTES, --unloaded 1 (alloctag's:
+ * only unloaded modules' tags), --mask BITS (ORed into
  * the mask as they are, for unknown bits). Names are copied into their 64
  * bytes as given, not trimmed: a name of 64 characters or more fills them
  * with no NUL, as a careless caller would.
  *
  * Tags print as /proc/allocinfo's lines: "%12lli %8llu file:line [module]
  * func:name ", the module part only for a non-empty modname and mainline's
- * " accurate:no" before the last space when counter.accurate is 0. Names are
+ * " accurate:no" before the last space when counter.accurate is 0, then
+ * alloctag's " unloaded:yes" when counter.unloaded is 1 (as version 2.0). Names are
  * what the ioctl returns: the last 63 characters of longer ones.
  *
  * Every tag returned is checked: NUL-terminated, zero-padded names (mainline
@@ -124,7 +126,8 @@ static void print_tag(FILE *out, const struct allocinfo_tag_data *d)
 		(unsigned long long)d->tag.lineno);
 	if (d->tag.modname[0])
 		fprintf(out, "[%.*s] ", STR, d->tag.modname);
-	fprintf(out, "func:%.*s%s \n", STR, d->tag.function, d->counter.accurate ? "" : " accurate:no");
+	fprintf(out, "func:%.*s%s%s \n", STR, d->tag.function,
+		d->counter.accurate ? "" : " accurate:no", d->counter.unloaded ? " unloaded:yes" : "");
 }
 
 static void describe(char *buf, size_t len, const struct allocinfo_tag_data *d)
@@ -171,11 +174,13 @@ static const char *bad_record(const struct allocinfo_tag_data *d, int from_next)
 		return why;
 	if (d->counter.accurate > 1)
 		return "accurate neither 0 nor 1";
+	if (d->counter.unloaded > 1)
+		return "unloaded neither 0 nor 1";
 	if (!d->tag.function[0] || !d->tag.filename[0])
 		return "empty function or file name";
 	if (from_next) {
 		/* Mainline memsets the record: the counter's tail padding is zero. */
-		p = (const unsigned char *)&d->counter.accurate + 1;
+		p = (const unsigned char *)&d->counter.unloaded + 1;
 		for (; p < (const unsigned char *)(d + 1); p++)
 			if (*p)
 				return "counter padding not zeroed";
@@ -203,6 +208,8 @@ static const char *violates(const struct allocinfo_tag_data *d, const struct all
 		return "min_size";
 	if ((f->mask & ALLOCINFO_FILTER_MASK_MAX_SIZE) && d->counter.bytes > f->max_size)
 		return "max_size";
+	if ((f->mask & ALLOCINFO_FILTER_MASK_UNLOADED) && !d->counter.unloaded)
+		return "unloaded";
 	return NULL;
 }
 
@@ -306,7 +313,7 @@ static void usage(void)
 		"       allocinfo_ioctl snapshot T1 DUMP T2 [FILTER...]\n"
 		"       allocinfo_ioctl next-dump|content-id|check-errors\n"
 		"FILTER: --module M --function F --file F --line N --inaccurate V\n"
-		"        --min BYTES --max BYTES --mask BITS\n");
+		"        --min BYTES --max BYTES --unloaded 1 --mask BITS\n");
 	exit(2);
 }
 
@@ -364,6 +371,10 @@ static void parse_filter(int argc, char **argv, struct allocinfo_filter *f)
 		} else if (!strcmp(opt, "--max")) {
 			f->mask |= ALLOCINFO_FILTER_MASK_MAX_SIZE;
 			f->max_size = number(val);
+		} else if (!strcmp(opt, "--unloaded")) {
+			if (number(val) != 1)
+				usage();
+			f->mask |= ALLOCINFO_FILTER_MASK_UNLOADED;
 		} else if (!strcmp(opt, "--mask")) {
 			f->mask |= number(val);
 		} else {
@@ -641,8 +652,8 @@ static void failed_calls(int fd, uint64_t count, const char *tag)
 
 	memset(&ga, 0, sizeof(ga));
 	ga.filter = filter_function("alloctag_ioctl_no_such_function");
-	ga.filter.mask |= 1ull << 7;
-	snprintf(what, sizeof(what), "%s: GET_AT with mask bit 7", tag);
+	ga.filter.mask |= 1ull << 8;
+	snprintf(what, sizeof(what), "%s: GET_AT with mask bit 8", tag);
 	expect_err(do_ioctl(fd, ALLOCINFO_IOC_GET_AT, &ga), EINVAL, what);
 
 	memset(&ga, 0, sizeof(ga));
@@ -771,8 +782,8 @@ static int cmd_check_errors(void)
 
 	/* GET_AT: bad input. */
 	memset(&ga, 0, sizeof(ga));
-	ga.filter.mask = 1ull << 7;
-	expect_err(do_ioctl(fd, ALLOCINFO_IOC_GET_AT, &ga), EINVAL, "GET_AT with mask bit 7");
+	ga.filter.mask = 1ull << 8;
+	expect_err(do_ioctl(fd, ALLOCINFO_IOC_GET_AT, &ga), EINVAL, "GET_AT with mask bit 8");
 	ga.filter.mask = 1ull << 63;
 	expect_err(do_ioctl(fd, ALLOCINFO_IOC_GET_AT, &ga), EINVAL, "GET_AT with mask bit 63");
 	ga.filter.mask = ALLOCINFO_FILTER_MASKS + 1;
