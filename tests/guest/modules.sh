@@ -94,3 +94,29 @@ test_module_leak_listed_until_freed() {
 	rmmod alloctag_holder
 	trap - EXIT
 }
+
+# A fault rule and an unloaded module's kept call sites: a rule armed before
+# the unload keeps its mark on a kept site (which can no longer allocate:
+# its code is gone, so the rule never fires there) until the site goes; a
+# rule added after the unload marks no kept site. (pid=1: the rules never
+# fire on the loads here.)
+test_module_fault_rule_on_kept_sites() {
+	fail_ctl=/sys/kernel/debug/alloctag/fail
+	[ -e "$fail_ctl" ] || mount -t debugfs none /sys/kernel/debug
+	echo clear >"$fail_ctl" || fail "clear refused"
+	trap 'echo clear >"$fail_ctl" 2>/dev/null; rmmod alloctag_test 2>/dev/null; rmmod alloctag_holder 2>/dev/null' EXIT
+	insmod "$HOLDER_MODULE"
+	echo "add module:alloctag_test func:hold_kmalloc pid=1" >"$fail_ctl" || fail "add refused"
+	insmod "$TEST_MODULE" hold=1
+	grep -q '^rule 1 .* injected=0 sites=1 ' "$fail_ctl" || fail "rule 1 does not hold hold_kmalloc: $(cat "$fail_ctl")"
+	rmmod alloctag_test
+	grep -q '^rule 1 .* injected=0 sites=1 ' "$fail_ctl" || fail "rule 1 lost the kept site: $(cat "$fail_ctl")"
+	echo "add module:alloctag_test pid=1" >"$fail_ctl" || fail "second add refused"
+	grep -q '^rule 2 .* sites=0 ' "$fail_ctl" || fail "rule 2 marked kept sites: $(cat "$fail_ctl")"
+	echo 1 >"$HOLDER_RELEASE"
+	wait_unlisted '\[alloctag_test\] func:hold_' || return 1
+	grep -q '^rule 1 .* injected=0 sites=0 ' "$fail_ctl" || fail "rule 1 kept a site that went: $(cat "$fail_ctl")"
+	echo clear >"$fail_ctl"
+	rmmod alloctag_holder
+	trap - EXIT
+}

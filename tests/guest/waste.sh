@@ -114,9 +114,11 @@ test_waste_module_unload_with_tracked_objects() {
 	echo 3 >"$WASTE_HOLD" || fail "hold 3 failed"
 	set -- $(hold_figures)
 	[ "$2 $4" = "600 3" ] || fail "held: '$*'"
-	# Unload frees the held objects, then the tags and their counters.
+	# Unload frees the held objects, then the tags and their counters. (An
+	# earlier test's leak=1 instance stays listed: its init's line, for good.)
 	rmmod alloctag_test || fail "rmmod failed"
-	grep -q "alloctag_test" /proc/allocwaste && fail "unloaded module listed"
+	grep "alloctag_test" /proc/allocwaste | grep -v ' func:alloctag_test_init$' &&
+		fail "unloaded module listed"
 	insmod /lib/modules/alloctag_test.ko || fail "insmod again failed"
 	set -- $(hold_figures)
 	[ "$*" = "0 0 0 0 0 0" ] || fail "reloaded: '$*'"

@@ -54,14 +54,15 @@ enum Scope<'a> {
 /// What a walk over a scope's tags is for.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Walk {
-    /// Marking: only the dynamic tags that may be marked ([`DynamicTags::is_selectable`]).
+    /// Marking: only the tags that may be marked: not an unloaded module's kept tags
+    /// ([`DynamicTags::is_selectable`] for the dynamic ones).
     Mark,
     /// Unmarking: every listed tag.
     Unmark,
 }
 
 /// Runs `f` on the code tag of every tag of `scope`, of `tag_size` bytes, with whether the tag
-/// may be marked (always, in a [`Walk::Mark`]).
+/// may be marked (always, in a [`Walk::Mark`]): not an unloaded module's kept tag.
 fn for_each_codetag(
     scope: Scope<'_>,
     tag_size: usize,
@@ -74,12 +75,17 @@ fn for_each_codetag(
         Scope::DynamicOf(..) | Scope::Dynamic(..) => (&[][..], None),
     };
     for range in ranges {
+        // An unloaded module's kept tags can no longer allocate: no new mark; the marks they
+        // had stay until they go (`Registry::reap`), for the records of their live objects.
+        if walk == Walk::Mark && range.gone {
+            continue;
+        }
         for i in 0..range.len(tag_size) {
             // SAFETY: By `Range`'s invariant the range holds `len` tags of the type whose
             // `TagType` contract says they start with a `struct codetag`, alive while listed.
             f(
                 unsafe { &*range.start.add(i * tag_size).cast::<Codetag>() },
-                true,
+                !range.gone,
             );
         }
     }
