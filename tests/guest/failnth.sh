@@ -26,8 +26,16 @@ failnth_setup() {
 }
 
 # Prints the number of tag lines of module $1.
+# (Loaded code's: a leaking unload leaves its live call site listed, marked
+# unloaded, tests/guest/lib.sh's loaded_tags.)
 tag_lines() {
-	grep -c "\[$1\]" /proc/allocinfo || true
+	loaded_tags | grep -c "\[$1\]" || true
+}
+
+# Prints how many kept lines of alloctag_test_init() are listed: one per
+# unloaded instance that leaked its object.
+kept_init_lines() {
+	unloaded_tags | grep -c '\[alloctag_test\] func:alloctag_test_init ' || true
 }
 
 # Loads module file $1 (named $2, with parameters $3) with its Nth allocation
@@ -122,8 +130,9 @@ test_failnth_module_unload() {
 # whichever allocation failed before, the unload warns about the one live
 # allocation, alloctag_test_init()'s, and keeps the module's memory (the
 # loader's "still alive" line: a later free writes only memory that stays),
-# or warns about nothing and keeps nothing; the tags leave /proc/allocinfo
-# either way. Only a load that survived an injected failure may leave nothing
+# or warns about nothing and keeps nothing; the tags of loaded code leave
+# /proc/allocinfo either way, and a leak's call site stays listed, marked
+# unloaded (one more kept line each time). Only a load that survived an injected failure may leave nothing
 # live: the failure may have been the vector of the object's slab, which then
 # goes uncharged. A load with no failure must leak, and the last N is past
 # every fault point: a clean load. Bounded: each leaking unload keeps the
@@ -131,6 +140,7 @@ test_failnth_module_unload() {
 test_failnth_leaking_module_load() {
 	failnth_setup
 	loads=0 hit=0 failed=0 loaded=0 leaked=0
+	kept0=$(kept_init_lines)
 	for n in 1 2 3 5 8 13 21 34 55 89 100000; do
 		loads=$((loads + 1))
 		out=$("$FAILNTH" "$n" load /lib/modules/alloctag_test.ko leak=1) ||
@@ -170,6 +180,8 @@ test_failnth_leaking_module_load() {
 		*) fail "N=$n: load failed with errno $rc ($out)" || return 1 ;;
 		esac
 		[ "$(tag_lines alloctag_test)" = 0 ] || fail "N=$n: tags left after $out" || return 1
+		[ "$(kept_init_lines)" = $((kept0 + leaked)) ] ||
+			fail "N=$n: $(kept_init_lines) kept lines of alloctag_test_init, not $((kept0 + leaked))" || return 1
 	done
 	report "guest-test: # leak=1: $hit of $loads loads reached their fault point: $failed failed cleanly;" \
 		"$loaded loaded, $leaked of them leaked their object at unload"

@@ -35,6 +35,10 @@ enum Cmd {
         /// No churned module's tag may be left
         #[arg(long = "final")]
         final_read: bool,
+        /// Lines of each churned tag allowed beyond the table's (and in the
+        /// final read): instances kept after an unload with live allocations
+        #[arg(long, default_value_t = 0)]
+        kept: usize,
     },
     /// Prints how many tags FILTER selects (names as written)
     Count {
@@ -238,9 +242,10 @@ fn run(cmd: Cmd) -> Outcome {
             read: r,
             table,
             final_read,
+            kept,
         } => {
             let table = String::from_utf8(read(&table)?).map_err(|e| e.to_string())?;
-            check::check_read(&read(&r)?, &table, final_read)
+            check::check_read(&read(&r)?, &table, final_read, kept)
         }
         Cmd::Count {
             listing: file,

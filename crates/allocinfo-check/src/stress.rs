@@ -67,7 +67,13 @@ pub fn table(kind: Kind, text: &[u8], module: Option<&str>) -> Outcome {
 /// times, or never when `final_read`; no tag that the table does not list,
 /// but for Rust lines of vmlinux (a `.rs` file, no module), whose dynamic
 /// tags are made when the line first allocates: each at most once.
-pub fn check_read(read: &[u8], table: &str, final_read: bool) -> Outcome {
+///
+/// `kept` more lines of each churned tag are allowed, in the final read too:
+/// the instances of a module unloaded with live allocations, whose call
+/// sites stay listed until those are freed, and whose lines version 1.0
+/// cannot tell from a loaded instance's (the stress test bounds how many
+/// leaking loads it makes, and counts what is left through the ioctl).
+pub fn check_read(read: &[u8], table: &str, final_read: bool, kept: usize) -> Outcome {
     let mut want: HashMap<&str, (Kind, usize)> = HashMap::new();
     for (i, l) in table.lines().enumerate() {
         let mut f = l.splitn(3, '\t');
@@ -137,7 +143,7 @@ pub fn check_read(read: &[u8], table: &str, final_read: bool) -> Outcome {
             Kind::Vmlinux | Kind::Pinned if g != *w => {
                 bad.push(format!("{} tag {g} times, not {w}: {info}", kind.letter()))
             }
-            Kind::Churned if g > if final_read { 0 } else { *w } => {
+            Kind::Churned if g > if final_read { 0 } else { *w } + kept => {
                 bad.push(format!("module tag {g} times: {info}"))
             }
             _ => {}

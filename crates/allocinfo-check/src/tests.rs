@@ -159,7 +159,7 @@ fn stress_table() -> String {
 }
 
 fn read_ok(read: &str) -> Outcome {
-    check_read(read.as_bytes(), &stress_table(), false)
+    check_read(read.as_bytes(), &stress_table(), false, 0)
 }
 
 #[test]
@@ -191,8 +191,34 @@ fn read_passes_what_the_table_allows() {
         (stress_base() + &pinned()).as_bytes(),
         &stress_table(),
         true,
+        0,
     )
     .unwrap();
+}
+
+#[test]
+fn read_allows_kept_instances_of_churned_tags_up_to_the_bound() {
+    let ok = stress_base() + &pinned();
+    let twice = ok.clone() + &churned() + &churned();
+    check_read(twice.as_bytes(), &stress_table(), false, 1).unwrap();
+    let e = check_read(
+        (twice.clone() + &churned()).as_bytes(),
+        &stress_table(),
+        false,
+        1,
+    )
+    .unwrap_err();
+    assert!(e.contains("module tag 3 times"), "{e}");
+    // The final read: only the kept instances.
+    check_read(
+        (ok.clone() + &churned()).as_bytes(),
+        &stress_table(),
+        true,
+        1,
+    )
+    .unwrap();
+    let e = check_read(twice.as_bytes(), &stress_table(), true, 1).unwrap_err();
+    assert!(e.contains("module tag 2 times"), "{e}");
 }
 
 #[test]
@@ -237,7 +263,7 @@ fn read_fails_an_unknown_tag_or_a_churned_one_too_often() {
     let e = read_ok(&(ok.clone() + &churned() + &churned())).unwrap_err();
     assert!(e.contains("module tag 2 times"), "{e}");
     // Left in the final read.
-    let e = check_read((ok + &churned()).as_bytes(), &stress_table(), true).unwrap_err();
+    let e = check_read((ok + &churned()).as_bytes(), &stress_table(), true, 0).unwrap_err();
     assert!(e.contains("module tag 1 times"), "{e}");
 }
 
@@ -282,7 +308,7 @@ fn read_refuses_a_bad_table() {
         "V\t1\n",
         "V\t1\ta.c:1 func:f\nV\t1\ta.c:1 func:f\n",
     ] {
-        assert!(check_read(read.as_bytes(), t, false).is_err(), "{t:?}");
+        assert!(check_read(read.as_bytes(), t, false, 0).is_err(), "{t:?}");
     }
 }
 
