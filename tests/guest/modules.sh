@@ -90,8 +90,8 @@ test_module_leak_listed_until_freed() {
 	[ "$(grep -c '\[alloctag_test\] func:hold_' "$PROC_ALLOCINFO")" = 0 ] || fail "hold_* lines left"
 	areas_freed=$(module_areas)
 	report "guest-test: # loader areas in vmallocinfo: $areas_loaded loaded, $areas_kept kept, $areas_freed after the last free"
-	# Where vmallocinfo names its callers (the test kernel; nodebug has no
-	# kallsyms to name them), the kept module's areas must have gone.
+	# Where vmallocinfo names the loader as their caller, the kept module's
+	# areas must have gone.
 	if [ "$areas_loaded" -gt 0 ]; then
 		[ "$areas_freed" -lt "$areas_kept" ] || fail "the kept module's memory was not freed"
 	fi
