@@ -69,7 +69,7 @@ const char *alloctag_symbol(unsigned long addr, char *buf);
 struct alloc_tag *alloctag_rust_caller_tag(const void *location);
 
 /* In Rust (src/codetag/registry/module.rs), for C. */
-bool alloctag_codetag_reap(void);
+unsigned int alloctag_codetag_reap(void);
 
 /* In Rust (src/alloc_tag/dynamic.rs), for C. */
 struct alloc_tag *alloctag_dynamic_tag(const void *location);

@@ -215,6 +215,16 @@ mod core_impl {
             module_unload(module, report)
         }
 
+        /// Frees the tags' waste counters, every tag's, those no longer listed included.
+        #[cfg(CONFIG_ALLOCTAG_WASTE)]
+        fn module_free(module: ModuleTags<'_, Self>) {
+            for tag in module.tags() {
+                // SAFETY: No object is charged to the tags (`module_unload` found them unused):
+                // none is tracked, and the module's memory, its tags with it, may go next.
+                unsafe { tag.drop_waste() };
+            }
+        }
+
         fn index() -> Option<&'static TagIndex> {
             Some(&super::index::INDEX)
         }
@@ -259,13 +269,17 @@ mod core_impl {
     ///   (6.12) and its per-CPU area (our edit of kernel/module/main.c) until a later call, from
     ///   the registry's reaper, returns `true`, so a later free, or a free preempted between
     ///   loading `tag->counters` and its `this_cpu_sub`, only ever writes memory that stays.
-    /// - When every tag reads zero the memory is freed (at unload, or by the reaper). The module's code has returned for good
+    /// - When every tag reads zero the memory is freed. The module's code has returned for good
     ///   (its exit ran), and only its code charges its tags (`kernel::alloc_tag::with_tag` scopes
-    ///   Rust's, `alloc_hooks()` C's), so its counters can only go down. Each CPU's counter then
-    ///   only decreases, so a sum read across the CPUs is at least the true count at the end of the
-    ///   read. A sum of zero calls thus means that every free of an allocation made here had done
-    ///   its last counter write (`calls`, after `bytes`, in `alloc_tag_sub()`) before the read
-    ///   ended, and no object refers to the tags any more.
+    ///   Rust's, `alloc_hooks()` C's), so its `bytes` can only go down (splitting a block adds
+    ///   `calls` only, a migration moves the tag without adding): a sum read across the CPUs is
+    ///   at least the true count at the end of the read, and zero `bytes` means no block is live,
+    ///   so none can be split any more. The reaper frees a module only at its second pass in a
+    ///   row that reads every tag zero (`Registry::reap`): a free between its `bytes` and its
+    ///   `calls` update (`alloc_tag_sub()`, `calls` last) then keeps a CPU's `calls` up. At
+    ///   unload the memory is freed after one read, as 6.12 does: a split of the module's block
+    ///   racing its last free and the unload can read zero early there (counted on a CPU read
+    ///   before it), a window 6.12 has too.
     fn module_unload(module: ModuleTags<'_, AllocTags>, report: bool) -> bool {
         let mut unused = true;
         for tag in module.tags() {
@@ -282,14 +296,6 @@ mod core_impl {
                     counters.bytes,
                     counters.calls
                 );
-            }
-        }
-        #[cfg(CONFIG_ALLOCTAG_WASTE)]
-        if unused {
-            for tag in module.tags() {
-                // SAFETY: No object is charged to the tags (above): none is tracked, and the
-                // module's memory, its tags with it, goes after this returns.
-                unsafe { tag.drop_waste() };
             }
         }
         unused

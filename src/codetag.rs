@@ -22,7 +22,7 @@ pub(crate) use tag::Codetag;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 pub(crate) use tag::CODETAG_FLAG_INACCURATE;
 #[cfg(all(CONFIG_MEM_ALLOC_PROFILING_RUST, CONFIG_ALLOCTAG_KUNIT_TEST))]
-pub(crate) use tag::CODETAG_FLAG_UNLOADED;
+pub(crate) use tag::{CODETAG_FLAG_DROPPED, CODETAG_FLAG_UNLOADED};
 
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod registry;

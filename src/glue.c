@@ -351,22 +351,36 @@ core_initcall(alloctag_dynamic_init);
 #ifdef CONFIG_MODULES
 /*
  * Frees the tags kept for unloaded modules once their allocations are gone:
- * every second while any is kept. DECLARE_DELAYED_WORK() initialises the
- * static work item (a macro); a delayed work queued again while pending stays
- * as it was.
+ * a pass a second after something changed, backing off to one every 8 s
+ * while nothing does (a leak that is never freed is kept for good), on the
+ * power-efficient workqueue. DECLARE_DELAYED_WORK() initialises the static
+ * work item (a macro).
  */
 static void alloctag_reap_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(alloctag_reap_work, alloctag_reap_fn);
+static unsigned long alloctag_reap_delay = HZ;
 
 static void alloctag_reap_fn(struct work_struct *work)
 {
-	if (alloctag_codetag_reap())
-		schedule_delayed_work(&alloctag_reap_work, HZ);
+	unsigned long delay = READ_ONCE(alloctag_reap_delay);
+
+	switch (alloctag_codetag_reap()) {
+	case 0:
+		return;
+	case 1:
+		delay = min(delay * 2, 8UL * HZ);
+		break;
+	default:
+		delay = HZ;
+	}
+	WRITE_ONCE(alloctag_reap_delay, delay);
+	queue_delayed_work(system_power_efficient_wq, &alloctag_reap_work, delay);
 }
 
 void alloctag_reap_later(void)
 {
-	schedule_delayed_work(&alloctag_reap_work, HZ);
+	WRITE_ONCE(alloctag_reap_delay, HZ);
+	mod_delayed_work(system_power_efficient_wq, &alloctag_reap_work, HZ);
 }
 #endif
 

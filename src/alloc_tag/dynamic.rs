@@ -56,7 +56,7 @@ pub(crate) use naming::NAMED_WITH_IRQS_OFF;
 use naming::{copy_file, find_function};
 
 use super::AllocTag;
-use crate::codetag::{DynamicTags, CODETAG_FLAG_INACCURATE};
+use crate::codetag::{DynamicTags, KeptDynamic, CODETAG_FLAG_INACCURATE};
 use core::{
     cell::UnsafeCell,
     ffi::c_void,
@@ -94,6 +94,9 @@ const FREE: u8 = 0;
 const LIVE: u8 = 1;
 /// A slot whose module went while it still had allocations: listed, not found.
 const KEPT: u8 = 2;
+/// A kept slot that the last pass found unused: the next that does frees it
+/// ([`Pool::module_unload`]).
+const KEPT_UNUSED: u8 = 3;
 
 /// The names of a dynamic tag, copied from the caller and its module.
 struct Names {
@@ -514,7 +517,7 @@ unsafe impl<const C: usize, const M: usize> DynamicTags for Pool<C, M> {
         self.generation.load(Ordering::Relaxed)
     }
 
-    fn module_unload(&self, module: *mut bindings::module) -> bool {
+    fn module_unload(&self, module: *mut bindings::module) -> KeptDynamic {
         Pool::module_unload(self, module)
     }
 }

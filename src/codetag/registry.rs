@@ -48,12 +48,17 @@ pub(crate) unsafe trait TagType: Sized + 'static {
     const SECTION: &'static CStr;
 
     /// Called when a module goes away (`report`), and then while its tags are kept for it, with
-    /// the registry locked for writing. Returns whether the module's memory may be freed:
-    /// `false` keeps it, and its tags stay listed, marked unloaded, until a later call returns
-    /// `true` ([`Registry::reap`]).
+    /// the registry locked for writing; changes nothing but the log. Returns whether the
+    /// module's tags are unused, so that its memory may be freed: `false` keeps it, and its
+    /// tags stay listed, marked unloaded, until later calls find them unused
+    /// ([`Registry::reap`]).
     fn module_unload(_module: ModuleTags<'_, Self>, _report: bool) -> bool {
         true
     }
+
+    /// Called once a module's tags go for good, before its memory may be freed, with the
+    /// registry locked for writing: the type frees what it gave them.
+    fn module_free(_module: ModuleTags<'_, Self>) {}
 
     /// Returns the index that names this type's tags ([`TagIndex`]), if it has one: each
     /// module's tags then get a block of indices while they load, kept while the module's
@@ -94,6 +99,9 @@ struct Range {
     gone: bool,
     /// The loader is done with the kept module ([`Registry::module_kept`]): it may be freed.
     freeable: bool,
+    /// [`Registry::reap`]'s last pass found the module's kept tags unused: the next that does
+    /// frees it.
+    unused_once: bool,
 }
 
 impl Range {
@@ -150,8 +158,9 @@ pub(crate) unsafe trait DynamicTags: Sync {
     fn generation(&self) -> u64;
     /// Drops the tags of `module`, which is going away, or keeps them while their allocations
     /// live; frees kept tags whose allocations are all gone (all that a null `module` does).
-    /// Called with the registry locked for writing; returns whether a kept tag is left.
-    fn module_unload(&self, module: *mut bindings::module) -> bool;
+    /// Called with the registry locked for writing. A kept tag is freed at the second call in
+    /// a row that finds it unused, as [`Registry::reap`] frees a module.
+    fn module_unload(&self, module: *mut bindings::module) -> KeptDynamic;
 }
 
 /// Gives a loading module's tags of `ty` a block of `index`'s indices; where none is left,
@@ -186,6 +195,26 @@ unsafe fn index_module(
     }
 }
 
+/// What a pass of [`Registry::reap`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Reaped {
+    /// Tags are still kept for unloaded modules.
+    pub(crate) kept: bool,
+    /// Something moved towards being freed: the next pass should come soon.
+    pub(crate) changed: bool,
+    /// How many modules it returned, whose memory may go.
+    pub(crate) freed: usize,
+}
+
+/// What [`DynamicTags::module_unload`] left.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct KeptDynamic {
+    /// Tags are still kept for unloaded modules.
+    pub(crate) kept: bool,
+    /// A kept tag was found unused, or freed.
+    pub(crate) changed: bool,
+}
+
 /// The module id of the dynamic tags in a [`Cursor`]: after every module's.
 const DYNAMIC_ID: u64 = u64::MAX - 1;
 
@@ -195,6 +224,8 @@ struct TypeEntry {
     tag_size: usize,
     /// [`TagType::module_unload`] of the type.
     unload: fn(&Range, bool) -> bool,
+    /// [`TagType::module_free`] of the type.
+    free: fn(&Range),
     /// [`TagType::index`] of the type.
     index: Option<&'static TagIndex>,
     /// [`TagType::not_indexed`] of the type.
@@ -383,6 +414,7 @@ impl Registry {
                     stop,
                     gone: false,
                     freeable: false,
+                    unused_once: false,
                 },
                 GFP_KERNEL,
             )?;
@@ -392,6 +424,7 @@ impl Registry {
                 section: T::SECTION,
                 tag_size,
                 unload: |range, report| T::module_unload(ModuleTags::new(range), report),
+                free: |range| T::module_free(ModuleTags::new(range)),
                 index: T::index(),
                 not_indexed: |range| T::not_indexed(ModuleTags::new(range)),
                 loaded: |range| T::module_load(ModuleTags::new(range)),
@@ -452,6 +485,7 @@ impl Registry {
                     stop,
                     gone: false,
                     freeable: false,
+                    unused_once: false,
                 },
                 Ok(None) => continue,
                 Err(e) => {
@@ -524,6 +558,7 @@ impl Registry {
                         stop,
                         gone: true,
                         freeable: false,
+                        unused_once: false,
                     };
                     unload_ok &= (ty.unload)(&range, true);
                 }
@@ -536,6 +571,7 @@ impl Registry {
                 continue;
             };
             if unload_ok {
+                (ty.free)(&ty.ranges[i]);
                 self.drop_range(index, i);
                 continue;
             }
@@ -563,7 +599,7 @@ impl Registry {
                 );
                 #[cfg(not(CONFIG_ALLOCTAG_SELECTION))]
                 let _ = index;
-                kept |= dynamic.module_unload(module);
+                kept |= dynamic.module_unload(module).kept;
             }
         }
         (unload_ok, kept)
@@ -600,56 +636,94 @@ impl Registry {
         }
     }
 
-    /// Drops the tags kept for unloaded modules whose allocations are now all freed, and calls
-    /// `free` with each such module once its tags of every type are dropped: its memory may go.
-    /// Returns whether tags are still kept.
-    pub(crate) fn reap(&mut self, mut free: impl FnMut(*mut bindings::module)) -> bool {
-        let mut kept = false;
-        for index in 0..self.types.len() {
+    /// Drops the tags kept for unloaded modules whose allocations are now all freed, and
+    /// returns those modules in `freed` (up to its length): their memory may go once the
+    /// registry is unlocked. Kept tags found unused go from the listing.
+    ///
+    /// A module goes at the second pass in a row that finds all its kept tags unused (the
+    /// first only marks it): a sum across the CPUs read while a free is between its `bytes`
+    /// and its `calls` update can read zero when a split of the block (`split_page()`, which
+    /// adds `calls`, not `bytes`) was counted on a CPU read before it. `bytes` only go down once
+    /// the module's code is gone, so a pass that reads zero bytes everywhere sees no live
+    /// block, hence no split to come; a later pass that still reads zero `calls` saw every
+    /// free finished (one still between its updates keeps a CPU's `calls` up).
+    pub(crate) fn reap(&mut self, freed: &mut [*mut bindings::module]) -> Reaped {
+        let mut out = Reaped::default();
+        let mut index = 0;
+        while index < self.types.len() {
             let mut i = 0;
             while let Some(range) = self.types[index].ranges.get(i).copied() {
-                if !range.gone || !range.freeable {
-                    kept |= range.gone;
-                    i += 1;
-                    continue;
-                }
-                // Every type's kept tags of the module must read unused: a type's earlier
-                // than this one that still needs them keeps this range too.
                 let module = range.module;
-                let unused = self.types.iter().all(|ty| {
-                    ty.ranges
-                        .iter()
-                        .filter(|r| r.gone && r.module == module)
-                        .all(|r| r.freeable && (ty.unload)(r, false))
-                });
-                if !unused {
-                    // Its tags that are no longer used go from the listing now.
-                    let ty = &mut self.types[index];
-                    if (ty.drop_unused)(&range) {
-                        ty.generation = ty.generation.wrapping_add(1);
-                    }
-                    kept = true;
+                // Each module once: at its first gone range in the first type that has one.
+                let seen_before = self.types[..index]
+                    .iter()
+                    .any(|ty| ty.ranges.iter().any(|r| r.gone && r.module == module));
+                if !range.gone || seen_before {
                     i += 1;
                     continue;
                 }
-                for other in index..self.types.len() {
+                let ranges = || {
+                    self.types
+                        .iter()
+                        .flat_map(move |ty| ty.ranges.iter().map(move |r| (ty, r)))
+                        .filter(move |(_, r)| r.gone && r.module == module)
+                };
+                let freeable = ranges().all(|(_, r)| r.freeable);
+                let unused = freeable && ranges().all(|(ty, r)| (ty.unload)(r, false));
+                let once = ranges().all(|(_, r)| r.unused_once);
+                if !unused || !once {
+                    for ty in self.types.iter_mut() {
+                        let drop_unused = ty.drop_unused;
+                        let mut dropped = false;
+                        for r in ty
+                            .ranges
+                            .iter_mut()
+                            .filter(|r| r.gone && r.module == module)
+                        {
+                            r.unused_once = unused;
+                            // Its tags that are no longer used go from the listing now.
+                            dropped |= !unused && freeable && drop_unused(r);
+                        }
+                        if dropped {
+                            ty.generation = ty.generation.wrapping_add(1);
+                        }
+                    }
+                    out.changed |= unused;
+                    i += 1;
+                    continue;
+                }
+                if out.freed == freed.len() {
+                    // No room to return it: the next pass frees it.
+                    out.changed = true;
+                    i += 1;
+                    continue;
+                }
+                for other in 0..self.types.len() {
                     while let Some(j) = self.types[other]
                         .ranges
                         .iter()
                         .position(|r| r.gone && r.module == module)
                     {
+                        (self.types[other].free)(&self.types[other].ranges[j]);
                         self.drop_range(other, j);
                     }
                 }
-                free(module);
+                freed[out.freed] = module;
+                out.freed += 1;
+                out.changed = true;
+                // The ranges at and after `i` moved; types before `index` had none of it.
             }
+            index += 1;
         }
+        out.kept = self.types.iter().any(|ty| ty.ranges.iter().any(|r| r.gone));
         for ty in self.types.iter() {
             if let Some(dynamic) = ty.dynamic {
-                kept |= dynamic.module_unload(core::ptr::null_mut());
+                let d = dynamic.module_unload(core::ptr::null_mut());
+                out.kept |= d.kept;
+                out.changed |= d.changed;
             }
         }
-        kept
+        out
     }
 
     /// Marks the dynamic tags made since the last call with the selections in force.

@@ -12,7 +12,7 @@ use crate::{
 use core::{
     mem::MaybeUninit,
     ptr,
-    sync::atomic::{AtomicBool, AtomicUsize, Ordering},
+    sync::atomic::{AtomicUsize, Ordering},
 };
 use kernel::{
     alloc::{flags::GFP_KERNEL, KBox, KVec},
@@ -78,8 +78,19 @@ static mut MODULE_B: bindings::module = unsafe { core::mem::zeroed() };
 static mut MODULE_C: bindings::module = unsafe { core::mem::zeroed() };
 
 static UNLOADS: AtomicUsize = AtomicUsize::new(0);
-/// Whether [`TestTags`] says fake_a's tags are in use, as live allocations would.
-static KEEP_A: AtomicBool = AtomicBool::new(false);
+/// Which of fake_a's tags [`TestTags`] says are in use, as live allocations would: bit `i`
+/// for `FAKE_A[i]`.
+static USED_A: AtomicUsize = AtomicUsize::new(0);
+/// The tags [`TestTags::module_free`] was given.
+static FREED_TAGS: AtomicUsize = AtomicUsize::new(0);
+
+/// Returns whether `tag` is one of fake_a's that [`USED_A`] says is in use.
+fn used_a(tag: &AllocTag) -> bool {
+    FAKE_A
+        .iter()
+        .position(|t| ptr::eq(t, tag))
+        .is_some_and(|i| USED_A.load(Ordering::Relaxed) & (1 << i) != 0)
+}
 static UNLOADED_TAGS: AtomicUsize = AtomicUsize::new(0);
 
 /// A second tag type over the same section, as another user of the library would add.
@@ -90,10 +101,20 @@ unsafe impl TagType for TestTags {
     type Tag = AllocTag;
     const SECTION: &'static kernel::str::CStr = c_str!("alloc_tags");
 
-    fn module_unload(module: ModuleTags<'_, Self>, _report: bool) -> bool {
-        UNLOADS.fetch_add(1, Ordering::Relaxed);
-        UNLOADED_TAGS.fetch_add(module.tags().count(), Ordering::Relaxed);
-        !(KEEP_A.load(Ordering::Relaxed) && module.name().as_bytes() == b"fake_a")
+    fn module_unload(module: ModuleTags<'_, Self>, report: bool) -> bool {
+        if report {
+            UNLOADS.fetch_add(1, Ordering::Relaxed);
+            UNLOADED_TAGS.fetch_add(module.tags().count(), Ordering::Relaxed);
+        }
+        module.tags().all(|t| !used_a(t))
+    }
+
+    fn in_use(tag: &AllocTag) -> bool {
+        used_a(tag)
+    }
+
+    fn module_free(module: ModuleTags<'_, Self>) {
+        FREED_TAGS.fetch_add(module.tags().count(), Ordering::Relaxed);
     }
 }
 
@@ -191,7 +212,8 @@ fn unload_keeps_a_used_module_until_reaped(test: &Test) {
 
     UNLOADS.store(0, Ordering::Relaxed);
     UNLOADED_TAGS.store(0, Ordering::Relaxed);
-    KEEP_A.store(true, Ordering::Relaxed);
+    FREED_TAGS.store(0, Ordering::Relaxed);
+    USED_A.store(0b11, Ordering::Relaxed);
     // SAFETY: The stand-ins were added by `registry_with_fakes`.
     let keep_a = !unsafe { registry.remove_test_module(&raw mut MODULE_A) };
     kunit_expect!(test, keep_a, "the type's hook asked to keep fake_a");
@@ -201,37 +223,48 @@ fn unload_keeps_a_used_module_until_reaped(test: &Test) {
     kunit_expect!(test, registry.count(handle) == total);
     kunit_expect!(test, FAKE_A.iter().all(|t| t.codetag().unloaded()));
     kunit_expect!(test, !FAKE_B[0].codetag().unloaded());
-    let mut freed = KVec::<*mut bindings::module>::new();
-    let reap = |registry: &mut Registry, freed: &mut KVec<*mut bindings::module>| {
-        registry.reap(|m| {
-            let _ = freed.push(m, GFP_KERNEL);
-        })
-    };
-    kunit_expect!(test, reap(&mut registry, &mut freed), "fake_a still kept");
+    let mut freed = [ptr::null_mut(); 4];
+    let r = registry.reap(&mut freed);
     kunit_expect!(
         test,
-        freed.is_empty(),
-        "freed before the loader handed it over"
+        r.kept && r.freed == 0,
+        "freed before the loader handed it over: {r:?}"
     );
     registry.module_kept(&raw mut MODULE_A);
-    kunit_expect!(test, reap(&mut registry, &mut freed) && freed.is_empty());
-    kunit_expect!(test, registry.count(handle) == total);
-    KEEP_A.store(false, Ordering::Relaxed);
+    // One tag no longer used: it leaves the listing, the module stays.
+    USED_A.store(0b10, Ordering::Relaxed);
+    let r = registry.reap(&mut freed);
+    kunit_expect!(test, r.kept && r.freed == 0, "{r:?}");
+    kunit_expect!(test, registry.count(handle) == total - 1);
     kunit_expect!(
         test,
-        !reap(&mut registry, &mut freed),
-        "nothing kept once unused"
+        FAKE_A[0].codetag().dropped() && !FAKE_A[1].codetag().dropped()
+    );
+    // Unused: freed at the second pass in a row that finds it so, its dropped tag too.
+    USED_A.store(0, Ordering::Relaxed);
+    let r = registry.reap(&mut freed);
+    kunit_expect!(
+        test,
+        r.kept && r.changed && r.freed == 0,
+        "first unused pass: {r:?}"
+    );
+    let r = registry.reap(&mut freed);
+    kunit_expect!(
+        test,
+        !r.kept && r.freed == 1 && freed[0] == &raw mut MODULE_A,
+        "second unused pass: {r:?}"
     );
     kunit_expect!(
         test,
-        freed.as_slice() == [&raw mut MODULE_A],
-        "{} modules freed",
-        freed.len()
+        FREED_TAGS.load(Ordering::Relaxed) == 2,
+        "the type freed {} tags, not fake_a's 2",
+        FREED_TAGS.load(Ordering::Relaxed)
     );
     for t in FAKE_A.iter() {
-        t.codetag()
-            .flags()
-            .fetch_and(!codetag::CODETAG_FLAG_UNLOADED, Ordering::Relaxed);
+        t.codetag().flags().fetch_and(
+            !(codetag::CODETAG_FLAG_UNLOADED | codetag::CODETAG_FLAG_DROPPED),
+            Ordering::Relaxed,
+        );
     }
     kunit_expect!(test, registry.count(handle) == total - 2);
     // The cursor stood in the module that went: it resumes at the next module.

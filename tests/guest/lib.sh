@@ -23,14 +23,15 @@ unloaded_tags() {
 	allocinfo_ioctl dump --unloaded 1
 }
 
-# Waits (10 s at most) until no kept tag of an unloaded module matches the
-# pattern $1 (grep's): they go within about a second of their last
-# allocation's free (the core's reaper runs every second while it keeps any).
+# Waits (30 s at most) until no kept tag of an unloaded module matches the
+# pattern $1 (grep's): they go at the core's first check after their last
+# allocation's free (every 8 s at least while it keeps any, every second
+# after a change), their module's memory at the next.
 wait_unlisted() {
 	_wu_n=0
 	while unloaded_tags | grep -q "$1"; do
 		_wu_n=$((_wu_n + 1))
-		[ "$_wu_n" -le 50 ] || fail "kept tags matching '$1' still listed 10 s after their last free" || return 1
+		[ "$_wu_n" -le 150 ] || fail "kept tags matching '$1' still listed 30 s after their last free" || return 1
 		sleep 0.2
 	done
 }

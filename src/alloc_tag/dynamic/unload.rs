@@ -4,21 +4,24 @@
 //!
 //! C header: [`include/linux/alloc_tag.h`](srctree/include/linux/alloc_tag.h)
 
-use super::{hash, Pool, FREE, KEPT, LIVE, MAX_PROBES, TOMBSTONE};
+use super::{hash, Pool, FREE, KEPT, KEPT_UNUSED, LIVE, MAX_PROBES, TOMBSTONE};
+use crate::codetag::KeptDynamic;
 use core::{ptr, sync::atomic::Ordering};
 use kernel::{bindings, prelude::*};
 
 impl<const C: usize, const M: usize> Pool<C, M> {
     /// Drops the tags of `module`, which is going away: those whose counters read zero are
     /// freed, the others are kept (listed, but no longer found by lookup). Also frees kept tags
-    /// whose counters now read zero. Called under the registry's write lock, so no reader is
-    /// walking the tags and no other unload runs. Makers need no exclusion (see the module
-    /// docs): they only take free slots and empty or tombstoned entries, and this only frees
-    /// slots (their state last) and tombstones the entries of slots it drops. Returns whether
-    /// a kept tag is left. A null `module` only frees kept tags.
-    pub(crate) fn module_unload(&self, module: *mut bindings::module) -> bool {
+    /// found unused at two calls in a row (as `Registry::reap` frees a module: a free between
+    /// its `bytes` and `calls` updates can read zero once, when a split of the block was counted
+    /// on a CPU read before it); a null `module` only does that. Called under the registry's
+    /// write lock, so no reader is walking the tags and no other unload runs. Makers need no
+    /// exclusion (see the module docs): they only take free slots and empty or tombstoned
+    /// entries, and this only frees slots (their state last) and tombstones the entries of
+    /// slots it drops.
+    pub(crate) fn module_unload(&self, module: *mut bindings::module) -> KeptDynamic {
         let mut changed = false;
-        let mut kept = false;
+        let mut out = KeptDynamic::default();
         for (i, slot) in self.slots() {
             let Some(tag) = self.tag_at(i) else {
                 continue;
@@ -26,14 +29,14 @@ impl<const C: usize, const M: usize> Pool<C, M> {
             let state = slot.state.load(Ordering::Relaxed);
             let going =
                 state == LIVE && !module.is_null() && slot.module.load(Ordering::Relaxed) == module;
-            if !going && state != KEPT {
+            if !going && state != KEPT && state != KEPT_UNUSED {
                 continue;
             }
             // Why no allocator hook can reach a freed slot: the module's code, the only code
             // whose `Location`s these are, has returned for good (its exit ran), so the counters
-            // only go down, and a sum of zero means that no object refers to the tag any more
-            // (see `module_unload` of the static tags in src/alloc_tag.rs). A tag of vmlinux
-            // is never freed.
+            // only go down, but for splits (see above), and a sum of zero means that no object
+            // refers to the tag any more (see `module_unload` of the static tags in
+            // src/alloc_tag.rs). A tag of vmlinux is never freed.
             let zero = tag.read().is_zero();
             if going {
                 self.untable(i);
@@ -53,20 +56,29 @@ impl<const C: usize, const M: usize> Pool<C, M> {
                     slot.state.store(KEPT, Ordering::Relaxed);
                 }
             }
-            kept |= !zero;
-            if zero {
+            // A kept tag: freed at the second pass in a row that finds it unused.
+            let free = zero && (going || state == KEPT_UNUSED);
+            if !going && !free {
+                let next = if zero { KEPT_UNUSED } else { KEPT };
+                out.changed |= next != state;
+                slot.state.store(next, Ordering::Relaxed);
+            }
+            if free {
                 slot.key.store(0, Ordering::Relaxed);
                 slot.module.store(ptr::null_mut(), Ordering::Relaxed);
                 slot.state.store(FREE, Ordering::Release);
                 self.used.fetch_sub(1, Ordering::Relaxed);
                 changed = true;
+            } else {
+                out.kept = true;
             }
         }
         if changed {
             self.generation.fetch_add(1, Ordering::Relaxed);
             self.warned.store(false, Ordering::Relaxed);
         }
-        kept
+        out.changed |= changed;
+        out
     }
 
     /// Replaces slot `i`'s table entry with a tombstone; at module unload.

@@ -94,6 +94,9 @@ pub(crate) struct Tags<'a, T: TagType> {
     range: usize,
     /// The index of the next tag in its range, or in the dynamic tags' pool.
     index: usize,
+    /// Whether an unloaded module's tags that are no longer used are left out, as listings
+    /// leave them; a type's own hooks see every tag ([`ModuleTags::tags`]).
+    skip_dropped: bool,
     _type: PhantomData<T>,
 }
 
@@ -116,6 +119,7 @@ impl<'a, T: TagType> Tags<'a, T> {
             dynamic,
             range,
             index,
+            skip_dropped: true,
             _type: PhantomData,
         }
     }
@@ -154,7 +158,7 @@ impl<'a, T: TagType> Iterator for Tags<'a, T> {
                 // An unloaded module's tag that is no longer used is not listed.
                 // SAFETY: By `TagType`'s contract a tag starts with its `struct codetag`; the
                 // tag is alive as below.
-                if r.gone && unsafe { &*tag.cast::<Codetag>() }.dropped() {
+                if self.skip_dropped && r.gone && unsafe { &*tag.cast::<Codetag>() }.dropped() {
                     continue;
                 }
                 // SAFETY: By `Range`'s invariant the range holds `len` tags of `T` (the type
@@ -200,15 +204,18 @@ impl<'a, T: TagType> ModuleTags<'a, T> {
         unsafe { super::module::name(self.range.module) }
     }
 
-    /// Returns the module's tags.
+    /// Returns all the module's tags, those no longer listed included: a type's hooks must see
+    /// every tag (to read it once more before its memory goes, to free what it gave it).
     pub(crate) fn tags(&self) -> Tags<'a, T> {
-        Tags::new(
+        let mut tags = Tags::new(
             core::slice::from_ref(self.range),
             None,
             Cursor {
                 module_id: self.range.id,
                 index: 0,
             },
-        )
+        );
+        tags.skip_dropped = false;
+        tags
     }
 }

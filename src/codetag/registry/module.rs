@@ -152,19 +152,31 @@ pub(crate) unsafe extern "C" fn codetag_module_kept(module: *mut bindings::modul
     unsafe { bindings::alloctag_reap_later() };
 }
 
+/// The most modules one pass of [`alloctag_codetag_reap`] frees; more wait for the next.
+const REAP_BATCH: usize = 16;
+
 /// Drops the tags kept for unloaded modules whose allocations are all freed, and frees what
-/// the loader kept of those modules. Returns whether tags are still kept.
+/// the loader kept of those modules, with the registry unlocked. Returns 0 when no tag is kept
+/// any more, 1 when tags are kept and nothing changed (the next pass may wait), 2 when
+/// something moved towards being freed (the next pass should come soon).
 ///
-/// Called by the glue's delayed work (src/glue.c), every second while tags are kept.
+/// Called by the glue's delayed work (src/glue.c) while tags are kept.
 #[cfg(CONFIG_MODULES)]
 #[no_mangle]
-pub(crate) extern "C" fn alloctag_codetag_reap() -> bool {
-    REGISTRY.write().reap(|module| {
-        // SAFETY: `reap` frees only modules the loader handed over (`codetag_module_kept`),
-        // whose tags it has just dropped: nothing of ours refers to the module any more, and
-        // no allocation refers to its tags (`TagType::module_unload` said so).
-        unsafe { bindings::codetag_free_module_memory(module) }
-    })
+pub(crate) extern "C" fn alloctag_codetag_reap() -> u32 {
+    let mut freed = [core::ptr::null_mut(); REAP_BATCH];
+    let reaped = REGISTRY.write().reap(&mut freed);
+    for &module in freed.iter().take(reaped.freed) {
+        // SAFETY: `reap` returns only modules the loader handed over (`codetag_module_kept`),
+        // whose tags it dropped: nothing of ours refers to the module any more, and no
+        // allocation refers to its tags (`TagType::module_unload` found them unused twice).
+        unsafe { bindings::codetag_free_module_memory(module) };
+    }
+    match (reaped.kept, reaped.changed) {
+        (false, _) => 0,
+        (true, false) => 1,
+        (true, true) => 2,
+    }
 }
 
 #[cfg(CONFIG_MODULES)]

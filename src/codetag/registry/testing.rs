@@ -36,6 +36,7 @@ impl Registry {
                 stop: range.end.cast(),
                 gone: false,
                 freeable: false,
+                unused_once: false,
             },
             GFP_KERNEL,
         )?;
