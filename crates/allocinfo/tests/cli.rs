@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_allocinfo");
+mod common;
+use common::BIN;
 
 fn data_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../allocinfo-format/tests/data")
+    common::format_data()
 }
 
 fn expected_dir() -> PathBuf {
@@ -27,11 +28,7 @@ fn scratch(name: &str) -> PathBuf {
 
 /// Runs allocinfo in the golden data directory.
 fn run(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .current_dir(data_dir())
-        .output()
-        .unwrap()
+    common::run_in(&data_dir(), args)
 }
 
 fn ok(args: &[&str]) -> String {

@@ -11,18 +11,15 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_allocinfo");
+mod common;
+use common::BIN;
 
 fn data_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
+    common::crate_data()
 }
 
 fn run(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .current_dir(data_dir())
-        .output()
-        .unwrap()
+    common::run_in(&data_dir(), args)
 }
 
 /// Standard output of a successful run, which says nothing on standard error.
