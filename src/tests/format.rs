@@ -134,50 +134,38 @@ fn extreme_values_print_as_printf(test: &Test) {
 /// Version 2.0 adds ` accurate:no` to an inaccurate tag only, and ` unloaded:yes` to an
 /// unloaded module's; 1.0 never does.
 fn version_2_marks_inaccurate_and_unloaded_tags(test: &Test) {
+    const LINE: &[u8] = b"          64        1 mm/percpu.c:3191 [xfs] func:pcpu_embed_first_chunk";
     let raw = tag(c_str!("xfs").as_char_ptr());
     let counters = Counters {
         bytes: 64,
         calls: 1,
     };
-    let accurate = line_in(counters, view(&raw), true);
-    kunit_expect!(
-        test,
-        &accurate.bytes[..accurate.len]
-            == b"          64        1 mm/percpu.c:3191 [xfs] func:pcpu_embed_first_chunk \n"
-    );
+    // The line in version 2.0 (`v2`) or 1.0 is `LINE`, then `pairs`, then " \n".
+    let expect = |v2: bool, pairs: &[u8]| {
+        let got = line_in(counters, view(&raw), v2);
+        let got = &got.bytes[..got.len];
+        let want_len = LINE.len() + pairs.len() + 2;
+        kunit_expect!(
+            test,
+            got.len() == want_len
+                && got.starts_with(LINE)
+                && &got[LINE.len()..want_len - 2] == pairs
+                && got.ends_with(b" \n"),
+            "{} (2.0: {v2}): {:?}",
+            core::str::from_utf8(pairs).unwrap_or("?"),
+            core::str::from_utf8(got)
+        );
+    };
+    expect(true, b"");
     view(&raw)
         .flags()
         .fetch_or(CODETAG_FLAG_INACCURATE, Ordering::Relaxed);
-    let v2 = line_in(counters, view(&raw), true);
-    kunit_expect!(
-        test,
-        &v2.bytes[..v2.len]
-            == b"          64        1 mm/percpu.c:3191 [xfs] func:pcpu_embed_first_chunk accurate:no \n",
-        "{:?}",
-        core::str::from_utf8(&v2.bytes[..v2.len])
-    );
-    let v1 = line_in(counters, view(&raw), false);
-    kunit_expect!(
-        test,
-        &v1.bytes[..v1.len]
-            == b"          64        1 mm/percpu.c:3191 [xfs] func:pcpu_embed_first_chunk \n"
-    );
+    expect(true, b" accurate:no");
+    expect(false, b"");
     // An unloaded module's tag: alloctag's pair after mainline's, in 2.0 only.
     view(&raw).mark_unloaded();
-    let v2 = line_in(counters, view(&raw), true);
-    kunit_expect!(
-        test,
-        &v2.bytes[..v2.len]
-            == b"          64        1 mm/percpu.c:3191 [xfs] func:pcpu_embed_first_chunk accurate:no unloaded:yes \n",
-        "{:?}",
-        core::str::from_utf8(&v2.bytes[..v2.len])
-    );
-    let v1 = line_in(counters, view(&raw), false);
-    kunit_expect!(
-        test,
-        &v1.bytes[..v1.len]
-            == b"          64        1 mm/percpu.c:3191 [xfs] func:pcpu_embed_first_chunk \n"
-    );
+    expect(true, b" accurate:no unloaded:yes");
+    expect(false, b"");
 }
 
 /// A line that does not fit reports it, so that seq_file retries with a larger buffer.
