@@ -71,6 +71,9 @@ struct alloc_tag *alloctag_rust_caller_tag(const void *location);
 /* In Rust (src/codetag/registry/module.rs), for C. */
 unsigned int alloctag_codetag_reap(void);
 
+/* In Rust (src/alloc_tag/counters.rs), for C's module notifier. */
+int alloctag_module_counters(struct module *mod, unsigned long state);
+
 /* In Rust (src/alloc_tag/dynamic.rs), for C. */
 struct alloc_tag *alloctag_dynamic_tag(const void *location);
 void alloctag_dynamic_select_work(void);

@@ -47,7 +47,7 @@
 # BENCH_ICOUNT (QEMU -icount options, default shift=0,sleep=off),
 # BENCH_SKIP_BUILD=1 (reuse the kernels as built), QEMU_TIMEOUT (per boot,
 # default 600 s), BENCH_TAGS (a module of that many allocation call sites
-# loaded in every boot, tests/bench/alloctag_bench_tags.c; default 0, none),
+# loaded in every boot, tests/modules/alloctag_bench_tags.c; default 0, none),
 # BENCH_QUERY_REPS (repetitions of each user-space
 # /proc/allocinfo query, tests/bench/allocinfo_query.c, default 20).
 set -euo pipefail

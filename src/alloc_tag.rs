@@ -4,6 +4,8 @@
 //!
 //! C header: [`include/linux/alloc_tag.h`](srctree/include/linux/alloc_tag.h)
 
+#[cfg(all(CONFIG_MEM_ALLOC_PROFILING_RUST, CONFIG_MODULES))]
+pub(crate) mod counters;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 pub(crate) mod demangle;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
@@ -12,6 +14,8 @@ pub(crate) mod dynamic;
 pub(crate) mod early;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 pub(crate) mod index;
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+pub(crate) mod leaks;
 #[cfg(CONFIG_ALLOCTAG_WASTE)]
 pub(crate) mod waste;
 
@@ -41,8 +45,10 @@ impl Counters {
 ///
 /// # Invariants
 ///
-/// `counters` of the wrapped tag is a `__percpu` address of a `struct alloc_tag_counters` that
-/// lives as long as the tag.
+/// `counters` of the wrapped tag is null or a `__percpu` address of a `struct alloc_tag_counters`
+/// that lives as long as the tag. It is null only for a module's tags, from the module's load
+/// until it comes (src/alloc_tag/counters.rs) and for good when profiling can never be on: no
+/// allocation is charged to such a tag.
 #[repr(transparent)]
 pub(crate) struct AllocTag(Opaque<bindings::alloc_tag>);
 
@@ -56,7 +62,8 @@ impl AllocTag {
     ///
     /// # Safety
     ///
-    /// `counters` must be the `__percpu` address of counters that live as long as the tag.
+    /// `counters` must be null or the `__percpu` address of counters that live as long as the
+    /// tag.
     #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
     pub(crate) const unsafe fn new(
         ct: bindings::codetag,
@@ -96,14 +103,20 @@ impl AllocTag {
     }
 
     fn counters(&self) -> *mut bindings::alloc_tag_counters {
-        // SAFETY: `counters` is set when the tag is made and never changes.
+        // SAFETY: `counters` is set before the tag is reachable (C's initializer, or a module's
+        // coming) and cleared only once it is not any more.
         unsafe { (*self.as_raw()).counters }
     }
 
-    /// Sums the counters of all possible CPUs, as `alloc_tag_read()` does.
+    /// Sums the counters of all possible CPUs, as `alloc_tag_read()` does; zero for a tag
+    /// without counters.
     pub(crate) fn read(&self) -> Counters {
+        let counters = self.counters();
+        if counters.is_null() {
+            return Counters::default();
+        }
         // SAFETY: By the type invariant `counters` is a `__percpu` address of live counters.
-        unsafe { sum_counters(self.counters()) }
+        unsafe { sum_counters(counters) }
     }
 }
 
@@ -215,14 +228,23 @@ mod core_impl {
             module_unload(module, report)
         }
 
-        /// Frees the tags' waste counters, every tag's, those no longer listed included.
-        #[cfg(CONFIG_ALLOCTAG_WASTE)]
+        /// Frees what the tags were given, every tag's, those no longer listed included: their
+        /// waste counters and their counters.
         fn module_free(module: ModuleTags<'_, Self>) {
+            #[cfg(CONFIG_ALLOCTAG_WASTE)]
             for tag in module.tags() {
                 // SAFETY: No object is charged to the tags (`module_unload` found them unused):
                 // none is tracked, and the module's memory, its tags with it, may go next.
                 unsafe { tag.drop_waste() };
             }
+            // SAFETY: As above: no allocation is charged to the tags any more, and with the
+            // registry locked for writing no reader reads them; they go next. Only a module's
+            // coming gives tags counters that are not static: the registry's tests give this
+            // only tags whose counters are null.
+            #[cfg(CONFIG_MODULES)]
+            unsafe {
+                super::counters::free(module.slice())
+            };
         }
 
         fn index() -> Option<&'static TagIndex> {
@@ -259,7 +281,7 @@ mod core_impl {
     pub(crate) static ALLOC_TAGS: Registration<AllocTags> = Registration::new();
 
     /// Returns whether the module's memory may be freed: only when none of its tags has live
-    /// allocations. With `report` (the module is going), warns about each one that has; the
+    /// allocations. With `report` (the module is going), logs what they hold; the
     /// registry then keeps them listed until a later call finds them unused.
     ///
     /// Why no allocator hook can reach freed memory, in every preemption model and with no
@@ -281,24 +303,16 @@ mod core_impl {
     ///   racing its last free and the unload can read zero early there (counted on a CPU read
     ///   before it), a window 6.12 has too.
     fn module_unload(module: ModuleTags<'_, AllocTags>, report: bool) -> bool {
-        let mut unused = true;
+        let mut leaks = super::leaks::Leaks::default();
         for tag in module.tags() {
-            let counters = tag.read();
-            if !counters.is_zero() {
-                unused = false;
-                if !report {
-                    break;
-                }
-                pr_warn!(
-                    "{} module {} has {} bytes in {} allocations at module unload\n",
-                    tag.codetag(),
-                    module.name(),
-                    counters.bytes,
-                    counters.calls
-                );
+            leaks.add(tag, tag.read());
+            if leaks.any() && !report {
+                return false;
             }
         }
-        unused
+        // One line for the module (src/alloc_tag/leaks.rs).
+        leaks.report(module.name());
+        !leaks.any()
     }
 
     /// Fills `tags[..count]` with the `count` tags that hold the most bytes, largest first, and

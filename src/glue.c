@@ -382,6 +382,31 @@ void alloctag_reap_later(void)
 	WRITE_ONCE(alloctag_reap_delay, HZ);
 	mod_delayed_work(system_power_efficient_wq, &alloctag_reap_work, HZ);
 }
+
+/*
+ * A module's allocation tags get their counters when it comes, before the
+ * loader parses its parameters (which may run its code), and lose them when
+ * its load fails before the loader hands them over
+ * (src/alloc_tag/counters.rs). First of the module notifiers, registered at
+ * core_initcall, before any module can load: initcall levels and
+ * notifier_from_errno() are C macros.
+ */
+static int alloctag_module_notify(struct notifier_block *nb,
+				  unsigned long state, void *mod)
+{
+	return notifier_from_errno(alloctag_module_counters(mod, state));
+}
+
+static struct notifier_block alloctag_module_nb = {
+	.notifier_call = alloctag_module_notify,
+	.priority = INT_MAX,
+};
+
+static int __init alloctag_module_counters_init(void)
+{
+	return register_module_notifier(&alloctag_module_nb);
+}
+core_initcall(alloctag_module_counters_init);
 #endif
 
 /* irqs_disabled() is a macro; for the tests of the dynamic tags. */

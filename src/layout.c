@@ -17,6 +17,7 @@
 #include <linux/jump_label.h>
 #include <linux/kbuild.h>
 #include <linux/module.h>
+#include <linux/percpu.h>
 #include <linux/proc_fs.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
@@ -59,6 +60,9 @@ void alloctag_layout(void)
 	SIZE(CODETAG_BYTES_SIZE, codetag_bytes);
 	OFFSET(CODETAG_BYTES_CT, codetag_bytes, ct);
 	OFFSET(CODETAG_BYTES_BYTES, codetag_bytes, bytes);
+
+	/* Not a layout: the largest per-CPU allocation, a macro of sizes. */
+	DEFINE(PCPU_MIN_UNIT_SIZE, PCPU_MIN_UNIT_SIZE);
 
 	OFFSET(TASK_ALLOC_TAG, task_struct, alloc_tag);
 	OFFSET(STATIC_KEY_ENABLED, static_key, enabled);

@@ -159,6 +159,11 @@ pub(crate) mod page_flags {
     };
 }
 
+/// The largest per-CPU allocation the kernel makes (`PCPU_MIN_UNIT_SIZE`, include/linux/percpu.h);
+/// a larger one is refused with a warning.
+#[cfg(all(CONFIG_MEM_ALLOC_PROFILING_RUST, CONFIG_MODULES))]
+pub(crate) const PCPU_MAX_ALLOC: usize = c::PCPU_MIN_UNIT_SIZE;
+
 #[cfg(CONFIG_KUNIT)]
 mod kunit {
     use super::*;

@@ -8,7 +8,7 @@
 # each kernel of BENCH_KERNELS (default nop c rust) under
 # /lib/modules/bench-KERNEL/. The guest script picks
 # the modules of the kernel it runs on. With BENCH_TAGS=N, also
-# alloctag_bench_tags_*.ko, N allocation call sites (tests/bench/).
+# alloctag_bench_tags_*.ko, N allocation call sites (tests/modules/alloctag_bench_tags.c).
 #
 # Usage: scripts/bench/mkinitramfs.sh OUTPUT.cpio.gz
 set -euo pipefail
@@ -42,14 +42,14 @@ for k in ${BENCH_KERNELS:-nop c rust}; do
 		[ -f "$dir/$m.ko" ] || die "$dir/$m.ko missing: build kernel-bench-$k first"
 		cp "$dir/$m.ko" "$stage/lib/modules/bench-$k/"
 	done
-	# BENCH_TAGS=N: N call sites of tests/bench/alloctag_bench_tags.c, 1,000
+	# BENCH_TAGS=N: N call sites of tests/modules/alloctag_bench_tags.c, 1,000
 	# a module, built out of tree against the kernel, loaded by the guest.
 	if [ "${BENCH_TAGS:-0}" -gt 0 ]; then
 		kernel_env
 		mdir=$BUILD_DIR/bench-tags-module/$k
 		rm -rf "$mdir"
 		mkdir -p "$mdir"
-		cp "$ALLOCTAG_ROOT/tests/bench/alloctag_bench_tags.c" "$mdir/"
+		cp "$ALLOCTAG_ROOT/tests/modules/alloctag_bench_tags.c" "$mdir/"
 		: >"$mdir/Kbuild"
 		for ((first = 1, i = 1; first <= BENCH_TAGS; first += 1000, i++)); do
 			last=$((first + 999 < BENCH_TAGS ? first + 999 : BENCH_TAGS))

@@ -29,7 +29,10 @@ mod testing;
 
 pub(crate) use cursor::{Cursor, ModuleTags, ReadPosition, Tags};
 pub(crate) use index::{name_tags, TagIndex, FIRST as FIRST_INDEX};
-use module::{find_range, name as module_name};
+use module::find_range;
+pub(crate) use module::name as module_name;
+#[cfg(CONFIG_MODULES)]
+pub(crate) use module::section_tags;
 pub(crate) use reader::Reader;
 #[cfg(all(CONFIG_ALLOCTAG_SELECTION, CONFIG_ALLOCTAG_KUNIT_TEST))]
 pub(crate) use selections::REMATCHES;
@@ -621,6 +624,15 @@ impl Registry {
         // SAFETY: `len - 1 < len`, and `Range` is `Copy`: dropping nothing is right.
         unsafe { ty.ranges.set_len(len - 1) };
         ty.generation = ty.generation.wrapping_add(1);
+    }
+
+    /// Returns whether the loader handed `module`'s tags to the registry
+    /// ([`codetag_load_module`]) and they are listed as a loaded module's.
+    #[cfg(CONFIG_MODULES)]
+    pub(crate) fn lists_module(&self, module: *mut bindings::module) -> bool {
+        self.types
+            .iter()
+            .any(|ty| ty.ranges.iter().any(|r| r.module == module && !r.gone))
     }
 
     /// Lets [`Registry::reap`] free `module`, kept for its tags, which the loader is done with.

@@ -3,14 +3,14 @@
 //! The `/proc/allocinfo` line format and the boot parameter's parser.
 
 use crate::{
-    alloc_tag::Counters,
+    alloc_tag::{leaks::Leaks, AllocTag, Counters},
     allocinfo::{header, parse_version, put_line, set_version, version_2, Out},
     codetag::{Codetag, CODETAG_FLAG_INACCURATE},
     kunit::{kunit_expect, kunit_suite, Test},
     profiling::{parse_boot_value, BootValue},
 };
 use core::sync::atomic::Ordering;
-use kernel::{bindings, c_str, prelude::*, types::Opaque};
+use kernel::{bindings, c_str, fmt, prelude::*, str::CString, types::Opaque};
 
 /// A line formatted into a fixed buffer.
 struct Buf {
@@ -264,6 +264,68 @@ fn boot_values_with_compressed(test: &Test) {
     }
 }
 
+/// A tag at `f.c:LINE` of module `m`, without counters: the report is given its counters.
+macro_rules! leak_tag {
+    ($line:expr) => {
+        // SAFETY: Null counters.
+        unsafe {
+            AllocTag::new(
+                bindings::codetag {
+                    flags: 0,
+                    lineno: $line,
+                    modname: c_str!("m").as_char_ptr(),
+                    function: c_str!("f").as_char_ptr(),
+                    filename: c_str!("f.c").as_char_ptr(),
+                    index: 0,
+                },
+                core::ptr::null_mut(),
+            )
+        }
+    };
+}
+
+/// The unload's one line for a module: its totals, its sites counted, the three that hold the
+/// most bytes largest first (ties in the order they came), and how many more; sites that hold
+/// nothing are not counted.
+fn unload_line_names_largest_sites_first(test: &Test) {
+    static TAGS: [AllocTag; 6] = [
+        leak_tag!(1),
+        leak_tag!(2),
+        leak_tag!(3),
+        leak_tag!(4),
+        leak_tag!(5),
+        leak_tag!(6),
+    ];
+    let one = |bytes| Counters {
+        bytes,
+        calls: if bytes == 0 { 0 } else { 1 },
+    };
+    let mut leaks = Leaks::default();
+    for (tag, bytes) in TAGS.iter().zip([10, 50, 30, 0, 40, 30]) {
+        leaks.add(tag, one(bytes));
+    }
+    let got = CString::try_from_fmt(fmt!("{}", leaks.line(c_str!("m"))));
+    let want: &[u8] =
+        b"module m has 160 bytes in 5 allocations at module unload, at 5 call sites, \
+        listed until freed: f.c:2 [m] func:f has 50 bytes in 1 allocations; \
+        f.c:5 [m] func:f has 40 bytes in 1 allocations; \
+        f.c:3 [m] func:f has 30 bytes in 1 allocations; and 2 more";
+    kunit_expect!(
+        test,
+        got.as_ref().is_ok_and(|g| g.as_bytes() == want),
+        "{:?}",
+        got.as_ref().map(|g| g.to_str())
+    );
+    let mut single = Leaks::default();
+    single.add(&TAGS[3], one(0));
+    kunit_expect!(test, !single.any(), "a site at zero is no leak");
+    single.add(&TAGS[0], Counters { bytes: 8, calls: 2 });
+    let got = CString::try_from_fmt(fmt!("{}", single.line(c_str!("m"))));
+    let want: &[u8] = b"module m has 8 bytes in 2 allocations at module unload, at 1 call site, \
+        listed until freed: f.c:1 [m] func:f has 8 bytes in 2 allocations";
+    kunit_expect!(test, got.as_ref().is_ok_and(|g| g.as_bytes() == want));
+}
+
 kunit_suite!(
     format_suite,
     "alloctag_format",
@@ -278,5 +340,6 @@ kunit_suite!(
         version_values,
         boot_values_match_6_12,
         boot_values_with_compressed,
+        unload_line_names_largest_sites_first,
     ]
 );

@@ -266,11 +266,22 @@ fn generation_follows_modules(test: &Test) {
         kunit_expect!(test, false, "registering failed");
         return;
     };
-    static TAGS: [AllocTag; 1] = [query_tag!(
-        c_str!("query").as_char_ptr(),
-        c_str!("f").as_char_ptr(),
-        c_str!("q.c").as_char_ptr()
-    )];
+    // Without counters: removing the module frees a module's counters
+    // (src/alloc_tag/counters.rs), which only a module's coming makes.
+    // SAFETY: Null counters.
+    static TAGS: [AllocTag; 1] = [unsafe {
+        AllocTag::new(
+            bindings::codetag {
+                flags: 0,
+                lineno: 42,
+                modname: c_str!("query").as_char_ptr(),
+                function: c_str!("f").as_char_ptr(),
+                filename: c_str!("q.c").as_char_ptr(),
+                index: 0,
+            },
+            core::ptr::null_mut(),
+        )
+    }];
     // SAFETY: All zeroes is a valid `struct module`.
     static mut MODULE: bindings::module = unsafe { core::mem::zeroed() };
     let module = &raw mut MODULE;

@@ -449,6 +449,64 @@ fn top_users_are_largest_first(test: &Test) {
     kunit_expect!(test, n == top.len(), "{n} top users in atomic context");
 }
 
+/// A module's tags get their counters in blocks of at most one per-CPU allocation
+/// (`counters::GROUP` tags), each tag its own entry, charged and read as a static tag's are; a
+/// tag without counters reads zero; freeing leaves every tag without.
+fn module_counters_made_in_blocks(test: &Test) {
+    #[cfg(CONFIG_MODULES)]
+    {
+        use crate::alloc_tag::counters::{free, make, GROUP};
+        use kernel::alloc::{flags::__GFP_ZERO, KVBox};
+        const N: usize = 2 * GROUP + 3;
+        let Ok(tags) = KVBox::<[AllocTag; N]>::new_uninit(GFP_KERNEL | __GFP_ZERO) else {
+            kunit_expect!(test, false, "no memory for the tags");
+            return;
+        };
+        // SAFETY: All zeroes is a valid tag without counters.
+        let tags = KVBox::into_raw(unsafe { tags.assume_init() });
+        // SAFETY: Leaked above and freed at the end, after the last use of the reference.
+        let tags: &'static [AllocTag; N] = unsafe { &*tags };
+        let counters = |t: &AllocTag| {
+            // SAFETY: The field of a live tag; nothing writes it concurrently.
+            unsafe { (*t.as_raw()).counters }
+        };
+        kunit_expect!(test, tags[N - 1].read() == Default::default());
+        // SAFETY: The tags are this case's, without counters, reached by nothing else.
+        let made = unsafe { make(tags) };
+        kunit_expect!(test, made.is_ok());
+        if made.is_ok() {
+            let bases = [0, GROUP, 2 * GROUP].map(|i| counters(&tags[i]));
+            kunit_expect!(test, bases.iter().all(|b| !b.is_null()));
+            kunit_expect!(test, bases[0] != bases[1] && bases[1] != bases[2]);
+            let in_blocks = tags
+                .iter()
+                .enumerate()
+                .all(|(i, t)| counters(t) == bases[i / GROUP].wrapping_add(i % GROUP));
+            kunit_expect!(test, in_blocks, "each tag its own entry of its block");
+            // The last tag of the last block counts an allocation, and no other tag does.
+            let last = &tags[N - 1];
+            // SAFETY: Allocating has no precondition.
+            let obj = with_tag(last, || unsafe {
+                bindings::__kmalloc_noprof(16, bindings::GFP_KERNEL)
+            });
+            kunit_expect!(test, !obj.is_null());
+            let held = last.read();
+            kunit_expect!(test, held.calls == 1 && held.bytes >= 16, "{held:?}");
+            kunit_expect!(test, tags[..N - 1].iter().all(|t| t.read().is_zero()));
+            // SAFETY: Allocated above, freed once.
+            unsafe { bindings::kfree(obj) };
+            kunit_expect!(test, last.read().is_zero());
+            // SAFETY: Nothing is charged to the tags any more; nothing else reaches them.
+            unsafe { free(tags) };
+            kunit_expect!(test, tags.iter().all(|t| counters(t).is_null()));
+        }
+        // SAFETY: Made by `KVBox::into_raw` above; the reference is not used after this.
+        drop(unsafe { KVBox::from_raw(ptr::from_ref(tags).cast_mut()) });
+    }
+    #[cfg(not(CONFIG_MODULES))]
+    let _ = test;
+}
+
 kunit_suite!(
     registry_suite,
     "alloctag_registry",
@@ -460,5 +518,6 @@ kunit_suite!(
         read_position_skips_nothing_when_a_module_goes,
         handles_belong_to_their_registry,
         top_users_are_largest_first,
+        module_counters_made_in_blocks,
     ]
 );

@@ -61,7 +61,7 @@ test_rust_unload_with_live_allocation_warns() {
 	dmesg -c >/dev/null
 	insmod "$RUST_LEAK"
 	rmmod alloctag_rust_leak
-	dmesg | grep -E 'tests/modules/alloctag_rust_leak.rs:[0-9]+ \[alloctag_rust_leak\] func:[^ ]+ module alloctag_rust_leak has [0-9]+ bytes in 1 allocations at module unload' ||
+	dmesg | grep -E 'module alloctag_rust_leak has [0-9]+ bytes in 1 allocations at module unload, at 1 call site, listed until freed: [^ ]*tests/modules/alloctag_rust_leak.rs:[0-9]+ \[alloctag_rust_leak\] func:[^ ]+ has [0-9]+ bytes in 1 allocations$' ||
 		{ dmesg | tail -5; return 1; }
 	cat /proc/allocinfo >/dev/null
 }
@@ -171,8 +171,8 @@ test_rust_dynamic_tag_kept_at_unload_with_live_allocation() {
 	[ "$calls" = 1 ] || fail "tag holds $bytes bytes in $calls calls"
 	[ "$bytes" -ge 384 ] || fail "tag holds $bytes bytes in $calls calls"
 	rmmod alloctag_rust_leak_plain || fail "rmmod failed"
-	# Worded as a static tag's warning: "module NAME has".
-	dmesg | grep -E "$site \[alloctag_rust_leak_plain\] func:[^ ]+ module alloctag_rust_leak_plain has $bytes bytes in 1 allocations at module unload" ||
+	# Worded as a static tag's: one line for the module.
+	dmesg | grep -E "module alloctag_rust_leak_plain has $bytes bytes in 1 allocations at module unload, at 1 call site, listed until freed: [^ ]*$site \[alloctag_rust_leak_plain\] func:[^ ]+ has $bytes bytes in 1 allocations\$" ||
 		fail "no unload warning for $site: $(dmesg | tail -n 5)"
 	# Kept: listed after the unload, with what it still counts.
 	grep -F "/$site " /proc/allocinfo >/tmp/leak-plain-after || true

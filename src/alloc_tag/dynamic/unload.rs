@@ -5,9 +5,10 @@
 //! C header: [`include/linux/alloc_tag.h`](srctree/include/linux/alloc_tag.h)
 
 use super::{hash, Pool, FREE, KEPT, KEPT_UNUSED, LIVE, MAX_PROBES, TOMBSTONE};
+use crate::alloc_tag::leaks::Leaks;
 use crate::codetag::KeptDynamic;
 use core::{ptr, sync::atomic::Ordering};
-use kernel::{bindings, prelude::*};
+use kernel::bindings;
 
 impl<const C: usize, const M: usize> Pool<C, M> {
     /// Drops the tags of `module`, which is going away: those whose counters read zero are
@@ -22,6 +23,8 @@ impl<const C: usize, const M: usize> Pool<C, M> {
     pub(crate) fn module_unload(&self, module: *mut bindings::module) -> KeptDynamic {
         let mut changed = false;
         let mut out = KeptDynamic::default();
+        let mut leaks = Leaks::default();
+        let mut module_name = None;
         for (i, slot) in self.slots() {
             let Some(tag) = self.tag_at(i) else {
                 continue;
@@ -41,16 +44,9 @@ impl<const C: usize, const M: usize> Pool<C, M> {
             if going {
                 self.untable(i);
                 if !zero {
-                    let counters = tag.read();
-                    // Worded as a static tag's warning (src/alloc_tag.rs), so that one search
-                    // finds both.
-                    pr_warn!(
-                        "{} module {} has {} bytes in {} allocations at module unload\n",
-                        tag.codetag(),
-                        tag.codetag().modname().unwrap_or(kernel::c_str!("?")),
-                        counters.bytes,
-                        counters.calls
-                    );
+                    // The module's name, as its tags carry it.
+                    module_name = tag.codetag().modname().or(module_name);
+                    leaks.add(tag, tag.read());
                     tag.codetag().mark_unloaded();
                     slot.module.store(ptr::null_mut(), Ordering::Relaxed);
                     slot.state.store(KEPT, Ordering::Relaxed);
@@ -77,6 +73,8 @@ impl<const C: usize, const M: usize> Pool<C, M> {
             self.generation.fetch_add(1, Ordering::Relaxed);
             self.warned.store(false, Ordering::Relaxed);
         }
+        // One line for the module, as for its static tags (src/alloc_tag/leaks.rs).
+        leaks.report(module_name.unwrap_or(kernel::c_str!("?")));
         out.changed |= changed;
         out
     }

@@ -204,6 +204,15 @@ impl<'a, T: TagType> ModuleTags<'a, T> {
         unsafe { super::module::name(self.range.module) }
     }
 
+    /// Returns all the module's tags as a slice, those no longer listed included.
+    pub(crate) fn slice(&self) -> &'a [T::Tag] {
+        let len = self.range.len(size_of::<T::Tag>());
+        // SAFETY: By `Range`'s invariant the range holds `len` tags of `T` (the type of this
+        // registration), alive while the range is borrowed, or across the unload call that made
+        // this `ModuleTags`.
+        unsafe { core::slice::from_raw_parts(self.range.start.cast(), len) }
+    }
+
     /// Returns all the module's tags, those no longer listed included: a type's hooks must see
     /// every tag (to read it once more before its memory goes, to free what it gave it).
     pub(crate) fn tags(&self) -> Tags<'a, T> {

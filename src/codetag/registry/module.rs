@@ -59,12 +59,32 @@ pub(super) unsafe fn find_range(
     Ok((start != stop).then_some((start, stop)))
 }
 
+/// Returns `module`'s tags of type `T`, found by their section's symbols, whether or not the
+/// registry lists them: for a type's own bookkeeping of a module that is not yet (or no longer)
+/// listed. `None` where it has none, or its section is not a whole number of tags.
+///
+/// # Safety
+///
+/// `module` must point to a module whose memory lives for `'a`.
+#[cfg(CONFIG_MODULES)]
+pub(crate) unsafe fn section_tags<'a, T: super::TagType>(
+    module: *mut bindings::module,
+) -> Option<&'a [T::Tag]> {
+    let size = core::mem::size_of::<T::Tag>();
+    // SAFETY: The caller guarantees `module`.
+    let (start, stop) = unsafe { find_range(module, T::SECTION, size) }.ok()??;
+    let len = (stop as usize - start as usize) / size;
+    // SAFETY: `find_range` checked that `start..stop` is a whole number of tags, which by
+    // `TagType`'s safety requirement are `T::Tag`s, in the module's memory, alive for `'a`.
+    Some(unsafe { core::slice::from_raw_parts(start.cast(), len) })
+}
+
 /// Returns a name for `module` in messages.
 ///
 /// # Safety
 ///
 /// `module` must be null or point to a module that lives for `'a`.
-pub(super) unsafe fn name<'a>(module: *mut bindings::module) -> &'a CStr {
+pub(crate) unsafe fn name<'a>(module: *mut bindings::module) -> &'a CStr {
     if module.is_null() {
         return c_str!("(built-in)");
     }

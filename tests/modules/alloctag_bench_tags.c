@@ -8,13 +8,14 @@
  * tags without building a kernel with a few thousand call sites. The sites
  * are the SITE() lines of the header named by ALLOCTAG_BENCH_TAGS_SITES.
  * scripts/bench/mkinitramfs.sh generates those headers and, per 1,000 sites,
- * a module alloctag_bench_tags_I.c that includes this file (each site's
- * counters are 16 bytes of static per-CPU data per site, and a module's
- * static per-CPU data is one allocation of at most 32 KiB), and builds them
- * out of tree against each benchmark kernel.
+ * a module alloctag_bench_tags_I.c that includes this file (with the C
+ * core each site's counters are 16 bytes of static per-CPU data, and a
+ * module's static per-CPU data is one allocation of at most 32 KiB), and
+ * builds them out of tree against each benchmark kernel. The test modules'
+ * alloctag_many_tags.c includes it too.
  *
- * Loading it allocates and frees once, from the site given by site=, and
- * prints "alloctag-bench-tags: sites=N".
+ * Loading it allocates and frees once, from the site given by site= (with
+ * hold=1 it frees at unload), and prints "alloctag-bench-tags: sites=N".
  */
 
 #define pr_fmt(fmt) "alloctag-bench-tags: " fmt
@@ -44,19 +45,29 @@ static unsigned int site;
 module_param(site, uint, 0444);
 MODULE_PARM_DESC(site, "the call site that allocates once at load");
 
+static bool hold;
+module_param(hold, bool, 0444);
+MODULE_PARM_DESC(hold, "keep that allocation until unload");
+
+static void *held;
+
 static int __init alloctag_bench_tags_init(void)
 {
 	void *p = sites[site % ARRAY_SIZE(sites)](8);
 
 	if (!p)
 		return -ENOMEM;
-	kfree(p);
+	if (hold)
+		held = p;
+	else
+		kfree(p);
 	pr_info("sites=%zu\n", ARRAY_SIZE(sites));
 	return 0;
 }
 
 static void __exit alloctag_bench_tags_exit(void)
 {
+	kfree(held);
 }
 
 module_init(alloctag_bench_tags_init);

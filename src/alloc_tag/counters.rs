@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The counters of a module's allocation tags, made when the module comes and freed with its
+//! tags.
+//!
+//! C headers: [`include/linux/alloc_tag.h`](srctree/include/linux/alloc_tag.h),
+//! [`include/linux/module.h`](srctree/include/linux/module.h)
+//!
+//! 6.12's `DEFINE_ALLOC_TAG()` gives each module tag a static per-CPU variable: 16 bytes a tag
+//! in the module's per-CPU area, which comes out of the fixed module reserve (64 KiB with
+//! profiling), so a distribution's modules exhaust it and a module of more than 2,048 tags
+//! cannot load at all; and a module unloaded with live allocations had to keep that area.
+//! With the Rust core a module's tags have no counters until the module comes
+//! (`MODULE_STATE_COMING`, our notifier first): then they get them here, from the per-CPU
+//! allocator, in blocks of at most [`GROUP`] tags (its largest allocation), before the loader
+//! parses the module's parameters, the first time its code may run. A load that fails before
+//! the loader hands the tags to the registry frees them at `MODULE_STATE_GOING`; afterwards
+//! they go with the tags ([`free`], from the tag type's `module_free`), when the module's memory
+//! does.
+//!
+//! Booted with profiling `never`, no tag gets counters: the hooks never run, and a tag without
+//! counters reads zero.
+
+use super::AllocTag;
+use crate::codetag::{self, section_tags};
+use core::{mem::size_of, ptr};
+use kernel::{bindings, prelude::*};
+
+type Raw = bindings::alloc_tag_counters;
+
+/// The most tags one per-CPU allocation holds counters for.
+pub(crate) const GROUP: usize = crate::layout::PCPU_MAX_ALLOC / size_of::<Raw>();
+
+impl AllocTag {
+    /// Returns the address of the tag's `counters` field.
+    fn counters_field(&self) -> *mut *mut Raw {
+        // SAFETY: A field of the tag, which lives as long as `self`.
+        unsafe { &raw mut (*self.as_raw()).counters }
+    }
+}
+
+/// Gives each of `tags` zeroed counters, in blocks of [`GROUP`]: the first tag of each block
+/// holds the block's address. All or none: on failure none has counters. Process context; may
+/// sleep.
+///
+/// # Safety
+///
+/// No tag of `tags` may have counters, and nothing may read or write their `counters` field
+/// until this returns: no code charges them, no reader lists them.
+pub(crate) unsafe fn make(tags: &[AllocTag]) -> Result {
+    for (g, block) in tags.chunks(GROUP).enumerate() {
+        // The core's own allocation, charged to this line's static tag.
+        let counters = kernel::alloc_hooks!(
+            // SAFETY: Process context; the size (at most `PCPU_MIN_UNIT_SIZE`) and alignment
+            // are those of `block.len()` counters.
+            unsafe {
+                bindings::pcpu_alloc_noprof(
+                    block.len() * size_of::<Raw>(),
+                    core::mem::align_of::<Raw>(),
+                    false,
+                    bindings::GFP_KERNEL,
+                )
+            }
+        )
+        .cast::<Raw>();
+        if counters.is_null() {
+            // SAFETY: The blocks before this one were made above; the caller's guarantee holds.
+            unsafe { free(&tags[..g * GROUP]) };
+            return Err(ENOMEM);
+        }
+        for (i, tag) in block.iter().enumerate() {
+            // SAFETY: The caller guarantees that nothing else accesses the field now.
+            // INVARIANT: Entry `i` of fresh zeroed per-CPU counters, this tag's alone, freed
+            // only with the tag (`free`).
+            unsafe { tag.counters_field().write(counters.wrapping_add(i)) };
+        }
+    }
+    Ok(())
+}
+
+/// Frees the counters [`make`] gave `tags` (all of a module's, or a prefix of whole blocks), and
+/// leaves them without.
+///
+/// # Safety
+///
+/// No allocation may be charged to any of `tags` any more, and nothing may read or write their
+/// counters meanwhile: the tags' memory is about to go, or was never handed over.
+pub(crate) unsafe fn free(tags: &[AllocTag]) {
+    for block in tags.chunks(GROUP) {
+        // SAFETY: The caller guarantees that nothing else accesses the fields.
+        let counters = unsafe { block[0].counters_field().read() };
+        for tag in block {
+            // SAFETY: As above.
+            unsafe { tag.counters_field().write(ptr::null_mut()) };
+        }
+        if !counters.is_null() {
+            // SAFETY: The block's allocation, made by `make`, which no tag refers to any more.
+            unsafe { bindings::free_percpu(counters.cast()) };
+        }
+    }
+}
+
+/// Makes the counters of `module`'s tags when it comes, and frees them when its load fails
+/// before the loader hands the tags over. Returns 0 or a negative errno, which fails the load.
+///
+/// Called by the glue's module notifier (src/glue.c), first of the module notifiers.
+///
+/// # Safety
+///
+/// `module` must be the module of the notification, which the loader keeps alive across it.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn alloctag_module_counters(
+    module: *mut bindings::module,
+    state: usize,
+) -> core::ffi::c_int {
+    if !crate::keys::supported() {
+        return 0;
+    }
+    // SAFETY: The caller guarantees `module`, whose memory holds its tags.
+    let Some(tags) = (unsafe { section_tags::<super::AllocTags>(module) }) else {
+        return 0;
+    };
+    let result = match state as bindings::module_state {
+        bindings::module_state_MODULE_STATE_COMING => {
+            // SAFETY: The module is coming: none of its code has run, and the registry does
+            // not list its tags before the loader hands them over, after this.
+            let made = unsafe { make(tags) };
+            if made.is_err() {
+                pr_warn!(
+                    "module {}: no memory for the counters of its {} allocation tags\n",
+                    // SAFETY: The caller guarantees `module`.
+                    unsafe { codetag::module_name(module) },
+                    tags.len()
+                );
+            }
+            made
+        }
+        // A failed load; at unload the registry lists the tags and frees the counters with
+        // them. A module whose tags the registry failed to list has them freed here only when
+        // none is in use: otherwise the loader keeps its memory for good, counters included.
+        bindings::module_state_MODULE_STATE_GOING
+            if !codetag::read().lists_module(module) && tags.iter().all(|t| t.read().is_zero()) =>
+        {
+            // SAFETY: No allocation is charged to the tags (all read zero; the module's code
+            // is gone), and nothing else reaches them: the registry does not list them.
+            unsafe { free(tags) };
+            Ok(())
+        }
+        _ => Ok(()),
+    };
+    match result {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+c_declared!(alloctag_module_counters);
