@@ -286,11 +286,12 @@ mod core_impl {
     ///
     /// Why no allocator hook can reach freed memory, in every preemption model and with no
     /// allocation here that could fail:
-    /// - A module's tags live in its data and their counters in its per-CPU area. When a tag
-    ///   has live allocations we return `false`: the loader then keeps the module's data
-    ///   (6.12) and its per-CPU area (our edit of kernel/module/main.c) until a later call, from
-    ///   the registry's reaper, returns `true`, so a later free, or a free preempted between
-    ///   loading `tag->counters` and its `this_cpu_sub`, only ever writes memory that stays.
+    /// - A module's tags live in its data and their counters in per-CPU memory made when it
+    ///   came (src/alloc_tag/counters.rs), freed by `module_free` with the data. When a tag has
+    ///   live allocations we return `false`: the loader then keeps the module's data (6.12),
+    ///   and the registry the counters, until a later call, from the registry's reaper, returns
+    ///   `true`, so a later free, or a free preempted between loading `tag->counters` and its
+    ///   `this_cpu_sub`, only ever writes memory that stays.
     /// - When every tag reads zero the memory is freed. The module's code has returned for good
     ///   (its exit ran), and only its code charges its tags (`kernel::alloc_tag::with_tag` scopes
     ///   Rust's, `alloc_hooks()` C's), so its `bytes` can only go down (splitting a block adds
