@@ -674,15 +674,23 @@ impl Registry {
                     i += 1;
                     continue;
                 }
-                let ranges = || {
-                    self.types
-                        .iter()
-                        .flat_map(move |ty| ty.ranges.iter().map(move |r| (ty, r)))
-                        .filter(move |(_, r)| r.gone && r.module == module)
-                };
-                let freeable = ranges().all(|(_, r)| r.freeable);
-                let unused = freeable && ranges().all(|(ty, r)| (ty.unload)(r, false));
-                let once = ranges().all(|(_, r)| r.unused_once);
+                // One loop, not an iterator chain: the chain's symbol names grew past
+                // kallsyms' 512 bytes.
+                let (mut freeable, mut unused, mut once) = (true, true, true);
+                for ty in self.types.iter() {
+                    for r in ty.ranges.iter().filter(|r| r.gone && r.module == module) {
+                        freeable &= r.freeable;
+                        once &= r.unused_once;
+                    }
+                }
+                if freeable {
+                    for ty in self.types.iter() {
+                        for r in ty.ranges.iter().filter(|r| r.gone && r.module == module) {
+                            unused &= (ty.unload)(r, false);
+                        }
+                    }
+                }
+                let unused = freeable && unused;
                 if !unused || !once {
                     for ty in self.types.iter_mut() {
                         let drop_unused = ty.drop_unused;

@@ -159,6 +159,14 @@ never_for_good() {
 		fail "could turn profiling on"
 	fi
 	boot_state 0 444
+	# A module's tags get no counters (src/alloc_tag/counters.rs): it
+	# loads, its sites are listed, each at zero, and it goes.
+	insmod /lib/modules/alloctag_many_tags.ko site=4999 hold=1 || fail "insmod alloctag_many_tags failed" || return 1
+	grep '\[alloctag_many_tags\]' "$PROC_ALLOCINFO" >/tmp/never-tags || true
+	rmmod alloctag_many_tags || fail "rmmod failed"
+	[ "$(wc -l </tmp/never-tags)" = 5000 ] || fail "$(wc -l </tmp/never-tags) sites listed, not 5,000"
+	awk '$1 != 0 || $2 != 0' /tmp/never-tags | grep . && fail "a site counts"
+	[ "$(grep -c '\[alloctag_many_tags\]' "$PROC_ALLOCINFO")" = 0 ] || fail "lines left after unload"
 }
 
 test_boot_param_never_is_off_for_good() {
