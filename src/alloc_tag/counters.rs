@@ -40,14 +40,22 @@ impl AllocTag {
 }
 
 /// Gives each of `tags` zeroed counters, in blocks of [`GROUP`]: the first tag of each block
-/// holds the block's address. All or none: on failure none has counters. Process context; may
-/// sleep.
+/// holds the block's address. All or none: on failure none has counters. Refuses tags that
+/// have counters already (`EINVAL`): static ones, which [`free`] must never free. Process
+/// context; may sleep.
 ///
 /// # Safety
 ///
-/// No tag of `tags` may have counters, and nothing may read or write their `counters` field
-/// until this returns: no code charges them, no reader lists them.
+/// Nothing may read or write the tags' `counters` field until this returns: no code charges
+/// them, no reader lists them.
 pub(crate) unsafe fn make(tags: &[AllocTag]) -> Result {
+    // SAFETY: The caller guarantees that nothing else accesses the fields now.
+    if tags
+        .iter()
+        .any(|t| !unsafe { t.counters_field().read() }.is_null())
+    {
+        return Err(EINVAL);
+    }
     for (g, block) in tags.chunks(GROUP).enumerate() {
         // The core's own allocation, charged to this line's static tag.
         let counters = kernel::alloc_hooks!(
@@ -86,6 +94,10 @@ pub(crate) unsafe fn make(tags: &[AllocTag]) -> Result {
 /// No allocation may be charged to any of `tags` any more, and nothing may read or write their
 /// counters meanwhile: the tags' memory is about to go, or was never handed over.
 pub(crate) unsafe fn free(tags: &[AllocTag]) {
+    // Booted without profiling, `make` never ran: nothing here is ours.
+    if !crate::keys::supported() {
+        return;
+    }
     for block in tags.chunks(GROUP) {
         // SAFETY: The caller guarantees that nothing else accesses the fields.
         let counters = unsafe { block[0].counters_field().read() };
@@ -125,21 +137,30 @@ pub(crate) unsafe extern "C" fn alloctag_module_counters(
             // SAFETY: The module is coming: none of its code has run, and the registry does
             // not list its tags before the loader hands them over, after this.
             let made = unsafe { make(tags) };
-            if made.is_err() {
+            if let Err(e) = made {
                 pr_warn!(
-                    "module {}: no memory for the counters of its {} allocation tags\n",
+                    "module {}: {} for the counters of its {} allocation tags\n",
                     // SAFETY: The caller guarantees `module`.
                     unsafe { codetag::module_name(module) },
+                    if e == ENOMEM {
+                        "no memory"
+                    } else {
+                        "static counters, not built"
+                    },
                     tags.len()
                 );
             }
             made
         }
         // A failed load; at unload the registry lists the tags and frees the counters with
-        // them. A module whose tags the registry failed to list has them freed here only when
-        // none is in use: otherwise the loader keeps its memory for good, counters included.
+        // them. Tags still in use (an allocation made while the parameters were parsed, not
+        // freed) keep their counters: the loader frees the tags all the same, as 6.12 does, so
+        // a later free of that allocation reads freed memory; its counters at least stay. The
+        // module's pending kfree_rcu() frees go first, as at unload.
         bindings::module_state_MODULE_STATE_GOING
-            if !codetag::read().lists_module(module) && tags.iter().all(|t| t.read().is_zero()) =>
+            if !codetag::read().lists_module(module)
+                && kvfree_rcu_barrier()
+                && tags.iter().all(|t| t.read().is_zero()) =>
         {
             // SAFETY: No allocation is charged to the tags (all read zero; the module's code
             // is gone), and nothing else reaches them: the registry does not list them.
@@ -152,6 +173,12 @@ pub(crate) unsafe extern "C" fn alloctag_module_counters(
         Ok(()) => 0,
         Err(e) => e.to_errno(),
     }
+}
+
+/// Waits for every pending `kvfree_rcu()`; returns `true`, for the match guard above.
+fn kvfree_rcu_barrier() -> bool {
+    codetag::kvfree_rcu_barrier();
+    true
 }
 
 c_declared!(alloctag_module_counters);

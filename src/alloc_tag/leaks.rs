@@ -9,7 +9,7 @@
 //! `panic_on_warn` machines) and mainline logs the first one it finds. The line here names the
 //! module, what it still holds in all, at how many call sites, and the [`LARGEST`] that hold the
 //! most bytes, largest first: `module M has B bytes in C allocations at module unload, at N call
-//! sites, listed until freed: SITE has B bytes in C allocations; ...; and K more`. Static tags
+//! sites, listed until freed[; the 3 largest]: SITE has B bytes in C allocations; ...`. Static tags
 //! (src/alloc_tag.rs) and Rust's dynamic tags (src/alloc_tag/dynamic/unload.rs) report through
 //! it. Nothing here allocates: module unload cannot fail.
 
@@ -78,29 +78,31 @@ struct Line<'a, 'b> {
 impl fmt::Display for Line<'_, '_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let l = self.leaks;
+        let named = l.largest.iter().flatten().count();
+        // The counts come first: a line too long for the log loses only the end of its last
+        // site (long Rust function names).
         write!(
             f,
-            "module {} has {} bytes in {} allocations at module unload, at {} call site{}, listed until freed:",
+            "module {} has {} bytes in {} allocations at module unload, at {} call site{}, \
+             listed until freed",
             self.module,
             l.total.bytes,
             l.total.calls,
             l.sites,
             if l.sites == 1 { "" } else { "s" }
         )?;
-        let mut named = 0;
-        for (tag, counters) in l.largest.iter().flatten() {
-            let sep = if named == 0 { " " } else { "; " };
+        if l.sites > named {
+            write!(f, "; the {named} largest")?;
+        }
+        for (i, (tag, counters)) in l.largest.iter().flatten().enumerate() {
             write!(
                 f,
-                "{sep}{} has {} bytes in {} allocations",
+                "{}{} has {} bytes in {} allocations",
+                if i == 0 { ": " } else { "; " },
                 tag.codetag(),
                 counters.bytes,
                 counters.calls
             )?;
-            named += 1;
-        }
-        if l.sites > named {
-            write!(f, "; and {} more", l.sites - named)?;
         }
         Ok(())
     }

@@ -30,6 +30,8 @@ mod testing;
 pub(crate) use cursor::{Cursor, ModuleTags, ReadPosition, Tags};
 pub(crate) use index::{name_tags, TagIndex, FIRST as FIRST_INDEX};
 use module::find_range;
+#[cfg(CONFIG_MODULES)]
+pub(crate) use module::kvfree_rcu_barrier;
 pub(crate) use module::name as module_name;
 #[cfg(CONFIG_MODULES)]
 pub(crate) use module::section_tags;

@@ -34,8 +34,10 @@ use crate::{bindings, types::Opaque};
 ///
 /// # Invariants
 ///
-/// The tag's `counters` is the `__percpu` address of counters that live forever, and its
-/// strings are static and NUL-terminated.
+/// The tag's `counters` is the `__percpu` address of counters that live forever, or, in a
+/// module with the Rust core, null until the core gives it counters when the module comes
+/// (lib/alloctag/src/alloc_tag/counters.rs), before any of its code runs; its strings are static
+/// and NUL-terminated.
 #[cfg(CONFIG_MEM_ALLOC_PROFILING)]
 #[repr(transparent)]
 pub struct CallSiteTag(Opaque<bindings::alloc_tag>);
@@ -52,7 +54,8 @@ impl CallSiteTag {
     /// # Safety
     ///
     /// `counters` must be the `__percpu` address of zeroed counters that live forever and that
-    /// no other tag uses; `module` must be null or a static NUL-terminated string.
+    /// no other tag uses, or null in a module with the Rust core, whose tags get counters when
+    /// the module comes; `module` must be null or a static NUL-terminated string.
     #[doc(hidden)]
     pub const unsafe fn new(
         file: &'static [u8],
@@ -307,6 +310,9 @@ macro_rules! alloc_hooks {
         static __MODULE: [u8; __MODFILE.len() - __MOD_START + 1] =
             $crate::alloc_tag::c_string(__MODFILE, __MOD_START);
 
+        // As C's DEFINE_ALLOC_TAG(): with the Rust core a module's tags get their counters when
+        // it comes, out of the per-CPU module reserve.
+        #[cfg(not(all(MODULE, CONFIG_MEM_ALLOC_PROFILING_RUST)))]
         #[link_section = ".data..percpu"]
         static mut __COUNTERS: $crate::bindings::alloc_tag_counters =
             $crate::bindings::alloc_tag_counters { bytes: 0, calls: 0 };
@@ -316,7 +322,8 @@ macro_rules! alloc_hooks {
         #[used(compiler)]
         #[link_section = "alloc_tags"]
         // SAFETY: `__COUNTERS` is a `.data..percpu` static of this tag alone, zeroed and living
-        // forever; the module name is a static NUL-terminated array.
+        // forever, or null in a module with the Rust core; the module name is a static
+        // NUL-terminated array.
         static __TAG: $crate::alloc_tag::CallSiteTag = unsafe {
             $crate::alloc_tag::CallSiteTag::new(
                 concat!(file!(), "\0").as_bytes(),
@@ -329,7 +336,13 @@ macro_rules! alloc_hooks {
                     module
                 },
                 &__FUNCTION,
-                ::core::ptr::addr_of_mut!(__COUNTERS),
+                {
+                    #[cfg(all(MODULE, CONFIG_MEM_ALLOC_PROFILING_RUST))]
+                    let counters = ::core::ptr::null_mut();
+                    #[cfg(not(all(MODULE, CONFIG_MEM_ALLOC_PROFILING_RUST)))]
+                    let counters = ::core::ptr::addr_of_mut!(__COUNTERS);
+                    counters
+                },
             )
         };
         $crate::alloc_tag::with_tag(&__TAG, || $alloc)

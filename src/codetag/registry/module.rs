@@ -95,7 +95,7 @@ pub(crate) unsafe fn name<'a>(module: *mut bindings::module) -> &'a CStr {
 
 /// Waits for every pending `kvfree_rcu()`; may sleep.
 #[cfg(CONFIG_TREE_RCU)]
-fn kvfree_rcu_barrier() {
+pub(crate) fn kvfree_rcu_barrier() {
     // SAFETY: Called in process context.
     unsafe { bindings::kvfree_rcu_barrier() };
 }
@@ -103,7 +103,7 @@ fn kvfree_rcu_barrier() {
 /// Waits for every pending `kvfree_rcu()`; may sleep. Tiny RCU's `kvfree_rcu_barrier()` is
 /// this inline wrapper.
 #[cfg(not(CONFIG_TREE_RCU))]
-fn kvfree_rcu_barrier() {
+pub(crate) fn kvfree_rcu_barrier() {
     // SAFETY: Called in process context.
     unsafe { bindings::rcu_barrier() };
 }
