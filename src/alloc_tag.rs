@@ -213,7 +213,7 @@ mod core_impl {
     use super::AllocTag;
     use crate::codetag::{self, Cursor, ModuleTags, Registration, TagIndex, TagType};
     use core::mem::MaybeUninit;
-    use kernel::{bindings, c_str, prelude::*, str::CStr};
+    use kernel::{bindings, c_str, str::CStr};
 
     /// The code-tag type of allocation tags.
     pub(crate) struct AllocTags;
@@ -258,7 +258,7 @@ mod core_impl {
             if super::waste::wanted() {
                 for tag in module.tags() {
                     if tag.make_waste().is_err() {
-                        pr_warn!("{}: no waste counters: not tracked\n", tag.codetag());
+                        kernel::pr_warn!("{}: no waste counters: not tracked\n", tag.codetag());
                     }
                 }
             }

@@ -61,8 +61,10 @@ void alloctag_layout(void)
 	OFFSET(CODETAG_BYTES_CT, codetag_bytes, ct);
 	OFFSET(CODETAG_BYTES_BYTES, codetag_bytes, bytes);
 
+#if defined(CONFIG_MEM_ALLOC_PROFILING_RUST) && defined(CONFIG_MODULES)
 	/* Not a layout: the largest per-CPU allocation, a macro of sizes. */
 	DEFINE(PCPU_MIN_UNIT_SIZE, PCPU_MIN_UNIT_SIZE);
+#endif
 
 	OFFSET(TASK_ALLOC_TAG, task_struct, alloc_tag);
 	OFFSET(STATIC_KEY_ENABLED, static_key, enabled);
