@@ -78,6 +78,31 @@ impl AllocTag {
         }))
     }
 
+    /// Makes a tag without counters, as a module's are until it comes; for the tests, which
+    /// give such tags counters of their own or none.
+    #[cfg(all(CONFIG_ALLOCTAG_KUNIT_TEST, CONFIG_MEM_ALLOC_PROFILING_RUST))]
+    pub(crate) const fn without_counters(
+        module: *const u8,
+        function: *const u8,
+        file: *const u8,
+        line: u32,
+    ) -> Self {
+        // SAFETY: Null counters are allowed.
+        unsafe {
+            Self::new(
+                bindings::codetag {
+                    flags: 0,
+                    lineno: line,
+                    modname: module.cast(),
+                    function: function.cast(),
+                    filename: file.cast(),
+                    index: 0,
+                },
+                ptr::null_mut(),
+            )
+        }
+    }
+
     /// Views a C tag, such as one from `current->alloc_tag`, as an [`AllocTag`].
     ///
     /// # Safety
@@ -237,14 +262,14 @@ mod core_impl {
                 // none is tracked, and the module's memory, its tags with it, may go next.
                 unsafe { tag.drop_waste() };
             }
-            // SAFETY: As above: no allocation is charged to the tags any more, and with the
-            // registry locked for writing no reader reads them; they go next. Only a module's
-            // coming gives tags counters that are not static: the registry's tests give this
-            // only tags whose counters are null.
             #[cfg(CONFIG_MODULES)]
-            unsafe {
-                super::counters::free(module.slice())
-            };
+            {
+                // SAFETY: `module_unload` found the tags unused: no allocation is charged to
+                // them any more, and with the registry locked for writing no reader reads
+                // them; they go next. Only a module's coming gives tags counters that are not
+                // static: the registry's tests give this only tags without counters.
+                unsafe { super::counters::free(module.slice()) };
+            }
         }
 
         fn index() -> Option<&'static TagIndex> {

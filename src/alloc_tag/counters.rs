@@ -49,11 +49,11 @@ impl AllocTag {
 /// Nothing may read or write the tags' `counters` field until this returns: no code charges
 /// them, no reader lists them.
 pub(crate) unsafe fn make(tags: &[AllocTag]) -> Result {
-    // SAFETY: The caller guarantees that nothing else accesses the fields now.
-    if tags
-        .iter()
-        .any(|t| !unsafe { t.counters_field().read() }.is_null())
-    {
+    let has_counters = |t: &AllocTag| {
+        // SAFETY: The caller guarantees that nothing else accesses the field now.
+        !unsafe { t.counters_field().read() }.is_null()
+    };
+    if tags.iter().any(has_counters) {
         return Err(EINVAL);
     }
     for (g, block) in tags.chunks(GROUP).enumerate() {
@@ -139,15 +139,15 @@ pub(crate) unsafe extern "C" fn alloctag_module_counters(
             let made = unsafe { make(tags) };
             if let Err(e) = made {
                 pr_warn!(
-                    "module {}: {} for the counters of its {} allocation tags\n",
+                    "module {}: its {} allocation tags get no counters ({}): not loaded\n",
                     // SAFETY: The caller guarantees `module`.
                     unsafe { codetag::module_name(module) },
+                    tags.len(),
                     if e == ENOMEM {
                         "no memory"
                     } else {
-                        "static counters, not built"
-                    },
-                    tags.len()
+                        "they have static ones: built for the C core"
+                    }
                 );
             }
             made
@@ -157,14 +157,14 @@ pub(crate) unsafe extern "C" fn alloctag_module_counters(
         // freed) keep their counters: the loader frees the tags all the same, as 6.12 does, so
         // a later free of that allocation reads freed memory; its counters at least stay. The
         // module's pending kfree_rcu() frees go first, as at unload.
-        bindings::module_state_MODULE_STATE_GOING
-            if !codetag::read().lists_module(module)
-                && kvfree_rcu_barrier()
-                && tags.iter().all(|t| t.read().is_zero()) =>
-        {
-            // SAFETY: No allocation is charged to the tags (all read zero; the module's code
-            // is gone), and nothing else reaches them: the registry does not list them.
-            unsafe { free(tags) };
+        bindings::module_state_MODULE_STATE_GOING if !codetag::read().lists_module(module) => {
+            codetag::kvfree_rcu_barrier();
+            if tags.iter().all(|t| t.read().is_zero()) {
+                // SAFETY: No allocation is charged to the tags (all read zero; the module's
+                // code is gone), and nothing else reaches them: the registry does not list
+                // them.
+                unsafe { free(tags) };
+            }
             Ok(())
         }
         _ => Ok(()),
@@ -173,12 +173,6 @@ pub(crate) unsafe extern "C" fn alloctag_module_counters(
         Ok(()) => 0,
         Err(e) => e.to_errno(),
     }
-}
-
-/// Waits for every pending `kvfree_rcu()`; returns `true`, for the match guard above.
-fn kvfree_rcu_barrier() -> bool {
-    codetag::kvfree_rcu_barrier();
-    true
 }
 
 c_declared!(alloctag_module_counters);

@@ -265,23 +265,13 @@ fn boot_values_with_compressed(test: &Test) {
 }
 
 /// A tag at `f.c:LINE` of module `m`, without counters: the report is given its counters.
-macro_rules! leak_tag {
-    ($line:expr) => {
-        // SAFETY: Null counters.
-        unsafe {
-            AllocTag::new(
-                bindings::codetag {
-                    flags: 0,
-                    lineno: $line,
-                    modname: c_str!("m").as_char_ptr(),
-                    function: c_str!("f").as_char_ptr(),
-                    filename: c_str!("f.c").as_char_ptr(),
-                    index: 0,
-                },
-                core::ptr::null_mut(),
-            )
-        }
-    };
+const fn leak_tag(line: u32) -> AllocTag {
+    AllocTag::without_counters(
+        c_str!("m").as_char_ptr().cast(),
+        c_str!("f").as_char_ptr().cast(),
+        c_str!("f.c").as_char_ptr().cast(),
+        line,
+    )
 }
 
 /// The unload's one line for a module: its totals, its sites counted, the three that hold the
@@ -289,12 +279,12 @@ macro_rules! leak_tag {
 /// counted.
 fn unload_line_names_largest_sites_first(test: &Test) {
     static TAGS: [AllocTag; 6] = [
-        leak_tag!(1),
-        leak_tag!(2),
-        leak_tag!(3),
-        leak_tag!(4),
-        leak_tag!(5),
-        leak_tag!(6),
+        leak_tag(1),
+        leak_tag(2),
+        leak_tag(3),
+        leak_tag(4),
+        leak_tag(5),
+        leak_tag(6),
     ];
     let one = |bytes| Counters {
         bytes,

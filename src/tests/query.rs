@@ -268,22 +268,12 @@ fn generation_follows_modules(test: &Test) {
     };
     // Without counters: removing the module frees a module's counters
     // (src/alloc_tag/counters.rs), which only a module's coming makes.
-    static TAGS: [AllocTag; 1] = [
-        // SAFETY: Null counters.
-        unsafe {
-            AllocTag::new(
-                bindings::codetag {
-                    flags: 0,
-                    lineno: 42,
-                    modname: c_str!("query").as_char_ptr(),
-                    function: c_str!("f").as_char_ptr(),
-                    filename: c_str!("q.c").as_char_ptr(),
-                    index: 0,
-                },
-                core::ptr::null_mut(),
-            )
-        },
-    ];
+    static TAGS: [AllocTag; 1] = [AllocTag::without_counters(
+        c_str!("query").as_char_ptr().cast(),
+        c_str!("f").as_char_ptr().cast(),
+        c_str!("q.c").as_char_ptr().cast(),
+        42,
+    )];
     // SAFETY: All zeroes is a valid `struct module`.
     static mut MODULE: bindings::module = unsafe { core::mem::zeroed() };
     let module = &raw mut MODULE;
