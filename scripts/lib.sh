@@ -57,6 +57,55 @@ KERNEL_REPORTS='(Oops|BUG:|WARNING:|Kernel panic|general protection fault|Call T
 
 log() { printf '==> %s\n' "$*" >&2; }
 
+# Prints console log $2 without the KCSAN reports that list $1
+# (tests/kcsan/upstream.txt) names as the kernel's own: a report is a block
+# from "BUG: KCSAN: data-race in A / B" (or "in A", a race of unknown origin)
+# to its closing line of "=", left out when a line of the list starts with
+# its racing functions ("A/B" or "A") and names functions that are all
+# frames of the block, and neither racing function is alloctag's (its
+# callers may be). Prints the number of reports left out on stderr as
+# "kcsan: N listed reports left out".
+kcsan_drop_listed() {
+	awk -v list="$1" '
+	BEGIN {
+		while ((getline l < list) > 0) {
+			if (l ~ /^#/ || l !~ /[^ \t]/) continue
+			n++; nf[n] = split(l, f, /[ \t]+/)
+			for (i = 1; i <= nf[n]; i++) fn[n, i] = f[i]
+		}
+	}
+	function frame_in(name, k) {
+		for (k = 1; k <= nb; k++)
+			if (blk[k] ~ ("^ *(\\? )?" name "\\+0x")) return 1
+		return 0
+	}
+	function listed(t, e, i, ok) {
+		if (t !~ /^BUG: KCSAN: data-race in /) return 0
+		sub(/^BUG: KCSAN: data-race in /, "", t)
+		gsub(/\+0x[0-9a-f]+\/0x[0-9a-f]+/, "", t); gsub(/ \/ /, "/", t)
+		if (t ~ /(alloctag|alloc_tag|codetag|pgalloc_tag)/) return 0
+		for (e = 1; e <= n; e++) {
+			if (fn[e, 1] != t) continue
+			ok = 1
+			for (i = 2; i <= nf[e]; i++) if (!frame_in(fn[e, i])) ok = 0
+			if (ok) return 1
+		}
+		return 0
+	}
+	function flush(i) {
+		if (nb && listed(title)) dropped++
+		else for (i = 1; i <= nb; i++) print raw[i]
+		nb = 0; inrep = 0
+	}
+	{ line = $0; sub(/^\[ *[0-9]+\.[0-9]+\] /, "", line) }
+	inrep && line ~ /^=+$/ { nb++; raw[nb] = $0; blk[nb] = line; flush(); next }
+	line ~ /^BUG: KCSAN: / { if (inrep) flush(); inrep = 1; title = line; nb = 0 }
+	inrep { nb++; raw[nb] = $0; blk[nb] = line; next }
+	{ print }
+	END { if (inrep) flush(); printf "kcsan: %d listed reports left out\n", dropped > "/dev/stderr" }
+	' "$2"
+}
+
 # The host's TSC rate in kHz, measured by scripts/host/tsc-khz.c (built into
 # the build directory); nothing where the host's TSC does not run at a
 # constant rate or cannot be measured. Under TCG a guest's TSC is the host's.

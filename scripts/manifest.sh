@@ -24,6 +24,7 @@
 #   kunit-pgflags tests/manifest/kunit-pgflags.txt the same kernel booted with
 #                page tags in page flags: $BUILD_DIR/test-logs/kunit-pgflags.console
 #   kunit-ccore  tests/manifest/kunit-ccore.txt   $BUILD_DIR/kernel-ccore/test.log
+#   kunit-kcsan  tests/manifest/kunit-kcsan.txt   $BUILD_DIR/kernel-kcsan/test.log
 #   guest/BOOT   tests/manifest/guest/BOOT.txt    $BUILD_DIR/test-logs/guest-BOOT.log
 #                (one per line of tests/guest/boots.txt)
 #   matrix       tests/manifest/matrix.txt        $BUILD_DIR/test-logs/matrix.log
@@ -47,7 +48,7 @@ usage() {
 
 manifest_file() {
 	case "$1" in
-	host | kunit-test | kunit-pgflags | kunit-ccore | matrix | readme) echo "$MANIFEST/$1.txt" ;;
+	host | kunit-test | kunit-pgflags | kunit-ccore | kunit-kcsan | matrix | readme) echo "$MANIFEST/$1.txt" ;;
 	guest/*) echo "$MANIFEST/$1.txt" ;;
 	*) die "unknown unit '$1' (scripts/manifest.sh units lists them)" ;;
 	esac
@@ -59,6 +60,7 @@ default_log() {
 	kunit-test) echo "$BUILD_DIR/kernel-test/test.log" ;;
 	kunit-pgflags) echo "$BUILD_DIR/test-logs/kunit-pgflags.console" ;;
 	kunit-ccore) echo "$BUILD_DIR/kernel-ccore/test.log" ;;
+	kunit-kcsan) echo "$BUILD_DIR/kernel-kcsan/test.log" ;;
 	guest/*) echo "$BUILD_DIR/test-logs/guest-${1#guest/}.log" ;;
 	matrix) echo "$BUILD_DIR/test-logs/matrix.log" ;;
 	readme) echo "$BUILD_DIR/test-logs/readme.log" ;;
@@ -277,6 +279,7 @@ units() {
 	boots | sed 's|^|guest/|'
 	echo matrix
 	echo kunit-ccore
+	echo kunit-kcsan
 	echo readme
 }
 

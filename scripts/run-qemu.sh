@@ -12,10 +12,14 @@
 # shows no oops, BUG, WARNING, panic, lockdep or KASAN report; 1 otherwise,
 # saying why. The console is copied to LOG and, with VERBOSE=1, to stdout.
 # QEMU_TIMEOUT (seconds, default 300) bounds the run; QEMU_SMP (default 2)
-# is the number of vCPUs. With QEMU_FAULT_INJECTION=1 (the fail-nth boot) the
+# is the number of vCPUs; QEMU_TCG_THREAD (single or multi, default single)
+# is TCG's threading (the KCSAN boot's vCPUs must run at once). With QEMU_FAULT_INJECTION=1 (the fail-nth boot) the
 # reports that an injected allocation failure makes by design, warn_alloc()'s
 # "page allocation failure" and "vmalloc error" with their stack traces, are
-# left out of the check; every other report still fails the boot.
+# left out of the check; every other report still fails the boot. With
+# QEMU_KCSAN_LIST=FILE (the kcsan configuration's boot), the KCSAN reports
+# that FILE names as the kernel's own are left out (kcsan_drop_listed in
+# scripts/lib.sh); every other KCSAN report fails the boot.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -25,9 +29,13 @@ logfile=${3:?console log file}
 shift 3
 smp=${QEMU_SMP:-2}
 case "$smp" in '' | *[!0-9]* | 0) die "QEMU_SMP must be a positive number, not '$smp'" ;; esac
+tcg_thread=${QEMU_TCG_THREAD:-single}
+case "$tcg_thread" in single | multi) ;; *) die "QEMU_TCG_THREAD must be single or multi, not '$tcg_thread'" ;; esac
 
-# Single-threaded TCG: multi-threaded TCG was seen to oops while the kernel
-# patched a static key, and our sysctl flips one.
+# Single-threaded TCG unless asked: multi-threaded TCG was seen to oops while
+# the kernel patched a static key, and our sysctl flips one. KCSAN needs
+# multi: one thread runs a vCPU for up to 100 ms before the next, far longer
+# than a KCSAN watch (80 us), so two vCPUs would almost never meet in one.
 # shellcheck disable=SC2054 # the commas are inside QEMU options
 case "$(file -bL "$kernel")" in
 *"ARM64 boot executable"*)
@@ -36,14 +44,14 @@ case "$(file -bL "$kernel")" in
 	# that TCG runs fast (max's pointer authentication is slow to emulate).
 	append="console=ttyAMA0 panic=-1 oops=panic $(tcg_guest_args) $*"
 	qemu=(qemu-system-aarch64 -nodefaults -no-reboot -display none
-		-accel tcg,thread=single -M virt -cpu cortex-a57 -smp "$smp" -m 2G
+		-accel tcg,thread="$tcg_thread" -M virt -cpu cortex-a57 -smp "$smp" -m 2G
 		-serial stdio
 		-kernel "$kernel" -initrd "$initrd" -append "$append")
 	;;
 *)
 	append="console=ttyS0 panic=-1 oops=panic $(tcg_clock_args) $(tcg_guest_args) $*"
 	qemu=(qemu-system-x86_64 -nodefaults -no-reboot -display none
-		-accel tcg,thread=single -cpu max,la57=off -smp "$smp" -m 2G
+		-accel tcg,thread="$tcg_thread" -cpu max,la57=off -smp "$smp" -m 2G
 		-bios qboot.rom -serial stdio
 		-kernel "$kernel" -initrd "$initrd" -append "$append")
 	;;
@@ -77,6 +85,10 @@ if [ "${QEMU_FAULT_INJECTION:-0}" = 1 ]; then
 			line ~ /^Call Trace:$/ || line ~ /^ *<\/?(TASK|IRQ)>$/ ||
 			line ~ /^ +(\? )?[A-Za-z0-9_.$]+\+0x[0-9a-f]+\/0x[0-9a-f]+( \[[^]]+\])?$/) { next }
 		{ skip = 0; print }' "$logfile" >"$checked"
+fi
+if [ -n "${QEMU_KCSAN_LIST:-}" ]; then
+	kcsan_drop_listed "$QEMU_KCSAN_LIST" "$checked" >"$logfile.kcsan"
+	checked=$logfile.kcsan
 fi
 if grep -Eq "$KERNEL_REPORTS" "$checked"; then
 	echo "run-qemu: kernel report on the console ($logfile):" >&2

@@ -127,7 +127,7 @@ perl -e 'setpgrp(0, 0); exec @ARGV or die "exec: $!"' nice -n 19 bash -c '
 	"$1/scripts/build-kernel.sh" nodebug >"$2/build-nodebug.log" 2>&1
 	echo $? >"$3.tmp" && mv "$3.tmp" "$3"
 	"$1/scripts/build-matrix.sh" --build-only series arm64 >"$2/matrix-build-arm64.log" 2>&1 &
-	"$1/scripts/build-matrix.sh" --build-only up ccore off >"$2/matrix-build-ccore.log" 2>&1
+	"$1/scripts/build-matrix.sh" --build-only up ccore kcsan off >"$2/matrix-build-ccore.log" 2>&1
 	wait
 ' background "$ALLOCTAG_ROOT" "$logs" "$nodebug_rc" </dev/null &
 background_pid=$!

@@ -30,7 +30,7 @@ use core::ffi::{c_int, c_uint};
 use kernel::{bindings, c_str, prelude::*, str::CStr};
 
 #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
-pub(crate) use {filter::*, ioctl::*, text::*};
+pub(crate) use {filter::*, text::*};
 
 /// The state of one open `/proc/allocinfo`.
 struct FileState {

@@ -37,16 +37,16 @@ const IOC_WRITE: u32 = 1;
 const IOC_READ: u32 = 2;
 
 /// `ALLOCINFO_IOC_CONTENT_ID`.
-pub(crate) const IOC_CONTENT_ID: u32 =
+const IOC_CONTENT_ID: u32 =
     ioc(IOC_READ, 0, size_of::<bindings::allocinfo_content_id>());
 /// `ALLOCINFO_IOC_GET_AT`.
-pub(crate) const IOC_GET_AT: u32 = ioc(
+const IOC_GET_AT: u32 = ioc(
     IOC_READ | IOC_WRITE,
     1,
     size_of::<bindings::allocinfo_get_at>(),
 );
 /// `ALLOCINFO_IOC_GET_NEXT`.
-pub(crate) const IOC_GET_NEXT: u32 = ioc(IOC_READ, 2, size_of::<bindings::allocinfo_tag_data>());
+const IOC_GET_NEXT: u32 = ioc(IOC_READ, 2, size_of::<bindings::allocinfo_tag_data>());
 
 /// Where the ioctls of one open file stand.
 pub(crate) struct IoctlState {
@@ -190,10 +190,12 @@ fn fill(
     data.counter.calls = counters.calls;
     data.counter.accurate = ct.accurate().into();
     data.counter.unloaded = ct.unloaded().into();
+    // A `GET_AT` argument came from user space: nothing of it goes back.
+    data.counter.pad = [0; 6];
 }
 
-/// A C struct of the ABI that starts all zero, padding included, and is only changed field by
-/// field, so that its bytes can go to user space without leaking kernel memory.
+/// A C struct of the ABI that starts all zero and is only changed field by field, so that its
+/// bytes can go to user space without leaking kernel memory.
 ///
 /// # Invariants
 ///
@@ -203,38 +205,53 @@ struct Zeroed<T> {
     value: T,
 }
 
-/// The ABI structs, which are all integers and byte arrays, so all-zero bytes are valid.
+/// The ABI structs, which are all integers and byte arrays with no implicit padding (checked
+/// below), so all-zero bytes are valid and every byte is a field's.
 ///
 /// # Safety
 ///
 /// All-zero bytes must be a valid value of the type, and any bytes read from user space too.
-unsafe trait Abi: Sized {
-    /// The range of padding bytes at the end of the struct's counter, if any, which field
-    /// writes leave alone.
-    const PADDING: core::ops::Range<usize>;
-}
-
-/// The padding after `unloaded` in `struct allocinfo_counter`, from the counter's start.
-const COUNTER_PADDING: core::ops::Range<usize> = (offset_of!(bindings::allocinfo_counter, unloaded)
-    + 1)..size_of::<bindings::allocinfo_counter>();
+unsafe trait Abi: Sized {}
 
 // SAFETY: Integers only.
-unsafe impl Abi for bindings::allocinfo_content_id {
-    const PADDING: core::ops::Range<usize> = 0..0;
-}
+unsafe impl Abi for bindings::allocinfo_content_id {}
 // SAFETY: Integers and byte arrays only.
-unsafe impl Abi for bindings::allocinfo_tag_data {
-    const PADDING: core::ops::Range<usize> = (offset_of!(bindings::allocinfo_tag_data, counter)
-        + COUNTER_PADDING.start)
-        ..(offset_of!(bindings::allocinfo_tag_data, counter) + COUNTER_PADDING.end);
-}
+unsafe impl Abi for bindings::allocinfo_tag_data {}
 // SAFETY: Integers and byte arrays only.
-unsafe impl Abi for bindings::allocinfo_get_at {
-    const PADDING: core::ops::Range<usize> = (offset_of!(bindings::allocinfo_get_at, data)
-        + bindings::allocinfo_tag_data::PADDING.start)
-        ..(offset_of!(bindings::allocinfo_get_at, data)
-            + bindings::allocinfo_tag_data::PADDING.end);
-}
+unsafe impl Abi for bindings::allocinfo_get_at {}
+
+// The numbers mainline's header gives on x86_64 (and every 64-bit ABI), checked as the kernel
+// builds: a field moved or resized, implicit padding (each struct's fields fill it), or an
+// ioctl number that changed fails the build.
+const _: () = {
+    use bindings::{
+        allocinfo_content_id as Id, allocinfo_counter as Counter, allocinfo_filter as Filt,
+        allocinfo_get_at as GetAt, allocinfo_tag as Tag, allocinfo_tag_data as Data,
+    };
+    assert!(size_of::<Id>() == 8 && offset_of!(Id, id) == 0);
+    assert!(bindings::ALLOCINFO_STR_SIZE == 64);
+    assert!(size_of::<Tag>() == 200);
+    assert!(offset_of!(Tag, modname) == 0 && offset_of!(Tag, function) == 64);
+    assert!(offset_of!(Tag, filename) == 128 && offset_of!(Tag, lineno) == 192);
+    assert!(size_of::<Counter>() == 24 && core::mem::align_of::<Counter>() == 8);
+    assert!(offset_of!(Counter, bytes) == 0 && offset_of!(Counter, calls) == 8);
+    assert!(offset_of!(Counter, accurate) == 16 && offset_of!(Counter, unloaded) == 17);
+    assert!(offset_of!(Counter, pad) == 18 && size_of::<[u8; 6]>() + 18 == size_of::<Counter>());
+    assert!(size_of::<Data>() == 224);
+    assert!(offset_of!(Data, tag) == 0 && offset_of!(Data, counter) == 200);
+    assert!(size_of::<Filt>() == 232);
+    assert!(offset_of!(Filt, mask) == 0 && offset_of!(Filt, fields) == 8);
+    assert!(offset_of!(Filt, min_size) == 208 && offset_of!(Filt, max_size) == 216);
+    assert!(offset_of!(Filt, inaccurate) == 224);
+    assert!(size_of::<GetAt>() == 464);
+    assert!(offset_of!(GetAt, pos) == 0 && offset_of!(GetAt, filter) == 8);
+    assert!(offset_of!(GetAt, data) == 240);
+    assert!(IOC_CONTENT_ID == 0x8008_a600);
+    assert!(IOC_GET_AT == 0xc1d0_a601);
+    assert!(IOC_GET_NEXT == 0x80e0_a602);
+    assert!(super::filter::STR_SIZE == bindings::ALLOCINFO_STR_SIZE as usize);
+    assert!(super::filter::MASKS == 0xff);
+};
 
 impl<T: Abi> Zeroed<T> {
     fn new() -> Self {
@@ -262,12 +279,8 @@ impl<T: Abi> Zeroed<T> {
         }
     }
 
-    /// Returns the bytes to copy to user space, the padding zeroed again.
+    /// Returns the bytes to copy to user space.
     fn bytes(&mut self) -> &[u8] {
-        let bytes = self.bytes_mut();
-        if let Some(padding) = bytes.get_mut(T::PADDING) {
-            padding.fill(0);
-        }
-        bytes
+        self.bytes_mut()
     }
 }

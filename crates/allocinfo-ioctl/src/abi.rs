@@ -28,7 +28,9 @@ pub struct AllocinfoTag {
     pub lineno: u64,
 }
 
-/// `struct allocinfo_counter`, `__attribute__((aligned(8)))`.
+/// `struct allocinfo_counter`, `__attribute__((aligned(8)))`, its tail
+/// padding explicit as in mainline since "alloc_tag: avoid implicit padding
+/// in uapi" (same size and ioctl numbers).
 #[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AllocinfoCounter {
@@ -40,6 +42,8 @@ pub struct AllocinfoCounter {
     /// when the tag's module was unloaded while allocations it made were
     /// live; the tag is listed until they are freed.
     pub unloaded: u8,
+    /// Zero.
+    pub pad: [u8; 6],
 }
 
 /// `struct allocinfo_tag_data`: one answer.
@@ -147,6 +151,7 @@ impl AllocinfoTagData {
             calls: 0,
             accurate: 0,
             unloaded: 0,
+            pad: [0; 6],
         },
     };
 
@@ -154,7 +159,7 @@ impl AllocinfoTagData {
     pub const SIZE: usize = size_of::<AllocinfoTagData>();
 
     /// Reads a structure as the kernel writes it (native byte order), from
-    /// a buffer of exactly [`Self::SIZE`] bytes. Padding is ignored.
+    /// a buffer of exactly [`Self::SIZE`] bytes.
     pub fn from_bytes(buf: &[u8; Self::SIZE]) -> AllocinfoTagData {
         use std::mem::offset_of;
         let u64_at = |off: usize| u64::from_ne_bytes(buf[off..off + 8].try_into().unwrap());
@@ -175,6 +180,9 @@ impl AllocinfoTagData {
                 calls: u64_at(counter + offset_of!(AllocinfoCounter, calls)),
                 accurate: buf[counter + offset_of!(AllocinfoCounter, accurate)],
                 unloaded: buf[counter + offset_of!(AllocinfoCounter, unloaded)],
+                pad: buf[counter + offset_of!(AllocinfoCounter, pad)..][..6]
+                    .try_into()
+                    .unwrap(),
             },
         }
     }

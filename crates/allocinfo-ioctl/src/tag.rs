@@ -126,6 +126,7 @@ pub fn encode(tag: &Tag) -> AllocinfoTagData {
             calls: tag.calls,
             accurate: tag.is_accurate().into(),
             unloaded: tag.is_unloaded().into(),
+            pad: [0; 6],
         },
     }
 }

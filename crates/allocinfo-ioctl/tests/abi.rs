@@ -32,7 +32,7 @@ fn rust_layout() -> Vec<(String, u64)> {
         v,
         "allocinfo_counter",
         AllocinfoCounter,
-        [bytes, calls, accurate, unloaded]
+        [bytes, calls, accurate, unloaded, pad]
     );
     layout!(v, "allocinfo_tag_data", AllocinfoTagData, [tag, counter]);
     layout!(
@@ -114,6 +114,7 @@ fn layout_matches_the_header_as_written_down() {
         ("offsetof allocinfo_counter.bytes", 0), ("offsetof allocinfo_counter.calls", 8),
         ("offsetof allocinfo_counter.accurate", 16),
         ("offsetof allocinfo_counter.unloaded", 17),
+        ("offsetof allocinfo_counter.pad", 18),
         ("sizeof allocinfo_tag_data", 224), ("alignof allocinfo_tag_data", 8),
         ("offsetof allocinfo_tag_data.tag", 0), ("offsetof allocinfo_tag_data.counter", 200),
         ("sizeof allocinfo_filter", 232), ("alignof allocinfo_filter", 8),

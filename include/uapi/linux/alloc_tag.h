@@ -24,17 +24,23 @@ struct allocinfo_tag {
 	__u64 lineno;
 };
 
-/* 8-byte aligned so that 32-bit and 64-bit layouts agree. */
+/*
+ * 8-byte aligned so that 32-bit and 64-bit layouts agree; no implicit
+ * padding, as mainline since "alloc_tag: avoid implicit padding in uapi"
+ * (the same size and ioctl numbers).
+ */
 struct allocinfo_counter {
 	__u64 bytes;
 	__u64 calls;
 	__u8 accurate;			/* 0 when counts were lost */
 	/*
-	 * alloctag's extension, in what was padding (a mainline kernel leaves
-	 * it 0): 1 when the tag's module was unloaded while allocations it
-	 * made were live; the tag is listed until they are freed.
+	 * alloctag's extension, the first byte of what mainline pads (a
+	 * mainline kernel leaves it 0): 1 when the tag's module was unloaded
+	 * while allocations it made were live; the tag is listed until they
+	 * are freed.
 	 */
 	__u8 unloaded;
+	__u8 pad[6];			/* 0 */
 } __attribute__((aligned(8)));
 
 struct allocinfo_tag_data {
