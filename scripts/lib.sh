@@ -57,14 +57,20 @@ KERNEL_REPORTS='(Oops|BUG:|WARNING:|Kernel panic|general protection fault|Call T
 
 log() { printf '==> %s\n' "$*" >&2; }
 
-# Prints console log $2 without the KCSAN reports that list $1
-# (tests/kcsan/upstream.txt) names as the kernel's own: a report is a block
-# from "BUG: KCSAN: data-race in A / B" (or "in A", a race of unknown origin)
-# to its closing line of "=", left out when a line of the list starts with
-# its racing functions ("A/B" or "A") and names functions that are all
-# frames of the block, and neither racing function is alloctag's (its
-# callers may be). Prints the number of reports left out on stderr as
-# "kcsan: N listed reports left out".
+# Prints console log $2 without the KCSAN reports that are not alloctag's
+# to answer for. A report is a block from "BUG: KCSAN: data-race in A / B"
+# (or "in A", a race of unknown origin) to its closing line of "=". Left
+# out: a report whose racing functions a line of $1 (tests/kcsan/upstream.txt)
+# starts with ("A/B" or "A"), when every other function of the line is a
+# frame of its stacks and no racing function's name is alloctag's (alloctag,
+# alloc_tag, codetag, pgalloc_tag, rust_helper_); and a report with no line
+# that names alloctag at all (no frame of its code or of its test modules):
+# a race between two of 6.12's own functions, met under the stress. A block
+# is printed whole when any of its lines is not one a KCSAN report prints
+# (another CPU's output interleaved: a WARNING must not go with it) or when
+# it never closes. Prints on stderr one line "kcsan: not alloctag's: TITLE"
+# per report of the second kind, then "kcsan: N listed, M not alloctag's,
+# left out".
 kcsan_drop_listed() {
 	awk -v list="$1" '
 	BEGIN {
@@ -79,11 +85,26 @@ kcsan_drop_listed() {
 			if (blk[k] ~ ("^ *(\\? )?" name "\\+0x")) return 1
 		return 0
 	}
+	# The lines of a KCSAN report (kernel/kcsan/report.c) and of the
+	# dump_stack_print_info() it ends with.
+	function report_line(l) {
+		return l == "" || l ~ /^BUG: KCSAN: / ||
+			l ~ /^(read|write|read-write|race at unknown origin)/ ||
+			l ~ /^ *(\? )?[A-Za-z0-9_.$]+\+0x[0-9a-f]+\/0x[0-9a-f]+( \[[^]]+\])?$/ ||
+			l ~ /^ *(\||\+->) / || l ~ /^(value|bits) changed: / ||
+			l ~ /^Reported by Kernel Concurrency Sanitizer on:$/ ||
+			l ~ /^(CPU: [0-9]+ UID: |Tainted: |Hardware name: )/
+	}
+	function ours(i) {
+		for (i = 1; i <= nb; i++)
+			if (blk[i] ~ /(alloctag|alloc_tag|codetag|pgalloc_tag|rust_helper_)/) return 1
+		return 0
+	}
 	function listed(t, e, i, ok) {
-		if (t !~ /^BUG: KCSAN: data-race in /) return 0
+		if (!clean || t !~ /^BUG: KCSAN: data-race in /) return 0
 		sub(/^BUG: KCSAN: data-race in /, "", t)
 		gsub(/\+0x[0-9a-f]+\/0x[0-9a-f]+/, "", t); gsub(/ \/ /, "/", t)
-		if (t ~ /(alloctag|alloc_tag|codetag|pgalloc_tag)/) return 0
+		if (t ~ /(alloctag|alloc_tag|codetag|pgalloc_tag|rust_helper_)/) return 0
 		for (e = 1; e <= n; e++) {
 			if (fn[e, 1] != t) continue
 			ok = 1
@@ -92,17 +113,23 @@ kcsan_drop_listed() {
 		}
 		return 0
 	}
-	function flush(i) {
-		if (nb && listed(title)) dropped++
-		else for (i = 1; i <= nb; i++) print raw[i]
+	function flush(closed, i) {
+		if (closed && listed(title)) dropped++
+		else if (closed && clean && !ours()) {
+			others++
+			printf "kcsan: not alloctag'"'"'s: %s\n", title > "/dev/stderr"
+		} else for (i = 1; i <= nb; i++) print raw[i]
 		nb = 0; inrep = 0
 	}
 	{ line = $0; sub(/^\[ *[0-9]+\.[0-9]+\] /, "", line) }
-	inrep && line ~ /^=+$/ { nb++; raw[nb] = $0; blk[nb] = line; flush(); next }
-	line ~ /^BUG: KCSAN: / { if (inrep) flush(); inrep = 1; title = line; nb = 0 }
-	inrep { nb++; raw[nb] = $0; blk[nb] = line; next }
+	inrep && line ~ /^=+$/ { nb++; raw[nb] = $0; blk[nb] = line; flush(1); next }
+	line ~ /^BUG: KCSAN: / { if (inrep) flush(0); inrep = 1; clean = 1; title = line; nb = 0 }
+	inrep { nb++; raw[nb] = $0; blk[nb] = line; if (!report_line(line)) clean = 0; next }
 	{ print }
-	END { if (inrep) flush(); printf "kcsan: %d listed reports left out\n", dropped > "/dev/stderr" }
+	END {
+		if (inrep) flush(0)
+		printf "kcsan: %d listed, %d not alloctag'"'"'s, left out\n", dropped, others > "/dev/stderr"
+	}
 	' "$2"
 }
 

@@ -108,8 +108,8 @@ dup_boots=$(awk '$1 !~ /^#/ && NF { print $1 }' "$ALLOCTAG_ROOT/tests/guest/boot
 # Kernels the QEMU stages need later build in the background at the lowest
 # priority from here on, first kernel-nodebug (stage 3's second kernel), then
 # the build matrix's (scripts/build-matrix.sh --build-only) in two lanes side
-# by side: the series' tree and arm64 (which builds from it), and up then
-# ccore. On this 2-core machine the QEMU stages (KUnit, the guest boots: one
+# by side: the series' tree and arm64 (which builds from it), and up, ccore,
+# kcsan, then off. On this 2-core machine the QEMU stages (KUnit, the guest boots: one
 # thread each) and the serial steps of a kernel build (rustc, the final link,
 # kallsyms) leave a core idle; at nice 19 the builds take only that, and
 # with two lanes one lane's serial steps leave the core to the other's

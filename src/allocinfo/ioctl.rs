@@ -37,8 +37,7 @@ const IOC_WRITE: u32 = 1;
 const IOC_READ: u32 = 2;
 
 /// `ALLOCINFO_IOC_CONTENT_ID`.
-const IOC_CONTENT_ID: u32 =
-    ioc(IOC_READ, 0, size_of::<bindings::allocinfo_content_id>());
+const IOC_CONTENT_ID: u32 = ioc(IOC_READ, 0, size_of::<bindings::allocinfo_content_id>());
 /// `ALLOCINFO_IOC_GET_AT`.
 const IOC_GET_AT: u32 = ioc(
     IOC_READ | IOC_WRITE,
@@ -211,18 +210,21 @@ struct Zeroed<T> {
 /// # Safety
 ///
 /// All-zero bytes must be a valid value of the type, and any bytes read from user space too.
+/// The type must have no padding: every byte belongs to an integer or integer-array field, so
+/// that a typed copy of the value keeps every byte (`Zeroed::bytes()` sends them all out).
 unsafe trait Abi: Sized {}
 
-// SAFETY: Integers only.
+// SAFETY: One integer; its size is checked below.
 unsafe impl Abi for bindings::allocinfo_content_id {}
-// SAFETY: Integers and byte arrays only.
+// SAFETY: Integers and byte arrays only, which fill it: the offsets and sizes checked below leave
+// no gap.
 unsafe impl Abi for bindings::allocinfo_tag_data {}
-// SAFETY: Integers and byte arrays only.
+// SAFETY: As for `allocinfo_tag_data`, with a `__u64` and the filter's integers and arrays.
 unsafe impl Abi for bindings::allocinfo_get_at {}
 
 // The numbers mainline's header gives on x86_64 (and every 64-bit ABI), checked as the kernel
 // builds: a field moved or resized, implicit padding (each struct's fields fill it), or an
-// ioctl number that changed fails the build.
+// ioctl number that changed fails the build. `pad` is `[u8; 6]`: `fill()` assigns one.
 const _: () = {
     use bindings::{
         allocinfo_content_id as Id, allocinfo_counter as Counter, allocinfo_filter as Filt,

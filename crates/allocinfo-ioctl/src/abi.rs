@@ -155,7 +155,7 @@ impl AllocinfoTagData {
         },
     };
 
-    /// Size of the structure in bytes, padding included.
+    /// Size of the structure in bytes.
     pub const SIZE: usize = size_of::<AllocinfoTagData>();
 
     /// Reads a structure as the kernel writes it (native byte order), from
