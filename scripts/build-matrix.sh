@@ -98,7 +98,7 @@ build_warnings() {
 build_only_warnings() {
 	local f=$logs/$1-build-only.log w
 	[ -f "$f" ] || return 0
-	w=$(build_warnings "$f")
+	w=$(build_warnings "$f") || true
 	mv "$f" "$f.checked"
 	[ -z "$w" ] || { why="warnings in the background build ($f.checked):"$'\n'"$w"; return 1; }
 }
@@ -178,6 +178,28 @@ run_up() {
 	detail="build ${t_build} s, boot $((SECONDS - t0)) s, $(grep -c '^smoke: ok' "$console") smoke checks ok"
 }
 
+# Judges the kunit.py run of configuration $1 (ccore, kcsan): its output $2,
+# its exit code $3, started at $4 (SECONDS). kunit.py prints the build's
+# stderr (its warnings) before it boots: none may be there, nor in the
+# background build's log; every case passed or was skipped, and one passed.
+# Sets detail to the counts and, on failure, why. The console after the
+# build is the caller's to judge (reports, manifest).
+kunit_judged() {
+	local name=$1 kunit_log=$2 rc=$3 t0=$4 p f s w
+	w=$(sed '/Starting KUnit Kernel/q' "$kunit_log" | build_warnings /dev/stdin) || true
+	[ -z "$w" ] || { why="warnings in the build ($kunit_log):"$'\n'"$w"; return 1; }
+	build_only_warnings "$name" || return 1
+	read -r p f s < <(sed -n 's/.*Ran [0-9]* tests*: \(.*\)/\1/p' "$kunit_log" | tail -n 1 |
+		awk -F', ' '{ for (i = 1; i <= NF; i++) { split($i, kv, ": "); n[kv[1]] = kv[2] } }
+			END { print n["passed"] + 0, n["failed"] + n["crashed"] + n["errors"] + 0, n["skipped"] + 0 }')
+	# Skipped cases are not failures, but say so: a case skipped here runs nowhere.
+	detail="kunit $p passed, $f failed, $s skipped, $((SECONDS - t0)) s"
+	if [ "$rc" != 0 ] || [ "$f" != 0 ] || [ "$p" = 0 ]; then
+		why="kunit.py exit $rc ($kunit_log):"$'\n'"$(grep -E -m 20 'ERROR|error:|not ok|FAILED|CRASHED' "$kunit_log" || tail -n 20 "$kunit_log")"
+		return 1
+	fi
+}
+
 # The KUnit case that the test kernel skips and only ccore runs.
 CCORE_MUST_RUN=alloctag_counters.disabled_profiling_freezes_counters
 
@@ -189,28 +211,13 @@ ccore_kunit() {
 }
 
 run_ccore() {
-	local out=$BUILD_DIR/kernel-ccore kunit_log=$logs/ccore-kunit.log rc=0 t0=$SECONDS p f s
+	local out=$BUILD_DIR/kernel-ccore kunit_log=$logs/ccore-kunit.log rc=0 t0=$SECONDS
 	log "ccore: kunit.py run into $out (tests/kunit/ccore.kunitconfig)"
 	# kunit.py writes test.log only when it boots: an older one must not be
 	# judged as this run's.
 	rm -f "$out/test.log"
 	ccore_kunit >"$kunit_log" 2>&1 || rc=$?
-	# kunit.py prints the build's stderr (its warnings) before it boots; the
-	# console after that is judged by the test results and the report check.
-	if [ -n "$(sed '/Starting KUnit Kernel/q' "$kunit_log" | build_warnings /dev/stdin)" ]; then
-		why="warnings in the build ($kunit_log):"$'\n'"$(sed '/Starting KUnit Kernel/q' "$kunit_log" | build_warnings /dev/stdin)"
-		return 1
-	fi
-	build_only_warnings ccore || return 1
-	read -r p f s < <(sed -n 's/.*Ran [0-9]* tests*: \(.*\)/\1/p' "$kunit_log" | tail -n 1 |
-		awk -F', ' '{ for (i = 1; i <= NF; i++) { split($i, kv, ": "); n[kv[1]] = kv[2] } }
-			END { print n["passed"] + 0, n["failed"] + n["crashed"] + n["errors"] + 0, n["skipped"] + 0 }')
-	# Skipped cases are not failures, but say so: a case skipped here runs nowhere.
-	detail="kunit $p passed, $f failed, $s skipped, $((SECONDS - t0)) s"
-	if [ "$rc" != 0 ] || [ "$f" != 0 ] || [ "$p" = 0 ]; then
-		why="kunit.py exit $rc ($kunit_log):"$'\n'"$(grep -E -m 20 'ERROR|error:|not ok|FAILED|CRASHED' "$kunit_log" || tail -n 20 "$kunit_log")"
-		return 1
-	fi
+	kunit_judged ccore "$kunit_log" "$rc" "$t0" || return 1
 	# As in scripts/test.sh: kunit.py judges only the KTAP results.
 	if grep -Eq "$KERNEL_REPORTS" "$out/test.log" 2>/dev/null; then
 		why="kernel report on the console ($out/test.log):"$'\n'"$(grep -E -m 5 -A 3 "$KERNEL_REPORTS" "$out/test.log")"
@@ -258,7 +265,7 @@ kcsan_kunit() {
 
 run_kcsan() {
 	local out=$BUILD_DIR/kernel-kcsan kunit_log=$logs/kcsan-kunit.log build_log=$logs/kcsan-build.log
-	local console=$logs/kcsan-stress.log rc=0 t0=$SECONDS p f s mout t_kunit others
+	local console=$logs/kcsan-stress.log rc=0 t0=$SECONDS mout others
 	local kcsan_list=$ALLOCTAG_ROOT/tests/kcsan/upstream.txt
 	log "kcsan: kunit.py run into $out (tests/kunit/kcsan.kunitconfig)"
 	rm -f "$out/test.log"
@@ -268,22 +275,9 @@ run_kcsan() {
 	kcsan_kunit --kernel_args kcsan.skip_watch=$KCSAN_SKIP_WATCH \
 		--kernel_args sysctl.vm.mem_profiling=1,compressed \
 		--kernel_args alloctag.waste_slots=on >"$kunit_log" 2>&1 || rc=$?
-	if [ -n "$(sed '/Starting KUnit Kernel/q' "$kunit_log" | build_warnings /dev/stdin)" ]; then
-		why="warnings in the build ($kunit_log):"$'\n'"$(sed '/Starting KUnit Kernel/q' "$kunit_log" | build_warnings /dev/stdin)"
-		return 1
-	fi
-	build_only_warnings kcsan || return 1
-	read -r p f s < <(sed -n 's/.*Ran [0-9]* tests*: \(.*\)/\1/p' "$kunit_log" | tail -n 1 |
-		awk -F', ' '{ for (i = 1; i <= NF; i++) { split($i, kv, ": "); n[kv[1]] = kv[2] } }
-			END { print n["passed"] + 0, n["failed"] + n["crashed"] + n["errors"] + 0, n["skipped"] + 0 }')
-	t_kunit=$((SECONDS - t0))
-	detail="kunit $p passed, $f failed, $s skipped, $t_kunit s"
-	if [ "$rc" != 0 ] || [ "$f" != 0 ] || [ "$p" = 0 ]; then
-		why="kunit.py exit $rc ($kunit_log):"$'\n'"$(grep -E -m 20 'ERROR|error:|not ok|FAILED|CRASHED' "$kunit_log" || tail -n 20 "$kunit_log")"
-		return 1
-	fi
+	kunit_judged kcsan "$kunit_log" "$rc" "$t0" || return 1
 	# A KCSAN report ("BUG: KCSAN: data-race in ...") is one of these, but
-	# for those tests/kcsan/upstream.txt lists as the kernel's own.
+	# for those not alloctag's to answer for (kcsan_drop_listed).
 	if ! kcsan_drop_listed "$kcsan_list" "$out/test.log" >"$out/test.log.kcsan" 2>>"$kunit_log" ||
 		! grep -q "^kcsan: [0-9]* listed, [0-9]* not alloctag's, left out\$" "$kunit_log"; then
 		why="the KCSAN reports of $out/test.log could not be checked"
