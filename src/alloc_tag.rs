@@ -264,10 +264,8 @@ mod core_impl {
             }
             #[cfg(CONFIG_MODULES)]
             {
-                // SAFETY: `module_unload` found the tags unused: no allocation is charged to
-                // them any more, and with the registry locked for writing no reader reads
-                // them; they go next. Only a module's coming gives tags counters that are not
-                // static: the registry's tests give this only tags without counters.
+                // SAFETY: Unused (`module_unload`), unread (registry write-locked), going next;
+                // only a module's coming gives tags non-static counters (tests pass none).
                 unsafe { super::counters::free(module.slice()) };
             }
         }
