@@ -208,7 +208,7 @@ files_core() {
 		allocinfo/filter.rs allocinfo/ioctl.rs allocinfo/text.rs codetag.rs codetag/tag.rs \
 		codetag/registry.rs codetag/registry/cursor.rs codetag/registry/index.rs \
 		codetag/registry/module.rs codetag/registry/reader.rs keys.rs keys/tag.rs layout.c layout.rs \
-		percpu.rs profiling.rs rwsem.rs seq.rs glue.c static_key.c; do
+		percpu.rs profiling.rs rwsem.rs seq.rs debugfs.rs status.rs glue.c static_key.c; do
 		place "src/$f" "lib/alloctag/src/$f"
 	done
 	introduce MEM_ALLOC_PROFILING_RUST
@@ -216,7 +216,7 @@ files_core() {
 
 files_fault() {
 	local f
-	for f in debugfs.rs fault.rs fault/control.rs fault/hook.rs fault/rule.rs fault/sites.rs \
+	for f in fault.rs fault/control.rs fault/hook.rs fault/rule.rs fault/sites.rs \
 		codetag/select.rs codetag/glob.rs codetag/sites.rs codetag/registry/selections.rs; do
 		place "src/$f" "lib/alloctag/src/$f"
 	done

@@ -7,9 +7,10 @@
 //! The layers, from the bottom: per-CPU data ([`percpu`]) and locks ([`rwsem`]); the generic
 //! code-tag library ([`codetag`]); allocation tags, its first user ([`alloc_tag`]); the user
 //! interfaces: `/proc/allocinfo` ([`allocinfo`]), the sysctl and the boot parameter
-//! ([`profiling`]). Per-call-site fault injection ([`fault`]) uses the library's selections and has
-//! its control file in debugfs; so does capture ([`capture`]), the second level: the live objects
-//! of chosen call sites, with process, stack and age. Waste accounting ([`waste`]) counts,
+//! ([`profiling`]), and where page tags live ([`status`], in debugfs). Per-call-site fault
+//! injection ([`fault`]) uses the library's selections and has its control file in debugfs; so
+//! does capture ([`capture`]), the second level: the live objects of chosen call sites, with
+//! process, stack and age. Waste accounting ([`waste`]) counts,
 //! per call site, the bytes requested against those handed out, and the allocations and frees,
 //! in `/proc/allocwaste`. The allocator hooks stay in C
 //! (include/linux/alloc_tag.h, mm/).
@@ -41,7 +42,7 @@ mod percpu;
 
 #[cfg(CONFIG_ALLOCTAG_CAPTURE)]
 mod capture;
-#[cfg(any(CONFIG_ALLOCTAG_FAULT_INJECTION, CONFIG_ALLOCTAG_CAPTURE))]
+#[cfg(all(CONFIG_MEM_ALLOC_PROFILING_RUST, CONFIG_DEBUG_FS))]
 mod debugfs;
 #[cfg(CONFIG_ALLOCTAG_FAULT_INJECTION)]
 mod fault;
@@ -56,6 +57,8 @@ mod allocinfo;
 mod profiling;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod rwsem;
+#[cfg(all(CONFIG_MEM_ALLOC_PROFILING_RUST, CONFIG_DEBUG_FS))]
+mod status;
 
 #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
 mod tests;
@@ -84,6 +87,8 @@ impl kernel::Module for AllocTagCore {
         unsafe { alloc_tag::ALLOC_TAGS.add_dynamic(alloc_tag::dynamic::pool()) }?;
         profiling::register_sysctl()?;
         allocinfo::register()?;
+        #[cfg(CONFIG_DEBUG_FS)]
+        status::register();
         #[cfg(CONFIG_ALLOCTAG_FAULT_INJECTION)]
         fault::register()?;
         #[cfg(CONFIG_ALLOCTAG_CAPTURE)]

@@ -9,9 +9,12 @@
 //! absent where lockdown forbids such tools.
 
 use core::ffi::c_int;
-use kernel::{bindings, c_str, prelude::*, str::CStr, uaccess::UserSlice};
+#[cfg(CONFIG_ALLOCTAG_SELECTION)]
+use kernel::uaccess::UserSlice;
+use kernel::{bindings, c_str, prelude::*, str::CStr};
 
 /// The longest command a control file accepts.
+#[cfg(CONFIG_ALLOCTAG_SELECTION)]
 const MAX_COMMAND: usize = 1024;
 
 /// `open` of a file.
@@ -40,7 +43,6 @@ unsafe impl Sync for Fops {}
 impl Fops {
     /// Operations of a seq_file opened by `open` (see [`single_open`]), written by `write` if
     /// any.
-    #[cfg(CONFIG_ALLOCTAG_FAULT_INJECTION)]
     pub(crate) const fn seq(open: OpenFn, write: Option<WriteFn>) -> Self {
         Self(bindings::file_operations {
             open: Some(open),
@@ -76,7 +78,6 @@ impl Fops {
 
 /// Defines `$open`, the `open` of a seq_file whose whole text `$show` writes: `$show` takes a
 /// `&mut SeqWriter` and returns a `core::fmt::Result`.
-#[cfg(CONFIG_ALLOCTAG_FAULT_INJECTION)]
 macro_rules! single_open {
     ($open:ident, $show:expr) => {
         /// `open` of the file.
@@ -109,11 +110,11 @@ macro_rules! single_open {
         }
     };
 }
-#[cfg(CONFIG_ALLOCTAG_FAULT_INJECTION)]
 pub(crate) use single_open;
 
 /// Defines `$name`, the `write` of a control file: one command per write, run by `$run` (a
 /// `fn(&[u8]) -> Result`), as [`write_command`] does, `$what` naming the file in messages.
+#[cfg(CONFIG_ALLOCTAG_SELECTION)]
 macro_rules! command_write {
     ($name:ident, $what:literal, $run:path) => {
         /// `write` of the control file: one command.
@@ -131,6 +132,7 @@ macro_rules! command_write {
         }
     };
 }
+#[cfg(CONFIG_ALLOCTAG_SELECTION)]
 pub(crate) use command_write;
 
 /// Creates `name` with `mode` and `fops` in `/sys/kernel/debug/alloctag/`, which the first
@@ -166,8 +168,10 @@ pub(crate) fn create_file(name: &'static CStr, mode: u16, fops: &'static Fops) -
 /// What a user wrote, as `%*pE` shows it in the log: a byte that is not printable ASCII, or a
 /// backslash, as an escape (`\n`, `\t`, `\r`, `\\`, `\ooo`), so that nothing written can start
 /// a line of its own or pass for another message.
+#[cfg(CONFIG_ALLOCTAG_SELECTION)]
 struct Escaped<'a>(&'a [u8]);
 
+#[cfg(CONFIG_ALLOCTAG_SELECTION)]
 impl core::fmt::Display for Escaped<'_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         use core::fmt::Write;
@@ -187,6 +191,7 @@ impl core::fmt::Display for Escaped<'_> {
 
 /// `text` without the white space at its end (`<[u8]>::trim_ascii_end` is from rustc 1.80;
 /// 6.12 builds with 1.78).
+#[cfg(CONFIG_ALLOCTAG_SELECTION)]
 fn trim_end(text: &[u8]) -> &[u8] {
     let len = text
         .iter()
@@ -198,6 +203,7 @@ fn trim_end(text: &[u8]) -> &[u8] {
 /// The body of a control file's `write`: reads the command of `count` bytes at the user
 /// address `buf` and runs it. Without `CAP_SYS_ADMIN` it fails with `EPERM`; a command `run`
 /// refuses fails with its error and a log line "`what`: 'COMMAND' refused: ERROR".
+#[cfg(CONFIG_ALLOCTAG_SELECTION)]
 pub(crate) fn write_command(
     what: &str,
     buf: *const kernel::ffi::c_char,

@@ -18,7 +18,7 @@
 //! stay in page_ext, with a log line. A module or a chunk of dynamic tags that finds no free
 //! block later is logged, and its tags are marked inaccurate: their pages are not charged.
 
-use crate::codetag::{name_tags, TagIndex, FIRST_INDEX};
+use crate::codetag::{name_tags, IndexUsage, TagIndex, FIRST_INDEX};
 use crate::rwsem::RwSemStorage;
 use core::{
     mem::size_of,
@@ -66,6 +66,63 @@ fn vmlinux_symbol(name: &CStr) -> usize {
     unsafe { bindings::alloctag_find_symbol(core::ptr::null_mut(), name.as_char_ptr()) as usize }
 }
 
+/// Returns the address of vmlinux's `alloc_tags` section and how many tags it holds.
+fn vmlinux_tags() -> (usize, usize) {
+    let start = vmlinux_symbol(c_str!("__start_alloc_tags"));
+    let stop = vmlinux_symbol(c_str!("__stop_alloc_tags"));
+    (
+        start,
+        stop.saturating_sub(start) / size_of::<bindings::alloc_tag>(),
+    )
+}
+
+/// Returns the page-flag bits an index may take: those free, at most 16 (the table's size).
+fn index_bits() -> u32 {
+    // SAFETY: Reads a constant, or on test kernels a value set by an early parameter.
+    let bits = unsafe { bindings::alloctag_pgflags_bits() };
+    (bits.max(0) as u32).min(16)
+}
+
+/// Returns the page-flag bits that `count` tags need, indices 0 and 1 being reserved.
+fn bits_needed(count: usize) -> u32 {
+    usize::BITS - (FIRST_INDEX + count).saturating_sub(1).leading_zeros()
+}
+
+/// Where page tags live and what their index holds, as `/sys/kernel/debug/alloctag/status`
+/// says.
+pub(crate) struct Placement {
+    /// Whether page tags are in page flags (else in page_ext).
+    pub(crate) compressed: bool,
+    /// Whether the boot parameter asked for page flags.
+    pub(crate) requested: bool,
+    /// The page-flag bits the configuration leaves unused.
+    pub(crate) free_bits: u32,
+    /// The bits an index may take.
+    pub(crate) index_bits: u32,
+    /// The bits vmlinux's tags need.
+    pub(crate) needed_bits: u32,
+    /// vmlinux's allocation tags.
+    pub(crate) vmlinux_tags: usize,
+    /// What the index of the other tags holds; all zero while page tags are in page_ext.
+    pub(crate) usage: IndexUsage,
+}
+
+/// Returns where page tags live and what their index holds. Process context; may sleep.
+pub(crate) fn placement() -> Placement {
+    let (_, vmlinux_tags) = vmlinux_tags();
+    // SAFETY: Returns a constant.
+    let free = unsafe { bindings::alloctag_pgflags_free_bits() };
+    Placement {
+        compressed: compressed(),
+        requested: REQUESTED.load(Ordering::Relaxed),
+        free_bits: free.max(0) as u32,
+        index_bits: index_bits(),
+        needed_bits: bits_needed(vmlinux_tags),
+        vmlinux_tags,
+        usage: INDEX.usage(),
+    }
+}
+
 /// Decides whether page tags go in page flags, as asked at boot.
 ///
 /// # Safety
@@ -78,12 +135,9 @@ pub(crate) unsafe extern "C" fn alloc_tag_sec_init() {
         return;
     }
     let size = size_of::<bindings::alloc_tag>();
-    let start = vmlinux_symbol(c_str!("__start_alloc_tags"));
-    let stop = vmlinux_symbol(c_str!("__stop_alloc_tags"));
-    let count = stop.saturating_sub(start) / size;
-    // SAFETY: Reads a constant, or on test kernels a value set by an early parameter.
-    let bits = unsafe { bindings::alloctag_pgflags_bits() } as u32;
-    let capacity = 1usize << bits.min(16);
+    let (start, count) = vmlinux_tags();
+    let bits = index_bits();
+    let capacity = 1usize << bits;
     if start == 0 || bits == 0 || FIRST_INDEX + count > capacity {
         pr_warn!(
             "{} allocation tags cannot be named in {} free page-flag bits: page tags stay in \
@@ -123,7 +177,7 @@ c_declared!(alloc_tag_sec_init);
 /// `page->flags`' bits, each field with the configuration option that sizes it.
 fn log_page_flags(count: usize) {
     use crate::layout::page_flags as f;
-    let need = usize::BITS - (FIRST_INDEX + count).saturating_sub(1).leading_zeros();
+    let need = bits_needed(count);
     pr_warn!(
         "they need {} bits; page->flags' {} bits hold {} page flags, sections {} \
          (SPARSEMEM without VMEMMAP), nodes {} (NODES_SHIFT), zones {}, last_cpupid {} \

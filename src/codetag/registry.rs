@@ -28,7 +28,7 @@ mod selections;
 mod testing;
 
 pub(crate) use cursor::{Cursor, ModuleTags, ReadPosition, Tags};
-pub(crate) use index::{name_tags, TagIndex, FIRST as FIRST_INDEX};
+pub(crate) use index::{name_tags, TagIndex, Usage as IndexUsage, FIRST as FIRST_INDEX};
 use module::find_range;
 #[cfg(CONFIG_MODULES)]
 pub(crate) use module::kvfree_rcu_barrier;

@@ -124,6 +124,14 @@ fn blocks_lookups_and_reuse(test: &Test) {
         indices(a_tags, 3),
         indices(b_tags, 4)
     );
+    // Used: the 10 reserved below `first` and the two blocks; nothing refused, the index being
+    // off not counting as a refusal.
+    let u = TEST_INDEX.usage();
+    kunit_expect!(
+        test,
+        (u.used, u.capacity, u.refused) == (17, 20, 0),
+        "usage {u:?}, not 17 of 20 used, 0 refused"
+    );
     kunit_expect!(test, TEST_INDEX.tag_at(12) == addr(a_tags, 2));
     kunit_expect!(test, TEST_INDEX.tag_at(13) == addr(b_tags, 0));
     kunit_expect!(
@@ -155,6 +163,13 @@ fn blocks_lookups_and_reuse(test: &Test) {
         "four indices found where three are left: {d:?}"
     );
     kunit_expect!(test, TEST_INDEX.segments() == 2);
+    // The status file counts the four tags refused (src/status.rs).
+    let u = TEST_INDEX.usage();
+    kunit_expect!(
+        test,
+        (u.used, u.refused) == (16, 4),
+        "usage {u:?} after a refusal, not 16 used and 4 refused"
+    );
     remove(b_tags);
     remove(c_tags);
     kunit_expect!(

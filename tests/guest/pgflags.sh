@@ -91,3 +91,64 @@ test_boot_pgflags_fallback_keeps_page_ext() {
 	[ "$(cat /proc/sys/vm/mem_profiling_compressed)" = 0 ] || fail "mem_profiling_compressed is not 0"
 	[ "$(cat /proc/sys/vm/mem_profiling)" = 1 ] || fail "profiling is off"
 }
+
+# The value of KEY in alloctag's status file (src/status.rs).
+status_value() {
+	sed -n "s/^$1: //p" /sys/kernel/debug/alloctag/status
+}
+
+# Every default boot: the status file says where page tags are, as the boot
+# decided, with figures that agree with the boot's log and with each other.
+test_pgflags_status_file_says_where_page_tags_are() {
+	f=/sys/kernel/debug/alloctag/status
+	[ -e "$f" ] || mount -t debugfs none /sys/kernel/debug
+	[ -f "$f" ] || fail "no $f"
+	cat "$f"
+	[ "$(stat -c %a "$f")" = 400 ] || fail "$f has mode $(stat -c %a "$f"), want 400"
+	if (echo x >"$f") 2>/dev/null; then fail "$f took a write"; fi
+	asked=no
+	if pgflags_asked; then asked=yes; fi
+	[ "$(status_value compressed_requested)" = "$asked" ] ||
+		fail "compressed_requested is $(status_value compressed_requested), want $asked"
+	# page->flags' fields and the unused bits add up to the long.
+	layout=$(status_value page_flags)
+	long=$(echo "$layout" | sed -n 's/^long \([0-9]*\) .*/\1/p')
+	sum=0
+	for n in $(echo "$layout" | sed 's/^long [0-9]* //' | grep -oE '[0-9]+'); do
+		sum=$((sum + n))
+	done
+	[ -n "$long" ] && [ "$sum" = "$long" ] || fail "page_flags '$layout' adds up to $sum, not $long"
+	free=$(status_value free_bits)
+	[ "$(echo "$layout" | sed -n 's/.* unused \([0-9]*\)$/\1/p')" = "$free" ] ||
+		fail "free_bits $free is not page_flags' unused"
+	bits=$(status_value index_bits)
+	max=$free
+	[ "$max" -le 16 ] || max=16
+	if pgflags_starved; then
+		max=$(sed -n 's/.*alloctag_test_pgflags_bits=\([0-9]*\).*/\1/p' /proc/cmdline)
+	fi
+	[ "$bits" = "$max" ] || fail "index_bits $bits, want $max"
+	tags=$(status_value vmlinux_tags)
+	need=$(status_value needed_bits)
+	[ "$tags" -gt 100 ] || fail "vmlinux_tags $tags"
+	[ $(((tags + 1) >> need)) = 0 ] && [ $(((tags + 1) >> (need - 1))) != 0 ] ||
+		fail "$tags tags and the two reserved indices do not need $need bits"
+	used=$(status_value indices_used)
+	cap=$(status_value indices_capacity)
+	[ "$(status_value tags_without_index)" = 0 ] || fail "tags_without_index is not 0"
+	if pgflags_expected; then
+		[ "$(status_value page_tags)" = page_flags ] || fail "page_tags is not page_flags"
+		[ "$cap" = $((1 << bits)) ] || fail "indices_capacity $cap, not 2^$bits"
+		[ "$used" -ge $((tags + 2)) ] && [ "$used" -le "$cap" ] ||
+			fail "indices_used $used, not between vmlinux's $tags + 2 and $cap"
+		grep -Eq "alloctag: page tags in page flags: $bits bits of $free free, $tags of $cap indices" /tmp/dmesg.boot ||
+			fail "the boot log does not say $bits bits of $free free, $tags of $cap indices"
+	else
+		[ "$(status_value page_tags)" = page_ext ] || fail "page_tags is not page_ext"
+		[ "$used $cap" = "0 0" ] || fail "indices $used of $cap with page tags in page_ext"
+		if pgflags_starved; then
+			grep -Eq "alloctag: $tags allocation tags cannot be named in $bits free page-flag bits" /tmp/dmesg.boot ||
+				fail "the boot log does not say $tags tags cannot be named in $bits bits"
+		fi
+	fi
+}

@@ -73,6 +73,19 @@ struct Bounds {
     capacity: usize,
     /// The segments, sorted by their first index.
     segments: KVec<Segment>,
+    /// How many tags found no free block.
+    refused: usize,
+}
+
+/// What an index holds, for `/sys/kernel/debug/alloctag/status`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Usage {
+    /// Indices taken: those below the first a segment may take, and the segments'.
+    pub(crate) used: usize,
+    /// Indices the index may give, reserved ones included; 0 while it is off.
+    pub(crate) capacity: usize,
+    /// Tags that found no free block, whose pages are not charged.
+    pub(crate) refused: usize,
 }
 
 /// Indices for the tags of one tag type.
@@ -120,6 +133,7 @@ impl TagIndex {
                         first: 0,
                         capacity: 0,
                         segments: KVec::new(),
+                        refused: 0,
                     },
                 )
             },
@@ -198,6 +212,22 @@ impl TagIndex {
         self.lock.read().segments.len()
     }
 
+    /// Returns what the index holds. Process context; may sleep.
+    pub(crate) fn usage(&self) -> Usage {
+        let bounds = self.lock.read();
+        if bounds.first == 0 {
+            return Usage {
+                refused: bounds.refused,
+                ..Usage::default()
+            };
+        }
+        Usage {
+            used: bounds.segments.iter().map(|s| s.len).sum::<usize>() + bounds.first,
+            capacity: bounds.capacity,
+            refused: bounds.refused,
+        }
+    }
+
     /// Gives the `len` tags of `tag_size` bytes at `start` a block of indices, sets each tag's
     /// index, and returns the block's first. `ENOSPC` where no free block fits, `ENODEV` while
     /// the index is off. Process context; may sleep.
@@ -226,19 +256,25 @@ impl TagIndex {
             }
             base = base.max(s.base + s.len);
         }
-        if len == 0 || base + len > bounds.capacity {
-            return Err(ENOSPC);
-        }
         let seg = Segment {
             start: start as usize,
             len,
             tag_size,
             base,
         };
-        self.make_leaves(base, len)?;
-        // The core's own allocations are charged to their own lines (`alloc_hooks!`): a chunk of
-        // dynamic tags may be what is being added.
-        kernel::alloc_hooks!(bounds.segments.push(seg, GFP_KERNEL))?;
+        let placed = if len == 0 || base + len > bounds.capacity {
+            Err(ENOSPC)
+        } else {
+            // The core's own allocations are charged to their own lines (`alloc_hooks!`): a
+            // chunk of dynamic tags may be what is being added.
+            self.make_leaves(base, len).and_then(|()| {
+                kernel::alloc_hooks!(bounds.segments.push(seg, GFP_KERNEL)).map_err(Error::from)
+            })
+        };
+        if let Err(e) = placed {
+            bounds.refused = bounds.refused.saturating_add(len);
+            return Err(e);
+        }
         if let Some(tail) = bounds.segments.get_mut(at..) {
             tail.rotate_right(1);
         }

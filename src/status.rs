@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `/sys/kernel/debug/alloctag/status`: where page tags live, and why.
+//!
+//! C header: [`include/linux/alloctag_pgflags.h`](srctree/include/linux/alloctag_pgflags.h)
+//!
+//! Whether page tags fit in page flags is decided once at boot, and the log line that says so
+//! scrolls away; `allocinfo status` reads this file instead, and says what would free bits.
+//! One `key: value` a line, in a fixed order; later kernels may add keys, never change one.
+//! Read-only and without addresses: root's (debugfs), and lockdown's integrity mode opens it.
+//!
+//! ```text
+//! page_tags: page_flags
+//! compressed_requested: yes
+//! free_bits: 14
+//! index_bits: 14
+//! needed_bits: 11
+//! vmlinux_tags: 980
+//! indices_used: 1210
+//! indices_capacity: 16384
+//! tags_without_index: 0
+//! page_flags: long 64 flags 24 sections 0 nodes 6 zones 2 last_cpupid 0 kasan_tag 0 lru_gen 3 lru_refs 2 unused 14
+//! ```
+
+use crate::{
+    alloc_tag::index::{placement, Placement},
+    debugfs::{self, single_open, Fops},
+    layout::page_flags as f,
+    seq::SeqWriter,
+};
+use core::fmt::{self, Write};
+use kernel::c_str;
+
+/// Writes the status, `p` being where page tags live.
+fn write_status(w: &mut SeqWriter, p: &Placement) -> fmt::Result {
+    let yes_no = |b: bool| if b { "yes" } else { "no" };
+    writeln!(
+        w,
+        "page_tags: {}",
+        if p.compressed {
+            "page_flags"
+        } else {
+            "page_ext"
+        }
+    )?;
+    writeln!(w, "compressed_requested: {}", yes_no(p.requested))?;
+    writeln!(w, "free_bits: {}", p.free_bits)?;
+    writeln!(w, "index_bits: {}", p.index_bits)?;
+    writeln!(w, "needed_bits: {}", p.needed_bits)?;
+    writeln!(w, "vmlinux_tags: {}", p.vmlinux_tags)?;
+    writeln!(w, "indices_used: {}", p.usage.used)?;
+    writeln!(w, "indices_capacity: {}", p.usage.capacity)?;
+    writeln!(w, "tags_without_index: {}", p.usage.refused)?;
+    writeln!(
+        w,
+        "page_flags: long {} flags {} sections {} nodes {} zones {} last_cpupid {} kasan_tag {} \
+         lru_gen {} lru_refs {} unused {}",
+        f::LONG,
+        f::FLAGS,
+        f::SECTIONS,
+        f::NODES,
+        f::ZONES,
+        f::LAST_CPUPID,
+        f::KASAN_TAG,
+        f::LRU_GEN,
+        f::LRU_REFS,
+        f::UNUSED
+    )
+}
+
+single_open!(open, |w: &mut SeqWriter| write_status(w, &placement()));
+
+static FOPS: Fops = Fops::seq(open, None);
+
+/// Creates `/sys/kernel/debug/alloctag/status`. Without debugfs (disabled or locked down) there
+/// is no file; the boot log says the same.
+pub(crate) fn register() {
+    debugfs::create_file(c_str!("status"), 0o400, &FOPS);
+}
