@@ -145,7 +145,9 @@ impl AllocTag {
     }
 }
 
-/// Sums per-CPU counters over all possible CPUs.
+/// Sums per-CPU counters over the CPUs that have run: only its own CPU adds to an instance
+/// (`this_cpu_add()`), so the others' hold the zeros that `alloc_percpu()` (or the per-CPU
+/// area's copy of a static tag's zeroed counters) gave them.
 ///
 /// # Safety
 ///
@@ -154,7 +156,7 @@ unsafe fn sum_counters(counters: *const bindings::alloc_tag_counters) -> Counter
     let mut sum = Counters::default();
     // SAFETY: The caller guarantees that `counters` is a `__percpu` address of counters.
     unsafe {
-        percpu::for_each_possible_cpu(counters, |c| {
+        percpu::for_each_counting_cpu(counters, |c| {
             // SAFETY: `c` is one CPU's instance of the live counters. Its CPU updates them
             // concurrently, so each is read once, volatile, as C's reader does.
             let (bytes, calls) = (

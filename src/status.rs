@@ -7,19 +7,21 @@
 //! Whether page tags fit in page flags is decided once at boot, and the log line that says so
 //! scrolls away; `allocinfo status` reads this file instead, and says what would free bits.
 //! One `key: value` a line, in a fixed order; later kernels may add keys, never change one.
-//! Read-only and without addresses: root's (debugfs), and lockdown's integrity mode opens it.
+//! Read-only and without addresses: root's (debugfs), and it opens under lockdown too.
+//!
+//! The test kernel booted with `sysctl.vm.mem_profiling=1,compressed`:
 //!
 //! ```text
 //! page_tags: page_flags
 //! compressed_requested: yes
-//! free_bits: 14
-//! index_bits: 14
+//! free_bits: 41
+//! index_bits: 16
 //! needed_bits: 11
-//! vmlinux_tags: 980
-//! indices_used: 1210
-//! indices_capacity: 16384
+//! vmlinux_tags: 1068
+//! indices_used: 1134
+//! indices_capacity: 65536
 //! tags_without_index: 0
-//! page_flags: long 64 flags 24 sections 0 nodes 6 zones 2 last_cpupid 0 kasan_tag 0 lru_gen 3 lru_refs 2 unused 14
+//! page_flags: long 64 flags 21 sections 0 nodes 0 zones 2 last_cpupid 0 kasan_tag 0 lru_gen 0 lru_refs 0 unused 41
 //! ```
 
 use crate::{

@@ -153,7 +153,8 @@ impl AllocTag {
         };
     }
 
-    /// Sums the tag's counters over all CPUs; `None` where it has none.
+    /// Sums the tag's counters over the CPUs that have run (only its own CPU writes an
+    /// instance, and [`Self::zero_waste`] zeroes them all); `None` where it has none.
     pub(crate) fn read_waste(&self) -> Option<Figures> {
         let counters = self.waste();
         if counters.is_null() {
@@ -163,7 +164,7 @@ impl AllocTag {
         // SAFETY: The tag's counters are a `__percpu` address of one `Raw`, live while the tag
         // is reachable.
         unsafe {
-            percpu::for_each_possible_cpu(counters, |c| {
+            percpu::for_each_counting_cpu(counters, |c| {
                 // One CPU's instance, which its CPU updates concurrently: read once, volatile,
                 // as the allocation counters are.
                 let raw = ptr::read_volatile(c);

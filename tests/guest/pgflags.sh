@@ -136,6 +136,20 @@ test_pgflags_status_file_says_where_page_tags_are() {
 	used=$(status_value indices_used)
 	cap=$(status_value indices_capacity)
 	[ "$(status_value tags_without_index)" = 0 ] || fail "tags_without_index is not 0"
+	# The tool says the same, first line first (crates/allocinfo/src/status.rs).
+	allocinfo status >/tmp/status.out 2>&1 || fail "allocinfo status: $(cat /tmp/status.out)"
+	cat /tmp/status.out
+	if pgflags_expected; then
+		head -1 /tmp/status.out | grep -q "^page tags: in page flags ($free free bits, index of $bits bits: $used of $cap indices used, $tags by vmlinux)$" ||
+			fail "allocinfo status: $(head -1 /tmp/status.out)"
+	elif pgflags_starved; then
+		grep -q "^page tags: in page_ext, although" /tmp/status.out &&
+			grep -q "need an index of $need bits" /tmp/status.out ||
+			fail "allocinfo status does not say why: $(cat /tmp/status.out)"
+	else
+		head -1 /tmp/status.out | grep -q "^page tags: in page_ext (the default)$" ||
+			fail "allocinfo status: $(head -1 /tmp/status.out)"
+	fi
 	if pgflags_expected; then
 		[ "$(status_value page_tags)" = page_flags ] || fail "page_tags is not page_flags"
 		[ "$cap" = $((1 << bits)) ] || fail "indices_capacity $cap, not 2^$bits"

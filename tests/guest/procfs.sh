@@ -120,3 +120,38 @@ test_allocinfo_sorts_by_size() {
 test_allocinfo_mode_0400() {
 	[ "$(stat -c %a "$PROC_ALLOCINFO")" = 400 ]
 }
+
+# Prints "BYTES CALLS" of the probe site's line (tests/guest/lib.sh).
+probe_counts() {
+	awk '$4 == "[alloctag_test]" && $5 == "func:hold_object" { b = $1; c = $2; n++ }
+		END { if (n != 1) exit 1; print b, c }' "$PROC_ALLOCINFO"
+}
+
+# A CPU's counts stay in the sums after it goes offline, and a free on
+# another CPU takes them back: a read sums every CPU that has run
+# (src/percpu.rs), not those online.
+test_counts_of_an_offlined_cpu_stay() {
+	cpu1=/sys/devices/system/cpu/cpu1/online
+	[ -e "$cpu1" ] || fail "no $cpu1: the boot has one CPU"
+	[ -e "$PROBE_HOLD" ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
+	insmod "$PROBE_MODULE" || fail "insmod $PROBE_MODULE"
+	trap 'echo 1 >'"$cpu1"' 2>/dev/null; rmmod alloctag_test 2>/dev/null' EXIT
+	read -r b0 c0 <<-EOT
+		$(probe_counts)
+	EOT
+	[ -n "$c0" ] || fail "no hold_object line"
+	taskset -c 1 capwriter "$PROBE_HOLD" "$PROBE_N" >/dev/null || fail "allocating on CPU 1"
+	read -r b1 c1 <<-EOT
+		$(probe_counts)
+	EOT
+	[ "$c1" = $((c0 + PROBE_N)) ] && [ "$b1" -gt "$b0" ] ||
+		fail "after $PROBE_N allocations on CPU 1: $b1 $c1, from $b0 $c0"
+	echo 0 >"$cpu1" || fail "CPU 1 did not go offline"
+	[ "$(cat "$cpu1")" = 0 ] || fail "CPU 1 is still online"
+	[ "$(probe_counts)" = "$b1 $c1" ] || fail "CPU 1 offline: $(probe_counts), not $b1 $c1"
+	taskset -c 0 capwriter "$PROBE_HOLD" 0 >/dev/null || fail "freeing on CPU 0"
+	[ "$(probe_counts)" = "$b0 $c0" ] ||
+		fail "freed on CPU 0 with CPU 1 offline: $(probe_counts), not $b0 $c0"
+	echo 1 >"$cpu1" || fail "CPU 1 did not come back"
+	[ "$(probe_counts)" = "$b0 $c0" ] || fail "CPU 1 back: $(probe_counts), not $b0 $c0"
+}

@@ -9,6 +9,7 @@ use crate::fail::args::FailArgs;
 use crate::metrics::MetricsArgs;
 use crate::query::QueryArgs;
 use crate::snapshot::SnapshotArgs;
+use crate::status::StatusArgs;
 use crate::top::TopArgs;
 use crate::treemap::TreemapArgs;
 use crate::waste::args::WasteArgs;
@@ -30,6 +31,8 @@ Examples:
     allocinfo watch --path 'fs/xfs/*' -i 2
   Slack (bytes allocated beyond those requested) per call site:
     allocinfo waste on; <workload>; allocinfo waste
+  Where page tags live (page flags or page_ext), and what would free bits:
+    allocinfo status
   Fleet metrics for node_exporter's textfile collector (contrib/):
     allocinfo top -n 0 --prometheus > /var/lib/node_exporter/allocinfo.prom.tmp
   Shell completions and the manual page:
@@ -105,6 +108,12 @@ Examples:
   allocinfo waste --json                 every call site, one JSON document
   allocinfo waste off                    stop it; the figures stay as they are")]
     Waste(WasteArgs),
+    /// Show where page tags live (page flags or page_ext) and what would free page-flag bits (debugfs, root only).
+    #[command(after_help = "Examples:
+  allocinfo status                       where page tags live, and why (root)
+  allocinfo status --json                the same, one JSON document
+  allocinfo status -f status.txt         a copy of the file, from another machine")]
+    Status(StatusArgs),
     /// Every figure for Prometheus: profile, fault injection, capture (node_exporter's textfile collector).
     #[command(
         after_help = "Example (contrib/node_exporter has a systemd service and timer for it):

@@ -6,8 +6,10 @@
 //! allocation fault injection; `capture` and `live` choose the call sites
 //! whose live objects the kernel records and show them; `waste` shows the
 //! kernel's slack and churn per call site (/proc/allocwaste) and turns that
-//! accounting on and off; `allocinfo-ioctl` reads the profile through
-//! the kernel's ioctl (`query`, `top`; see `via`).
+//! accounting on and off; `status` says where the kernel keeps page tags
+//! (page flags or page_ext) and what would free page-flag bits;
+//! `allocinfo-ioctl` reads the profile through the kernel's ioctl
+//! (`query`, `top`; see `via`).
 
 mod args;
 mod capture;
@@ -21,6 +23,7 @@ mod metrics;
 mod outfile;
 mod query;
 mod snapshot;
+mod status;
 mod time;
 mod top;
 mod treemap;
@@ -184,6 +187,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Capture(a) => capture::control::run(a),
         Cmd::Live(a) => capture::control::live(a),
         Cmd::Waste(a) => waste::run(a),
+        Cmd::Status(a) => status::run(a),
         Cmd::Metrics(a) => metrics::run(a),
         Cmd::Completions(a) => completions(a),
         Cmd::Man(a) => man::run(a, <cli::Cli as clap::CommandFactory>::command()),

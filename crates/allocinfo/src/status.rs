@@ -1,0 +1,957 @@
+//! `allocinfo status`: where the kernel keeps page tags, read from
+//! `/sys/kernel/debug/alloctag/status` (alloctag's Rust core, root only):
+//! in spare bits of `page->flags` as an index (booted with
+//! `sysctl.vm.mem_profiling=1,compressed`) or as a pointer per page in
+//! page_ext; and, when vmlinux's tags do not fit in the free bits, which
+//! Kconfig changes would free enough of them, from how `page->flags`' bits
+//! are spent.
+//!
+//! The file is one `key: value` a line; keys this tool does not know are
+//! skipped (later kernels may add lines), a key it needs that is missing is
+//! an error naming it.
+
+use crate::args::InputArgs;
+use crate::input;
+use anyhow::{Result, anyhow};
+use clap::{Arg, Args};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::io;
+use std::path::Path;
+
+/// The kernel's status file.
+pub const STATUS: &str = "/sys/kernel/debug/alloctag/status";
+
+/// Where debugfs is mounted.
+const DEBUGFS: &str = "/sys/kernel/debug";
+
+/// `DEBUGFS_MAGIC` of include/uapi/linux/magic.h.
+const DEBUGFS_MAGIC: i64 = 0x6462_6720;
+
+/// The most read from a status file (the kernel's is a few hundred bytes).
+const MAX_STATUS: u64 = 1 << 20;
+
+/// The most bits an index may have (include/linux/alloctag_pgflags.h).
+pub const MAX_INDEX_BITS: u32 = 16;
+
+/// The boot parameter that asks for page tags in page flags.
+const COMPRESSED: &str = "sysctl.vm.mem_profiling=1,compressed";
+
+/// The schema of `status --json`.
+pub const SCHEMA: &str = "allocinfo-status/1";
+
+#[derive(Args, Debug)]
+#[command(mut_args(status_input_help))]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// JSON, one document (schema allocinfo-status/1) on one line.
+    #[arg(long, help_heading = "Output")]
+    pub json: bool,
+    /// Indent the JSON.
+    #[arg(long, requires = "json", help_heading = "Output")]
+    pub pretty: bool,
+}
+
+/// The help of [`InputArgs`] in `status` (every argument is passed, in place, as in `waste`).
+fn status_input_help(arg: Arg) -> Arg {
+    match arg.get_id().as_str() {
+        "positional" => arg.help(
+            "The status file to read [default: /sys/kernel/debug/alloctag/status]; \
+             `-` reads standard input",
+        ),
+        "file" => arg.help("The status file to read, as an option (the same as FILE)"),
+        _ => arg,
+    }
+}
+
+/// Where page tags live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PageTags {
+    /// An index in spare bits of `page->flags`.
+    PageFlags,
+    /// A pointer per page in page_ext (the default).
+    PageExt,
+}
+
+impl PageTags {
+    fn name(self) -> &'static str {
+        match self {
+            PageTags::PageFlags => "page_flags",
+            PageTags::PageExt => "page_ext",
+        }
+    }
+}
+
+/// The fields of `page_flags:` the tool needs, in the kernel's order; a
+/// later kernel's other fields are kept and shown too.
+const FIELDS: [&str; 10] = [
+    "long",
+    "flags",
+    "sections",
+    "nodes",
+    "zones",
+    "last_cpupid",
+    "kasan_tag",
+    "lru_gen",
+    "lru_refs",
+    "unused",
+];
+
+/// How `page->flags`' bits are spent: each field's width, in the file's order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub fields: Vec<(String, u32)>,
+}
+
+impl Layout {
+    /// The width of `name`: one of [`FIELDS`], which parsing made sure are there.
+    pub fn get(&self, name: &str) -> u32 {
+        self.fields
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(0, |&(_, v)| v)
+    }
+
+    /// The bits of every field but `long`, which they share.
+    fn sum(&self) -> u32 {
+        self.fields
+            .iter()
+            .filter(|(n, _)| n != "long")
+            .map(|&(_, v)| v)
+            .sum()
+    }
+}
+
+/// The kernel's status file, parsed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Status {
+    pub page_tags: PageTags,
+    pub compressed_requested: bool,
+    pub free_bits: u32,
+    pub index_bits: u32,
+    pub needed_bits: u32,
+    pub vmlinux_tags: u64,
+    pub indices_used: u64,
+    pub indices_capacity: u64,
+    pub tags_without_index: u64,
+    pub page_flags: Layout,
+}
+
+/// The keys read, in the kernel's order.
+const KEYS: [&str; 10] = [
+    "page_tags",
+    "compressed_requested",
+    "free_bits",
+    "index_bits",
+    "needed_bits",
+    "vmlinux_tags",
+    "indices_used",
+    "indices_capacity",
+    "tags_without_index",
+    "page_flags",
+];
+
+/// A width of bits in a long: 0 to 64.
+fn bits(value: &str) -> Option<u32> {
+    value.parse::<u32>().ok().filter(|&v| v <= 64)
+}
+
+impl Status {
+    /// Parses the file's text; an error says the line.
+    pub fn parse(text: &str) -> Result<Status, String> {
+        // Each known key's line number and value.
+        let mut seen: HashMap<&str, (usize, &str)> = HashMap::new();
+        for (i, line) in text.lines().enumerate() {
+            let n = i + 1;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let Some((key, value)) = line.split_once(':') else {
+                return Err(format!("line {n}: expected 'key: value', not {line:?}"));
+            };
+            let key = key.trim();
+            let Some(&key) = KEYS.iter().find(|&&k| k == key) else {
+                // A later kernel's key.
+                continue;
+            };
+            if let Some((first, _)) = seen.insert(key, (n, value.trim())) {
+                return Err(format!(
+                    "line {n}: {key} given twice (first on line {first})"
+                ));
+            }
+        }
+        let get = |key: &str| {
+            seen.get(key)
+                .copied()
+                .ok_or_else(|| format!("missing key '{key}' (no '{key}:' line)"))
+        };
+        let invalid = |key: &str, (n, value): (usize, &str), expected: &str| {
+            format!("line {n}: invalid {key} {value:?}: expected {expected}")
+        };
+        let width = |key: &str| {
+            let line = get(key)?;
+            bits(line.1).ok_or_else(|| invalid(key, line, "a number of bits from 0 to 64"))
+        };
+        let count = |key: &str| {
+            let line = get(key)?;
+            line.1
+                .parse::<u64>()
+                .map_err(|_| invalid(key, line, "an unsigned 64-bit integer"))
+        };
+        let line = get("page_tags")?;
+        let page_tags = match line.1 {
+            "page_flags" => PageTags::PageFlags,
+            "page_ext" => PageTags::PageExt,
+            _ => return Err(invalid("page_tags", line, "page_flags or page_ext")),
+        };
+        let line = get("compressed_requested")?;
+        let compressed_requested = match line.1 {
+            "yes" => true,
+            "no" => false,
+            _ => return Err(invalid("compressed_requested", line, "yes or no")),
+        };
+        Ok(Status {
+            page_tags,
+            compressed_requested,
+            free_bits: width("free_bits")?,
+            index_bits: width("index_bits")?,
+            needed_bits: width("needed_bits")?,
+            vmlinux_tags: count("vmlinux_tags")?,
+            indices_used: count("indices_used")?,
+            indices_capacity: count("indices_capacity")?,
+            tags_without_index: count("tags_without_index")?,
+            page_flags: parse_layout(get("page_flags")?)?,
+        })
+    }
+
+    /// What does not add up, for warnings: the fields of `page_flags` and
+    /// `long`, `unused` and `free_bits` (both `NR_UNUSED_PAGEFLAG_BITS`).
+    pub fn inconsistencies(&self) -> Vec<String> {
+        let l = &self.page_flags;
+        let mut out = Vec::new();
+        if l.sum() != l.get("long") {
+            out.push(format!(
+                "page_flags' fields add up to {} bits, not long's {}",
+                l.sum(),
+                l.get("long")
+            ));
+        }
+        if l.get("unused") != self.free_bits {
+            out.push(format!(
+                "free_bits is {} but page_flags' unused is {}",
+                self.free_bits,
+                l.get("unused")
+            ));
+        }
+        out
+    }
+
+    /// Whether vmlinux's tags fit in the bits this configuration leaves.
+    pub fn fit(&self) -> Fit {
+        if self.needed_bits > MAX_INDEX_BITS {
+            Fit::TooMany
+        } else if self.needed_bits > self.free_bits {
+            Fit::Short(self.needed_bits - self.free_bits)
+        } else {
+            Fit::Fits
+        }
+    }
+}
+
+/// `page_flags: long 64 flags 24 ...`: names and widths in pairs.
+fn parse_layout((n, value): (usize, &str)) -> Result<Layout, String> {
+    let words: Vec<&str> = value.split_ascii_whitespace().collect();
+    let mut fields: Vec<(String, u32)> = Vec::new();
+    for pair in words.chunks(2) {
+        let name = pair[0];
+        let Some(&width) = pair.get(1) else {
+            return Err(format!(
+                "line {n}: invalid page_flags: {name:?} has no width"
+            ));
+        };
+        let Some(width) = bits(width) else {
+            return Err(format!(
+                "line {n}: invalid page_flags: {name} {width:?}: expected a number of bits from 0 to 64"
+            ));
+        };
+        if fields.iter().any(|(f, _)| f == name) {
+            return Err(format!("line {n}: invalid page_flags: {name} given twice"));
+        }
+        fields.push((name.to_owned(), width));
+    }
+    if let Some(missing) = FIELDS
+        .iter()
+        .find(|&&f| !fields.iter().any(|(n, _)| n == f))
+    {
+        return Err(format!(
+            "line {n}: invalid page_flags: no {missing} field (expected {})",
+            FIELDS.join(", ")
+        ));
+    }
+    Ok(Layout { fields })
+}
+
+/// Whether vmlinux's tags fit in the free bits of `page->flags`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fit {
+    Fits,
+    /// This many bits short.
+    Short(u32),
+    /// They need more than [`MAX_INDEX_BITS`]: no layout holds them.
+    TooMany,
+}
+
+/// One Kconfig change and the bits it frees.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    /// The settings, e.g. `NUMA_BALANCING=n`, `NODES_SHIFT=5`.
+    pub kconfig: Vec<String>,
+    /// The `page_flags` fields it shrinks.
+    pub fields: &'static [&'static str],
+    /// The bits it frees.
+    pub bits: u32,
+    /// The bits of its fields (more than `bits` for a smaller NODES_SHIFT).
+    pub of: u32,
+}
+
+impl std::fmt::Display for Change {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} ({}: ",
+            self.kconfig.join(" and "),
+            self.fields.join(", ")
+        )?;
+        if self.bits < self.of {
+            write!(f, "{} of {} bits)", self.bits, self.of)
+        } else {
+            write!(f, "{})", plural(self.bits, "bit"))
+        }
+    }
+}
+
+/// Changes that together free enough bits.
+pub type Fix = Vec<Change>;
+
+/// What would free the bits missing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fixes {
+    /// Each of these frees enough alone.
+    Alone(Vec<Fix>),
+    /// No change does alone; each of these sets does, and none of its parts is spare.
+    Together(Vec<Fix>),
+    /// Not even all of these together free enough.
+    NotEnough(Fix),
+}
+
+impl Fixes {
+    fn list(&self) -> &[Fix] {
+        match self {
+            Fixes::Alone(f) | Fixes::Together(f) => f,
+            Fixes::NotEnough(_) => &[],
+        }
+    }
+}
+
+/// A Kconfig change that shrinks fields of `page->flags`.
+struct Candidate {
+    /// The most bits it frees.
+    max: u32,
+    /// Its change, freeing `bits` (at most `max`: a smaller NODES_SHIFT frees
+    /// what it must, the others all their bits).
+    change: Box<dyn Fn(u32) -> Change>,
+}
+
+/// The changes that would shrink fields of `layout`, in the order they are suggested.
+fn candidates(layout: &Layout) -> Vec<Candidate> {
+    let whole = |kconfig: &'static [&'static str], fields: &'static [&'static str]| {
+        let max: u32 = fields.iter().map(|f| layout.get(f)).sum();
+        Candidate {
+            max,
+            change: Box::new(move |_| Change {
+                kconfig: kconfig.iter().map(|s| (*s).to_owned()).collect(),
+                fields,
+                bits: max,
+                of: max,
+            }),
+        }
+    };
+    let nodes = layout.get("nodes");
+    let mut all = vec![
+        whole(&["NUMA_BALANCING=n"], &["last_cpupid"]),
+        whole(&["LRU_GEN=n"], &["lru_gen", "lru_refs"]),
+        // A kernel with NUMA keeps NODES_SHIFT=1 at least.
+        Candidate {
+            max: nodes.saturating_sub(1),
+            change: Box::new(move |bits| Change {
+                kconfig: vec![format!("NODES_SHIFT={}", nodes - bits)],
+                fields: &["nodes"],
+                bits,
+                of: nodes,
+            }),
+        },
+        whole(&["KASAN_SW_TAGS=n", "KASAN_HW_TAGS=n"], &["kasan_tag"]),
+        whole(&["SPARSEMEM_VMEMMAP=y"], &["sections"]),
+    ];
+    all.retain(|c| c.max > 0);
+    all
+}
+
+/// The Kconfig changes that free `short` more bits of `layout`: those that
+/// do alone, else the smallest sets that do together.
+pub fn fixes(layout: &Layout, short: u32) -> Fixes {
+    let cands = candidates(layout);
+    let alone: Vec<Fix> = cands
+        .iter()
+        .filter(|c| c.max >= short)
+        .map(|c| vec![(c.change)(short.min(c.max))])
+        .collect();
+    if !alone.is_empty() {
+        return Fixes::Alone(alone);
+    }
+    let total = |set: &[&Candidate]| set.iter().map(|c| c.max).sum::<u32>();
+    let mut sets: Vec<Vec<usize>> = Vec::new();
+    for mask in 1u32..(1 << cands.len()) {
+        let set: Vec<usize> = (0..cands.len()).filter(|i| mask & (1 << i) != 0).collect();
+        let chosen: Vec<&Candidate> = set.iter().map(|&i| &cands[i]).collect();
+        let sum = total(&chosen);
+        // Enough, and none of them spare.
+        if set.len() >= 2 && sum >= short && chosen.iter().all(|c| sum - c.max < short) {
+            sets.push(set);
+        }
+    }
+    if sets.is_empty() {
+        return Fixes::NotEnough(cands.iter().map(|c| (c.change)(c.max)).collect());
+    }
+    // The fewest changes first, then in the order of [`candidates`].
+    sets.sort_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
+    Fixes::Together(
+        sets.iter()
+            .map(|set| {
+                // What the others leave to free, for the one that frees what it must.
+                set.iter()
+                    .map(|&i| {
+                        let others: u32 =
+                            set.iter().filter(|&&j| j != i).map(|&j| cands[j].max).sum();
+                        (cands[i].change)(short.saturating_sub(others).min(cands[i].max))
+                    })
+                    .collect()
+            })
+            .collect(),
+    )
+}
+
+/// `n thing`, `n things`.
+fn plural(n: impl Into<u64>, thing: &str) -> String {
+    let n = n.into();
+    format!("{n} {thing}{}", if n == 1 { "" } else { "s" })
+}
+
+/// Why vmlinux's tags do or do not fit, as a sentence, and what would free the bits.
+fn fit_text(s: &Status, out: &mut String, fits_lead: &str, short_lead: &str) {
+    let need = format!(
+        "vmlinux's {} need an index of {}",
+        plural(s.vmlinux_tags, "allocation tag"),
+        plural(s.needed_bits, "bit")
+    );
+    match s.fit() {
+        Fit::TooMany => {
+            let _ = writeln!(
+                out,
+                "{short_lead}: {need}, more than the {MAX_INDEX_BITS} an index may have: \
+                 no page->flags layout holds them"
+            );
+        }
+        Fit::Fits => {
+            let _ = writeln!(
+                out,
+                "{fits_lead}: {need}, and this configuration leaves {} of page->flags free",
+                plural(s.free_bits, "bit")
+            );
+        }
+        Fit::Short(short) => {
+            let _ = writeln!(
+                out,
+                "{short_lead}: {need}, and this configuration leaves {} of page->flags free: \
+                 {short} more {} needed",
+                plural(s.free_bits, "bit"),
+                if short == 1 { "bit" } else { "bits" }
+            );
+            match fixes(&s.page_flags, short) {
+                Fixes::Alone(list) => {
+                    let _ = writeln!(out, "Kconfig changes that free enough bits alone:");
+                    for fix in list {
+                        let _ = writeln!(out, "  {}", fix[0]);
+                    }
+                }
+                Fixes::Together(list) => {
+                    let _ = writeln!(
+                        out,
+                        "no Kconfig change frees {} alone; together:",
+                        plural(short, "bit")
+                    );
+                    for fix in list {
+                        let parts: Vec<String> = fix.iter().map(Change::to_string).collect();
+                        let _ = writeln!(out, "  {}", parts.join(" + "));
+                    }
+                }
+                Fixes::NotEnough(all) if all.is_empty() => {
+                    let _ = writeln!(
+                        out,
+                        "no Kconfig change this tool knows frees page->flags bits here \
+                         (NUMA_BALANCING, LRU_GEN, NODES_SHIFT, KASAN tags and sections take none)"
+                    );
+                }
+                Fixes::NotEnough(all) => {
+                    let freed: u32 = all.iter().map(|c| c.bits).sum();
+                    let parts: Vec<String> = all.iter().map(Change::to_string).collect();
+                    let _ = writeln!(
+                        out,
+                        "even all of these together free only {freed} of the {short}: {}",
+                        parts.join(" + ")
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The text for people.
+pub fn text(s: &Status) -> String {
+    let mut out = String::new();
+    match (s.page_tags, s.compressed_requested) {
+        (PageTags::PageFlags, _) => {
+            let _ = writeln!(
+                out,
+                "page tags: in page flags ({} free bits, index of {}: {} of {} indices used, {} by vmlinux)",
+                s.free_bits,
+                plural(s.index_bits, "bit"),
+                s.indices_used,
+                s.indices_capacity,
+                s.vmlinux_tags
+            );
+        }
+        (PageTags::PageExt, true) => {
+            let _ = writeln!(
+                out,
+                "page tags: in page_ext, although {COMPRESSED} asked for page flags"
+            );
+            let cap = s.free_bits.min(MAX_INDEX_BITS);
+            if s.fit() == Fit::Fits && s.needed_bits > s.index_bits && s.index_bits < cap {
+                let _ = writeln!(
+                    out,
+                    "why: vmlinux's {} need an index of {}, and the index was limited to {} \
+                     (below the {} free: a test parameter lowered it)",
+                    plural(s.vmlinux_tags, "allocation tag"),
+                    plural(s.needed_bits, "bit"),
+                    plural(s.index_bits, "bit"),
+                    s.free_bits
+                );
+            } else if s.fit() == Fit::Fits {
+                let _ = writeln!(
+                    out,
+                    "why: not said: vmlinux's {} need an index of {}, which {} free bits hold \
+                     (the boot log says more: dmesg | grep alloctag)",
+                    plural(s.vmlinux_tags, "allocation tag"),
+                    plural(s.needed_bits, "bit"),
+                    s.free_bits
+                );
+            } else {
+                fit_text(s, &mut out, "why", "why");
+            }
+        }
+        (PageTags::PageExt, false) => {
+            let _ = writeln!(out, "page tags: in page_ext (the default)");
+            fit_text(
+                s,
+                &mut out,
+                &format!("with {COMPRESSED} they would fit in page flags"),
+                &format!("with {COMPRESSED} they would not fit in page flags"),
+            );
+        }
+    }
+    if s.tags_without_index > 0 {
+        let n = s.tags_without_index;
+        let _ = writeln!(
+            out,
+            "index full: {} got no index; {} pages are not counted \
+             (accurate:no in /proc/allocinfo format 2.0)",
+            plural(n, "module or dynamic tag"),
+            if n == 1 { "its" } else { "their" }
+        );
+    }
+    let fields: Vec<String> = s
+        .page_flags
+        .fields
+        .iter()
+        .filter(|(n, _)| n != "long")
+        .map(|(n, v)| format!("{n} {v}"))
+        .collect();
+    let _ = writeln!(
+        out,
+        "page->flags ({} bits): {}",
+        s.page_flags.get("long"),
+        fields.join(", ")
+    );
+    out
+}
+
+/// The JSON document.
+pub fn json(s: &Status) -> Value {
+    let layout: serde_json::Map<String, Value> = s
+        .page_flags
+        .fields
+        .iter()
+        .map(|(n, v)| (n.clone(), Value::from(*v)))
+        .collect();
+    let (short, fixes) = match s.fit() {
+        Fit::Fits => (Some(0), Vec::new()),
+        Fit::TooMany => (None, Vec::new()),
+        Fit::Short(short) => (Some(short), fixes(&s.page_flags, short).list().to_vec()),
+    };
+    let fixes: Vec<Value> = fixes
+        .iter()
+        .map(|fix| {
+            json!({
+                "bits": fix.iter().map(|c| c.bits).sum::<u32>(),
+                "changes": fix.iter().map(|c| json!({
+                    "kconfig": c.kconfig,
+                    "fields": c.fields,
+                    "bits": c.bits,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({
+        "schema": SCHEMA,
+        "page_tags": s.page_tags.name(),
+        "compressed_requested": s.compressed_requested,
+        "free_bits": s.free_bits,
+        "index_bits": s.index_bits,
+        "needed_bits": s.needed_bits,
+        "vmlinux_tags": s.vmlinux_tags,
+        "indices_used": s.indices_used,
+        "indices_capacity": s.indices_capacity,
+        "tags_without_index": s.tags_without_index,
+        "page_flags": layout,
+        "fits": s.fit() == Fit::Fits,
+        "bits_short": short,
+        "fixes": fixes,
+    })
+}
+
+/// Whether debugfs is mounted on [`DEBUGFS`]; `None` when that cannot be told.
+fn debugfs_mounted() -> Option<bool> {
+    let mut st = std::mem::MaybeUninit::<libc::statfs>::zeroed();
+    // SAFETY: a NUL-terminated path; statfs writes a `struct statfs` into
+    // `st`, which is large enough.
+    let rc = unsafe { libc::statfs(c"/sys/kernel/debug".as_ptr(), st.as_mut_ptr()) };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: the call succeeded, so it filled `st`.
+    let st = unsafe { st.assume_init() };
+    // f_type is i64 here, u32 or u64 on other architectures.
+    #[allow(clippy::unnecessary_cast)]
+    Some(st.f_type as i64 == DEBUGFS_MAGIC)
+}
+
+/// Why the status file could not be opened: for the kernel's path, the
+/// likely reasons (`mounted`: whether debugfs is, if known); a path
+/// elsewhere was given by hand, and its own error says enough.
+fn open_error(path: &Path, e: &io::Error, mounted: Option<bool>) -> anyhow::Error {
+    let name = path.display();
+    if !path.starts_with(DEBUGFS) {
+        return anyhow!("reading {name}: {e}");
+    }
+    const MOUNT: &str = "mount -t debugfs none /sys/kernel/debug";
+    const RUST: &str = "alloctag's Rust core (CONFIG_MEM_ALLOC_PROFILING_RUST)";
+    let why = match (e.kind(), e.raw_os_error()) {
+        (io::ErrorKind::NotFound, _) => match mounted {
+            Some(false) => format!(
+                "debugfs is not mounted ({MOUNT}; a kernel without CONFIG_DEBUG_FS has none)"
+            ),
+            Some(true) => format!(
+                "debugfs is mounted, but this kernel has no such file: it lacks {RUST}, \
+                 or is older than the file, or kernel lockdown kept alloctag from \
+                 making its debugfs files (cat /sys/kernel/security/lockdown)"
+            ),
+            None => format!(
+                "debugfs is not mounted ({MOUNT}), or the kernel lacks CONFIG_DEBUG_FS or \
+                 {RUST}, or kernel lockdown kept alloctag from making its debugfs files"
+            ),
+        },
+        (io::ErrorKind::PermissionDenied, Some(libc::EACCES)) => {
+            "the file is root's (debugfs is mode 0700, the file 0400): run as root".to_owned()
+        }
+        (io::ErrorKind::PermissionDenied, _) => "not root, or kernel lockdown \
+             (cat /sys/kernel/security/lockdown) or the debugfs= boot parameter restricts debugfs"
+            .to_owned(),
+        _ => return anyhow!("reading {name}: {e}"),
+    };
+    anyhow!("reading {name}: {e}: {why}")
+}
+
+/// Reads the status file at `path` (`-`: standard input) whole, bounded.
+fn read(path: &Path) -> Result<String> {
+    let (raw, name) = if path.as_os_str() == "-" {
+        let name = "standard input";
+        (
+            input::read_text(io::stdin().lock(), name, MAX_STATUS, "alloctag status file")?,
+            name.to_owned(),
+        )
+    } else {
+        let name = path.display().to_string();
+        let file =
+            std::fs::File::open(path).map_err(|e| open_error(path, &e, debugfs_mounted()))?;
+        (
+            input::read_text(file, &name, MAX_STATUS, "alloctag status file")?,
+            name,
+        )
+    };
+    String::from_utf8(raw).map_err(|e| anyhow!("{name}: not UTF-8 text: {e}"))
+}
+
+pub fn run(args: StatusArgs) -> Result<()> {
+    let path = args.input.path_or(STATUS);
+    let raw = read(&path)?;
+    let name = allocinfo_output::source_name(&path.to_string_lossy()).to_owned();
+    let status = Status::parse(&raw).map_err(|e| anyhow!("{name}: {e}"))?;
+    for warning in status.inconsistencies() {
+        eprintln!("allocinfo: warning: {name}: {warning}");
+    }
+    let out = match (args.json, args.pretty) {
+        (false, _) => text(&status),
+        (true, false) => format!("{}\n", json(&status)),
+        (true, true) => format!("{}\n", serde_json::to_string_pretty(&json(&status))?),
+    };
+    crate::write_stdout(out.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DEBIAN: &str = "\
+page_tags: page_ext
+compressed_requested: yes
+free_bits: 2
+index_bits: 2
+needed_bits: 12
+vmlinux_tags: 3700
+indices_used: 0
+indices_capacity: 0
+tags_without_index: 0
+page_flags: long 64 flags 24 sections 0 nodes 10 zones 2 last_cpupid 21 kasan_tag 0 lru_gen 3 lru_refs 2 unused 2
+";
+
+    fn layout(text: &str) -> Layout {
+        parse_layout((1, text)).unwrap()
+    }
+
+    fn settings(fix: &Fix) -> Vec<String> {
+        fix.iter().map(|c| c.kconfig.join(" and ")).collect()
+    }
+
+    #[test]
+    fn debian_needs_numa_balancing_off() {
+        let s = Status::parse(DEBIAN).unwrap();
+        assert_eq!(s.fit(), Fit::Short(10));
+        assert!(s.inconsistencies().is_empty());
+        let Fixes::Alone(list) = fixes(&s.page_flags, 10) else {
+            panic!("NUMA_BALANCING=n alone frees 21 bits")
+        };
+        // NODES_SHIFT=1 frees only 9, LRU_GEN=n 5.
+        assert_eq!(list.len(), 1);
+        assert_eq!(settings(&list[0]), ["NUMA_BALANCING=n"]);
+        assert_eq!(list[0][0].bits, 21);
+    }
+
+    #[test]
+    fn without_numa_balancing_combinations_are_minimal() {
+        let l = layout(
+            "long 64 flags 24 sections 0 nodes 10 zones 2 last_cpupid 0 kasan_tag 0 lru_gen 3 lru_refs 2 unused 23",
+        );
+        // 10 short: NODES_SHIFT frees 9 at most, LRU_GEN 5: together, and
+        // NODES_SHIFT only as much as LRU_GEN leaves.
+        let Fixes::Together(list) = fixes(&l, 10) else {
+            panic!()
+        };
+        assert_eq!(list.len(), 1);
+        assert_eq!(settings(&list[0]), ["LRU_GEN=n", "NODES_SHIFT=5"]);
+        assert_eq!(list[0].iter().map(|c| c.bits).collect::<Vec<_>>(), [5, 5]);
+        assert_eq!(
+            list[0][1].to_string(),
+            "NODES_SHIFT=5 (nodes: 5 of 10 bits)"
+        );
+        // 4 short: NODES_SHIFT=6 alone, or LRU_GEN=n alone.
+        let Fixes::Alone(list) = fixes(&l, 4) else {
+            panic!()
+        };
+        let names: Vec<Vec<String>> = list.iter().map(settings).collect();
+        assert_eq!(names, [vec!["LRU_GEN=n"], vec!["NODES_SHIFT=6"]]);
+        // 15 short: not even both.
+        let Fixes::NotEnough(all) = fixes(&l, 15) else {
+            panic!()
+        };
+        assert_eq!(all.iter().map(|c| c.bits).sum::<u32>(), 14);
+    }
+
+    #[test]
+    fn combinations_leave_out_sets_with_a_spare_part() {
+        // sections 8, kasan 4, lru 5, last_cpupid 3: 9 short.
+        let l = layout(
+            "long 64 flags 24 sections 8 nodes 0 zones 2 last_cpupid 3 kasan_tag 4 lru_gen 3 lru_refs 2 unused 18",
+        );
+        let Fixes::Together(list) = fixes(&l, 9) else {
+            panic!()
+        };
+        let names: Vec<Vec<String>> = list.iter().map(settings).collect();
+        assert_eq!(
+            names,
+            [
+                vec!["NUMA_BALANCING=n", "SPARSEMEM_VMEMMAP=y"],
+                vec!["LRU_GEN=n", "KASAN_SW_TAGS=n and KASAN_HW_TAGS=n"],
+                vec!["LRU_GEN=n", "SPARSEMEM_VMEMMAP=y"],
+                vec!["KASAN_SW_TAGS=n and KASAN_HW_TAGS=n", "SPARSEMEM_VMEMMAP=y"],
+            ]
+        );
+    }
+
+    /// DEBIAN with `key`'s value replaced.
+    fn debian_with(edits: &[(&str, &str)]) -> Status {
+        let text: String = DEBIAN
+            .lines()
+            .map(|l| {
+                let key = l.split_once(':').unwrap().0;
+                match edits.iter().find(|(k, _)| *k == key) {
+                    Some((k, v)) => format!("{k}: {v}\n"),
+                    None => format!("{l}\n"),
+                }
+            })
+            .collect();
+        Status::parse(&text).unwrap()
+    }
+
+    #[test]
+    fn an_index_lowered_below_the_free_bits_is_no_kconfig_matter() {
+        // The test kernel's pgflags-fallback boot: 4 bits granted of 41.
+        let s = debian_with(&[
+            ("free_bits", "41"),
+            ("index_bits", "4"),
+            ("needed_bits", "11"),
+            ("vmlinux_tags", "1049"),
+            (
+                "page_flags",
+                "long 64 flags 21 sections 0 nodes 0 zones 2 last_cpupid 0 kasan_tag 0 lru_gen 0 lru_refs 0 unused 41",
+            ),
+        ]);
+        assert!(s.inconsistencies().is_empty());
+        let out = text(&s);
+        assert_eq!(
+            out.lines().nth(1).unwrap(),
+            "why: vmlinux's 1049 allocation tags need an index of 11 bits, and the index was \
+             limited to 4 bits (below the 41 free: a test parameter lowered it)"
+        );
+        assert!(!out.contains("Kconfig"), "{out}");
+        assert_eq!(json(&s)["fits"], true);
+    }
+
+    #[test]
+    fn more_than_sixteen_bits_fit_no_layout() {
+        let s = debian_with(&[("needed_bits", "17"), ("vmlinux_tags", "70000")]);
+        assert_eq!(s.fit(), Fit::TooMany);
+        let out = text(&s);
+        assert!(
+            out.contains(
+                "why: vmlinux's 70000 allocation tags need an index of 17 bits, more than \
+                 the 16 an index may have: no page->flags layout holds them\n"
+            ),
+            "{out}"
+        );
+        assert!(!out.contains("NUMA_BALANCING"), "{out}");
+        let v = json(&s);
+        assert_eq!(v["bits_short"], Value::Null);
+        assert_eq!(v["fits"], false);
+    }
+
+    #[test]
+    fn a_fallback_the_figures_do_not_explain_points_at_the_log() {
+        let s = debian_with(&[
+            ("free_bits", "14"),
+            ("index_bits", "14"),
+            ("needed_bits", "11"),
+        ]);
+        assert!(text(&s).contains("why: not said:"), "{}", text(&s));
+    }
+
+    #[test]
+    fn no_field_to_shrink() {
+        let s = debian_with(&[(
+            "page_flags",
+            "long 64 flags 60 sections 0 nodes 0 zones 2 last_cpupid 0 kasan_tag 0 lru_gen 0 lru_refs 0 unused 2",
+        )]);
+        let out = text(&s);
+        assert!(
+            out.contains("no Kconfig change this tool knows frees page->flags bits here"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn sections_and_kasan_tags_are_suggested() {
+        let l = layout(
+            "long 64 flags 24 sections 12 nodes 0 zones 2 last_cpupid 0 kasan_tag 8 lru_gen 0 lru_refs 0 unused 18",
+        );
+        let Fixes::Alone(list) = fixes(&l, 8) else {
+            panic!()
+        };
+        let names: Vec<String> = list.iter().map(|f| f[0].to_string()).collect();
+        assert_eq!(
+            names,
+            [
+                "KASAN_SW_TAGS=n and KASAN_HW_TAGS=n (kasan_tag: 8 bits)",
+                "SPARSEMEM_VMEMMAP=y (sections: 12 bits)"
+            ]
+        );
+    }
+
+    #[test]
+    fn missing_file_reasons() {
+        let missing = io::Error::from_raw_os_error(libc::ENOENT);
+        let p = Path::new(STATUS);
+        let unmounted = open_error(p, &missing, Some(false)).to_string();
+        assert!(
+            unmounted.starts_with("reading /sys/kernel/debug/alloctag/status: No such file")
+                && unmounted.contains("mount -t debugfs none /sys/kernel/debug")
+                && unmounted.contains("CONFIG_DEBUG_FS"),
+            "{unmounted}"
+        );
+        let mounted = open_error(p, &missing, Some(true)).to_string();
+        assert!(
+            mounted.contains("CONFIG_MEM_ALLOC_PROFILING_RUST") && mounted.contains("lockdown"),
+            "{mounted}"
+        );
+        let unknown = open_error(p, &missing, None).to_string();
+        for reason in [
+            "mount -t debugfs",
+            "CONFIG_DEBUG_FS",
+            "CONFIG_MEM_ALLOC_PROFILING_RUST",
+            "lockdown",
+        ] {
+            assert!(unknown.contains(reason), "{reason}: {unknown}");
+        }
+        let denied = open_error(p, &io::Error::from_raw_os_error(libc::EACCES), None);
+        assert!(denied.to_string().ends_with("run as root"), "{denied}");
+        let eperm = open_error(p, &io::Error::from_raw_os_error(libc::EPERM), None);
+        assert!(eperm.to_string().contains("lockdown"), "{eperm}");
+        // A file named by hand: its error alone.
+        let other = open_error(Path::new("/tmp/status"), &missing, Some(false)).to_string();
+        assert_eq!(
+            other,
+            "reading /tmp/status: No such file or directory (os error 2)"
+        );
+    }
+}

@@ -1,0 +1,522 @@
+//! `allocinfo status` end to end, on fixture copies of the kernel's
+//! `/sys/kernel/debug/alloctag/status` (tests/data/status/): page tags in
+//! page flags, the fallback to page_ext and what would free bits, page
+//! flags not asked for, an index that was full, a later kernel's keys,
+//! malformed files and a missing one.
+
+use serde_json::Value;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+mod common;
+use common::BIN;
+
+/// The kernel's file.
+const STATUS: &str = "/sys/kernel/debug/alloctag/status";
+
+fn status_dir() -> PathBuf {
+    common::crate_data().join("status")
+}
+
+/// A fresh directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("status-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    common::run_in(dir, args)
+}
+
+/// Standard output of a run in `dir` that succeeds with nothing on standard error.
+fn ok_in(dir: &Path, args: &[&str]) -> String {
+    let out = run_in(dir, args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{args:?}: {err}");
+    assert!(out.stderr.is_empty(), "{args:?}: {err}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn ok(args: &[&str]) -> String {
+    ok_in(&status_dir(), args)
+}
+
+/// Standard error of a run in `dir` that fails with `code` and prints nothing.
+fn fails_in(dir: &Path, args: &[&str], code: i32) -> String {
+    let out = run_in(dir, args);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+    assert!(out.stdout.is_empty(), "{args:?}");
+    err
+}
+
+fn json(file: &str) -> Value {
+    let text = ok(&["status", file, "--json"]);
+    assert_eq!(text.lines().count(), 1, "one line: {text}");
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The fixture `name` with `f` applied to its lines, written into `dir` as `out`.
+fn edited(dir: &Path, name: &str, out: &str, f: impl Fn(&str) -> Option<String>) -> String {
+    let text = std::fs::read_to_string(status_dir().join(name)).unwrap();
+    let edited: String = text.lines().filter_map(&f).map(|l| l + "\n").collect();
+    std::fs::write(dir.join(out), edited).unwrap();
+    out.to_owned()
+}
+
+/// The fixture with `key`'s value replaced by `value`.
+fn with_value(dir: &Path, name: &str, key: &str, value: &str) -> String {
+    let prefix = format!("{key}:");
+    edited(dir, name, "edited.txt", |l| {
+        Some(if l.starts_with(&prefix) {
+            format!("{key}: {value}")
+        } else {
+            l.to_owned()
+        })
+    })
+}
+
+const PAGE_FLAGS_TEXT: &str = "\
+page tags: in page flags (14 free bits, index of 14 bits: 1210 of 16384 indices used, 980 by vmlinux)
+page->flags (64 bits): flags 24, sections 0, nodes 6, zones 2, last_cpupid 13, kasan_tag 0, lru_gen 3, lru_refs 2, unused 14
+";
+
+#[test]
+fn page_tags_in_page_flags() {
+    assert_eq!(ok(&["status", "page-flags.txt"]), PAGE_FLAGS_TEXT);
+    assert_eq!(ok(&["status", "-f", "page-flags.txt"]), PAGE_FLAGS_TEXT);
+    assert_eq!(ok(&["status", "--file", "page-flags.txt"]), PAGE_FLAGS_TEXT);
+    let v = json("page-flags.txt");
+    assert_eq!(v["schema"], "allocinfo-status/1");
+    assert_eq!(v["page_tags"], "page_flags");
+    assert_eq!(v["compressed_requested"], true);
+    assert_eq!(v["free_bits"], 14);
+    assert_eq!(v["index_bits"], 14);
+    assert_eq!(v["needed_bits"], 11);
+    assert_eq!(v["vmlinux_tags"], 980);
+    assert_eq!(v["indices_used"], 1210);
+    assert_eq!(v["indices_capacity"], 16384);
+    assert_eq!(v["tags_without_index"], 0);
+    assert_eq!(v["page_flags"]["long"], 64);
+    assert_eq!(v["page_flags"]["last_cpupid"], 13);
+    assert_eq!(v["fits"], true);
+    assert_eq!(v["bits_short"], 0);
+    assert_eq!(v["fixes"], serde_json::json!([]));
+    let pretty = ok(&["status", "page-flags.txt", "--json", "--pretty"]);
+    assert!(pretty.lines().count() > 10, "{pretty}");
+    assert_eq!(serde_json::from_str::<Value>(&pretty).unwrap(), v);
+}
+
+#[test]
+fn debian_falls_back_to_page_ext_and_numa_balancing_would_free_the_bits() {
+    assert_eq!(
+        ok(&["status", "debian.txt"]),
+        "\
+page tags: in page_ext, although sysctl.vm.mem_profiling=1,compressed asked for page flags
+why: vmlinux's 3700 allocation tags need an index of 12 bits, and this configuration leaves 2 bits of page->flags free: 10 more bits needed
+Kconfig changes that free enough bits alone:
+  NUMA_BALANCING=n (last_cpupid: 21 bits)
+page->flags (64 bits): flags 24, sections 0, nodes 10, zones 2, last_cpupid 21, kasan_tag 0, lru_gen 3, lru_refs 2, unused 2
+"
+    );
+    let v = json("debian.txt");
+    assert_eq!(v["page_tags"], "page_ext");
+    assert_eq!(v["fits"], false);
+    assert_eq!(v["bits_short"], 10);
+    // NUMA_BALANCING=n alone; NODES_SHIFT=1 (9 bits) and LRU_GEN=n (5) do not.
+    assert_eq!(
+        v["fixes"],
+        serde_json::json!([{"bits": 21, "changes": [
+            {"kconfig": ["NUMA_BALANCING=n"], "fields": ["last_cpupid"], "bits": 21}
+        ]}])
+    );
+}
+
+#[test]
+fn without_numa_balancing_changes_are_combined() {
+    // Debian's layout with NUMA_BALANCING=n's bits counted elsewhere:
+    // NODES_SHIFT and LRU_GEN together, NODES_SHIFT only as far as needed.
+    let dir = scratch("combined");
+    let file = with_value(
+        &dir,
+        "debian.txt",
+        "page_flags",
+        "long 64 flags 45 sections 0 nodes 10 zones 2 last_cpupid 0 kasan_tag 0 lru_gen 3 lru_refs 2 unused 2",
+    );
+    let out = ok_in(&dir, &["status", &file]);
+    assert!(
+        out.contains(
+            "no Kconfig change frees 10 bits alone; together:\n  \
+             LRU_GEN=n (lru_gen, lru_refs: 5 bits) + NODES_SHIFT=5 (nodes: 5 of 10 bits)\n"
+        ),
+        "{out}"
+    );
+    // 15 bits short: not even both, nor anything else.
+    let file = edited(&dir, "debian.txt", "short.txt", |l| {
+        Some(match l.split_once(':') {
+            Some(("free_bits", _)) => "free_bits: 1".to_owned(),
+            Some(("index_bits", _)) => "index_bits: 1".to_owned(),
+            Some(("needed_bits", _)) => "needed_bits: 16".to_owned(),
+            Some(("page_flags", _)) => "page_flags: long 64 flags 46 sections 0 nodes 10 zones 2 \
+                last_cpupid 0 kasan_tag 0 lru_gen 3 lru_refs 2 unused 1"
+                .to_owned(),
+            _ => l.to_owned(),
+        })
+    });
+    let out = ok_in(&dir, &["status", &file]);
+    assert!(
+        out.contains(
+            "even all of these together free only 14 of the 15: \
+             LRU_GEN=n (lru_gen, lru_refs: 5 bits) + NODES_SHIFT=1 (nodes: 9 of 10 bits)\n"
+        ),
+        "{out}"
+    );
+    let v: Value = serde_json::from_str(&ok_in(&dir, &["status", &file, "--json"])).unwrap();
+    assert_eq!(v["bits_short"], 15);
+    assert_eq!(v["fixes"], serde_json::json!([]));
+}
+
+#[test]
+fn not_requested_says_whether_compressed_would_fit() {
+    assert_eq!(
+        ok(&["status", "not-requested.txt"]),
+        "\
+page tags: in page_ext (the default)
+with sysctl.vm.mem_profiling=1,compressed they would fit in page flags: vmlinux's 980 allocation tags need an index of 11 bits, and this configuration leaves 14 bits of page->flags free
+page->flags (64 bits): flags 24, sections 0, nodes 6, zones 2, last_cpupid 13, kasan_tag 0, lru_gen 3, lru_refs 2, unused 14
+"
+    );
+    assert_eq!(json("not-requested.txt")["fits"], true);
+    // Debian's layout, not asked for: it would not fit, and what would free bits.
+    let dir = scratch("not-requested");
+    let file = with_value(&dir, "debian.txt", "compressed_requested", "no");
+    let out = ok_in(&dir, &["status", &file]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "page tags: in page_ext (the default)");
+    assert_eq!(
+        lines[1],
+        "with sysctl.vm.mem_profiling=1,compressed they would not fit in page flags: \
+         vmlinux's 3700 allocation tags need an index of 12 bits, and this configuration \
+         leaves 2 bits of page->flags free: 10 more bits needed"
+    );
+    assert_eq!(lines[3], "  NUMA_BALANCING=n (last_cpupid: 21 bits)");
+}
+
+#[test]
+fn tags_without_index_are_said() {
+    let out = ok(&["status", "index-full.txt"]);
+    assert_eq!(
+        out.lines().nth(1).unwrap(),
+        "index full: 37 module or dynamic tags got no index; their pages are not counted \
+         (accurate:no in /proc/allocinfo format 2.0)"
+    );
+    assert_eq!(json("index-full.txt")["tags_without_index"], 37);
+    let dir = scratch("one-without");
+    let file = with_value(&dir, "index-full.txt", "tags_without_index", "1");
+    let out = ok_in(&dir, &["status", &file]);
+    assert!(
+        out.contains("index full: 1 module or dynamic tag got no index; its pages"),
+        "{out}"
+    );
+    // None: no such line.
+    assert!(!ok(&["status", "page-flags.txt"]).contains("index full"));
+}
+
+#[test]
+fn a_later_kernels_keys_and_fields_are_taken_in_stride() {
+    // later-kernel.txt: page-flags.txt with two more keys and one more field.
+    let out = ok(&["status", "later-kernel.txt"]);
+    assert_eq!(
+        out,
+        PAGE_FLAGS_TEXT.replace("unused 14\n", "unused 14, new_field 0\n")
+    );
+    let v = json("later-kernel.txt");
+    assert_eq!(v["page_flags"]["new_field"], 0);
+    assert!(v.get("index_leaves").is_none(), "{v}");
+    // The order of the lines does not matter either.
+    let dir = scratch("order");
+    let mut lines: Vec<String> = std::fs::read_to_string(status_dir().join("page-flags.txt"))
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    lines.reverse();
+    std::fs::write(dir.join("reversed.txt"), lines.join("\n") + "\n").unwrap();
+    assert_eq!(ok_in(&dir, &["status", "reversed.txt"]), PAGE_FLAGS_TEXT);
+}
+
+#[test]
+fn a_missing_key_is_named() {
+    let dir = scratch("missing-key");
+    for key in [
+        "page_tags",
+        "compressed_requested",
+        "free_bits",
+        "index_bits",
+        "needed_bits",
+        "vmlinux_tags",
+        "indices_used",
+        "indices_capacity",
+        "tags_without_index",
+        "page_flags",
+    ] {
+        let prefix = format!("{key}:");
+        let file = edited(&dir, "page-flags.txt", "missing.txt", |l| {
+            (!l.starts_with(&prefix)).then(|| l.to_owned())
+        });
+        let err = fails_in(&dir, &["status", &file], 1);
+        assert_eq!(
+            err,
+            format!("allocinfo: error: missing.txt: missing key '{key}' (no '{key}:' line)\n")
+        );
+    }
+    // A field of page_flags.
+    let file = with_value(
+        &dir,
+        "page-flags.txt",
+        "page_flags",
+        "long 64 flags 24 sections 0 zones 2 last_cpupid 13 kasan_tag 0 lru_gen 3 lru_refs 2 unused 20",
+    );
+    let err = fails_in(&dir, &["status", &file], 1);
+    assert!(
+        err.starts_with(
+            "allocinfo: error: edited.txt: line 10: invalid page_flags: no nodes field"
+        ),
+        "{err}"
+    );
+    // An empty file misses the first.
+    std::fs::write(dir.join("empty.txt"), "").unwrap();
+    let err = fails_in(&dir, &["status", "empty.txt"], 1);
+    assert!(err.contains("missing key 'page_tags'"), "{err}");
+}
+
+#[test]
+fn garbage_values_are_refused_naming_the_line() {
+    let dir = scratch("garbage");
+    let cases = [
+        (
+            "page_tags",
+            "pagefags",
+            "line 1: invalid page_tags \"pagefags\": expected page_flags or page_ext",
+        ),
+        (
+            "compressed_requested",
+            "1",
+            "line 2: invalid compressed_requested \"1\": expected yes or no",
+        ),
+        (
+            "free_bits",
+            "-3",
+            "line 3: invalid free_bits \"-3\": expected a number of bits from 0 to 64",
+        ),
+        (
+            "index_bits",
+            "65",
+            "line 4: invalid index_bits \"65\": expected a number of bits from 0 to 64",
+        ),
+        (
+            "needed_bits",
+            "",
+            "line 5: invalid needed_bits \"\": expected a number of bits from 0 to 64",
+        ),
+        (
+            "vmlinux_tags",
+            "980x",
+            "line 6: invalid vmlinux_tags \"980x\": expected an unsigned 64-bit integer",
+        ),
+        (
+            "indices_used",
+            "18446744073709551616",
+            "line 7: invalid indices_used \"18446744073709551616\": expected an unsigned 64-bit integer",
+        ),
+        (
+            "indices_capacity",
+            "0x4000",
+            "line 8: invalid indices_capacity \"0x4000\": expected an unsigned 64-bit integer",
+        ),
+        (
+            "tags_without_index",
+            "many",
+            "line 9: invalid tags_without_index \"many\": expected an unsigned 64-bit integer",
+        ),
+        (
+            "page_flags",
+            "long 64 flags",
+            "line 10: invalid page_flags: \"flags\" has no width",
+        ),
+        (
+            "page_flags",
+            "long 64 flags x24",
+            "line 10: invalid page_flags: flags \"x24\": expected a number of bits from 0 to 64",
+        ),
+        (
+            "page_flags",
+            "long 64 long 64",
+            "line 10: invalid page_flags: long given twice",
+        ),
+    ];
+    for (key, value, expected) in cases {
+        let file = with_value(&dir, "page-flags.txt", key, value);
+        let err = fails_in(&dir, &["status", &file], 1);
+        assert_eq!(
+            err,
+            format!("allocinfo: error: edited.txt: {expected}\n"),
+            "{key}: {value}"
+        );
+    }
+    // A line that is no `key: value`, a key given twice, and no text at all.
+    let text = std::fs::read_to_string(status_dir().join("page-flags.txt")).unwrap();
+    std::fs::write(dir.join("noise.txt"), format!("{text}garbage\n")).unwrap();
+    let err = fails_in(&dir, &["status", "noise.txt"], 1);
+    assert_eq!(
+        err,
+        "allocinfo: error: noise.txt: line 11: expected 'key: value', not \"garbage\"\n"
+    );
+    std::fs::write(dir.join("twice.txt"), format!("{text}free_bits: 14\n")).unwrap();
+    let err = fails_in(&dir, &["status", "twice.txt"], 1);
+    assert!(
+        err.contains("line 11: free_bits given twice (first on line 3)"),
+        "{err}"
+    );
+    let err = fails_in(&dir, &["status", "-f", "/dev/zero"], 1);
+    assert!(err.contains("not text (a NUL byte at offset 0)"), "{err}");
+    // A profile is not a status file.
+    let profile = common::format_data().join("linux-6.12.txt");
+    let err = fails_in(&dir, &["status", profile.to_str().unwrap()], 1);
+    assert!(err.contains("line 2: expected 'key: value'"), "{err}");
+}
+
+/// The figures are checked against each other: what does not add up is
+/// said on standard error, and the output is printed all the same.
+#[test]
+fn figures_that_do_not_add_up_are_warned_about() {
+    let dir = scratch("sums");
+    // The fields add up to 51 of 64 bits.
+    let file = with_value(
+        &dir,
+        "page-flags.txt",
+        "page_flags",
+        "long 64 flags 24 sections 0 nodes 6 zones 2 last_cpupid 0 kasan_tag 0 lru_gen 3 lru_refs 2 unused 14",
+    );
+    let out = run_in(&dir, &["status", &file]);
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "allocinfo: warning: edited.txt: page_flags' fields add up to 51 bits, not long's 64\n"
+    );
+    assert!(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .starts_with("page tags: in page flags")
+    );
+    let file = with_value(&dir, "page-flags.txt", "free_bits", "13");
+    let out = run_in(&dir, &["status", &file]);
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "allocinfo: warning: edited.txt: free_bits is 13 but page_flags' unused is 14\n"
+    );
+}
+
+#[test]
+fn a_missing_file_is_explained() {
+    let dir = scratch("missing");
+    // A file named by hand: its error alone.
+    let err = fails_in(&dir, &["status", "-f", "nonexistent.txt"], 1);
+    assert_eq!(
+        err,
+        "allocinfo: error: reading nonexistent.txt: No such file or directory (os error 2)\n"
+    );
+    // The kernel's, on a machine without it (debugfs not mounted, not
+    // root, or no alloctag): the path and why.
+    if std::fs::read(STATUS).is_ok() {
+        ok_in(&dir, &["status"]);
+        return;
+    }
+    let err = fails_in(&dir, &["status"], 1);
+    assert!(
+        err.starts_with(&format!("allocinfo: error: reading {STATUS}: ")),
+        "{err}"
+    );
+    assert!(
+        [
+            "mount -t debugfs",
+            "CONFIG_MEM_ALLOC_PROFILING_RUST",
+            "root",
+            "lockdown"
+        ]
+        .iter()
+        .any(|r| err.contains(r)),
+        "{err}"
+    );
+    // An empty /sys/kernel/debug (sysfs's directory) is debugfs not mounted.
+    let empty = std::fs::read_dir("/sys/kernel/debug").is_ok_and(|mut d| d.next().is_none());
+    if empty {
+        assert!(err.contains("debugfs is not mounted"), "{err}");
+    }
+}
+
+#[test]
+fn reads_standard_input() {
+    let text = std::fs::read(status_dir().join("debian.txt")).unwrap();
+    let mut child = Command::new(BIN)
+        .args(["status", "-", "--json"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&text).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["bits_short"], 10);
+}
+
+#[test]
+fn usage_help_manual_and_completions_know_status() {
+    let dir = status_dir();
+    let err = fails_in(&dir, &["status", "page-flags.txt", "--pretty"], 2);
+    assert!(err.contains("--json"), "{err}");
+    let err = fails_in(&dir, &["status", "page-flags.txt", "-f", "debian.txt"], 2);
+    assert!(err.contains("cannot be used with"), "{err}");
+    let help = ok(&["--help"]);
+    assert!(help.contains("allocinfo status"), "{help}");
+    let help = ok(&["status", "--help"]);
+    assert!(
+        help.contains("/sys/kernel/debug/alloctag/status")
+            && help.contains("allocinfo status --json"),
+        "{help}"
+    );
+    let man = ok(&["man", "status"]);
+    assert!(man.contains(".TH allocinfo-status 1"), "{man}");
+    assert!(man.contains(".SH EXAMPLES"), "{man}");
+    let bash = ok(&["completions", "bash"]);
+    assert!(bash.contains("allocinfo__subcmd__status"), "status");
+}
+
+/// Every key of the JSON document is in Documentation/allocinfo-tool.rst.
+#[test]
+fn json_keys_are_documented() {
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Documentation/allocinfo-tool.rst"),
+    )
+    .unwrap();
+    assert!(doc.contains("allocinfo-status/1"));
+    let v = json("debian.txt");
+    for key in v.as_object().unwrap().keys() {
+        assert!(
+            doc.contains(&format!("\"{key}\"")),
+            "{key} is not documented"
+        );
+    }
+    for key in v["fixes"][0]["changes"][0].as_object().unwrap().keys() {
+        assert!(
+            doc.contains(&format!("\"{key}\"")),
+            "{key} is not documented"
+        );
+    }
+}
