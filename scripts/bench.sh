@@ -49,7 +49,11 @@
 # default 600 s), BENCH_TAGS (a module of that many allocation call sites
 # loaded in every boot, tests/modules/alloctag_bench_tags.c; default 0, none),
 # BENCH_QUERY_REPS (repetitions of each user-space
-# /proc/allocinfo query, tests/bench/allocinfo_query.c, default 20).
+# /proc/allocinfo query, tests/bench/allocinfo_query.c, default 20),
+# BENCH_CPUS (possible CPUs, QEMU's -smp 2,maxcpus=N: the kernels are built
+# with scripts/configs/bench-cpus.config added, NR_CPUS=256, as
+# kernel-bench-cpus-KERNEL, results in $BUILD_DIR/bench-cpusN; default 0,
+# -smp 2 and the usual kernels).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -108,6 +112,18 @@ if [ "${BENCH_BIG:-0}" = 1 ]; then
 	out=$BUILD_DIR/bench-big
 	KERNELS=("${KERNELS[@]/#/big-}")
 fi
+# BENCH_CPUS=N: N possible CPUs, 2 of them online, on kernels of NR_CPUS=256.
+SMP=(-smp 2)
+if [ "${BENCH_CPUS:-0}" != 0 ]; then
+	case $BENCH_CPUS in *[!0-9]*) die "BENCH_CPUS must be a number, not '$BENCH_CPUS'" ;; esac
+	[ "$BENCH_CPUS" -ge 2 ] && [ "$BENCH_CPUS" -le 256 ] || die "BENCH_CPUS must be 2 to 256"
+	[ -z "$PREFIX" ] || die "BENCH_CPUS and BENCH_BIG are not made to go together"
+	PREFIX=cpus-
+	EXTRA_FRAGMENTS=("$ALLOCTAG_ROOT/scripts/configs/bench-cpus.config")
+	out=$out-cpus$BENCH_CPUS
+	KERNELS=("${KERNELS[@]/#/cpus-}")
+	SMP=(-smp "2,maxcpus=$BENCH_CPUS")
+fi
 export BENCH_KERNELS="${KERNELS[*]}"
 # BENCH_TAGS=N: a module of N allocation call sites (tests/bench/
 # alloctag_bench_tags.c) loaded in every boot, for /proc/allocinfo at a few
@@ -142,7 +158,10 @@ if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
 	for k in "${KERNELS[@]}"; do
 		[ "$(image_of "$k")" = "$k" ] || continue
 		t=$(date +%s)
-		KBUILD_BUILD_USER=alloctag-bench KBUILD_BUILD_HOST=$k \
+		# kernel-bench-cpus-K: bench-K.config with bench-cpus.config added.
+		base=bench-$k
+		[ "${BENCH_CPUS:-0}" = 0 ] || base=bench-${k#cpus-}
+		KBUILD_BUILD_USER=alloctag-bench KBUILD_BUILD_HOST=$k KERNEL_CONFIG=$base \
 			nice -n 19 "$ALLOCTAG_ROOT/scripts/build-kernel.sh" "bench-$k" \
 			"$ALLOCTAG_ROOT/scripts/configs/bench-common.config" "${EXTRA_FRAGMENTS[@]}"
 		stage "build kernel-bench-$k" "$t"
@@ -183,7 +202,7 @@ boot() {
 	local k=$1 logfile=$2 cmdline="$3 $(extra_cmdline "$1")" rc=0
 	shift 3
 	local qemu=(qemu-system-x86_64 -nodefaults -no-reboot -display none
-		-accel tcg,thread=single -cpu max -smp 2 -m 2G "$@"
+		-accel tcg,thread=single -cpu max "${SMP[@]}" -m 2G "$@"
 		-bios qboot.rom -serial stdio
 		-kernel "$BUILD_DIR/kernel-bench-$(image_of "$k")/arch/x86/boot/bzImage" -initrd "$initrd"
 		-append "$cmdline")
@@ -228,11 +247,11 @@ stage "$ICOUNT_ROUNDS icount rounds" "$t"
 dirty=$(git -C "$ALLOCTAG_ROOT" status --porcelain 2>/dev/null | wc -l)
 {
 	echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
-	echo "command=scripts/bench.sh (BENCH_ROUNDS=$ROUNDS BENCH_ICOUNT_ROUNDS=$ICOUNT_ROUNDS BENCH_PASSES=$PASSES BENCH_KERNELS=\"${KERNELS[*]#big-}\" BENCH_BIG=${BENCH_BIG:-0} BENCH_FAULT=${BENCH_FAULT:-0} BENCH_CAPTURE=${BENCH_CAPTURE:-0} BENCH_PGFLAGS=${BENCH_PGFLAGS:-0} BENCH_TAGS=$BENCH_TAGS BENCH_QUERY_REPS=${BENCH_QUERY_REPS:-20})"
+	echo "command=scripts/bench.sh (BENCH_ROUNDS=$ROUNDS BENCH_ICOUNT_ROUNDS=$ICOUNT_ROUNDS BENCH_PASSES=$PASSES BENCH_KERNELS=\"${KERNELS[*]#big-}\" BENCH_BIG=${BENCH_BIG:-0} BENCH_FAULT=${BENCH_FAULT:-0} BENCH_CAPTURE=${BENCH_CAPTURE:-0} BENCH_PGFLAGS=${BENCH_PGFLAGS:-0} BENCH_TAGS=$BENCH_TAGS BENCH_QUERY_REPS=${BENCH_QUERY_REPS:-20} BENCH_CPUS=${BENCH_CPUS:-0})"
 	echo "commit=$(git -C "$ALLOCTAG_ROOT" rev-parse --short HEAD 2>/dev/null) ($dirty files changed)"
 	echo "host=$(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
-	echo "qemu=$(qemu-system-x86_64 --version | head -1), -accel tcg,thread=single -cpu max -smp 2 -m 2G"
-	echo "kernel=Linux $(make -s -C "$SRC_TREE" kernelversion), tinyconfig + bench-common.config${PREFIX:+ + bench-big.config}"
+	echo "qemu=$(qemu-system-x86_64 --version | head -1), -accel tcg,thread=single -cpu max ${SMP[*]} -m 2G"
+	echo "kernel=Linux $(make -s -C "$SRC_TREE" kernelversion), tinyconfig + bench-common.config${EXTRA_FRAGMENTS[0]:+ + ${EXTRA_FRAGMENTS[0]##*/}}"
 	echo "kernels=${KERNELS[*]}"
 	echo "cmdline=$TCG_CMDLINE"
 	echo "icount_cmdline=$ICOUNT_CMDLINE"

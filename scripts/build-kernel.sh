@@ -9,6 +9,9 @@
 # builds arm64 from another tree on request).
 #
 # Usage: scripts/build-kernel.sh NAME [extra config fragment ...]
+# KERNEL_CONFIG=BASE builds kernel-NAME from scripts/configs/BASE.config
+# instead (scripts/bench.sh: the same kernels with more fragments, built
+# beside them).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 kernel_env
@@ -16,9 +19,19 @@ kernel_env
 name=${1:?config name}
 shift
 out=$BUILD_DIR/kernel-$name
+frag=$ALLOCTAG_ROOT/scripts/configs/${KERNEL_CONFIG:-$name}.config
 arch=$(kernel_arch "$name")
 tree=${KERNEL_TREE:-$SRC_TREE}
 mkdir -p "$out"
+# debian*: built as Debian builds its kernels, with GCC (gcc-12, bookworm's);
+# the Rust side as 6.12 supports it there (bindgen reads GCC's flags).
+if [[ $name == debian* ]]; then
+	gcc_opts=(CC=gcc-12 HOSTCC=gcc-12)
+	for o in "${KMAKE_OPTS[@]}"; do
+		[ "$o" = LLVM=-19 ] || gcc_opts+=("$o")
+	done
+	KMAKE_OPTS=("${gcc_opts[@]}")
+fi
 kmake() { make -s -C "$tree" O="$out" ARCH="$arch" "${KMAKE_OPTS[@]}" "$@"; }
 
 # What the configuration is made from: the fragments, the tree's Kconfig
@@ -30,7 +43,7 @@ kmake() { make -s -C "$tree" O="$out" ARCH="$arch" "${KMAKE_OPTS[@]}" "$@"; }
 # not the one made last.
 config_inputs() {
 	printf '%s\n' "$arch" "$tree" "${KMAKE_OPTS[*]}"
-	cat "$ALLOCTAG_ROOT/scripts/configs/$name.config" "$@"
+	cat "$frag" "$@"
 	(cd "$tree" && find -L . -path ./.git -prune -o -type f \( -name 'Kconfig*' \
 		-o -path './kernel/configs/*' -o -path './arch/*/configs/*' \) -print0 |
 		sort -z | xargs -0 sha256sum)
@@ -44,14 +57,20 @@ if [ ! -f "$out/.config" ] ||
 	[ "$(cat "$out/.config-stamp" 2>/dev/null)" != "$stamp $(sha256sum <"$out/.config")" ]; then
 	rm -f "$out/.config-stamp"
 	kmake tinyconfig >/dev/null
-	cat "$ALLOCTAG_ROOT/scripts/configs/$name.config" "$@" >>"$out/.config"
+	cat "$frag" "$@" >>"$out/.config"
 	kmake olddefconfig >/dev/null 2>&1
 	made_config=1
 fi
 
-# A fragment option that Kconfig dropped (a missing dependency) is a bug here.
-for frag in "$ALLOCTAG_ROOT/scripts/configs/$name.config" "$@"; do
-	grep -E '^CONFIG_[A-Z0-9_]+=' "$frag" | while IFS= read -r line; do
+# A fragment option that Kconfig dropped (a missing dependency) is a bug here;
+# one that a later fragment sets again (bench-cpus.config's NR_CPUS) is not.
+fragments=("$frag" "$@")
+for ((i = 0; i < ${#fragments[@]}; i++)); do
+	grep -E '^CONFIG_[A-Z0-9_]+=' "${fragments[$i]}" | while IFS= read -r line; do
+		opt=${line%%=*}
+		for later in "${fragments[@]:$((i + 1))}"; do
+			if grep -Eq "^($opt=|# $opt is not set)" "$later"; then continue 2; fi
+		done
 		grep -qx "$line" "$out/.config" || die "$name: $line did not stick in .config"
 	done
 done

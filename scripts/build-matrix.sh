@@ -44,6 +44,15 @@
 #          tests/kcsan/upstream.txt lists it as a race of 6.12's own
 #          functions; races with no part of alloctag in them are named on
 #          the configuration's line.
+#   debian tinyconfig with scripts/configs/debian.config: the options that
+#          shape page flags, per-CPU areas and module loading as Debian's
+#          amd64 configuration sets them (NODES_SHIFT=10, NR_CPUS=8192,
+#          NUMA_BALANCING, LRU_GEN, ZONE_DEVICE, MODVERSIONS), built with
+#          gcc-12 as Debian builds, into $BUILD_DIR/kernel-debian, and booted
+#          once with scripts/guest/smoke.sh and page tags asked for in page
+#          flags: its C and Rust modules carry CRCs and load, one with a
+#          changed CRC is refused, and page tags stay in page_ext, as the
+#          boot log and the status file say.
 #
 # Prints one line per configuration and ends with "matrix: N passed, N
 # failed", counting configurations; one that fails to build, warns, fails to
@@ -57,12 +66,13 @@
 # stages leave idle. The checks run every step again and find it done (a no-op
 # make); whatever failed is built again and reported there.
 #
-# Usage: scripts/build-matrix.sh [--build-only] [series] [up] [ccore] [off] [arm64] [kcsan]    (default: all)
+# Usage: scripts/build-matrix.sh [--build-only] [series] [up] [ccore] [off] [arm64] [kcsan] [debian]
+#        (default: all)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 kernel_env
 
-ALL=(series up ccore off arm64 kcsan)
+ALL=(series up ccore off arm64 kcsan debian)
 build_only=
 if [ "${1:-}" = --build-only ]; then
 	build_only=1
@@ -376,11 +386,67 @@ run_arm64() {
 	detail="build ${t_build} s, boot $((SECONDS - t0)) s, $(sed -n 's/^smoke: \([0-9]*\) tags$/\1/p' "$console") tags, $(grep -c '^smoke: ok' "$console") smoke checks ok"
 }
 
+# Prints OFFSET:OCTAL for smoke.sh's smoke_crc=: the file offset of the low
+# byte of the first CRC in module $1's __versions (struct modversion_info:
+# an unsigned long, then the name), and that byte complemented, in octal.
+crc_byte() {
+	python3 - "$1" <<-'EOF'
+		import struct, sys
+		data = open(sys.argv[1], "rb").read()
+		shoff, = struct.unpack_from("<Q", data, 0x28)
+		shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3a)
+		sec = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+		names = sec[shstrndx][4]
+		for s in sec:
+		    name = data[names + s[0]:data.index(b"\0", names + s[0])]
+		    if name == b"__versions" and s[5] >= 64:
+		        print(f"{s[4]}:{0xff ^ data[s[4]]:o}")
+		        break
+		else:
+		    sys.exit("no __versions in " + sys.argv[1])
+	EOF
+}
+
+# The Debian-shaped kernel (scripts/configs/debian.config): built with GCC and
+# MODVERSIONS as Debian builds, its modules (C and Rust) carry CRCs, boot and
+# load; a module whose CRC was changed is refused; asked for page tags in page
+# flags, it keeps them in page_ext as Debian's page-flag layout leaves too
+# few bits, and says so.
+run_debian() {
+	local out=$BUILD_DIR/kernel-debian build_log=$logs/debian-build.log console=$logs/debian-console.log
+	local t0=$SECONDS t_build m crc
+	log "debian: building $out (tinyconfig + scripts/configs/debian.config, gcc-12)"
+	KERNEL_TREE=$SRC_TREE checked_build debian || return 1
+	t_build=$((SECONDS - t0))
+	for m in CONFIG_CC_IS_GCC CONFIG_MODVERSIONS CONFIG_RUST CONFIG_MEM_ALLOC_PROFILING_RUST CONFIG_WERROR; do
+		has_config "$m" y "$out/.config" || { why="$m is not set in $out/.config"; return 1; }
+	done
+	for m in alloctag_test alloctag_rust_sample alloctag_rust_plain; do
+		m=$out/lib/alloctag/tests/modules/$m.ko
+		[ -f "$m" ] || { why="no $m"; return 1; }
+		crc=$(crc_byte "$m") || { why="$m has no __versions: built without CRCs"; return 1; }
+	done
+	crc=$(crc_byte "$out/lib/alloctag/tests/modules/alloctag_test.ko")
+
+	t0=$SECONDS
+	# Waste accounting's slots reserved, as arm64 boots, for the smoke test's
+	# exact figures.
+	smoke_boot debian "$out/arch/x86/boot/bzImage" "$console" sysctl.vm.mem_profiling=1,compressed \
+		alloctag.waste_slots=on "smoke_crc=$crc" || return 1
+	grep -qx 'smoke: ok - a module with a changed CRC is refused' "$console" ||
+		{ why="the module with a changed CRC was not tried ($console)"; return 1; }
+	grep -Eqx 'smoke: page_tags=page_ext free_bits=[0-9]+ needed_bits=[0-9]+' "$console" ||
+		{ why="page tags are not in page_ext: $(grep '^smoke: page_tags=' "$console" || echo 'no status') ($console)"; return 1; }
+	grep -q "alloctag: they need [0-9]* bits; page->flags' 64 bits hold .* last_cpupid 21 (NUMA_BALANCING, NR_CPUS)" "$console" ||
+		{ why="the boot log does not say what takes the page-flag bits as Debian's layout does ($console)"; return 1; }
+	detail="build ${t_build} s, boot $((SECONDS - t0)) s, $(sed -n 's/^smoke: \(page_tags=.*\)$/\1/p' "$console"), $(grep -c '^smoke: ok' "$console") smoke checks ok"
+}
+
 # The builds alone (--build-only), with their output on stdout.
 build_config() {
 	case "$1" in
 	series) "$ALLOCTAG_ROOT/scripts/check-series.sh" && series_done=1 ;;
-	up | off) KERNEL_TREE=$SRC_TREE "$ALLOCTAG_ROOT/scripts/build-kernel.sh" "$1" ;;
+	up | off | debian) KERNEL_TREE=$SRC_TREE "$ALLOCTAG_ROOT/scripts/build-kernel.sh" "$1" ;;
 	ccore) KUNIT_CMD=build ccore_kunit 2>&1 | tee "$logs/ccore-build-only.log" ;;
 	kcsan) KUNIT_CMD=build kcsan_kunit 2>&1 | tee "$logs/kcsan-build-only.log" ;;
 	arm64)

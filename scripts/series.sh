@@ -42,6 +42,7 @@ PATCHES_DIR=$ALLOCTAG_ROOT/patches
 STEPS=(
 	module_percpu codetag_empty migration_bytes
 	uapi plumbing callsite pgflags core fault accuracy capture waste tests bench docs
+	rust_modversions
 )
 
 # The patch files in order (patches/series, without comments and blank
@@ -172,6 +173,7 @@ files_module_percpu() {
 }
 files_codetag_empty() { :; }
 files_migration_bytes() { :; }
+files_rust_modversions() { :; }
 
 files_uapi() {
 	install include/uapi/linux/alloc_tag.h include/uapi/linux/alloc_tag.h
@@ -253,7 +255,7 @@ files_tests() {
 
 files_bench() {
 	place tests/bench lib/alloctag/tests/bench
-	introduce ALLOCTAG_BENCH
+	introduce ALLOCTAG_BENCH ALLOCTAG_BENCH_BUILTIN_TAGS
 }
 
 files_docs() {

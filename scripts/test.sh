@@ -108,7 +108,7 @@ dup_boots=$(awk '$1 !~ /^#/ && NF { print $1 }' "$ALLOCTAG_ROOT/tests/guest/boot
 # Kernels the QEMU stages need later build in the background at the lowest
 # priority from here on, first kernel-nodebug (stage 3's second kernel), then
 # the build matrix's (scripts/build-matrix.sh --build-only) in two lanes side
-# by side: the series' tree and arm64 (which builds from it), and up, ccore,
+# by side: the series' tree, arm64 (which builds from it) and debian, and up, ccore,
 # kcsan, then off. On this 2-core machine the QEMU stages (KUnit, the guest boots: one
 # thread each) and the serial steps of a kernel build (rustc, the final link,
 # kallsyms) leave a core idle; at nice 19 the builds take only that, and
@@ -126,7 +126,7 @@ log "background: building kernel-nodebug, then the build matrix's kernels (logs:
 perl -e 'setpgrp(0, 0); exec @ARGV or die "exec: $!"' nice -n 19 bash -c '
 	"$1/scripts/build-kernel.sh" nodebug >"$2/build-nodebug.log" 2>&1
 	echo $? >"$3.tmp" && mv "$3.tmp" "$3"
-	"$1/scripts/build-matrix.sh" --build-only series arm64 >"$2/matrix-build-arm64.log" 2>&1 &
+	"$1/scripts/build-matrix.sh" --build-only series arm64 debian >"$2/matrix-build-arm64.log" 2>&1 &
 	"$1/scripts/build-matrix.sh" --build-only up ccore kcsan off >"$2/matrix-build-ccore.log" 2>&1
 	wait
 ' background "$ALLOCTAG_ROOT" "$logs" "$nodebug_rc" </dev/null &

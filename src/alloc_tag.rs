@@ -133,8 +133,8 @@ impl AllocTag {
         unsafe { (*self.as_raw()).counters }
     }
 
-    /// Sums the counters of all possible CPUs, as `alloc_tag_read()` does; zero for a tag
-    /// without counters.
+    /// Sums the counters of the CPUs that have run, which is the sum over all possible CPUs
+    /// that C's `alloc_tag_read()` makes ([`sum_counters`]); zero for a tag without counters.
     pub(crate) fn read(&self) -> Counters {
         let counters = self.counters();
         if counters.is_null() {

@@ -135,7 +135,9 @@ void alloctag_layout(void)
 	/*
 	 * What takes page->flags' bits (linux/page-flags-layout.h), for the log
 	 * line that says why page tags cannot go there: the fields as
-	 * NR_UNUSED_PAGEFLAG_BITS counts them (last_cpupid by its shift).
+	 * NR_UNUSED_PAGEFLAG_BITS counts them (last_cpupid by its shift). That
+	 * count, negative where last_cpupid did not fit, comes from
+	 * alloctag_pgflags_free_bits(): these constants are unsigned.
 	 */
 	DEFINE(PGFLAGS_LONG, BITS_PER_LONG);
 	DEFINE(PGFLAGS_FLAGS, NR_PAGEFLAGS);
@@ -146,7 +148,6 @@ void alloctag_layout(void)
 	DEFINE(PGFLAGS_KASAN_TAG, KASAN_TAG_WIDTH);
 	DEFINE(PGFLAGS_LRU_GEN, LRU_GEN_WIDTH);
 	DEFINE(PGFLAGS_LRU_REFS, LRU_REFS_WIDTH);
-	DEFINE(PGFLAGS_UNUSED, NR_UNUSED_PAGEFLAG_BITS);
 #endif
 #ifdef CONFIG_KUNIT
 	SIZE(KUNIT_CASE_SIZE, kunit_case);

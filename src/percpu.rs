@@ -100,6 +100,7 @@ fn for_each_cpu_in<T>(ptr: *const T, word: fn(usize) -> usize, mut f: impl FnMut
 ///
 /// `ptr` must be a `__percpu` address (of a `DEFINE_PER_CPU` variable, a `.data..percpu` static
 /// or an `alloc_percpu()` area) of a `T`.
+#[cfg_attr(not(CONFIG_ALLOCTAG_WASTE), allow(dead_code))]
 pub(crate) unsafe fn for_each_possible_cpu<T>(ptr: *const T, f: impl FnMut(*const T)) {
     for_each_cpu_in(ptr, possible_word, f)
 }

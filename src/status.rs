@@ -66,7 +66,7 @@ fn write_status(w: &mut SeqWriter, p: &Placement) -> fmt::Result {
         f::KASAN_TAG,
         f::LRU_GEN,
         f::LRU_REFS,
-        f::UNUSED
+        p.unused
     )
 }
 

@@ -42,12 +42,13 @@ SIZEOF_ALLOC_TAG = 40       # struct alloc_tag: struct codetag (32) + counters p
 SIZEOF_COUNTERS = 16        # struct alloc_tag_counters: bytes, calls
 
 
-# BENCH_PREFIX=big- (scripts/bench.sh with BENCH_BIG=1): the kernels are
-# kernel-bench-big-KERNEL, their logs boot-big-KERNEL-MODE-rROUND.log.
+# BENCH_PREFIX=big- (scripts/bench.sh with BENCH_BIG=1) or cpus- (BENCH_CPUS=N):
+# the kernels are kernel-bench-big-KERNEL, their logs
+# boot-big-KERNEL-MODE-rROUND.log (cpus- alike).
 PREFIX = os.environ.get("BENCH_PREFIX", "")
 
 
-LOG_RE = re.compile(r"^boot-(?:big-)?(nop|c|rust|fault|capture|waste|pgflags)-(tcg|icount)-r(\d+)\.log$")
+LOG_RE = re.compile(r"^boot-(?:big-|cpus-)?(nop|c|rust|fault|capture|waste|pgflags)-(tcg|icount)-r(\d+)\.log$")
 
 
 RESULT_RE = re.compile(r"^alloctag-bench-result: kernel=(\S+) phase=(\S+) pass=(\d+) \S+: (.*)$")
@@ -170,16 +171,23 @@ def run(cmd):
         return ""
 
 
+def after_boot(boots, kernel):
+    """The boots whose state after boot the report shows: the TCG boots, or the -icount boots
+    of a run without TCG rounds (BENCH_ROUNDS=0); what booting leaves is the same."""
+    return boots.get((kernel, "tcg")) or boots.get((kernel, "icount"), {})
+
+
 def first_info(boots, kernel, key):
-    for _, b in sorted(boots.get((kernel, "tcg"), {}).items()):
+    for _, b in sorted(after_boot(boots, kernel).items()):
         if b.info.get(key):
             return b.info[key][0]
     return None
 
 
-def info_values(boots, kernel, key, mode="tcg"):
+def info_values(boots, kernel, key, mode=None):
     out = []
-    for _, b in sorted(boots.get((kernel, mode), {}).items()):
+    bb = after_boot(boots, kernel) if mode is None else boots.get((kernel, mode), {})
+    for _, b in sorted(bb.items()):
         for v in b.info.get(key, [])[:1]:
             try:
                 out.append(float(v))

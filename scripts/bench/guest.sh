@@ -128,6 +128,26 @@ while [ "$pass" -le "$passes" ]; do
 			fi
 		done
 	fi
+	# The OOM report (show_mem(), as sysrq m prints it), profiling on and
+	# off: on, its last part is the 10 largest call sites
+	# (alloc_tag_top_users()), which reads every tag's counters. Only
+	# where the kernel has sysrq (scripts/configs/bench-cpus.config); the
+	# console takes none of its lines.
+	if [ "$query" = 1 ] && [ -w /proc/sysrq-trigger ]; then
+		dmesg -n 1
+		for phase in on off; do
+			case $phase in on) profiling 1 ;; off) profiling 0 ;; esac
+			if out=$(/alloctag/allocinfo_query sysrq m "$query_reps"); then
+				echo "alloctag-bench-result: kernel=$kernel phase=$phase pass=$pass $out"
+			else
+				echo "alloctag-bench: allocinfo_query sysrq m failed"
+				fail=1
+			fi
+		done
+		profiling 1
+		dmesg -c >/dev/null
+		dmesg -n 5
+	fi
 	# Per-call-site fault injection (kernel-bench-fault): a rule armed at a
 	# site that never allocates (the allocators test every site's mark), then
 	# every benchmark site armed with probability 0 (each allocation asks its

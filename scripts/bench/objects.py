@@ -15,6 +15,7 @@ from boots import (
     SHORT,
     SIZEOF_ALLOC_TAG,
     SIZEOF_COUNTERS,
+    after_boot,
     first_info,
     info_values,
     run,
@@ -93,16 +94,16 @@ def memory_table(boots, build_dir):
         if n and ncpu:
             put(f"their counters, {ncpu} possible CPUs ({SIZEOF_COUNTERS} bytes per tag per CPU)", k,
                 n // SIZEOF_ALLOC_TAG * SIZEOF_COUNTERS * ncpu)
-        first = next(iter(sorted(boots.get((k, "tcg"), {}).items())), (None, None))[1]
+        first = next(iter(sorted(after_boot(boots, k).items())), (None, None))[1]
         for line in first.info.get("dmesg", []) if first else []:
             m = re.search(r"allocated (\d+) bytes of page_ext", line)
             if m:
                 put("page_ext (boot log)", k, int(m.group(1)))
         if n:
             put_range("tags in /proc/allocinfo after boot (count)", k,
-                      [len(b.tags()) for _, b in sorted(boots.get((k, "tcg"), {}).items()) if b.allocinfo])
+                      [len(b.tags()) for _, b in sorted(after_boot(boots, k).items()) if b.allocinfo])
             put_range("sum of /proc/allocinfo bytes after boot", k,
-                      [sum(t[1] for t in b.tags()) for _, b in sorted(boots.get((k, "tcg"), {}).items())
+                      [sum(t[1] for t in b.tags()) for _, b in sorted(after_boot(boots, k).items())
                        if b.allocinfo])
         used = [(t - f) * 1024 for t, f in zip(info_values(boots, k, "meminfo_MemTotal"),
                                               info_values(boots, k, "meminfo_MemFree"))]

@@ -196,6 +196,26 @@ def query_table(boots, mode):
                   "(b) ms per query", "(c) ms per query", "(c): this / ioctl"], rows)
 
 
+def showmem_table(boots, mode):
+    """show_mem() (sysrq m), profiling on and off, and what the top users (on − off) add."""
+    test = "sysrq-m"
+    rows = []
+    per = {}
+    for k in KERNELS:
+        on = values(boots, mode, k, "on", test, "ns_per_query")
+        off = values(boots, mode, k, "off", test, "ns_per_query")
+        per[k] = [a - b for a, b in zip(on, off) if a is not None and b is not None]
+        rows.append([SHORT.get(k, k),
+                     spread([v / 1e6 if v is not None else None for v in on]),
+                     spread([v / 1e6 if v is not None else None for v in off]),
+                     spread([v / 1e6 for v in per[k]]) if k != "nop" else "-"])
+    if per.get("c") and per.get("rust"):
+        rows.append(["(c)/(b), the top users", "", "",
+                     spread([r / c for r, c in zip(per["rust"], per["c"]) if c])])
+    return table(["kernel", "ms, profiling on", "ms, profiling off", "ms, on − off (top users)"],
+                 rows)
+
+
 def lines_table(boots):
     """Making one /proc/allocinfo line, as the Rust core does and by copying bytes."""
     rows = []
@@ -440,6 +460,19 @@ def main():
             p()
             p(query_table(boots, mode))
             p()
+    if any(b.results.get(("on", "sysrq-m")) for bb in boots.values() for b in bb.values()):
+        p("## The OOM report's top users")
+        p()
+        p("`allocinfo_query sysrq m`: show_mem(), as the OOM killer and sysrq m print it, its "
+          "lines kept off the console. With profiling on its last part lists the 10 largest call "
+          "sites (`alloc_tag_top_users()`, which reads every tag's counters); off, it does not.")
+        p()
+        for mode in ["tcg", "icount"]:
+            if any(boots.get((k, mode)) for k in KERNELS):
+                p("TCG:" if mode == "tcg" else f"-icount {env.get('icount', '')}:")
+                p()
+                p(showmem_table(boots, mode))
+                p()
     p("What a line costs: the whole-file read (1 MiB buffer) over the number of tags, in (b) "
       "and (c); and, from the Rust module in (c), making one line as the Rust core did before "
       "commit 8431f41 (`fmt-line`: `writeln!` with `{:12} {:8}` and the tag's `Display`, whose "

@@ -160,6 +160,26 @@ if [ -w "$waste" ] && [ -e /lib/modules/alloctag_test.ko ]; then
 	echo off >"$waste"
 fi
 
+# With CONFIG_MODVERSIONS the loader checks each symbol's CRC: a module whose
+# version of a symbol disagrees with the kernel's is refused. The host gives
+# the byte of a CRC in alloctag_test.ko's __versions to change and its new
+# value (smoke_crc=OFFSET:OCTAL, scripts/build-matrix.sh's debian boot).
+crc=$(sed -n 's/.*smoke_crc=\([0-9]*:[0-7]*\).*/\1/p' /proc/cmdline)
+if [ -n "$crc" ]; then
+	cp /lib/modules/alloctag_test.ko /tmp/bad-crc.ko
+	# shellcheck disable=SC2059 # the byte's value, as an octal escape
+	printf "\\${crc#*:}" | dd of=/tmp/bad-crc.ko bs=1 seek="${crc%%:*}" conv=notrunc 2>/dev/null
+	check "a module with a changed CRC differs from the one loaded" sh -c '! cmp -s /tmp/bad-crc.ko /lib/modules/alloctag_test.ko'
+	check "a module with a changed CRC is refused" sh -c '! insmod /tmp/bad-crc.ko 2>/dev/null'
+	check "the loader says which symbol's version disagrees" sh -c 'dmesg | grep -q "alloctag_test: disagrees about version of symbol "'
+fi
+
+# Where page tags are (src/status.rs), for the host to judge.
+status=/sys/kernel/debug/alloctag/status
+if [ -r "$status" ]; then
+	report "smoke: page_tags=$(sed -n 's/^page_tags: //p' "$status") free_bits=$(sed -n 's/^free_bits: //p' "$status") needed_bits=$(sed -n 's/^needed_bits: //p' "$status")"
+fi
+
 # The list is still readable after the module's tags were unlinked.
 check "allocinfo readable after rmmod" sh -c 'cat /proc/allocinfo >/dev/null'
 

@@ -83,6 +83,13 @@ fn index_bits() -> u32 {
     (bits.max(0) as u32).min(16)
 }
 
+/// Returns the page-flag bits that no field takes (`NR_UNUSED_PAGEFLAG_BITS`), negative where
+/// last_cpupid, which it counts by its shift as mainline does, did not fit in page flags.
+fn unused_bits() -> i32 {
+    // SAFETY: Returns a constant.
+    unsafe { bindings::alloctag_pgflags_free_bits() }
+}
+
 /// Returns the page-flag bits that `count` tags need, indices 0 and 1 being reserved.
 fn bits_needed(count: usize) -> u32 {
     usize::BITS - (FIRST_INDEX + count).saturating_sub(1).leading_zeros()
@@ -90,13 +97,16 @@ fn bits_needed(count: usize) -> u32 {
 
 /// Where page tags live and what their index holds, as `/sys/kernel/debug/alloctag/status`
 /// says.
+#[cfg_attr(not(CONFIG_DEBUG_FS), allow(dead_code))]
 pub(crate) struct Placement {
     /// Whether page tags are in page flags (else in page_ext).
     pub(crate) compressed: bool,
     /// Whether the boot parameter asked for page flags.
     pub(crate) requested: bool,
-    /// The page-flag bits the configuration leaves unused.
+    /// The page-flag bits the configuration leaves unused: `unused`, at least 0.
     pub(crate) free_bits: u32,
+    /// What `NR_UNUSED_PAGEFLAG_BITS` counts, negative where last_cpupid did not fit.
+    pub(crate) unused: i32,
     /// The bits an index may take.
     pub(crate) index_bits: u32,
     /// The bits vmlinux's tags need.
@@ -108,14 +118,15 @@ pub(crate) struct Placement {
 }
 
 /// Returns where page tags live and what their index holds. Process context; may sleep.
+#[cfg_attr(not(CONFIG_DEBUG_FS), allow(dead_code))]
 pub(crate) fn placement() -> Placement {
     let (_, vmlinux_tags) = vmlinux_tags();
-    // SAFETY: Returns a constant.
-    let free = unsafe { bindings::alloctag_pgflags_free_bits() };
+    let unused = unused_bits();
     Placement {
         compressed: compressed(),
         requested: REQUESTED.load(Ordering::Relaxed),
-        free_bits: free.max(0) as u32,
+        free_bits: unused.max(0) as u32,
+        unused,
         index_bits: index_bits(),
         needed_bits: bits_needed(vmlinux_tags),
         vmlinux_tags,
@@ -160,12 +171,10 @@ pub(crate) unsafe extern "C" fn alloc_tag_sec_init() {
     INDEX.enable(FIRST_INDEX + count, capacity);
     // SAFETY: By the caller's guarantee, before the first page allocation: no hook runs yet.
     unsafe { bindings::alloctag_enable_compressed() };
-    // SAFETY: Returns a constant.
-    let free = unsafe { bindings::alloctag_pgflags_free_bits() };
     pr_info!(
         "page tags in page flags: {} bits of {} free, {} of {} indices for vmlinux's tags\n",
         bits,
-        free,
+        unused_bits(),
         count,
         capacity
     );
@@ -193,6 +202,6 @@ fn log_page_flags(count: usize) {
         f::KASAN_TAG,
         f::LRU_GEN,
         f::LRU_REFS,
-        f::UNUSED
+        unused_bits()
     );
 }

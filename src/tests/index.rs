@@ -171,6 +171,12 @@ fn blocks_lookups_and_reuse(test: &Test) {
         "usage {u:?} after a refusal, not 16 used and 4 refused"
     );
     remove(b_tags);
+    let u = TEST_INDEX.usage();
+    kunit_expect!(
+        test,
+        (u.used, u.refused) == (12, 0),
+        "usage {u:?} after the refused tags were removed, not 12 used and 0 refused"
+    );
     remove(c_tags);
     kunit_expect!(
         test,

@@ -20,6 +20,9 @@
  *   text-min B       as text-file, selecting the lines of at least B bytes
  *   ioctl-min B      as ioctl-file with a MIN_SIZE filter B
  *   exec-min B       run "awk '$1 + 0 >= B' /proc/allocinfo"
+ *   sysrq K          write K to /proc/sysrq-trigger (m: show_mem(), the OOM
+ *                    report, whose last part is the 10 largest call sites
+ *                    from alloc_tag_top_users() while profiling is on)
  *
  * Each of REPS repetitions opens the file, selects, and closes it; the loop is
  * timed with clock_gettime(CLOCK_MONOTONIC). Prints one line:
@@ -265,6 +268,12 @@ int main(int argc, char **argv)
 
 			snprintf(pattern, sizeof(pattern), " %s:", arg);
 			exec_select(av);
+		} else if (!strcmp(mode, "sysrq")) {
+			int fd = open("/proc/sysrq-trigger", O_WRONLY);
+
+			if (fd < 0 || write(fd, arg, 1) != 1)
+				die("/proc/sysrq-trigger");
+			close(fd);
 		} else if (!strcmp(mode, "exec-min")) {
 			char *const av[] = { "/bin/awk", program, PROC_ALLOCINFO, NULL };
 
@@ -278,6 +287,8 @@ int main(int argc, char **argv)
 	ns = now_ns() - t0;
 	if (!strcmp(mode, "read"))
 		printf("alloctag-bench-query: test=uread-bs=%s", arg);
+	else if (!strcmp(mode, "sysrq"))
+		printf("alloctag-bench-query: test=sysrq-%s", arg);
 	else
 		printf("alloctag-bench-query: test=%s", mode);
 	printf(" reps=%lu matches=%ld bytes=%zu ns_per_query=%llu\n",

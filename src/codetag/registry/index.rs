@@ -65,6 +65,20 @@ pub(crate) unsafe fn name_tags(start: *const u8, len: usize, tag_size: usize, ba
     }
 }
 
+/// Removes element `i` of `v`, keeping the others' order (the kernel's `KVec` has no `remove`).
+fn remove_at(v: &mut KVec<Segment>, i: usize) {
+    let len = v.len();
+    if i >= len {
+        return;
+    }
+    if let Some(tail) = v.get_mut(i..) {
+        tail.rotate_left(1);
+    }
+    // SAFETY: `i < len`, so `len - 1 < len`, and `Segment` is `Copy`: dropping nothing is
+    // right.
+    unsafe { v.set_len(len - 1) };
+}
+
 /// What the index's lock guards.
 struct Bounds {
     /// The first index a segment may take; 0 while the index is off.
@@ -73,18 +87,23 @@ struct Bounds {
     capacity: usize,
     /// The segments, sorted by their first index.
     segments: KVec<Segment>,
-    /// How many tags found no free block.
-    refused: usize,
+    /// The arrays of tags that got no indices (no free block, or no memory for the table),
+    /// until they are removed: a module's, as it unloads.
+    refused: KVec<Segment>,
 }
 
 /// What an index holds, for `/sys/kernel/debug/alloctag/status`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(any(CONFIG_DEBUG_FS, CONFIG_ALLOCTAG_KUNIT_TEST)),
+    allow(dead_code)
+)]
 pub(crate) struct Usage {
     /// Indices taken: those below the first a segment may take, and the segments'.
     pub(crate) used: usize,
     /// Indices the index may give, reserved ones included; 0 while it is off.
     pub(crate) capacity: usize,
-    /// Tags that found no free block, whose pages are not charged.
+    /// Tags present that got no indices, whose pages are not charged.
     pub(crate) refused: usize,
 }
 
@@ -133,7 +152,7 @@ impl TagIndex {
                         first: 0,
                         capacity: 0,
                         segments: KVec::new(),
-                        refused: 0,
+                        refused: KVec::new(),
                     },
                 )
             },
@@ -213,18 +232,23 @@ impl TagIndex {
     }
 
     /// Returns what the index holds. Process context; may sleep.
+    #[cfg_attr(
+        not(any(CONFIG_DEBUG_FS, CONFIG_ALLOCTAG_KUNIT_TEST)),
+        allow(dead_code)
+    )]
     pub(crate) fn usage(&self) -> Usage {
         let bounds = self.lock.read();
+        let refused = bounds.refused.iter().map(|s| s.len).sum();
         if bounds.first == 0 {
             return Usage {
-                refused: bounds.refused,
+                refused,
                 ..Usage::default()
             };
         }
         Usage {
             used: bounds.segments.iter().map(|s| s.len).sum::<usize>() + bounds.first,
             capacity: bounds.capacity,
-            refused: bounds.refused,
+            refused,
         }
     }
 
@@ -272,7 +296,8 @@ impl TagIndex {
             })
         };
         if let Err(e) = placed {
-            bounds.refused = bounds.refused.saturating_add(len);
+            // Counted while they are there; without the memory to count them, they are not.
+            let _ = kernel::alloc_hooks!(bounds.refused.push(seg, GFP_KERNEL));
             return Err(e);
         }
         if let Some(tail) = bounds.segments.get_mut(at..) {
@@ -287,13 +312,21 @@ impl TagIndex {
     }
 
     /// Takes back the indices of the segment at `start`, whose tags nothing names by index any
-    /// more, and clears the tags' indices. Process context; may sleep.
+    /// more, and clears the tags' indices; forgets tags at `start` that got none. Process
+    /// context; may sleep.
     ///
     /// # Safety
     ///
     /// The segment's tags, if it was added, must still be where [`TagIndex::add`] found them.
     pub(crate) unsafe fn remove(&self, start: *const u8) {
         let mut bounds = self.lock.write();
+        if let Some(i) = bounds
+            .refused
+            .iter()
+            .position(|s| s.start == start as usize)
+        {
+            remove_at(&mut bounds.refused, i);
+        }
         let Some((i, seg)) = bounds
             .segments
             .iter()
@@ -307,12 +340,6 @@ impl TagIndex {
         // SAFETY: The caller guarantees the tags, as `add` was given them.
         unsafe { name_tags(start, seg.len, seg.tag_size, 0) };
         self.fill(&seg, false);
-        let len = bounds.segments.len();
-        if let Some(tail) = bounds.segments.get_mut(i..) {
-            tail.rotate_left(1);
-        }
-        // SAFETY: `i < len`, so `len - 1 < len`, and `Segment` is `Copy`: dropping nothing is
-        // right.
-        unsafe { bounds.segments.set_len(len - 1) };
+        remove_at(&mut bounds.segments, i);
     }
 }
