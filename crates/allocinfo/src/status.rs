@@ -6,6 +6,12 @@
 //! Kconfig changes would free enough of them, from how `page->flags`' bits
 //! are spent.
 //!
+//! `page_flags`' `unused` is 6.12's `NR_UNUSED_PAGEFLAG_BITS`, which counts
+//! last_cpupid by its shift even where it does not fit in page flags (and
+//! lives in `struct page` instead): it is then negative, and `free_bits`
+//! is 0. The fields, `unused` included, add up to `long` all the same, and
+//! vmlinux's tags are short by `needed_bits - unused`.
+//!
 //! The file is one `key: value` a line; keys this tool does not know are
 //! skipped (later kernels may add lines), a key it needs that is missing is
 //! an error naming it.
@@ -40,6 +46,20 @@ const COMPRESSED: &str = "sysctl.vm.mem_profiling=1,compressed";
 
 /// The schema of `status --json`.
 pub const SCHEMA: &str = "allocinfo-status/1";
+
+/// `LAST__PID_SHIFT` of include/linux/page-flags-layout.h: last_cpupid is
+/// these bits and `NR_CPUS_BITS` (`order_base_2(NR_CPUS)`).
+const LAST_PID_SHIFT: u32 = 8;
+
+/// The fewest CPUs, as a power of 2, that a smaller NR_CPUS is suggested
+/// down to: 64, x86_64's default without MAXSMP.
+const MIN_CPU_BITS: u32 = 6;
+
+/// The NODES_SHIFT that x86's MAXSMP forces (arch/x86/Kconfig), with NR_CPUS=8192.
+const MAXSMP_NODES_SHIFT: u32 = 10;
+
+/// The `NR_CPUS_BITS` of more than 4096 CPUs: x86's MAXSMP forces 8192.
+const MAXSMP_CPU_BITS: u32 = 13;
 
 #[derive(Args, Debug)]
 #[command(mut_args(status_input_help))]
@@ -99,23 +119,29 @@ const FIELDS: [&str; 10] = [
     "unused",
 ];
 
-/// How `page->flags`' bits are spent: each field's width, in the file's order.
+/// How `page->flags`' bits are spent: each field's width, in the file's
+/// order. Every width is 0 to 64 but `unused`'s, which may be negative.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Layout {
-    pub fields: Vec<(String, u32)>,
+    pub fields: Vec<(String, i32)>,
 }
 
 impl Layout {
     /// The width of `name`: one of [`FIELDS`], which parsing made sure are there.
-    pub fn get(&self, name: &str) -> u32 {
+    pub fn get(&self, name: &str) -> i32 {
         self.fields
             .iter()
             .find(|(n, _)| n == name)
             .map_or(0, |&(_, v)| v)
     }
 
-    /// The bits of every field but `long`, which they share.
-    fn sum(&self) -> u32 {
+    /// The width of `name`, a field other than `unused` (0 to 64).
+    fn width(&self, name: &str) -> u32 {
+        self.get(name).max(0).unsigned_abs()
+    }
+
+    /// The bits of every field but `long`, which they share (`unused` may take some back).
+    fn sum(&self) -> i32 {
         self.fields
             .iter()
             .filter(|(n, _)| n != "long")
@@ -156,6 +182,12 @@ const KEYS: [&str; 10] = [
 /// A width of bits in a long: 0 to 64.
 fn bits(value: &str) -> Option<u32> {
     value.parse::<u32>().ok().filter(|&v| v <= 64)
+}
+
+/// `page_flags`' `unused`: -64 to 64 (negative where last_cpupid is counted
+/// but does not fit).
+fn signed_bits(value: &str) -> Option<i32> {
+    value.parse::<i32>().ok().filter(|v| (-64..=64).contains(v))
 }
 
 impl Status {
@@ -227,9 +259,12 @@ impl Status {
     }
 
     /// What does not add up, for warnings: the fields of `page_flags` and
-    /// `long`, `unused` and `free_bits` (both `NR_UNUSED_PAGEFLAG_BITS`).
+    /// `long`; `free_bits` and `unused` (`NR_UNUSED_PAGEFLAG_BITS`, of which
+    /// `free_bits` is the part at least 0); an `unused` below 0 by more than
+    /// last_cpupid, the one field it counts where it does not fit.
     pub fn inconsistencies(&self) -> Vec<String> {
         let l = &self.page_flags;
+        let unused = l.get("unused");
         let mut out = Vec::new();
         if l.sum() != l.get("long") {
             out.push(format!(
@@ -238,14 +273,30 @@ impl Status {
                 l.get("long")
             ));
         }
-        if l.get("unused") != self.free_bits {
+        if unused.max(0).unsigned_abs() != self.free_bits {
             out.push(format!(
-                "free_bits is {} but page_flags' unused is {}",
+                "free_bits is {} but page_flags' unused is {unused}{}",
                 self.free_bits,
-                l.get("unused")
+                if unused < 0 { ", which leaves 0" } else { "" }
+            ));
+        }
+        if unused < -l.get("last_cpupid") {
+            out.push(format!(
+                "page_flags' unused is {unused}, but only last_cpupid ({}), counted where it \
+                 does not fit, can take it below 0, and not by more than its bits",
+                plural(l.width("last_cpupid"), "bit")
             ));
         }
         out
+    }
+
+    /// The bits this configuration leaves, as vmlinux's tags are short of them:
+    /// `unused`, negative where last_cpupid is counted but does not fit; or
+    /// `free_bits` where that is less (figures that disagree, warned about).
+    fn left(&self) -> i32 {
+        self.page_flags
+            .get("unused")
+            .min(self.free_bits.min(64).cast_signed())
     }
 
     /// Whether vmlinux's tags fit in the bits this configuration leaves.
@@ -253,7 +304,8 @@ impl Status {
         if self.needed_bits > MAX_INDEX_BITS {
             Fit::TooMany
         } else if self.needed_bits > self.free_bits {
-            Fit::Short(self.needed_bits - self.free_bits)
+            // needed_bits > free_bits >= left: more than 0.
+            Fit::Short((self.needed_bits.cast_signed() - self.left()).unsigned_abs())
         } else {
             Fit::Fits
         }
@@ -263,7 +315,7 @@ impl Status {
 /// `page_flags: long 64 flags 24 ...`: names and widths in pairs.
 fn parse_layout((n, value): (usize, &str)) -> Result<Layout, String> {
     let words: Vec<&str> = value.split_ascii_whitespace().collect();
-    let mut fields: Vec<(String, u32)> = Vec::new();
+    let mut fields: Vec<(String, i32)> = Vec::new();
     for pair in words.chunks(2) {
         let name = pair[0];
         let Some(&width) = pair.get(1) else {
@@ -271,9 +323,15 @@ fn parse_layout((n, value): (usize, &str)) -> Result<Layout, String> {
                 "line {n}: invalid page_flags: {name:?} has no width"
             ));
         };
-        let Some(width) = bits(width) else {
+        // Only `unused` may be negative.
+        let (parsed, least) = if name == "unused" {
+            (signed_bits(width), -64)
+        } else {
+            (bits(width).map(u32::cast_signed), 0)
+        };
+        let Some(width) = parsed else {
             return Err(format!(
-                "line {n}: invalid page_flags: {name} {width:?}: expected a number of bits from 0 to 64"
+                "line {n}: invalid page_flags: {name} {width:?}: expected a number of bits from {least} to 64"
             ));
         };
         if fields.iter().any(|(f, _)| f == name) {
@@ -306,14 +364,16 @@ pub enum Fit {
 /// One Kconfig change and the bits it frees.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Change {
-    /// The settings, e.g. `NUMA_BALANCING=n`, `NODES_SHIFT=5`.
+    /// The settings, e.g. `NUMA_BALANCING=n`, `MAXSMP=n` and `NODES_SHIFT=5`.
     pub kconfig: Vec<String>,
     /// The `page_flags` fields it shrinks.
     pub fields: &'static [&'static str],
     /// The bits it frees.
     pub bits: u32,
-    /// The bits of its fields (more than `bits` for a smaller NODES_SHIFT).
+    /// The bits of its fields (more than `bits` for a smaller NODES_SHIFT or NR_CPUS).
     pub of: u32,
+    /// What else to know of it, for people.
+    pub note: Option<String>,
 }
 
 impl std::fmt::Display for Change {
@@ -325,9 +385,13 @@ impl std::fmt::Display for Change {
             self.fields.join(", ")
         )?;
         if self.bits < self.of {
-            write!(f, "{} of {} bits)", self.bits, self.of)
+            write!(f, "{} of {} bits", self.bits, self.of)?;
         } else {
-            write!(f, "{})", plural(self.bits, "bit"))
+            write!(f, "{}", plural(self.bits, "bit"))?;
+        }
+        match &self.note {
+            Some(note) => write!(f, "; {note})"),
+            None => write!(f, ")"),
         }
     }
 }
@@ -342,7 +406,7 @@ pub enum Fixes {
     Alone(Vec<Fix>),
     /// No change does alone; each of these sets does, and none of its parts is spare.
     Together(Vec<Fix>),
-    /// Not even all of these together free enough.
+    /// Not even these together, the changes that free the most, free enough.
     NotEnough(Fix),
 }
 
@@ -359,48 +423,157 @@ impl Fixes {
 struct Candidate {
     /// The most bits it frees.
     max: u32,
-    /// Its change, freeing `bits` (at most `max`: a smaller NODES_SHIFT frees
-    /// what it must, the others all their bits).
+    /// The fields it shrinks: two changes of one field do not add up.
+    fields: &'static [&'static str],
+    /// Whether it frees what it must (a smaller NODES_SHIFT or NR_CPUS),
+    /// rather than all `max`.
+    partial: bool,
+    /// Its change, freeing `bits` (`max` unless `partial`).
     change: Box<dyn Fn(u32) -> Change>,
 }
 
-/// The changes that would shrink fields of `layout`, in the order they are suggested.
+/// The changes that would shrink fields of `layout`, in the order they are
+/// suggested (NUMA=n, the most sweeping, last). The bits are those that
+/// `NR_UNUSED_PAGEFLAG_BITS` counts: last_cpupid's by its shift, whether or
+/// not it fits in page flags.
 fn candidates(layout: &Layout) -> Vec<Candidate> {
     let whole = |kconfig: &'static [&'static str], fields: &'static [&'static str]| {
-        let max: u32 = fields.iter().map(|f| layout.get(f)).sum();
+        let max: u32 = fields.iter().map(|f| layout.width(f)).sum();
         Candidate {
             max,
+            fields,
+            partial: false,
             change: Box::new(move |_| Change {
                 kconfig: kconfig.iter().map(|s| (*s).to_owned()).collect(),
                 fields,
                 bits: max,
                 of: max,
+                note: None,
             }),
         }
     };
-    let nodes = layout.get("nodes");
+    let nodes = layout.width("nodes");
+    let cpupid = layout.width("last_cpupid");
+    // NR_CPUS_BITS, with NUMA_BALANCING.
+    let cpu_bits = if cpupid > 0 {
+        cpupid.saturating_sub(LAST_PID_SHIFT)
+    } else {
+        0
+    };
     let mut all = vec![
         whole(&["NUMA_BALANCING=n"], &["last_cpupid"]),
         whole(&["LRU_GEN=n"], &["lru_gen", "lru_refs"]),
-        // A kernel with NUMA keeps NODES_SHIFT=1 at least.
+        // A kernel with NUMA keeps NODES_SHIFT=1 at least; x86's MAXSMP
+        // forces 10 (its prompt is `if !MAXSMP`), and NR_CPUS=8192.
         Candidate {
             max: nodes.saturating_sub(1),
-            change: Box::new(move |bits| Change {
-                kconfig: vec![format!("NODES_SHIFT={}", nodes - bits)],
-                fields: &["nodes"],
-                bits,
-                of: nodes,
+            fields: &["nodes"],
+            partial: true,
+            change: Box::new(move |bits| {
+                let maxsmp = nodes == MAXSMP_NODES_SHIFT;
+                let mut kconfig = Vec::new();
+                if maxsmp {
+                    kconfig.push("MAXSMP=n".to_owned());
+                }
+                kconfig.push(format!("NODES_SHIFT={}", nodes - bits));
+                Change {
+                    kconfig,
+                    fields: &["nodes"],
+                    bits,
+                    of: nodes,
+                    note: (maxsmp && cpupid > 0)
+                        .then(|| "MAXSMP=n also lets NR_CPUS shrink".to_owned()),
+                }
+            }),
+        },
+        // last_cpupid is 8 bits and NR_CPUS_BITS: NR_CPUS=2^k frees
+        // NR_CPUS_BITS - k, down to 64 CPUs.
+        Candidate {
+            max: cpu_bits.saturating_sub(MIN_CPU_BITS),
+            fields: &["last_cpupid"],
+            partial: true,
+            change: Box::new(move |bits| {
+                let k = cpu_bits - bits;
+                let mut kconfig = Vec::new();
+                if cpu_bits >= MAXSMP_CPU_BITS {
+                    kconfig.push("MAXSMP=n".to_owned());
+                }
+                kconfig.push(format!("NR_CPUS={}", 1u64 << k));
+                Change {
+                    kconfig,
+                    fields: &["last_cpupid"],
+                    bits,
+                    of: cpupid,
+                    note: (k == MIN_CPU_BITS)
+                        .then(|| format!("{} CPUs, the fewest suggested", 1u64 << MIN_CPU_BITS)),
+                }
             }),
         },
         whole(&["KASAN_SW_TAGS=n", "KASAN_HW_TAGS=n"], &["kasan_tag"]),
         whole(&["SPARSEMEM_VMEMMAP=y"], &["sections"]),
     ];
+    // NUMA=n frees all of nodes, and last_cpupid too: NUMA_BALANCING
+    // depends on NUMA. Without nodes in page flags it frees no more than
+    // NUMA_BALANCING=n.
+    if nodes > 0 {
+        let (fields, note): (&'static [&'static str], _) = if cpupid > 0 {
+            (
+                &["nodes", "last_cpupid"],
+                Some("NUMA_BALANCING goes with it"),
+            )
+        } else {
+            (&["nodes"], None)
+        };
+        let max = nodes + cpupid;
+        all.push(Candidate {
+            max,
+            fields,
+            partial: false,
+            change: Box::new(move |_| Change {
+                kconfig: vec!["NUMA=n".to_owned()],
+                fields,
+                bits: max,
+                of: max,
+                note: note.map(str::to_owned),
+            }),
+        });
+    }
     all.retain(|c| c.max > 0);
     all
 }
 
+/// The changes of `set` (indices of `cands`) that together free `short`
+/// bits: the whole ones all theirs, the partial ones, in order, each what
+/// the later ones at their most leave.
+fn assign(cands: &[Candidate], set: &[usize], short: u32) -> Fix {
+    let whole: u32 = set
+        .iter()
+        .filter(|&&i| !cands[i].partial)
+        .map(|&i| cands[i].max)
+        .sum();
+    let mut left = short.saturating_sub(whole);
+    set.iter()
+        .enumerate()
+        .map(|(n, &i)| {
+            let c = &cands[i];
+            if !c.partial {
+                return (c.change)(c.max);
+            }
+            let later: u32 = set[n + 1..]
+                .iter()
+                .filter(|&&j| cands[j].partial)
+                .map(|&j| cands[j].max)
+                .sum();
+            let bits = left.saturating_sub(later).min(c.max);
+            left -= bits;
+            (c.change)(bits)
+        })
+        .collect()
+}
+
 /// The Kconfig changes that free `short` more bits of `layout`: those that
-/// do alone, else the smallest sets that do together.
+/// do alone, else the smallest sets that do together, else the set that frees
+/// the most. No set has two changes of one field.
 pub fn fixes(layout: &Layout, short: u32) -> Fixes {
     let cands = candidates(layout);
     let alone: Vec<Fix> = cands
@@ -411,36 +584,41 @@ pub fn fixes(layout: &Layout, short: u32) -> Fixes {
     if !alone.is_empty() {
         return Fixes::Alone(alone);
     }
-    let total = |set: &[&Candidate]| set.iter().map(|c| c.max).sum::<u32>();
-    let mut sets: Vec<Vec<usize>> = Vec::new();
+    // Every set of changes of different fields, with the bits it frees at most.
+    let mut compatible: Vec<(Vec<usize>, u32)> = Vec::new();
     for mask in 1u32..(1 << cands.len()) {
         let set: Vec<usize> = (0..cands.len()).filter(|i| mask & (1 << i) != 0).collect();
-        let chosen: Vec<&Candidate> = set.iter().map(|&i| &cands[i]).collect();
-        let sum = total(&chosen);
-        // Enough, and none of them spare.
-        if set.len() >= 2 && sum >= short && chosen.iter().all(|c| sum - c.max < short) {
-            sets.push(set);
+        let mut fields: Vec<&str> = set.iter().flat_map(|&i| cands[i].fields).copied().collect();
+        let n = fields.len();
+        fields.sort_unstable();
+        fields.dedup();
+        if fields.len() == n {
+            let sum = set.iter().map(|&i| cands[i].max).sum();
+            compatible.push((set, sum));
         }
     }
-    if sets.is_empty() {
-        return Fixes::NotEnough(cands.iter().map(|c| (c.change)(c.max)).collect());
-    }
     // The fewest changes first, then in the order of [`candidates`].
-    sets.sort_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
-    Fixes::Together(
-        sets.iter()
-            .map(|set| {
-                // What the others leave to free, for the one that frees what it must.
-                set.iter()
-                    .map(|&i| {
-                        let others: u32 =
-                            set.iter().filter(|&&j| j != i).map(|&j| cands[j].max).sum();
-                        (cands[i].change)(short.saturating_sub(others).min(cands[i].max))
-                    })
-                    .collect()
-            })
-            .collect(),
-    )
+    compatible.sort_by(|(a, _), (b, _)| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
+    // Enough, and none of them spare.
+    let sets: Vec<&Vec<usize>> = compatible
+        .iter()
+        .filter(|(set, sum)| *sum >= short && set.iter().all(|&i| sum - cands[i].max < short))
+        .map(|(set, _)| set)
+        .collect();
+    if sets.is_empty() {
+        // The first of those that free the most.
+        let most = compatible.iter().map(|&(_, sum)| sum).max().unwrap_or(0);
+        let best = compatible
+            .iter()
+            .find(|&&(_, sum)| sum == most)
+            .map_or(&[][..], |(set, _)| set);
+        return Fixes::NotEnough(
+            best.iter()
+                .map(|&i| (cands[i].change)(cands[i].max))
+                .collect(),
+        );
+    }
+    Fixes::Together(sets.iter().map(|set| assign(&cands, set, short)).collect())
 }
 
 /// `n thing`, `n things`.
@@ -472,11 +650,22 @@ fn fit_text(s: &Status, out: &mut String, fits_lead: &str, short_lead: &str) {
             );
         }
         Fit::Short(short) => {
+            let left = s.left();
+            let cpupid = s.page_flags.get("last_cpupid");
+            let leaves = if left >= 0 {
+                format!("{} of page->flags free", plural(left.unsigned_abs(), "bit"))
+            } else if cpupid > 0 {
+                format!(
+                    "{left} bits of page->flags free (last_cpupid's {cpupid} bits do not fit \
+                     there, yet NR_UNUSED_PAGEFLAG_BITS counts them)"
+                )
+            } else {
+                format!("{left} bits of page->flags free")
+            };
             let _ = writeln!(
                 out,
-                "{short_lead}: {need}, and this configuration leaves {} of page->flags free: \
-                 {short} more {} needed",
-                plural(s.free_bits, "bit"),
+                "{short_lead}: {need}, and this configuration leaves {leaves}: {short} more {} \
+                 needed",
                 if short == 1 { "bit" } else { "bits" }
             );
             match fixes(&s.page_flags, short) {
@@ -501,7 +690,8 @@ fn fit_text(s: &Status, out: &mut String, fits_lead: &str, short_lead: &str) {
                     let _ = writeln!(
                         out,
                         "no Kconfig change this tool knows frees page->flags bits here \
-                         (NUMA_BALANCING, LRU_GEN, NODES_SHIFT, KASAN tags and sections take none)"
+                         (NUMA_BALANCING, LRU_GEN, NODES_SHIFT, NR_CPUS, KASAN tags, \
+                         sections and NUMA take none)"
                     );
                 }
                 Fixes::NotEnough(all) => {
@@ -509,7 +699,8 @@ fn fit_text(s: &Status, out: &mut String, fits_lead: &str, short_lead: &str) {
                     let parts: Vec<String> = all.iter().map(Change::to_string).collect();
                     let _ = writeln!(
                         out,
-                        "even all of these together free only {freed} of the {short}: {}",
+                        "even these together, the changes that free the most, free only \
+                         {freed} of the {short}: {}",
                         parts.join(" + ")
                     );
                 }
@@ -658,37 +849,62 @@ fn debugfs_mounted() -> Option<bool> {
     Some(st.f_type as i64 == DEBUGFS_MAGIC)
 }
 
+/// The value of the last `debugfs=` on the kernel's command line
+/// (`on`, `no-mount`, `off`), if any; `None` when that cannot be told.
+fn debugfs_param() -> Option<String> {
+    let cmdline = std::fs::read_to_string("/proc/cmdline").ok()?;
+    cmdline
+        .split_ascii_whitespace()
+        .filter_map(|w| w.strip_prefix("debugfs="))
+        .next_back()
+        .map(str::to_owned)
+}
+
 /// Why the status file could not be opened: for the kernel's path, the
-/// likely reasons (`mounted`: whether debugfs is, if known); a path
-/// elsewhere was given by hand, and its own error says enough.
-fn open_error(path: &Path, e: &io::Error, mounted: Option<bool>) -> anyhow::Error {
+/// likely reasons (`mounted`: whether debugfs is, if known; `param`: the
+/// kernel's `debugfs=`, if any). A path elsewhere was given by hand, and its
+/// own error says enough. Kernel lockdown is none of them: debugfs makes its
+/// files under lockdown, and a read-only 0400 file without ioctl or mmap,
+/// as this one, opens under it (fs/debugfs/file.c, `debugfs_locked_down`).
+fn open_error(
+    path: &Path,
+    e: &io::Error,
+    mounted: Option<bool>,
+    param: Option<&str>,
+) -> anyhow::Error {
     let name = path.display();
     if !path.starts_with(DEBUGFS) {
         return anyhow!("reading {name}: {e}");
     }
     const MOUNT: &str = "mount -t debugfs none /sys/kernel/debug";
     const RUST: &str = "alloctag's Rust core (CONFIG_MEM_ALLOC_PROFILING_RUST)";
+    // debugfs=off and debugfs=no-mount leave no debugfs to mount.
+    let unmountable = param.filter(|&p| p == "off" || p == "no-mount");
     let why = match (e.kind(), e.raw_os_error()) {
-        (io::ErrorKind::NotFound, _) => match mounted {
-            Some(false) => format!(
-                "debugfs is not mounted ({MOUNT}; a kernel without CONFIG_DEBUG_FS has none)"
-            ),
-            Some(true) => format!(
+        (io::ErrorKind::NotFound, _) => match (mounted, unmountable) {
+            (Some(true), _) => format!(
                 "debugfs is mounted, but this kernel has no such file: it lacks {RUST}, \
-                 or is older than the file, or kernel lockdown kept alloctag from \
-                 making its debugfs files (cat /sys/kernel/security/lockdown)"
+                 or is older than the file"
             ),
-            None => format!(
-                "debugfs is not mounted ({MOUNT}), or the kernel lacks CONFIG_DEBUG_FS or \
-                 {RUST}, or kernel lockdown kept alloctag from making its debugfs files"
+            (_, Some(p)) => format!(
+                "debugfs is not mounted, and cannot be: the kernel was booted with \
+                 debugfs={p} (boot without it, or with debugfs=on)"
+            ),
+            (Some(false), None) => format!(
+                "debugfs is not mounted ({MOUNT}; a kernel without CONFIG_DEBUG_FS, or booted \
+                 with debugfs=off or debugfs=no-mount, has none to mount)"
+            ),
+            (None, None) => format!(
+                "debugfs is not mounted ({MOUNT}), or the kernel was booted with debugfs=off \
+                 or debugfs=no-mount, or lacks CONFIG_DEBUG_FS or {RUST}"
             ),
         },
         (io::ErrorKind::PermissionDenied, Some(libc::EACCES)) => {
             "the file is root's (debugfs is mode 0700, the file 0400): run as root".to_owned()
         }
-        (io::ErrorKind::PermissionDenied, _) => "not root, or kernel lockdown \
-             (cat /sys/kernel/security/lockdown) or the debugfs= boot parameter restricts debugfs"
-            .to_owned(),
+        (io::ErrorKind::PermissionDenied, _) => {
+            "not root (run as root), or a security module refused it".to_owned()
+        }
         _ => return anyhow!("reading {name}: {e}"),
     };
     anyhow!("reading {name}: {e}: {why}")
@@ -704,8 +920,8 @@ fn read(path: &Path) -> Result<String> {
         )
     } else {
         let name = path.display().to_string();
-        let file =
-            std::fs::File::open(path).map_err(|e| open_error(path, &e, debugfs_mounted()))?;
+        let file = std::fs::File::open(path)
+            .map_err(|e| open_error(path, &e, debugfs_mounted(), debugfs_param().as_deref()))?;
         (
             input::read_text(file, &name, MAX_STATUS, "alloctag status file")?,
             name,
@@ -763,9 +979,16 @@ page_flags: long 64 flags 24 sections 0 nodes 10 zones 2 last_cpupid 21 kasan_ta
         let Fixes::Alone(list) = fixes(&s.page_flags, 10) else {
             panic!("NUMA_BALANCING=n alone frees 21 bits")
         };
-        // NODES_SHIFT=1 frees only 9, LRU_GEN=n 5.
-        assert_eq!(list.len(), 1);
-        assert_eq!(settings(&list[0]), ["NUMA_BALANCING=n"]);
+        // NODES_SHIFT=1 frees only 9, NR_CPUS=64 7, LRU_GEN=n 5; NUMA=n
+        // frees nodes and last_cpupid.
+        let names: Vec<String> = list.iter().map(|f| f[0].to_string()).collect();
+        assert_eq!(
+            names,
+            [
+                "NUMA_BALANCING=n (last_cpupid: 21 bits)",
+                "NUMA=n (nodes, last_cpupid: 31 bits; NUMA_BALANCING goes with it)"
+            ]
+        );
         assert_eq!(list[0][0].bits, 21);
     }
 
@@ -774,29 +997,234 @@ page_flags: long 64 flags 24 sections 0 nodes 10 zones 2 last_cpupid 21 kasan_ta
         let l = layout(
             "long 64 flags 24 sections 0 nodes 10 zones 2 last_cpupid 0 kasan_tag 0 lru_gen 3 lru_refs 2 unused 23",
         );
-        // 10 short: NODES_SHIFT frees 9 at most, LRU_GEN 5: together, and
-        // NODES_SHIFT only as much as LRU_GEN leaves.
-        let Fixes::Together(list) = fixes(&l, 10) else {
+        // 11 short: NODES_SHIFT frees 9 at most (and needs MAXSMP=n, which
+        // forces 10), NUMA=n 10, LRU_GEN 5: LRU_GEN with either, and
+        // NODES_SHIFT only as much as LRU_GEN leaves; never NODES_SHIFT with NUMA=n.
+        let Fixes::Together(list) = fixes(&l, 11) else {
             panic!()
         };
-        assert_eq!(list.len(), 1);
-        assert_eq!(settings(&list[0]), ["LRU_GEN=n", "NODES_SHIFT=5"]);
-        assert_eq!(list[0].iter().map(|c| c.bits).collect::<Vec<_>>(), [5, 5]);
+        let names: Vec<Vec<String>> = list.iter().map(settings).collect();
+        assert_eq!(
+            names,
+            [
+                vec!["LRU_GEN=n", "MAXSMP=n and NODES_SHIFT=4"],
+                vec!["LRU_GEN=n", "NUMA=n"]
+            ]
+        );
+        assert_eq!(list[0].iter().map(|c| c.bits).collect::<Vec<_>>(), [5, 6]);
+        // No NR_CPUS note: without NUMA_BALANCING, NR_CPUS takes no bits.
         assert_eq!(
             list[0][1].to_string(),
-            "NODES_SHIFT=5 (nodes: 5 of 10 bits)"
+            "MAXSMP=n and NODES_SHIFT=4 (nodes: 6 of 10 bits)"
         );
-        // 4 short: NODES_SHIFT=6 alone, or LRU_GEN=n alone.
+        assert_eq!(list[1][1].to_string(), "NUMA=n (nodes: 10 bits)");
+        // 10 short: NUMA=n alone.
+        let Fixes::Alone(list) = fixes(&l, 10) else {
+            panic!()
+        };
+        let names: Vec<Vec<String>> = list.iter().map(settings).collect();
+        assert_eq!(names, [vec!["NUMA=n"]]);
+        // 4 short: LRU_GEN=n, NODES_SHIFT=6 or NUMA=n alone.
         let Fixes::Alone(list) = fixes(&l, 4) else {
             panic!()
         };
         let names: Vec<Vec<String>> = list.iter().map(settings).collect();
-        assert_eq!(names, [vec!["LRU_GEN=n"], vec!["NODES_SHIFT=6"]]);
-        // 15 short: not even both.
-        let Fixes::NotEnough(all) = fixes(&l, 15) else {
+        assert_eq!(
+            names,
+            [
+                vec!["LRU_GEN=n"],
+                vec!["MAXSMP=n and NODES_SHIFT=6"],
+                vec!["NUMA=n"]
+            ]
+        );
+        // 16 short: not even LRU_GEN=n and NUMA=n, the most (NODES_SHIFT's
+        // bits are NUMA=n's: they do not add up).
+        let Fixes::NotEnough(all) = fixes(&l, 16) else {
             panic!()
         };
-        assert_eq!(all.iter().map(|c| c.bits).sum::<u32>(), 14);
+        let names: Vec<String> = all.iter().map(|c| c.kconfig.join(" and ")).collect();
+        assert_eq!(names, ["LRU_GEN=n", "NUMA=n"]);
+        assert_eq!(all.iter().map(|c| c.bits).sum::<u32>(), 15);
+    }
+
+    /// A MAXSMP kernel with NUMA_BALANCING, LRU_GEN=n and 32 page flags:
+    /// last_cpupid's 21 bits do not fit, and NR_UNUSED_PAGEFLAG_BITS is -1.
+    const MAXSMP: &str = "\
+page_tags: page_ext
+compressed_requested: yes
+free_bits: 0
+index_bits: 0
+needed_bits: 12
+vmlinux_tags: 3700
+indices_used: 0
+indices_capacity: 0
+tags_without_index: 0
+page_flags: long 64 flags 32 sections 0 nodes 10 zones 2 last_cpupid 21 kasan_tag 0 lru_gen 0 lru_refs 0 unused -1
+";
+
+    #[test]
+    fn a_negative_unused_is_bits_owed() {
+        let s = Status::parse(MAXSMP).unwrap();
+        assert_eq!(s.page_flags.get("unused"), -1);
+        // The fields add up to long, and free_bits is unused at least 0.
+        assert!(s.inconsistencies().is_empty(), "{:?}", s.inconsistencies());
+        // 12 needed of -1: 13, not 12 - free_bits.
+        assert_eq!(s.fit(), Fit::Short(13));
+        let out = text(&s);
+        assert_eq!(
+            out.lines().nth(1).unwrap(),
+            "why: vmlinux's 3700 allocation tags need an index of 12 bits, and this \
+             configuration leaves -1 bits of page->flags free (last_cpupid's 21 bits do not \
+             fit there, yet NR_UNUSED_PAGEFLAG_BITS counts them): 13 more bits needed"
+        );
+        assert!(out.ends_with("lru_refs 0, unused -1\n"), "{out}");
+        let v = json(&s);
+        assert_eq!(v["page_flags"]["unused"], -1);
+        assert_eq!(v["free_bits"], 0);
+        assert_eq!(v["bits_short"], 13);
+        // The advice closes the 13: NR_CPUS (7 at most) and NODES_SHIFT (9)
+        // do not alone.
+        let Fixes::Alone(list) = fixes(&s.page_flags, 13) else {
+            panic!()
+        };
+        let names: Vec<Vec<String>> = list.iter().map(settings).collect();
+        assert_eq!(names, [vec!["NUMA_BALANCING=n"], vec!["NUMA=n"]]);
+        assert!(list.iter().all(|f| f[0].bits >= 13));
+    }
+
+    #[test]
+    fn a_shortfall_of_more_than_the_free_bits_needs_more_changes() {
+        // 12 bits needed, unused -4: 16 short, not 12 (needed_bits -
+        // free_bits), which only NUMA_BALANCING=n and NUMA=n free alone.
+        let s = Status::parse(
+            &MAXSMP
+                .replace("flags 32", "flags 35")
+                .replace("unused -1", "unused -4"),
+        )
+        .unwrap();
+        assert!(s.inconsistencies().is_empty(), "{:?}", s.inconsistencies());
+        assert_eq!(s.fit(), Fit::Short(16));
+        let Fixes::Alone(list) = fixes(&s.page_flags, 16) else {
+            panic!()
+        };
+        let names: Vec<Vec<String>> = list.iter().map(settings).collect();
+        assert_eq!(names, [vec!["NUMA_BALANCING=n"], vec!["NUMA=n"]]);
+        // 9 short: NODES_SHIFT=1 alone (MAXSMP=n, which also lets NR_CPUS shrink).
+        let Fixes::Alone(list) = fixes(&s.page_flags, 9) else {
+            panic!()
+        };
+        assert_eq!(
+            list[1][0].to_string(),
+            "MAXSMP=n and NODES_SHIFT=1 (nodes: 9 of 10 bits; MAXSMP=n also lets NR_CPUS shrink)"
+        );
+    }
+
+    #[test]
+    fn a_smaller_nr_cpus_frees_last_cpupid_bits() {
+        // MAXSMP's NR_CPUS=8192: last_cpupid 8 + 13.
+        let l = layout(
+            "long 64 flags 24 sections 0 nodes 0 zones 2 last_cpupid 21 kasan_tag 0 lru_gen 3 lru_refs 2 unused 12",
+        );
+        let Fixes::Alone(list) = fixes(&l, 4) else {
+            panic!()
+        };
+        let names: Vec<String> = list.iter().map(|f| f[0].to_string()).collect();
+        // No NUMA=n: without nodes in page flags it frees what NUMA_BALANCING=n does.
+        assert_eq!(
+            names,
+            [
+                "NUMA_BALANCING=n (last_cpupid: 21 bits)",
+                "LRU_GEN=n (lru_gen, lru_refs: 5 bits)",
+                "MAXSMP=n and NR_CPUS=512 (last_cpupid: 4 of 21 bits)"
+            ]
+        );
+        // Down to 64 CPUs, and no further.
+        let Fixes::Alone(list) = fixes(&l, 7) else {
+            panic!()
+        };
+        assert_eq!(
+            list[1][0].to_string(),
+            "MAXSMP=n and NR_CPUS=64 (last_cpupid: 7 of 21 bits; 64 CPUs, the fewest suggested)"
+        );
+        let Fixes::Alone(list) = fixes(&l, 8) else {
+            panic!()
+        };
+        assert_eq!(settings(&list[0]), ["NUMA_BALANCING=n"]);
+        assert_eq!(list.len(), 1);
+        // NR_CPUS=512 (last_cpupid 17) needs no MAXSMP=n; 64 CPUs or fewer free nothing.
+        let l = layout(
+            "long 64 flags 24 sections 0 nodes 0 zones 2 last_cpupid 17 kasan_tag 0 lru_gen 3 lru_refs 2 unused 16",
+        );
+        let Fixes::Alone(list) = fixes(&l, 2) else {
+            panic!()
+        };
+        assert_eq!(
+            list[2][0].to_string(),
+            "NR_CPUS=128 (last_cpupid: 2 of 17 bits)"
+        );
+        let l = layout(
+            "long 64 flags 24 sections 0 nodes 0 zones 2 last_cpupid 14 kasan_tag 0 lru_gen 3 lru_refs 2 unused 19",
+        );
+        let Fixes::Alone(list) = fixes(&l, 1) else {
+            panic!()
+        };
+        assert!(
+            list.iter().all(|f| !f[0].kconfig[0].starts_with("NR_CPUS")),
+            "{list:?}"
+        );
+    }
+
+    #[test]
+    fn changes_of_one_field_are_not_added_up() {
+        // Debian's: last_cpupid is NUMA_BALANCING=n's, NR_CPUS' and NUMA=n's,
+        // nodes NODES_SHIFT's and NUMA=n's.
+        let l = Status::parse(DEBIAN).unwrap().page_flags;
+        let Fixes::Together(list) = fixes(&l, 32) else {
+            panic!()
+        };
+        let names: Vec<Vec<String>> = list.iter().map(settings).collect();
+        assert_eq!(
+            names,
+            [
+                vec!["LRU_GEN=n", "NUMA=n"],
+                vec![
+                    "NUMA_BALANCING=n",
+                    "LRU_GEN=n",
+                    "MAXSMP=n and NODES_SHIFT=4"
+                ],
+            ]
+        );
+        // NODES_SHIFT frees what the others leave: 32 - 21 - 5.
+        assert_eq!(list[1][2].bits, 6);
+        // 37 short: the most is 36, LRU_GEN=n with NUMA=n, not 21 + 7 + 9 + 31 + 5.
+        let Fixes::NotEnough(all) = fixes(&l, 37) else {
+            panic!()
+        };
+        let names: Vec<String> = all.iter().map(|c| c.kconfig.join(" and ")).collect();
+        assert_eq!(names, ["LRU_GEN=n", "NUMA=n"]);
+        assert_eq!(all.iter().map(|c| c.bits).sum::<u32>(), 36);
+    }
+
+    #[test]
+    fn a_negative_unused_that_does_not_add_up_is_warned_about() {
+        let bad = |from: &str, to: &str| {
+            Status::parse(&MAXSMP.replace(from, to))
+                .unwrap()
+                .inconsistencies()
+        };
+        assert_eq!(
+            bad("free_bits: 0", "free_bits: 1"),
+            ["free_bits is 1 but page_flags' unused is -1, which leaves 0"]
+        );
+        // Below 0 by more than last_cpupid's bits: the fields do not add up either.
+        assert_eq!(
+            bad("unused -1", "unused -22")[1],
+            "page_flags' unused is -22, but only last_cpupid (21 bits), counted where it does \
+             not fit, can take it below 0, and not by more than its bits"
+        );
+        // A free_bits above unused: short by needed_bits - unused all the same.
+        let s = Status::parse(&MAXSMP.replace("free_bits: 0", "free_bits: 3")).unwrap();
+        assert_eq!(s.fit(), Fit::Short(13));
     }
 
     #[test]
@@ -922,33 +1350,56 @@ page_flags: long 64 flags 24 sections 0 nodes 10 zones 2 last_cpupid 21 kasan_ta
     fn missing_file_reasons() {
         let missing = io::Error::from_raw_os_error(libc::ENOENT);
         let p = Path::new(STATUS);
-        let unmounted = open_error(p, &missing, Some(false)).to_string();
+        let unmounted = open_error(p, &missing, Some(false), None).to_string();
         assert!(
             unmounted.starts_with("reading /sys/kernel/debug/alloctag/status: No such file")
                 && unmounted.contains("mount -t debugfs none /sys/kernel/debug")
-                && unmounted.contains("CONFIG_DEBUG_FS"),
+                && unmounted.contains("CONFIG_DEBUG_FS")
+                && unmounted.contains("debugfs=off or debugfs=no-mount"),
             "{unmounted}"
         );
-        let mounted = open_error(p, &missing, Some(true)).to_string();
+        let mounted = open_error(p, &missing, Some(true), Some("on")).to_string();
         assert!(
-            mounted.contains("CONFIG_MEM_ALLOC_PROFILING_RUST") && mounted.contains("lockdown"),
+            mounted.ends_with(
+                "debugfs is mounted, but this kernel has no such file: it lacks alloctag's \
+                 Rust core (CONFIG_MEM_ALLOC_PROFILING_RUST), or is older than the file"
+            ),
             "{mounted}"
         );
-        let unknown = open_error(p, &missing, None).to_string();
+        let unknown = open_error(p, &missing, None, None).to_string();
         for reason in [
             "mount -t debugfs",
+            "debugfs=off",
+            "debugfs=no-mount",
             "CONFIG_DEBUG_FS",
             "CONFIG_MEM_ALLOC_PROFILING_RUST",
-            "lockdown",
         ] {
             assert!(unknown.contains(reason), "{reason}: {unknown}");
         }
-        let denied = open_error(p, &io::Error::from_raw_os_error(libc::EACCES), None);
+        // debugfs=off or no-mount on the command line: nothing to mount.
+        for param in ["off", "no-mount"] {
+            for mounted in [Some(false), None] {
+                let e = open_error(p, &missing, mounted, Some(param)).to_string();
+                assert!(
+                    e.ends_with(&format!(
+                        "debugfs is not mounted, and cannot be: the kernel was booted with \
+                         debugfs={param} (boot without it, or with debugfs=on)"
+                    )),
+                    "{e}"
+                );
+            }
+        }
+        let denied = open_error(p, &io::Error::from_raw_os_error(libc::EACCES), None, None);
         assert!(denied.to_string().ends_with("run as root"), "{denied}");
-        let eperm = open_error(p, &io::Error::from_raw_os_error(libc::EPERM), None);
-        assert!(eperm.to_string().contains("lockdown"), "{eperm}");
+        let eperm = open_error(p, &io::Error::from_raw_os_error(libc::EPERM), None, None);
+        assert!(eperm.to_string().contains("not root"), "{eperm}");
+        // Lockdown neither keeps debugfs from making the file nor this
+        // read-only 0400 file from opening.
+        for e in [&unmounted, &mounted, &unknown, &eperm.to_string()] {
+            assert!(!e.contains("lockdown"), "{e}");
+        }
         // A file named by hand: its error alone.
-        let other = open_error(Path::new("/tmp/status"), &missing, Some(false)).to_string();
+        let other = open_error(Path::new("/tmp/status"), &missing, Some(false), None).to_string();
         assert_eq!(
             other,
             "reading /tmp/status: No such file or directory (os error 2)"

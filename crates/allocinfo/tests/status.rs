@@ -2,6 +2,7 @@
 //! `/sys/kernel/debug/alloctag/status` (tests/data/status/): page tags in
 //! page flags, the fallback to page_ext and what would free bits, page
 //! flags not asked for, an index that was full, a later kernel's keys,
+//! a negative `unused` (last_cpupid counted where it does not fit),
 //! malformed files and a missing one.
 
 use serde_json::Value;
@@ -120,6 +121,7 @@ page tags: in page_ext, although sysctl.vm.mem_profiling=1,compressed asked for 
 why: vmlinux's 3700 allocation tags need an index of 12 bits, and this configuration leaves 2 bits of page->flags free: 10 more bits needed
 Kconfig changes that free enough bits alone:
   NUMA_BALANCING=n (last_cpupid: 21 bits)
+  NUMA=n (nodes, last_cpupid: 31 bits; NUMA_BALANCING goes with it)
 page->flags (64 bits): flags 24, sections 0, nodes 10, zones 2, last_cpupid 21, kasan_tag 0, lru_gen 3, lru_refs 2, unused 2
 "
     );
@@ -127,12 +129,63 @@ page->flags (64 bits): flags 24, sections 0, nodes 10, zones 2, last_cpupid 21, 
     assert_eq!(v["page_tags"], "page_ext");
     assert_eq!(v["fits"], false);
     assert_eq!(v["bits_short"], 10);
-    // NUMA_BALANCING=n alone; NODES_SHIFT=1 (9 bits) and LRU_GEN=n (5) do not.
+    // NUMA_BALANCING=n or NUMA=n alone; NODES_SHIFT=1 (9 bits), NR_CPUS=64
+    // (7) and LRU_GEN=n (5) do not.
     assert_eq!(
         v["fixes"],
-        serde_json::json!([{"bits": 21, "changes": [
-            {"kconfig": ["NUMA_BALANCING=n"], "fields": ["last_cpupid"], "bits": 21}
-        ]}])
+        serde_json::json!([
+            {"bits": 21, "changes": [
+                {"kconfig": ["NUMA_BALANCING=n"], "fields": ["last_cpupid"], "bits": 21}
+            ]},
+            {"bits": 31, "changes": [
+                {"kconfig": ["NUMA=n"], "fields": ["nodes", "last_cpupid"], "bits": 31}
+            ]}
+        ])
+    );
+}
+
+/// last_cpupid (MAXSMP's 21 bits) does not fit in page flags, yet
+/// `NR_UNUSED_PAGEFLAG_BITS` counts it: `unused -1`, `free_bits` 0, and 13
+/// bits short of the 12 needed.
+const NEGATIVE_UNUSED_TEXT: &str = "\
+page tags: in page_ext, although sysctl.vm.mem_profiling=1,compressed asked for page flags
+why: vmlinux's 3700 allocation tags need an index of 12 bits, and this configuration leaves -1 bits of page->flags free (last_cpupid's 21 bits do not fit there, yet NR_UNUSED_PAGEFLAG_BITS counts them): 13 more bits needed
+Kconfig changes that free enough bits alone:
+  NUMA_BALANCING=n (last_cpupid: 21 bits)
+  NUMA=n (nodes, last_cpupid: 31 bits; NUMA_BALANCING goes with it)
+page->flags (64 bits): flags 32, sections 0, nodes 10, zones 2, last_cpupid 21, kasan_tag 0, lru_gen 0, lru_refs 0, unused -1
+";
+
+#[test]
+fn a_negative_unused_is_read_and_counted_against_the_index() {
+    // ok() also makes sure nothing is warned about: the fields add up to
+    // long, and free_bits is unused at least 0.
+    assert_eq!(ok(&["status", "negative-unused.txt"]), NEGATIVE_UNUSED_TEXT);
+    let v = json("negative-unused.txt");
+    assert_eq!(v["free_bits"], 0);
+    assert_eq!(v["page_flags"]["unused"], -1);
+    assert_eq!(v["page_flags"]["last_cpupid"], 21);
+    assert_eq!(v["fits"], false);
+    assert_eq!(v["bits_short"], 13);
+    let fixes = v["fixes"].as_array().unwrap();
+    assert_eq!(fixes.len(), 2);
+    assert!(
+        fixes.iter().all(|f| f["bits"].as_u64().unwrap() >= 13),
+        "{v}"
+    );
+    // 13 bits needed: 14 short, not 13 - free_bits.
+    let dir = scratch("negative-unused");
+    let file = with_value(&dir, "negative-unused.txt", "needed_bits", "13");
+    let out = ok_in(&dir, &["status", &file]);
+    assert!(out.contains(": 14 more bits needed\n"), "{out}");
+    // A free_bits that is not unused at least 0 is warned about.
+    let file = with_value(&dir, "negative-unused.txt", "free_bits", "1");
+    let out = run_in(&dir, &["status", &file]);
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "allocinfo: warning: edited.txt: free_bits is 1 but page_flags' unused is -1, \
+         which leaves 0\n"
     );
 }
 
@@ -140,43 +193,58 @@ page->flags (64 bits): flags 24, sections 0, nodes 10, zones 2, last_cpupid 21, 
 fn without_numa_balancing_changes_are_combined() {
     // Debian's layout with NUMA_BALANCING=n's bits counted elsewhere:
     // NODES_SHIFT and LRU_GEN together, NODES_SHIFT only as far as needed.
+    // A nodes field of 10 is MAXSMP's, which NODES_SHIFT=N needs off.
     let dir = scratch("combined");
-    let file = with_value(
-        &dir,
-        "debian.txt",
-        "page_flags",
-        "long 64 flags 45 sections 0 nodes 10 zones 2 last_cpupid 0 kasan_tag 0 lru_gen 3 lru_refs 2 unused 2",
+    let layout = |flags: u32, unused: u32| {
+        move |l: &str| {
+            Some(match l.split_once(':') {
+                Some(("free_bits", _)) => format!("free_bits: {unused}"),
+                Some(("index_bits", _)) => format!("index_bits: {unused}"),
+                Some(("page_flags", _)) => format!(
+                    "page_flags: long 64 flags {flags} sections 0 nodes 10 zones 2 \
+                     last_cpupid 0 kasan_tag 0 lru_gen 3 lru_refs 2 unused {unused}"
+                ),
+                _ => l.to_owned(),
+            })
+        }
+    };
+    // 10 bits short: NUMA=n alone.
+    let file = edited(&dir, "debian.txt", "ten.txt", layout(45, 2));
+    let out = ok_in(&dir, &["status", &file]);
+    assert!(
+        out.contains("Kconfig changes that free enough bits alone:\n  NUMA=n (nodes: 10 bits)\n"),
+        "{out}"
     );
+    // 11 bits short: LRU_GEN=n with a smaller NODES_SHIFT or with NUMA=n.
+    let file = edited(&dir, "debian.txt", "eleven.txt", layout(46, 1));
     let out = ok_in(&dir, &["status", &file]);
     assert!(
         out.contains(
-            "no Kconfig change frees 10 bits alone; together:\n  \
-             LRU_GEN=n (lru_gen, lru_refs: 5 bits) + NODES_SHIFT=5 (nodes: 5 of 10 bits)\n"
+            "no Kconfig change frees 11 bits alone; together:\n  \
+             LRU_GEN=n (lru_gen, lru_refs: 5 bits) + MAXSMP=n and NODES_SHIFT=4 (nodes: 6 of 10 bits)\n  \
+             LRU_GEN=n (lru_gen, lru_refs: 5 bits) + NUMA=n (nodes: 10 bits)\n"
         ),
         "{out}"
     );
-    // 15 bits short: not even both, nor anything else.
+    // 16 bits short: not even LRU_GEN=n and NUMA=n, the most (a smaller
+    // NODES_SHIFT frees nodes' bits too: it adds nothing to NUMA=n).
+    let f = layout(47, 0);
     let file = edited(&dir, "debian.txt", "short.txt", |l| {
-        Some(match l.split_once(':') {
-            Some(("free_bits", _)) => "free_bits: 1".to_owned(),
-            Some(("index_bits", _)) => "index_bits: 1".to_owned(),
-            Some(("needed_bits", _)) => "needed_bits: 16".to_owned(),
-            Some(("page_flags", _)) => "page_flags: long 64 flags 46 sections 0 nodes 10 zones 2 \
-                last_cpupid 0 kasan_tag 0 lru_gen 3 lru_refs 2 unused 1"
-                .to_owned(),
-            _ => l.to_owned(),
-        })
+        match l.split_once(':') {
+            Some(("needed_bits", _)) => Some("needed_bits: 16".to_owned()),
+            _ => f(l),
+        }
     });
     let out = ok_in(&dir, &["status", &file]);
     assert!(
         out.contains(
-            "even all of these together free only 14 of the 15: \
-             LRU_GEN=n (lru_gen, lru_refs: 5 bits) + NODES_SHIFT=1 (nodes: 9 of 10 bits)\n"
+            "even these together, the changes that free the most, free only 15 of the 16: \
+             LRU_GEN=n (lru_gen, lru_refs: 5 bits) + NUMA=n (nodes: 10 bits)\n"
         ),
         "{out}"
     );
     let v: Value = serde_json::from_str(&ok_in(&dir, &["status", &file, "--json"])).unwrap();
-    assert_eq!(v["bits_short"], 15);
+    assert_eq!(v["bits_short"], 16);
     assert_eq!(v["fixes"], serde_json::json!([]));
 }
 
@@ -358,6 +426,17 @@ fn garbage_values_are_refused_naming_the_line() {
             "long 64 long 64",
             "line 10: invalid page_flags: long given twice",
         ),
+        // Only unused may be negative, and not beyond a long.
+        (
+            "page_flags",
+            "long 64 flags -1",
+            "line 10: invalid page_flags: flags \"-1\": expected a number of bits from 0 to 64",
+        ),
+        (
+            "page_flags",
+            "long 64 unused -65",
+            "line 10: invalid page_flags: unused \"-65\": expected a number of bits from -64 to 64",
+        ),
     ];
     for (key, value, expected) in cases {
         let file = with_value(&dir, "page-flags.txt", key, value);
@@ -430,8 +509,10 @@ fn a_missing_file_is_explained() {
         err,
         "allocinfo: error: reading nonexistent.txt: No such file or directory (os error 2)\n"
     );
-    // The kernel's, on a machine without it (debugfs not mounted, not
-    // root, or no alloctag): the path and why.
+    // The kernel's, on a machine without it (debugfs not mounted or
+    // booted off, not root, or no alloctag): the path and why; never
+    // lockdown, which neither keeps debugfs from making the file nor this
+    // read-only file from opening.
     if std::fs::read(STATUS).is_ok() {
         ok_in(&dir, &["status"]);
         return;
@@ -444,14 +525,15 @@ fn a_missing_file_is_explained() {
     assert!(
         [
             "mount -t debugfs",
+            "debugfs=",
             "CONFIG_MEM_ALLOC_PROFILING_RUST",
             "root",
-            "lockdown"
         ]
         .iter()
         .any(|r| err.contains(r)),
         "{err}"
     );
+    assert!(!err.contains("lockdown"), "{err}");
     // An empty /sys/kernel/debug (sysfs's directory) is debugfs not mounted.
     let empty = std::fs::read_dir("/sys/kernel/debug").is_ok_and(|mut d| d.next().is_none());
     if empty {
