@@ -218,6 +218,10 @@ boot() {
 		{ tail -20 "$logfile" >&2; die "guest script failed ($logfile)"; }
 	grep -Eq '^alloctag-bench-info: clocksource=tsc(-early)?$' "$logfile" ||
 		die "the guest clock is not the TSC ($logfile)"
+	if [ "${BENCH_CPUS:-0}" != 0 ]; then
+		grep -q "^alloctag-bench-info: cpus_possible=0-$((BENCH_CPUS - 1))\$" "$logfile" ||
+			die "the guest has $(sed -n 's/^alloctag-bench-info: cpus_possible=//p' "$logfile") possible CPUs, not 0-$((BENCH_CPUS - 1)) ($logfile)"
+	fi
 	if [ "${k%pgflags}" != "$k" ]; then
 		grep -q '^alloctag-bench-info: mem_profiling_compressed=1$' "$logfile" ||
 			die "page tags are not in page flags ($logfile)"

@@ -25,9 +25,8 @@
 //! ```
 
 use crate::{
-    alloc_tag::index::{placement, Placement},
+    alloc_tag::index::{placement, PageFlags, Placement},
     debugfs::{self, single_open, Fops},
-    layout::page_flags as f,
     seq::SeqWriter,
 };
 use core::fmt::{self, Write};
@@ -53,21 +52,7 @@ fn write_status(w: &mut SeqWriter, p: &Placement) -> fmt::Result {
     writeln!(w, "indices_used: {}", p.usage.used)?;
     writeln!(w, "indices_capacity: {}", p.usage.capacity)?;
     writeln!(w, "tags_without_index: {}", p.usage.refused)?;
-    writeln!(
-        w,
-        "page_flags: long {} flags {} sections {} nodes {} zones {} last_cpupid {} kasan_tag {} \
-         lru_gen {} lru_refs {} unused {}",
-        f::LONG,
-        f::FLAGS,
-        f::SECTIONS,
-        f::NODES,
-        f::ZONES,
-        f::LAST_CPUPID,
-        f::KASAN_TAG,
-        f::LRU_GEN,
-        f::LRU_REFS,
-        p.unused
-    )
+    writeln!(w, "page_flags: {}", PageFlags { options: false })
 }
 
 single_open!(open, |w: &mut SeqWriter| write_status(w, &placement()));

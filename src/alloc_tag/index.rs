@@ -103,10 +103,9 @@ pub(crate) struct Placement {
     pub(crate) compressed: bool,
     /// Whether the boot parameter asked for page flags.
     pub(crate) requested: bool,
-    /// The page-flag bits the configuration leaves unused: `unused`, at least 0.
+    /// The page-flag bits the configuration leaves unused (`NR_UNUSED_PAGEFLAG_BITS`, which
+    /// is negative where last_cpupid did not fit: 0 then).
     pub(crate) free_bits: u32,
-    /// What `NR_UNUSED_PAGEFLAG_BITS` counts, negative where last_cpupid did not fit.
-    pub(crate) unused: i32,
     /// The bits an index may take.
     pub(crate) index_bits: u32,
     /// The bits vmlinux's tags need.
@@ -121,12 +120,10 @@ pub(crate) struct Placement {
 #[cfg_attr(not(CONFIG_DEBUG_FS), allow(dead_code))]
 pub(crate) fn placement() -> Placement {
     let (_, vmlinux_tags) = vmlinux_tags();
-    let unused = unused_bits();
     Placement {
         compressed: compressed(),
         requested: REQUESTED.load(Ordering::Relaxed),
-        free_bits: unused.max(0) as u32,
-        unused,
+        free_bits: unused_bits().max(0) as u32,
         index_bits: index_bits(),
         needed_bits: bits_needed(vmlinux_tags),
         vmlinux_tags,
@@ -182,26 +179,66 @@ pub(crate) unsafe extern "C" fn alloc_tag_sec_init() {
 
 c_declared!(alloc_tag_sec_init);
 
-/// Says what would let `count` tags go in page flags: the bits they need, and what takes
-/// `page->flags`' bits, each field with the configuration option that sizes it.
-fn log_page_flags(count: usize) {
+/// What takes `page->flags`' bits, as `NR_UNUSED_PAGEFLAG_BITS` counts them: each field's
+/// name, its bits, and the configuration options that size it.
+fn page_flags_fields() -> [(&'static str, i64, &'static str); 9] {
     use crate::layout::page_flags as f;
-    let need = bits_needed(count);
+    let bits = |n: usize| n as i64;
+    [
+        ("flags", bits(f::FLAGS), ""),
+        ("sections", bits(f::SECTIONS), "SPARSEMEM without VMEMMAP"),
+        ("nodes", bits(f::NODES), "NODES_SHIFT"),
+        ("zones", bits(f::ZONES), ""),
+        (
+            "last_cpupid",
+            bits(f::LAST_CPUPID),
+            "NUMA_BALANCING, NR_CPUS",
+        ),
+        (
+            "kasan_tag",
+            bits(f::KASAN_TAG),
+            "KASAN_SW_TAGS, KASAN_HW_TAGS",
+        ),
+        ("lru_gen", bits(f::LRU_GEN), "LRU_GEN"),
+        ("lru_refs", bits(f::LRU_REFS), "LRU_GEN"),
+        ("unused", unused_bits().into(), ""),
+    ]
+}
+
+/// `page->flags`' fields, `name bits` each: after `long BITS`, space-separated, for the status
+/// file; comma-separated with the options that size them, for the log.
+pub(crate) struct PageFlags {
+    /// For the log: each field's options, in parentheses.
+    pub(crate) options: bool,
+}
+
+impl core::fmt::Display for PageFlags {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        if !self.options {
+            write!(f, "long {}", crate::layout::page_flags::LONG)?;
+        }
+        for (i, (name, bits, options)) in page_flags_fields().iter().enumerate() {
+            let sep = match (i, self.options) {
+                (0, true) => "",
+                (_, true) => ", ",
+                (_, false) => " ",
+            };
+            write!(f, "{sep}{name} {bits}")?;
+            if self.options && !options.is_empty() {
+                write!(f, " ({options})")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Says what would let `count` tags go in page flags: the bits they need, and what takes
+/// `page->flags`' bits, each field with the configuration options that size it.
+fn log_page_flags(count: usize) {
     pr_warn!(
-        "they need {} bits; page->flags' {} bits hold {} page flags, sections {} \
-         (SPARSEMEM without VMEMMAP), nodes {} (NODES_SHIFT), zones {}, last_cpupid {} \
-         (NUMA_BALANCING, NR_CPUS), KASAN tag {} (KASAN_SW_TAGS, KASAN_HW_TAGS), LRU \
-         generations {} and references {} (LRU_GEN), {} unused\n",
-        need,
-        f::LONG,
-        f::FLAGS,
-        f::SECTIONS,
-        f::NODES,
-        f::ZONES,
-        f::LAST_CPUPID,
-        f::KASAN_TAG,
-        f::LRU_GEN,
-        f::LRU_REFS,
-        unused_bits()
+        "they need {} bits; page->flags' {} bits hold {}\n",
+        bits_needed(count),
+        crate::layout::page_flags::LONG,
+        PageFlags { options: true }
     );
 }
