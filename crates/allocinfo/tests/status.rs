@@ -8,7 +8,7 @@
 use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
 mod common;
 use common::BIN;
@@ -29,18 +29,7 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-fn run_in(dir: &Path, args: &[&str]) -> Output {
-    common::run_in(dir, args)
-}
-
-/// Standard output of a run in `dir` that succeeds with nothing on standard error.
-fn ok_in(dir: &Path, args: &[&str]) -> String {
-    let out = run_in(dir, args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{args:?}: {err}");
-    assert!(out.stderr.is_empty(), "{args:?}: {err}");
-    String::from_utf8(out.stdout).unwrap()
-}
+use common::{ok_in, run_in};
 
 fn ok(args: &[&str]) -> String {
     ok_in(&status_dir(), args)
@@ -487,11 +476,9 @@ fn figures_that_do_not_add_up_are_warned_about() {
         String::from_utf8(out.stderr).unwrap(),
         "allocinfo: warning: edited.txt: page_flags' fields add up to 51 bits, not long's 64\n"
     );
-    assert!(
-        String::from_utf8(out.stdout)
-            .unwrap()
-            .starts_with("page tags: in page flags")
-    );
+    assert!(String::from_utf8(out.stdout)
+        .unwrap()
+        .starts_with("page tags: in page flags"));
     let file = with_value(&dir, "page-flags.txt", "free_bits", "13");
     let out = run_in(&dir, &["status", &file]);
     assert_eq!(

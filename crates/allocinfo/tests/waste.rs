@@ -7,14 +7,15 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_allocinfo");
+mod common;
+use common::{ok_in, run_in, BIN};
 
 fn waste_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/waste")
+    common::crate_data().join("waste")
 }
 
 fn profiles() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../allocinfo-format/tests/data")
+    common::format_data()
 }
 
 /// A fresh directory for one test.
@@ -24,24 +25,6 @@ fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-/// Runs allocinfo in `dir`.
-fn run_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap()
-}
-
-/// Standard output of a run that succeeds with nothing on standard error.
-fn ok_in(dir: &Path, args: &[&str]) -> String {
-    let out = run_in(dir, args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{args:?}: {err}");
-    assert!(out.stderr.is_empty(), "{args:?}: {err}");
-    String::from_utf8(out.stdout).unwrap()
 }
 
 fn ok(args: &[&str]) -> String {

@@ -25,3 +25,12 @@ pub fn run_in(dir: &Path, args: &[&str]) -> Output {
         .output()
         .unwrap()
 }
+
+/// Standard output of a run in `dir` that succeeds with nothing on standard error.
+pub fn ok_in(dir: &Path, args: &[&str]) -> String {
+    let out = run_in(dir, args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{args:?}: {err}");
+    assert!(out.stderr.is_empty(), "{args:?}: {err}");
+    String::from_utf8(out.stdout).unwrap()
+}
