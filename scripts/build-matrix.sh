@@ -50,9 +50,11 @@
 #          NUMA_BALANCING, LRU_GEN, ZONE_DEVICE, MODVERSIONS), built with
 #          gcc-12 as Debian builds, into $BUILD_DIR/kernel-debian, and booted
 #          once with scripts/guest/smoke.sh and page tags asked for in page
-#          flags: its C and Rust modules carry CRCs and load, one with a
-#          changed CRC is refused, and page tags stay in page_ext, as the
-#          boot log and the status file say.
+#          flags: its C and Rust modules carry CRCs and load, and so does a
+#          C module built out of tree against its headers package
+#          (scripts/build-extmod.sh), one with a changed CRC is refused, and
+#          page tags stay in page_ext, as the boot log and the status file
+#          say.
 #
 # Prints one line per configuration and ends with "matrix: N passed, N
 # failed", counting configurations; one that fails to build, warns, fails to
@@ -421,8 +423,11 @@ run_debian() {
 	for m in CONFIG_CC_IS_GCC CONFIG_MODVERSIONS CONFIG_RUST CONFIG_MEM_ALLOC_PROFILING_RUST CONFIG_WERROR; do
 		has_config "$m" y "$out/.config" || { why="$m is not set in $out/.config"; return 1; }
 	done
-	for m in alloctag_test alloctag_rust_sample alloctag_rust_plain; do
-		m=$out/lib/alloctag/tests/modules/$m.ko
+	# An out-of-tree C module, built against the headers package as DKMS builds.
+	"$ALLOCTAG_ROOT/scripts/build-extmod.sh" debian >>"$build_log" 2>&1 ||
+		{ why="the out-of-tree module did not build against the headers ($build_log)"; return 1; }
+	for m in $out/lib/alloctag/tests/modules/{alloctag_test,alloctag_rust_sample,alloctag_rust_plain}.ko \
+		"$BUILD_DIR/extmod/debian/alloctag_extmod.ko"; do
 		[ -f "$m" ] || { why="no $m"; return 1; }
 		crc=$(crc_byte "$m") || { why="$m has no __versions: built without CRCs"; return 1; }
 	done
@@ -435,6 +440,8 @@ run_debian() {
 		alloctag.waste_slots=on "smoke_crc=$crc" || return 1
 	grep -qx 'smoke: ok - a module with a changed CRC is refused' "$console" ||
 		{ why="the module with a changed CRC was not tried ($console)"; return 1; }
+	grep -qx 'smoke: ok - rmmod alloctag_extmod' "$console" ||
+		{ why="the out-of-tree module was not loaded ($console)"; return 1; }
 	grep -Eqx 'smoke: page_tags=page_ext free_bits=[0-9]+ needed_bits=[0-9]+' "$console" ||
 		{ why="page tags are not in page_ext: $(grep '^smoke: page_tags=' "$console" || echo 'no status') ($console)"; return 1; }
 	grep -q "alloctag: they need [0-9]* bits; page->flags' 64 bits hold .* last_cpupid 21 (NUMA_BALANCING, NR_CPUS)" "$console" ||

@@ -42,6 +42,20 @@ kernel_env() {
 		BINDGEN="$BINDGEN" RUST_LIB_SRC=/usr/lib/rustlib/src/rust/library)
 }
 
+# Kernels named debian* (scripts/configs/debian.config) are built as Debian
+# builds its kernels, with GCC (gcc-12, bookworm's); the Rust side as 6.12
+# supports it there (bindgen reads GCC's flags). Switches KMAKE_OPTS
+# (kernel_env's) to GCC for kernel $1, for it and for modules built against
+# it. kernel_compiler NAME
+kernel_compiler() {
+	[[ $1 == debian* ]] || return 0
+	local o gcc_opts=(CC=gcc-12 HOSTCC=gcc-12)
+	for o in "${KMAKE_OPTS[@]}"; do
+		[ "$o" = LLVM=-19 ] || gcc_opts+=("$o")
+	done
+	KMAKE_OPTS=("${gcc_opts[@]}")
+}
+
 # The architecture of the kernels built from scripts/configs/NAME.config: a
 # fragment named arm64* is cross-built for arm64 (LLVM=-19 needs no gcc
 # cross toolchain), any other for x86_64. kernel_arch NAME

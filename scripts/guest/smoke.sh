@@ -77,13 +77,14 @@ tags=$(tail -n +3 /proc/allocinfo | wc -l)
 report "smoke: $tags tags"
 check "more than 100 tags" [ "$tags" -gt 100 ]
 
-# module_comes_and_goes NAME MIN_TAGS MIN_BYTES FUNC: NAME.ko's tags appear
-# at insmod, at least MIN_TAGS lines in FUNC totalling MIN_BYTES or more, and
-# are gone after rmmod.
+# module_comes_and_goes NAME MIN_TAGS MIN_BYTES FUNC [DIR]: NAME.ko (in DIR,
+# /lib/modules by default) loads, its tags appear at insmod, at least
+# MIN_TAGS lines in FUNC totalling MIN_BYTES or more, and are gone after
+# rmmod.
 module_comes_and_goes() {
-	name=$1 min_tags=$2 min_bytes=$3 func=$4
+	name=$1 min_tags=$2 min_bytes=$3 func=$4 dir=${5:-/lib/modules}
 	check "no $name tags before insmod" [ "$(module_tags "$name")" = 0 ]
-	if ! insmod "/lib/modules/$name.ko"; then
+	if ! insmod "$dir/$name.ko"; then
 		check "insmod $name" false
 		return
 	fi
@@ -172,6 +173,9 @@ if [ -n "$crc" ]; then
 	check "a module with a changed CRC differs from the one loaded" sh -c '! cmp -s /tmp/bad-crc.ko /lib/modules/alloctag_test.ko'
 	check "a module with a changed CRC is refused" sh -c '! insmod /tmp/bad-crc.ko 2>/dev/null'
 	check "the loader says which symbol's version disagrees" sh -c 'dmesg | grep -q "alloctag_test: disagrees about version of symbol "'
+	# An out-of-tree C module built against the headers package
+	# (scripts/build-extmod.sh), its CRCs checked as it loads.
+	module_comes_and_goes alloctag_extmod 1 4096 alloctag_extmod_init /lib/modules/extmod
 fi
 
 # Where page tags are (src/status.rs), for the host to judge.
