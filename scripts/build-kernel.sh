@@ -23,15 +23,7 @@ frag=$ALLOCTAG_ROOT/scripts/configs/${KERNEL_CONFIG:-$name}.config
 arch=$(kernel_arch "$name")
 tree=${KERNEL_TREE:-$SRC_TREE}
 mkdir -p "$out"
-# debian*: built as Debian builds its kernels, with GCC (gcc-12, bookworm's);
-# the Rust side as 6.12 supports it there (bindgen reads GCC's flags).
-if [[ $name == debian* ]]; then
-	gcc_opts=(CC=gcc-12 HOSTCC=gcc-12)
-	for o in "${KMAKE_OPTS[@]}"; do
-		[ "$o" = LLVM=-19 ] || gcc_opts+=("$o")
-	done
-	KMAKE_OPTS=("${gcc_opts[@]}")
-fi
+kernel_compiler "$name"
 kmake() { make -s -C "$tree" O="$out" ARCH="$arch" "${KMAKE_OPTS[@]}" "$@"; }
 
 # What the configuration is made from: the fragments, the tree's Kconfig

@@ -382,7 +382,7 @@ run_arm64() {
 	grep -qx 'smoke: sysctl=1' "$console" || { why="guest's sysctl does not read 1 ($console)"; return 1; }
 	grep -qx 'smoke: ok - no alloctag_rust_plain tag made with profiling off' "$console" ||
 		{ why="the Rust call sites were not checked with profiling off ($console)"; return 1; }
-	want='smoke: debugfs=capture dynamic_tags fail live live_processes live_stacks waste'
+	want='smoke: debugfs=capture dynamic_tags fail live live_processes live_stacks status waste'
 	grep -qx "$want" "$console" ||
 		{ why="guest's debugfs files differ: $(grep '^smoke: debugfs=' "$console" || echo none), expected ${want#smoke: } ($console)"; return 1; }
 	detail="build ${t_build} s, boot $((SECONDS - t0)) s, $(sed -n 's/^smoke: \([0-9]*\) tags$/\1/p' "$console") tags, $(grep -c '^smoke: ok' "$console") smoke checks ok"

@@ -9,9 +9,9 @@
 //! absent where lockdown forbids such tools.
 
 use core::ffi::c_int;
+use kernel::{bindings, c_str, str::CStr};
 #[cfg(CONFIG_ALLOCTAG_SELECTION)]
-use kernel::uaccess::UserSlice;
-use kernel::{bindings, c_str, prelude::*, str::CStr};
+use kernel::{prelude::*, uaccess::UserSlice};
 
 /// The longest command a control file accepts.
 #[cfg(CONFIG_ALLOCTAG_SELECTION)]
