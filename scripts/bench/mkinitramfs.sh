@@ -3,7 +3,8 @@
 #
 # Builds the benchmark initramfs, one for all three benchmark kernels:
 # busybox-static, the project's /init (scripts/guest/init), the guest script
-# (scripts/bench/guest.sh as /alloctag/bench.sh), tests/bench/allocinfo_query.c
+# (scripts/bench/guest.sh as /alloctag/bench.sh, and scripts/bench/scale.sh,
+# booted by hand with alloctag_run=scale), tests/bench/allocinfo_query.c
 # built static as /alloctag/allocinfo_query, and the benchmark modules of
 # each kernel of BENCH_KERNELS (default nop c rust) under
 # /lib/modules/bench-KERNEL/. The guest script picks
@@ -28,6 +29,7 @@ done
 install -m 755 "$ALLOCTAG_ROOT/scripts/guest/init" "$stage/init"
 install -m 644 "$ALLOCTAG_ROOT/scripts/guest/report.sh" "$stage/alloctag/report.sh"
 install -m 755 "$ALLOCTAG_ROOT/scripts/bench/guest.sh" "$stage/alloctag/bench.sh"
+install -m 755 "$ALLOCTAG_ROOT/scripts/bench/scale.sh" "$stage/alloctag/scale.sh"
 # The user-space side of the /proc/allocinfo benchmark: the text against the
 # ioctls (mainline's ABI, the project's copy of the uapi header).
 gcc -static -O2 -Wall -I"$ALLOCTAG_ROOT/include/uapi" -o "$stage/alloctag/allocinfo_query" \
