@@ -53,7 +53,9 @@
 # BENCH_CPUS (possible CPUs: QEMU's -smp N and maxcpus=2; the kernels are built
 # with scripts/configs/bench-cpus.config added, NR_CPUS=256, as
 # kernel-bench-cpus-KERNEL, results in $BUILD_DIR/bench-cpusN; default 0,
-# -smp 2 and the usual kernels).
+# -smp 2 and the usual kernels). At 224 CPUs an -icount boot takes hours (the
+# idle vCPUs) and a TCG boot's allocator loops most of an hour: the figures
+# in benchmarks.rst come from its kernels booted with scripts/bench/scale.sh.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
