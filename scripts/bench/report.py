@@ -197,7 +197,7 @@ def query_table(boots, mode):
 
 
 def showmem_table(boots, mode):
-    """show_mem() (sysrq m), profiling on and off, and what the top users (on − off) add."""
+    """show_mem() (sysrq m), profiling on and off, and the difference."""
     test = "sysrq-m"
     rows = []
     per = {}
@@ -210,9 +210,9 @@ def showmem_table(boots, mode):
                      spread([v / 1e6 if v is not None else None for v in off]),
                      spread([v / 1e6 for v in per[k]]) if k != "nop" else "-"])
     if per.get("c") and per.get("rust"):
-        rows.append(["(c)/(b), the top users", "", "",
+        rows.append(["(c)/(b), on − off", "", "",
                      spread([r / c for r, c in zip(per["rust"], per["c"]) if c])])
-    return table(["kernel", "ms, profiling on", "ms, profiling off", "ms, on − off (top users)"],
+    return table(["kernel", "ms, profiling on", "ms, profiling off", "ms, on − off"],
                  rows)
 
 
@@ -348,6 +348,16 @@ def differential(boots):
     return "\n".join(out)
 
 
+def per_mode(p, boots, env, table_fn):
+    """Prints table_fn's table for TCG and for -icount, each where a kernel booted so."""
+    for mode in ["tcg", "icount"]:
+        if any(boots.get((k, mode)) for k in KERNELS):
+            p("TCG:" if mode == "tcg" else f"-icount {env.get('icount', '')}:")
+            p()
+            p(table_fn(boots, mode))
+            p()
+
+
 def main():
     if sys.argv[1] == "--pgflags":
         pgflags_main(sys.argv[2])
@@ -441,12 +451,7 @@ def main():
       "whole file with read() buffers of BS bytes, as `dd bs=BS` does, timed with "
       "CLOCK_MONOTONIC (bytes: the file's size).")
     p()
-    for mode in ["tcg", "icount"]:
-        if any(boots.get((k, mode)) for k in KERNELS):
-            p("TCG:" if mode == "tcg" else f"-icount {env.get('icount', '')}:")
-            p()
-            p(uread_table(boots, mode))
-            p()
+    per_mode(p, boots, env, uread_table)
     p("## Selecting tags: the ioctls against the text")
     p()
     p("`allocinfo_query` (tests/bench/allocinfo_query.c), per query: open /proc/allocinfo, "
@@ -454,25 +459,16 @@ def main():
       "has no ioctls (ENOTTY). Last column: how many times the ioctl query is faster than "
       "this method, in the same boot of (c).")
     p()
-    for mode in ["tcg", "icount"]:
-        if any(boots.get((k, mode)) for k in KERNELS):
-            p("TCG:" if mode == "tcg" else f"-icount {env.get('icount', '')}:")
-            p()
-            p(query_table(boots, mode))
-            p()
+    per_mode(p, boots, env, query_table)
     if any(b.results.get(("on", "sysrq-m")) for bb in boots.values() for b in bb.values()):
         p("## The OOM report's top users")
         p()
         p("`allocinfo_query sysrq m`: show_mem(), as the OOM killer and sysrq m print it, its "
-          "lines kept off the console. With profiling on its last part lists the 10 largest call "
-          "sites (`alloc_tag_top_users()`, which reads every tag's counters); off, it does not.")
+          "lines kept off the console. Its last part lists the 10 largest call sites "
+          "(`alloc_tag_top_users()`, which reads every tag's counters); 6.12 calls it with "
+          "profiling off too, and lists nothing then.")
         p()
-        for mode in ["tcg", "icount"]:
-            if any(boots.get((k, mode)) for k in KERNELS):
-                p("TCG:" if mode == "tcg" else f"-icount {env.get('icount', '')}:")
-                p()
-                p(showmem_table(boots, mode))
-                p()
+        per_mode(p, boots, env, showmem_table)
     p("What a line costs: the whole-file read (1 MiB buffer) over the number of tags, in (b) "
       "and (c); and, from the Rust module in (c), making one line as the Rust core did before "
       "commit 8431f41 (`fmt-line`: `writeln!` with `{:12} {:8}` and the tag's `Display`, whose "
