@@ -6,6 +6,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 kernel_env
-name=${1:?build name (test, nodebug, arm64)}
+name=${1:?build name (test, nodebug, arm64, debian)}
 shift
+kernel_compiler "$name"
 exec make -C "$SRC_TREE" O="$BUILD_DIR/kernel-$name" ARCH="$(kernel_arch "$name")" "${KMAKE_OPTS[@]}" -j"$JOBS" "$@"
