@@ -388,24 +388,32 @@ run_arm64() {
 	detail="build ${t_build} s, boot $((SECONDS - t0)) s, $(sed -n 's/^smoke: \([0-9]*\) tags$/\1/p' "$console") tags, $(grep -c '^smoke: ok' "$console") smoke checks ok"
 }
 
-# Prints OFFSET:OCTAL for smoke.sh's smoke_crc=: the file offset of the low
-# byte of the first CRC in module $1's __versions (struct modversion_info:
-# an unsigned long, then the name), and that byte complemented, in octal.
-crc_byte() {
-	python3 - "$1" <<-'EOF'
+# Prints OFFSET:OCTAL, a byte of module $1 for smoke.sh to change (smoke_crc=,
+# smoke_vermagic=): in its section $2, just after the first NEEDLE $3 (the
+# section's start if empty), and that byte XORed with $4, in octal. For
+# __versions (struct modversion_info: an unsigned long, then the name) with
+# no needle and 255: the low byte of the first CRC, complemented.
+module_byte() {
+	python3 - "$@" <<-'EOF'
 		import struct, sys
-		data = open(sys.argv[1], "rb").read()
+		path, section, needle, mask = sys.argv[1], sys.argv[2].encode(), sys.argv[3].encode(), int(sys.argv[4])
+		data = open(path, "rb").read()
 		shoff, = struct.unpack_from("<Q", data, 0x28)
 		shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3a)
 		sec = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
 		names = sec[shstrndx][4]
 		for s in sec:
 		    name = data[names + s[0]:data.index(b"\0", names + s[0])]
-		    if name == b"__versions" and s[5] >= 64:
-		        print(f"{s[4]}:{0xff ^ data[s[4]]:o}")
+		    if name != section or s[5] < 64:
+		        continue
+		    body = data[s[4]:s[4] + s[5]]
+		    at = body.find(needle)
+		    if at < 0:
 		        break
-		else:
-		    sys.exit("no __versions in " + sys.argv[1])
+		    off = s[4] + at + len(needle)
+		    print(f"{off}:{mask ^ data[off]:o}")
+		    sys.exit(0)
+		sys.exit(f"no {sys.argv[2]} {sys.argv[3]} in {path}")
 	EOF
 }
 
@@ -416,7 +424,7 @@ crc_byte() {
 # few bits, and says so.
 run_debian() {
 	local out=$BUILD_DIR/kernel-debian build_log=$logs/debian-build.log console=$logs/debian-console.log
-	local t0=$SECONDS t_build m crc
+	local t0=$SECONDS t_build m crc vermagic
 	log "debian: building $out (tinyconfig + scripts/configs/debian.config, gcc-12)"
 	KERNEL_TREE=$SRC_TREE checked_build debian || return 1
 	t_build=$((SECONDS - t0))
@@ -429,17 +437,22 @@ run_debian() {
 	for m in $out/lib/alloctag/tests/modules/{alloctag_test,alloctag_rust_sample,alloctag_rust_plain}.ko \
 		"$BUILD_DIR/extmod/debian/alloctag_extmod.ko"; do
 		[ -f "$m" ] || { why="no $m"; return 1; }
-		crc=$(crc_byte "$m") || { why="$m has no __versions: built without CRCs"; return 1; }
+		crc=$(module_byte "$m" __versions "" 255) || { why="$m has no __versions: built without CRCs"; return 1; }
 	done
-	crc=$(crc_byte "$out/lib/alloctag/tests/modules/alloctag_test.ko")
+	crc=$(module_byte "$out/lib/alloctag/tests/modules/alloctag_test.ko" __versions "" 255)
+	# A Rust module as if built for another release: its vermagic's first
+	# character changed (6 to 7).
+	vermagic=$(module_byte "$out/lib/alloctag/tests/modules/alloctag_rust_plain.ko" .modinfo vermagic= 1)
 
 	t0=$SECONDS
 	# Waste accounting's slots reserved, as arm64 boots, for the smoke test's
 	# exact figures.
 	smoke_boot debian "$out/arch/x86/boot/bzImage" "$console" sysctl.vm.mem_profiling=1,compressed \
-		alloctag.waste_slots=on "smoke_crc=$crc" || return 1
+		alloctag.waste_slots=on "smoke_crc=$crc" "smoke_vermagic=$vermagic" || return 1
 	grep -qx 'smoke: ok - a module with a changed CRC is refused' "$console" ||
 		{ why="the module with a changed CRC was not tried ($console)"; return 1; }
+	grep -qx 'smoke: ok - a Rust module built for another release is refused' "$console" ||
+		{ why="the Rust module of another release was not tried ($console)"; return 1; }
 	grep -qx 'smoke: ok - rmmod alloctag_extmod' "$console" ||
 		{ why="the out-of-tree module was not loaded ($console)"; return 1; }
 	grep -Eqx 'smoke: page_tags=page_ext free_bits=[0-9]+ needed_bits=[0-9]+' "$console" ||
