@@ -30,6 +30,7 @@
 #include <linux/capability.h>
 #include <linux/debugfs.h>
 #include <linux/delay.h>
+#include <linux/execmem.h>
 #include <linux/kthread.h>
 #include <linux/migrate.h>
 #include <linux/pagemap.h>

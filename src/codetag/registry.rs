@@ -5,7 +5,8 @@
 //! C header: [`include/linux/codetag.h`](srctree/include/linux/codetag.h)
 //!
 //! Here the registry itself; walking its tags in [`cursor`], the module loader's side in
-//! [`module`], the selections in force in `selections`, the tests' seams in `testing`.
+//! [`module`], the memory of modules' tags in [`area`], the names an unloaded module's tags keep
+//! in [`names`], the selections in force in `selections`, the tests' seams in `testing`.
 
 use super::Codetag;
 #[cfg(CONFIG_ALLOCTAG_SELECTION)]
@@ -18,15 +19,18 @@ use core::{
 };
 use kernel::{alloc::flags::GFP_KERNEL, bindings, prelude::*, str::CStr};
 
+mod area;
 mod cursor;
 mod index;
 mod module;
+mod names;
 mod reader;
 #[cfg(CONFIG_ALLOCTAG_SELECTION)]
 mod selections;
 #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
 mod testing;
 
+pub(crate) use area::{AreaUsage, CHUNK as AREA_CHUNK};
 pub(crate) use cursor::{Cursor, ModuleTags, ReadPosition, Tags};
 pub(crate) use index::{name_tags, TagIndex, Usage as IndexUsage, FIRST as FIRST_INDEX};
 use module::find_range;
@@ -91,27 +95,35 @@ pub(crate) unsafe trait TagType: Sized + 'static {
 /// # Invariants
 ///
 /// `start..stop` is a whole number of tags of the type's `tag_size`, in memory that lives while
-/// the range is in the registry.
+/// the range is in the registry: vmlinux's, [`Areas`]' (`area`), or, for a range without an
+/// area, the module's, which the loader keeps while the range is listed. Once `gone`, `module`
+/// is null and the tags' names are `names`' copies, or, where the copy failed or the range has
+/// no area, in the module's memory, which the loader then keeps for good.
 #[derive(Clone, Copy)]
 struct Range {
     /// Ids grow with each module load and are never reused; vmlinux is 0.
     id: u64,
-    /// The module, or null for vmlinux.
+    /// The module, or null for vmlinux and once the module went.
     module: *mut bindings::module,
+    /// The module's name, which outlives it.
+    name: names::ModuleName,
     start: *const u8,
     stop: *const u8,
-    /// The module was unloaded, and its memory kept for the tags' live allocations.
+    /// The tags are in an extent of [`Areas`], freed when the range goes.
+    area: bool,
+    /// The copies of the tags' names made when the module went (null before, or where none
+    /// were needed), freed when the range goes.
+    names: names::Names,
+    /// The module was unloaded, and its tags kept for their live allocations.
     gone: bool,
-    /// The loader is done with the kept module ([`Registry::module_kept`]): it may be freed.
-    freeable: bool,
     /// [`Registry::reap`]'s last pass found the module's kept tags unused: the next that does
-    /// frees it.
+    /// drops them.
     unused_once: bool,
 }
 
 impl Range {
     /// Returns the range's tags as code tags.
-    fn codetags(&self, tag_size: usize) -> impl Iterator<Item = &Codetag> + '_ {
+    fn codetags(&self, tag_size: usize) -> impl Iterator<Item = &Codetag> + Clone + '_ {
         (0..self.len(tag_size)).map(move |i| {
             // SAFETY: By the invariant the range holds `len` tags of `tag_size` bytes, each
             // starting with a `struct codetag`, which live while the range is borrowed.
@@ -207,7 +219,7 @@ pub(crate) struct Reaped {
     pub(crate) kept: bool,
     /// Something moved towards being freed: the next pass should come soon.
     pub(crate) changed: bool,
-    /// How many modules it returned, whose memory may go.
+    /// How many unloaded modules' tags it dropped, with their memory.
     pub(crate) freed: usize,
 }
 
@@ -255,6 +267,8 @@ pub(crate) struct Registry {
     id: u64,
     types: KVec<TypeEntry>,
     next_module_id: u64,
+    /// The memory of modules' tags.
+    areas: area::Areas,
     /// In the order they were made: an earlier selection keeps the tags it marked.
     #[cfg(CONFIG_ALLOCTAG_SELECTION)]
     selections: KVec<selections::Selected>,
@@ -398,6 +412,7 @@ impl Registry {
             id: 0,
             types: KVec::new(),
             next_module_id: 1,
+            areas: area::Areas::new(),
             #[cfg(CONFIG_ALLOCTAG_SELECTION)]
             selections: KVec::new(),
         }
@@ -415,10 +430,13 @@ impl Registry {
                 Range {
                     id: 0,
                     module: core::ptr::null_mut(),
+                    // SAFETY: Null is vmlinux.
+                    name: unsafe { names::ModuleName::of(core::ptr::null_mut()) },
                     start,
                     stop,
+                    area: false,
+                    names: names::Names::NONE,
                     gone: false,
-                    freeable: false,
                     unused_once: false,
                 },
                 GFP_KERNEL,
@@ -486,10 +504,15 @@ impl Registry {
                 Ok(Some((start, stop))) => Range {
                     id,
                     module,
+                    // SAFETY: The caller guarantees `module`.
+                    name: unsafe { names::ModuleName::of(module) },
                     start,
                     stop,
+                    // The loader placed the section where `codetag_alloc_module_section` said;
+                    // taken back if the range cannot be listed.
+                    area: self.areas.take(start),
+                    names: names::Names::NONE,
                     gone: false,
-                    freeable: false,
                     unused_once: false,
                 },
                 Ok(None) => continue,
@@ -504,7 +527,8 @@ impl Registry {
                     continue;
                 }
             };
-            // INVARIANT: The module's memory lives until `unload_module` drops the range.
+            // INVARIANT: The tags live until `unload_module` or `reap` drop the range: in an
+            // area, or in the module's memory, which the loader keeps while they are needed.
             if ty.ranges.push(range, GFP_KERNEL).is_ok() {
                 ty.generation = ty.generation.wrapping_add(1);
                 if let Some(index) = ty.index {
@@ -516,6 +540,8 @@ impl Registry {
                 #[cfg(CONFIG_ALLOCTAG_SELECTION)]
                 selections::module_loaded(&self.selections, index, &range, ty.tag_size);
             } else {
+                // Unlisted: the unload finds them again in the module's symbols.
+                self.areas.untake(range.start, range.area);
                 pr_warn!(
                     "Failed to list code tags of type {} of the module {}: {:?}\n",
                     ty.section,
@@ -528,8 +554,9 @@ impl Registry {
     }
 
     /// Drops `module`'s tags of every type, or, when a type still needs them, keeps them all
-    /// listed, marked unloaded, until [`Registry::reap`] finds them unused. Returns whether its
-    /// memory may be freed, and whether the registry keeps any tag for an unloaded module.
+    /// listed, marked unloaded, until [`Registry::reap`] finds them unused. Returns whether the
+    /// module's memory may be freed (its tags are unused, or kept apart from it with copies of
+    /// their names), and whether the registry keeps any tag for an unloaded module.
     ///
     /// With `lookup`, a type that has no range of the module listed (adding it failed at load)
     /// is still asked about the module's tags, found again in its symbols: the module's memory
@@ -540,7 +567,7 @@ impl Registry {
     ///
     /// `module` must point to a module that lives across the call; with `lookup`, one the
     /// module loader is unloading. When the call returns `false` the module's memory must stay
-    /// until [`Registry::reap`] frees it.
+    /// for good.
     unsafe fn unload_module(
         &mut self,
         module: *mut bindings::module,
@@ -548,6 +575,8 @@ impl Registry {
     ) -> (bool, bool) {
         let listed = |r: &Range| r.module == module && !r.gone;
         let mut unload_ok = true;
+        // Tags that stay in the module's memory, which must then stay too.
+        let mut in_module = false;
         for ty in self.types.iter() {
             if let Some(range) = ty.ranges.iter().find(|r| listed(r)) {
                 unload_ok &= (ty.unload)(range, true);
@@ -559,13 +588,18 @@ impl Registry {
                     let range = Range {
                         id: u64::MAX,
                         module,
+                        // SAFETY: The caller guarantees `module`.
+                        name: unsafe { names::ModuleName::of(module) },
                         start,
                         stop,
+                        area: false,
+                        names: names::Names::NONE,
                         gone: true,
-                        freeable: false,
                         unused_once: false,
                     };
-                    unload_ok &= (ty.unload)(&range, true);
+                    let unused = (ty.unload)(&range, true);
+                    unload_ok &= unused;
+                    in_module |= !unused;
                 }
             }
         }
@@ -583,12 +617,32 @@ impl Registry {
             // Kept: listed for its live allocations, whose frees still count into it, and with
             // its selections' marks, which go when it does (capture's records of its objects
             // stay listed meanwhile). Its code is gone: no new allocation is charged to it.
+            let tag_size = ty.tag_size;
             let range = &mut ty.ranges[i];
             range.gone = true;
-            for ct in range.codetags(ty.tag_size) {
+            for ct in range.codetags(tag_size) {
                 ct.mark_unloaded();
             }
             (ty.drop_unused)(range);
+            // The tags stay where they are, in their area; their names, in the module's
+            // read-only data, are copied out.
+            // SAFETY: The registry is locked for writing, and every reader of names holds it.
+            match range
+                .area
+                .then(|| unsafe { names::Names::copy(range.codetags(tag_size)) })
+            {
+                Some(Ok(copies)) => range.names = copies,
+                Some(Err(_)) => {
+                    pr_warn!(
+                        "module {}: no memory to copy its kept tags' names: its memory stays\n",
+                        range.name.as_cstr()
+                    );
+                    in_module = true;
+                }
+                None => in_module = true,
+            }
+            // INVARIANT: Gone: the module's pointer may be reused by another module.
+            range.module = core::ptr::null_mut();
             ty.generation = ty.generation.wrapping_add(1);
             kept = true;
         }
@@ -607,7 +661,16 @@ impl Registry {
                 kept |= dynamic.module_unload(module).kept;
             }
         }
-        (unload_ok, kept)
+        if !in_module && lookup {
+            // The sections of ranges that could not be listed, and are unused.
+            for ty in self.types.iter() {
+                // SAFETY: The caller guarantees `module`.
+                if let Ok(Some((start, _))) = unsafe { find_range(module, ty.section, ty.tag_size) } {
+                    self.areas.free_pending(start);
+                }
+            }
+        }
+        (unload_ok || !in_module, kept)
     }
 
     /// Drops range `i` of the type at `index`: its indices, its selections' marks, and the
@@ -626,6 +689,20 @@ impl Registry {
         // SAFETY: `len - 1 < len`, and `Range` is `Copy`: dropping nothing is right.
         unsafe { ty.ranges.set_len(len - 1) };
         ty.generation = ty.generation.wrapping_add(1);
+        // Unlisted, and read by no one: readers hold the registry's lock, and no allocation
+        // points to a tag of a range that goes (its type found them unused, or its module
+        // unloads with them unused).
+        // SAFETY: As above, no tag of the range is read any more.
+        unsafe { range.names.free() };
+        if range.area {
+            self.areas.free(range.start);
+        }
+    }
+
+    /// Returns whether `section` is a registered type's.
+    #[cfg(CONFIG_MODULES)]
+    fn has_section(&self, section: &CStr) -> bool {
+        self.types.iter().any(|ty| ty.section.as_bytes() == section.as_bytes())
     }
 
     /// Returns whether the loader handed `module`'s tags to the registry
@@ -637,74 +714,48 @@ impl Registry {
             .any(|ty| ty.ranges.iter().any(|r| r.module == module && !r.gone))
     }
 
-    /// Lets [`Registry::reap`] free `module`, kept for its tags, which the loader is done with.
-    pub(crate) fn module_kept(&mut self, module: *mut bindings::module) {
-        for ty in self.types.iter_mut() {
-            for r in ty
-                .ranges
-                .iter_mut()
-                .filter(|r| r.gone && r.module == module)
-            {
-                r.freeable = true;
-            }
-        }
-    }
-
-    /// Drops the tags kept for unloaded modules whose allocations are now all freed, and
-    /// returns those modules in `freed` (up to its length): their memory may go once the
-    /// registry is unlocked. Kept tags found unused go from the listing.
+    /// Drops the tags kept for unloaded modules whose allocations are now all freed, with their
+    /// memory and their names' copies. Kept tags found unused go from the listing.
     ///
-    /// A module goes at the second pass in a row that finds all its kept tags unused (the
-    /// first only marks it): a sum across the CPUs read while a free is between its `bytes`
-    /// and its `calls` update can read zero when a split of the block (`split_page()`, which
-    /// adds `calls`, not `bytes`) was counted on a CPU read before it. `bytes` only go down once
-    /// the module's code is gone, so a pass that reads zero bytes everywhere sees no live
-    /// block, hence no split to come; a later pass that still reads zero `calls` saw every
-    /// free finished (one still between its updates keeps a CPU's `calls` up).
-    pub(crate) fn reap(&mut self, freed: &mut [*mut bindings::module]) -> Reaped {
+    /// A module's tags go at the second pass in a row that finds them all unused (the first
+    /// only marks them): a sum across the CPUs read while a free is between its `bytes` and its
+    /// `calls` update can read zero when a split of the block (`split_page()`, which adds
+    /// `calls`, not `bytes`) was counted on a CPU read before it. `bytes` only go down once the
+    /// module's code is gone, so a pass that reads zero bytes everywhere sees no live block,
+    /// hence no split to come; a later pass that still reads zero `calls` saw every free
+    /// finished (one still between its updates keeps a CPU's `calls` up).
+    pub(crate) fn reap(&mut self) -> Reaped {
         let mut out = Reaped::default();
         let mut index = 0;
         while index < self.types.len() {
             let mut i = 0;
             while let Some(range) = self.types[index].ranges.get(i).copied() {
-                let module = range.module;
+                let id = range.id;
                 // Each module once: at its first gone range in the first type that has one.
                 let seen_before = self.types[..index]
                     .iter()
-                    .any(|ty| ty.ranges.iter().any(|r| r.gone && r.module == module));
+                    .any(|ty| ty.ranges.iter().any(|r| r.gone && r.id == id));
                 if !range.gone || seen_before {
                     i += 1;
                     continue;
                 }
                 // One loop, not an iterator chain: the chain's symbol names grew past
                 // kallsyms' 512 bytes.
-                let (mut freeable, mut unused, mut once) = (true, true, true);
+                let (mut unused, mut once) = (true, true);
                 for ty in self.types.iter() {
-                    for r in ty.ranges.iter().filter(|r| r.gone && r.module == module) {
-                        freeable &= r.freeable;
+                    for r in ty.ranges.iter().filter(|r| r.gone && r.id == id) {
                         once &= r.unused_once;
+                        unused &= (ty.unload)(r, false);
                     }
                 }
-                if freeable {
-                    for ty in self.types.iter() {
-                        for r in ty.ranges.iter().filter(|r| r.gone && r.module == module) {
-                            unused &= (ty.unload)(r, false);
-                        }
-                    }
-                }
-                let unused = freeable && unused;
                 if !unused || !once {
                     for ty in self.types.iter_mut() {
                         let drop_unused = ty.drop_unused;
                         let mut dropped = false;
-                        for r in ty
-                            .ranges
-                            .iter_mut()
-                            .filter(|r| r.gone && r.module == module)
-                        {
+                        for r in ty.ranges.iter_mut().filter(|r| r.gone && r.id == id) {
                             r.unused_once = unused;
                             // Its tags that are no longer used go from the listing now.
-                            dropped |= !unused && freeable && drop_unused(r);
+                            dropped |= !unused && drop_unused(r);
                         }
                         if dropped {
                             ty.generation = ty.generation.wrapping_add(1);
@@ -714,23 +765,16 @@ impl Registry {
                     i += 1;
                     continue;
                 }
-                if out.freed == freed.len() {
-                    // No room to return it: the next pass frees it.
-                    out.changed = true;
-                    i += 1;
-                    continue;
-                }
                 for other in 0..self.types.len() {
                     while let Some(j) = self.types[other]
                         .ranges
                         .iter()
-                        .position(|r| r.gone && r.module == module)
+                        .position(|r| r.gone && r.id == id)
                     {
                         (self.types[other].free)(&self.types[other].ranges[j]);
                         self.drop_range(other, j);
                     }
                 }
-                freed[out.freed] = module;
                 out.freed += 1;
                 out.changed = true;
                 // The ranges at and after `i` moved; types before `index` had none of it.
@@ -746,6 +790,22 @@ impl Registry {
             }
         }
         out
+    }
+
+    /// Returns what the memory of modules' tags holds, and the bytes of the names copied for
+    /// unloaded modules' tags, and how many such modules are kept.
+    pub(crate) fn area_usage(&self) -> (AreaUsage, usize, usize) {
+        let (mut names, mut kept) = (0, 0);
+        for (index, ty) in self.types.iter().enumerate() {
+            for r in ty.ranges.iter().filter(|r| r.gone) {
+                names += r.names.len();
+                let seen_before = self.types[..index]
+                    .iter()
+                    .any(|t| t.ranges.iter().any(|o| o.gone && o.id == r.id));
+                kept += usize::from(!seen_before);
+            }
+        }
+        (self.areas.usage(), names, kept)
     }
 
     /// Marks the dynamic tags made since the last call with the selections in force.

@@ -29,9 +29,11 @@ pub(crate) const CODETAG_FLAG_DROPPED: u32 = 1 << 6;
 ///
 /// # Invariants
 ///
-/// While a `&Codetag` exists, the tag's `filename`, `function`, `modname` and `lineno` do not
-/// change (the compiler wrote them, or a dynamic tag's maker wrote them before publishing the
-/// tag) and its names are NUL-terminated strings that live as long as the tag. Its `flags` and
+/// The tag's `lineno` does not change while a `&Codetag` exists (the compiler wrote it, or a
+/// dynamic tag's maker wrote it before publishing the tag). Its names are NUL-terminated
+/// strings that live as long as the tag, and are read only where the tag's module is loaded or
+/// under the registry's lock: they change only under its write lock, when the tag's module goes
+/// and the registry points them at its copies ([`Codetag::rehome`]). Its `flags` and
 /// `index` are changed by other CPUs, atomically only: they are never read through a reference
 /// to the whole struct, only through [`Codetag::flags`] and [`Codetag::index`]. The fields are
 /// read through raw place projections, as rust/kernel/task.rs reads a task's.
@@ -64,6 +66,38 @@ impl Codetag {
     pub(crate) fn lineno(&self) -> u32 {
         // SAFETY: By the type invariant `lineno` does not change.
         unsafe { (*self.0.get()).lineno }
+    }
+
+    /// Returns the file, function and module names, as [`Codetag::filename`],
+    /// [`Codetag::function`] and [`Codetag::modname`] do.
+    #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+    pub(crate) fn names(&self) -> [Option<&CStr>; 3] {
+        [Some(self.filename()), Some(self.function()), self.modname()]
+    }
+
+    /// Points the tag's file, function and module names (where `Some`) at `names`.
+    ///
+    /// # Safety
+    ///
+    /// The registry must be locked for writing, and each name a NUL-terminated string that
+    /// lives as long as the tag.
+    #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+    pub(crate) unsafe fn rehome(&self, names: [Option<*const u8>; 3]) {
+        let ct = self.0.get();
+        // SAFETY: The fields are aligned pointers that live as long as the tag; the caller holds
+        // the registry's write lock, so no reader of the names runs (type invariant). Volatile:
+        // one whole store each.
+        unsafe {
+            for (i, name) in names.into_iter().enumerate() {
+                let Some(name) = name else { continue };
+                let field = match i {
+                    0 => &raw mut (*ct).filename,
+                    1 => &raw mut (*ct).function,
+                    _ => &raw mut (*ct).modname,
+                };
+                field.write_volatile(name.cast());
+            }
+        }
     }
 
     /// Returns the raw pointer to the filename, for the comparisons that stop early.

@@ -10,7 +10,7 @@ use crate::{
     kunit::{kunit_expect, kunit_suite, Test},
 };
 use core::{
-    mem::MaybeUninit,
+    mem::{size_of, MaybeUninit},
     ptr,
     sync::atomic::{AtomicUsize, Ordering},
 };
@@ -84,8 +84,19 @@ static USED_A: AtomicUsize = AtomicUsize::new(0);
 /// The tags [`TestTags::module_free`] was given.
 static FREED_TAGS: AtomicUsize = AtomicUsize::new(0);
 
-/// Returns whether `tag` is one of fake_a's that [`USED_A`] says is in use.
+/// The address of the first tag of the fake module that a test placed in an area (0 while
+/// none is), and which of its tags are in use, as [`USED_A`].
+static AREA_TAGS: AtomicUsize = AtomicUsize::new(0);
+static USED_AREA: AtomicUsize = AtomicUsize::new(0);
+
+/// Returns whether `tag` is one of fake_a's that [`USED_A`] says is in use, or one of the area
+/// module's that [`USED_AREA`] says is.
 fn used_a(tag: &AllocTag) -> bool {
+    let area = AREA_TAGS.load(Ordering::Relaxed);
+    let offset = (ptr::from_ref(tag) as usize).wrapping_sub(area);
+    if area != 0 && offset < 8 * size_of::<AllocTag>() {
+        return USED_AREA.load(Ordering::Relaxed) & (1 << (offset / size_of::<AllocTag>())) != 0;
+    }
     FAKE_A
         .iter()
         .position(|t| ptr::eq(t, tag))
@@ -223,17 +234,11 @@ fn unload_keeps_a_used_module_until_reaped(test: &Test) {
     kunit_expect!(test, registry.count(handle) == total);
     kunit_expect!(test, FAKE_A.iter().all(|t| t.codetag().unloaded()));
     kunit_expect!(test, !FAKE_B[0].codetag().unloaded());
-    let mut freed = [ptr::null_mut(); 4];
-    let r = registry.reap(&mut freed);
-    kunit_expect!(
-        test,
-        r.kept && r.freed == 0,
-        "freed before the loader handed it over: {r:?}"
-    );
-    registry.module_kept(&raw mut MODULE_A);
+    let r = registry.reap();
+    kunit_expect!(test, r.kept && r.freed == 0, "freed while used: {r:?}");
     // One tag no longer used: it leaves the listing, the module stays.
     USED_A.store(0b10, Ordering::Relaxed);
-    let r = registry.reap(&mut freed);
+    let r = registry.reap();
     kunit_expect!(test, r.kept && r.freed == 0, "{r:?}");
     kunit_expect!(test, registry.count(handle) == total - 1);
     kunit_expect!(
@@ -242,16 +247,16 @@ fn unload_keeps_a_used_module_until_reaped(test: &Test) {
     );
     // Unused: freed at the second pass in a row that finds it so, its dropped tag too.
     USED_A.store(0, Ordering::Relaxed);
-    let r = registry.reap(&mut freed);
+    let r = registry.reap();
     kunit_expect!(
         test,
         r.kept && r.changed && r.freed == 0,
         "first unused pass: {r:?}"
     );
-    let r = registry.reap(&mut freed);
+    let r = registry.reap();
     kunit_expect!(
         test,
-        !r.kept && r.freed == 1 && freed[0] == &raw mut MODULE_A,
+        !r.kept && r.freed == 1,
         "second unused pass: {r:?}"
     );
     kunit_expect!(
@@ -507,6 +512,132 @@ fn module_counters_made_in_blocks(test: &Test) {
     let _ = test;
 }
 
+/// A stand-in for the module whose tags a test places in an area.
+// SAFETY: As for `MODULE_A`.
+static mut MODULE_D: bindings::module = unsafe { core::mem::zeroed() };
+
+/// Sections placed in the memory of modules' tags share chunks, keep their alignment, and go
+/// back; a chunk goes once its last section does; a bad alignment changes nothing.
+fn module_sections_share_chunks(test: &Test) {
+    let mut registry = Registry::new();
+    let empty = registry.area_usage().0;
+    kunit_expect!(test, empty == codetag::AreaUsage::default(), "{empty:?}");
+    let mut given = [ptr::null_mut::<u8>(); 3];
+    for (i, (len, align)) in [(40, 8), (120, 64), (80, 8)].into_iter().enumerate() {
+        match registry.alloc_test_section(len, align) {
+            Ok(p) => given[i] = p,
+            Err(e) => kunit_expect!(test, false, "section {i}: {e:?}"),
+        }
+    }
+    kunit_expect!(test, given[1] as usize % 64 == 0, "{:p} not aligned to 64", given[1]);
+    let spans = [(given[0], 40), (given[1], 120), (given[2], 80)];
+    for (i, &(p, len)) in spans.iter().enumerate() {
+        for &(q, other) in &spans[i + 1..] {
+            let apart = p as usize + len <= q as usize || q as usize + other <= p as usize;
+            kunit_expect!(test, apart, "{p:p}+{len} overlaps {q:p}+{other}");
+        }
+    }
+    let u = registry.area_usage().0;
+    kunit_expect!(test, u.chunks == 1 && u.used == 240, "one chunk for three: {u:?}");
+    kunit_expect!(
+        test,
+        registry.alloc_test_section(8, 3).is_err() && registry.area_usage().0 == u,
+        "an alignment of 3 changed something"
+    );
+    // A section larger than a chunk gets one of its own, which goes with it.
+    let big = codetag::AREA_CHUNK + 8;
+    match registry.alloc_test_section(big, 8) {
+        Ok(p) => {
+            let u = registry.area_usage().0;
+            kunit_expect!(test, u.chunks == 2 && u.used == 240 + big, "{u:?}");
+            registry.free_test_section(p);
+        }
+        Err(e) => kunit_expect!(test, false, "the big section: {e:?}"),
+    }
+    registry.free_test_section(given[0]);
+    let u = registry.area_usage().0;
+    kunit_expect!(test, u.chunks == 1 && u.used == 200, "{u:?}");
+    // The room the first section left is given again.
+    let again = registry.alloc_test_section(40, 8);
+    kunit_expect!(test, again == Ok(given[0]), "{again:?} is not {:p}", given[0]);
+    for p in given {
+        registry.free_test_section(p);
+    }
+    kunit_expect!(test, registry.area_usage().0 == empty, "chunks left");
+}
+
+/// An unloaded module's tags that are in use stay in their area, and their names are copies
+/// that outlive the module's; its unused tags are dropped; once all are unused they go, with
+/// their area and their names.
+fn kept_tags_outlive_their_module(test: &Test) {
+    let Some((mut registry, handle)) = registry_with_fakes(test) else {
+        return;
+    };
+    let d = &raw mut MODULE_D;
+    // SAFETY: Only this test uses the stand-in, and KUnit runs one case at a time.
+    unsafe { (&mut (*d).name)[..7].copy_from_slice(&b"fake_d\0".map(|c| c as _)) };
+    // The module's read-only data, which goes at unload.
+    let mut rodata = KVec::new();
+    for text in [&b"fake/file.c\0"[..], b"fake_fn\0", b"fake_d\0"] {
+        kunit_expect!(test, rodata.extend_from_slice(text, GFP_KERNEL).is_ok());
+    }
+    let (file, func, modname) = (rodata.as_ptr(), rodata.as_ptr().wrapping_add(12), rodata.as_ptr().wrapping_add(20));
+    let tag = || {
+        // SAFETY: `FAKE_COUNTERS` is a `.data..percpu` static.
+        unsafe {
+            AllocTag::new(
+                bindings::codetag {
+                    flags: 0,
+                    lineno: 7,
+                    modname: modname.cast(),
+                    function: func.cast(),
+                    filename: file.cast(),
+                    index: 0,
+                },
+                &raw mut FAKE_COUNTERS,
+            )
+        }
+    };
+    let tags = [tag(), tag()];
+    let before = registry.area_usage();
+    // SAFETY: The stand-in lives for good; the copies are not used once the range goes.
+    let placed = match unsafe { registry.add_test_module_in_area(handle, d, &tags) } {
+        Ok(placed) => placed,
+        Err(e) => {
+            kunit_expect!(test, false, "placing: {e:?}");
+            return;
+        }
+    };
+    AREA_TAGS.store(placed.as_ptr() as usize, Ordering::Relaxed);
+    USED_AREA.store(0b01, Ordering::Relaxed);
+    // SAFETY: Added above.
+    let memory_ok = unsafe { registry.remove_test_module(d) };
+    kunit_expect!(test, memory_ok, "the module's memory must stay");
+    let (area, names, kept) = registry.area_usage();
+    kunit_expect!(test, kept == before.2 + 1, "{kept} modules kept");
+    kunit_expect!(test, area.used == before.0.used + size_of::<[AllocTag; 2]>(), "{area:?}");
+    kunit_expect!(test, names == "fake/file.c fake_fn fake_d ".len(), "{names} bytes of names");
+    // The module's data goes.
+    for b in rodata.iter_mut() {
+        *b = b'X';
+    }
+    drop(rodata);
+    let ct = placed[0].codetag();
+    kunit_expect!(test, ct.unloaded() && !ct.dropped());
+    kunit_expect!(test, ct.filename().as_bytes() == b"fake/file.c", "{}", ct.filename());
+    kunit_expect!(test, ct.function().as_bytes() == b"fake_fn", "{}", ct.function());
+    kunit_expect!(test, ct.modname().is_some_and(|m| m.as_bytes() == b"fake_d"));
+    kunit_expect!(test, placed[1].codetag().dropped());
+    kunit_expect!(test, placed[1].codetag().filename().as_bytes() == b"(gone)");
+    // Unused: gone at the second pass in a row that finds them so, area and names with them.
+    USED_AREA.store(0, Ordering::Relaxed);
+    let (first, second) = (registry.reap(), registry.reap());
+    kunit_expect!(test, first.freed == 0 && second.freed == 1, "{first:?} {second:?}");
+    AREA_TAGS.store(0, Ordering::Relaxed);
+    let after = registry.area_usage();
+    kunit_expect!(test, after == before, "{after:?} is not {before:?}");
+}
+
 kunit_suite!(
     registry_suite,
     "alloctag_registry",
@@ -519,5 +650,7 @@ kunit_suite!(
         handles_belong_to_their_registry,
         top_users_are_largest_first,
         module_counters_made_in_blocks,
+        module_sections_share_chunks,
+        kept_tags_outlive_their_module,
     ]
 );

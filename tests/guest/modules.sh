@@ -78,18 +78,29 @@ module_areas() {
 	grep -cE 'execmem|module_memory_alloc|move_module|load_module' /proc/vmallocinfo || true
 }
 
+# Prints word $2 of the status file's line $1 (src/status.rs):
+# `module_tags: chunks C mapped M used U`, `unloaded_modules: N names B`.
+status_word() {
+	[ -e /sys/kernel/debug/alloctag ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
+	sed -n "s/^$1: //p" /sys/kernel/debug/alloctag/status | cut -d' ' -f"$2"
+}
+
 # A module unloaded while allocations it made live, freed later by another
 # module (alloctag_holder): its call sites with live bytes stay listed, with
 # their counts, file, line, function and module, marked unloaded (version
 # 2.0's pair in the ioctl's dump, and its filter), until the last is freed;
-# then they go within seconds, and the memory the loader kept for them with
-# them. Its other tags go at unload. A reload is a new instance, listed apart.
+# then they go within seconds, and their memory with them. Only its tags
+# stay: its code and data go at unload (the loader placed its tags apart),
+# its other tags' lines go too. A reload is a new instance, listed apart.
 test_module_leak_listed_until_freed() {
 	trap 'rmmod alloctag_test 2>/dev/null || true; rmmod alloctag_holder 2>/dev/null || true' EXIT
 	insmod "$HOLDER_MODULE"
+	used_before=$(status_word module_tags 6)
+	kept_before=$(status_word unloaded_modules 1)
 	insmod "$TEST_MODULE" hold=1
 	loaded_tags | grep '\[alloctag_test\] func:hold_' | awk '$1 != 0' >/tmp/kept-loaded
 	areas_loaded=$(module_areas)
+	used_loaded=$(status_word module_tags 6)
 	rmmod alloctag_test
 	areas_kept=$(module_areas)
 	unloaded_tags | grep '\[alloctag_test\] func:hold_' >/tmp/kept
@@ -104,6 +115,16 @@ test_module_leak_listed_until_freed() {
 		grep -q "\[alloctag_test\] func:$f $" "$PROC_ALLOCINFO" || fail "$f not in 1.0's text"
 	done
 	[ "$(loaded_tags | grep -c '\[alloctag_test\]')" = 0 ] || fail "listed as loaded"
+	# Only the tags stay: the module's tag section, and its names' copies.
+	[ "$(status_word unloaded_modules 1)" = $((kept_before + 1)) ] || fail "not one more unloaded module kept"
+	[ "$(status_word module_tags 6)" = "$used_loaded" ] || fail "the kept tags' memory changed at unload"
+	[ "$(status_word unloaded_modules 3)" -gt 0 ] || fail "no names copied"
+	report "guest-test: # loader areas in vmallocinfo: $areas_loaded loaded, $areas_kept after the unload; tags $((used_loaded - used_before)) bytes, names $(status_word unloaded_modules 3) bytes"
+	# Where vmallocinfo names the loader as their caller, the module's own
+	# areas went at unload.
+	if [ "$areas_loaded" -gt 0 ]; then
+		[ "$areas_kept" -lt "$areas_loaded" ] || fail "the module's memory stayed at unload"
+	fi
 
 	# Loaded again: a new instance beside the kept one.
 	insmod "$TEST_MODULE"
@@ -115,19 +136,69 @@ test_module_leak_listed_until_freed() {
 	echo 1 >"$HOLDER_RELEASE"
 	wait_unlisted '\[alloctag_test\] func:hold_' || return 1
 	[ "$(grep -c '\[alloctag_test\] func:hold_' "$PROC_ALLOCINFO")" = 0 ] || fail "hold_* lines left"
-	# The memory goes at the check after the one that dropped the lines.
+	# The tags' memory goes at the check after the one that dropped the lines.
 	_n=0
-	while [ "$(module_areas)" -ge "$areas_kept" ] && [ "$areas_loaded" -gt 0 ] && [ $_n -lt 150 ]; do
+	while [ "$(status_word module_tags 6)" != "$used_before" ] && [ $_n -lt 150 ]; do
 		sleep 0.2
 		_n=$((_n + 1))
 	done
-	areas_freed=$(module_areas)
-	report "guest-test: # loader areas in vmallocinfo: $areas_loaded loaded, $areas_kept kept, $areas_freed after the last free"
-	# Where vmallocinfo names the loader as their caller, the kept module's
-	# areas must have gone.
-	if [ "$areas_loaded" -gt 0 ]; then
-		[ "$areas_freed" -lt "$areas_kept" ] || fail "the kept module's memory was not freed"
-	fi
+	[ "$(status_word module_tags 6)" = "$used_before" ] ||
+		fail "the kept tags' memory was not freed: $(status_word module_tags 6) bytes, not $used_before"
+	[ "$(status_word unloaded_modules 1)" = "$kept_before" ] || fail "the unloaded module is still kept"
+	rmmod alloctag_holder
+	trap - EXIT
+}
+
+# 100 loads of a module whose allocations outlive it (hold=1: alloctag_holder
+# keeps them), each unloaded, while a reader reads /proc/allocinfo all along:
+# each unload keeps that instance's tag section and its listed tags' names,
+# nothing of its code or data; once the holder frees the objects, all of it
+# goes.
+test_module_leak_cycles_keep_only_tags() {
+	trap 'kill $reader 2>/dev/null; rmmod alloctag_test 2>/dev/null || true; rmmod alloctag_holder 2>/dev/null || true' EXIT
+	insmod "$HOLDER_MODULE"
+	while :; do cat "$PROC_ALLOCINFO" >/dev/null; done &
+	reader=$!
+	areas_before=$(module_areas)
+	used_before=$(status_word module_tags 6)
+	mapped_before=$(status_word module_tags 4)
+	kept_before=$(status_word unloaded_modules 1)
+	names_before=$(status_word unloaded_modules 3)
+	meminfo_before=$(sed -n 's/^MemAvailable: *\([0-9]*\) kB/\1/p' /proc/meminfo)
+	i=0
+	while [ $i -lt 100 ]; do
+		insmod "$TEST_MODULE" hold=1 || fail "load $i failed" || return 1
+		rmmod alloctag_test || fail "unload $i failed" || return 1
+		if [ $i = 0 ]; then
+			tags=$(($(status_word module_tags 6) - used_before))
+			names=$(($(status_word unloaded_modules 3) - names_before))
+		fi
+		i=$((i + 1))
+	done
+	kill $reader
+	areas=$(module_areas)
+	used=$(($(status_word module_tags 6) - used_before))
+	mapped=$(($(status_word module_tags 4) - mapped_before))
+	kept=$(($(status_word unloaded_modules 1) - kept_before))
+	named=$(($(status_word unloaded_modules 3) - names_before))
+	meminfo_after=$(sed -n 's/^MemAvailable: *\([0-9]*\) kB/\1/p' /proc/meminfo)
+	report "guest-test: # 100 cycles: $kept kept, tags $used bytes ($tags a cycle), names $named bytes ($names a cycle), chunks +$mapped bytes, loader areas $areas_before then $areas, MemAvailable $meminfo_before then $meminfo_after kB"
+	[ "$kept" = 100 ] || fail "$kept unloaded instances kept, not 100"
+	[ "$tags" -gt 0 ] && [ "$used" = $((100 * tags)) ] || fail "tags kept: $used bytes, not 100 x $tags"
+	[ "$names" -gt 0 ] && [ "$named" = $((100 * names)) ] || fail "names kept: $named bytes, not 100 x $names"
+	[ "$areas" = "$areas_before" ] ||
+		fail "loader areas: $areas, not $areas_before: $(grep -E 'execmem|module_memory_alloc|move_module|load_module' /proc/vmallocinfo | tail -5)"
+	[ "$(unloaded_tags | grep -c '\[alloctag_test\] func:hold_kmalloc unloaded:yes $')" = 100 ] ||
+		fail "not 100 kept hold_kmalloc lines"
+	echo 1 >"$HOLDER_RELEASE"
+	wait_unlisted '\[alloctag_test\] func:hold_' || return 1
+	_n=0
+	while [ "$(status_word module_tags 6)" != "$used_before" ] && [ $_n -lt 150 ]; do
+		sleep 0.2
+		_n=$((_n + 1))
+	done
+	[ "$(status_word module_tags 6)" = "$used_before" ] || fail "kept tags' memory not freed"
+	[ "$(status_word unloaded_modules 3)" = "$names_before" ] || fail "names' copies not freed"
 	rmmod alloctag_holder
 	trap - EXIT
 }

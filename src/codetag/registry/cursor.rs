@@ -199,9 +199,7 @@ impl<'a, T: TagType> ModuleTags<'a, T> {
 
     /// Returns the module's name.
     pub(crate) fn name(&self) -> &CStr {
-        // SAFETY: By `Range`'s invariant the module lives while its range is in the registry,
-        // or across the unload call that made this `ModuleTags`.
-        unsafe { super::module::name(self.range.module) }
+        self.range.name.as_cstr()
     }
 
     /// Returns all the module's tags as a slice, those no longer listed included.

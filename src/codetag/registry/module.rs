@@ -6,6 +6,8 @@
 //! C header: [`include/linux/codetag.h`](srctree/include/linux/codetag.h)
 
 use super::REGISTRY;
+#[cfg(CONFIG_MODULES)]
+use core::ffi::c_void;
 use kernel::{bindings, c_str, prelude::*, str::CStr};
 
 /// The longest symbol name [`find_range`] looks up, with its NUL.
@@ -125,8 +127,9 @@ pub(crate) unsafe extern "C" fn codetag_load_module(module: *mut bindings::modul
 }
 
 /// Drops the code tags of `module`, which is going away. Returns whether its memory may be
-/// freed; `false` when a tag type still needs its tags: they stay listed, and the loader hands
-/// the module over with [`codetag_module_kept`] once it is done with it.
+/// freed: its tags are unused, or kept apart from it (in their area, with copies of their
+/// names), listed until their allocations are freed. `false` where they could not be: the
+/// loader then keeps the module's memory for good, as 6.12 does.
 ///
 /// Called by the module loader (kernel/module/main.c).
 ///
@@ -141,57 +144,85 @@ pub(crate) unsafe extern "C" fn codetag_unload_module(module: *mut bindings::mod
     // Let the module's pending kfree_rcu() frees happen before its tags are checked.
     kvfree_rcu_barrier();
     // SAFETY: The caller guarantees `module`; when this returns `false` the loader keeps its
-    // memory, and hands it to `codetag_module_kept`.
+    // memory for good.
     #[cfg_attr(not(CONFIG_MODULES), allow(unused_variables))]
-    let (unload_ok, kept) = unsafe { REGISTRY.write().unload_module(module, true) };
-    // Dynamic tags kept for their allocations are reaped as the module's are; a kept module
-    // is reaped only once the loader is done with it (`codetag_module_kept`).
+    let (memory_ok, kept) = unsafe { REGISTRY.write().unload_module(module, true) };
     #[cfg(CONFIG_MODULES)]
-    if unload_ok && kept {
+    if kept {
         // SAFETY: Queues the glue's static delayed work; process context.
         unsafe { bindings::alloctag_reap_later() };
     }
-    unload_ok
+    memory_ok
 }
 
-/// Takes over the memory of `module`, which the loader kept because its tags were in use
-/// ([`codetag_unload_module`] returned `false`) and is done with: [`alloctag_codetag_reap`]
-/// frees it once its tags are unused.
+/// Returns whether the loader places `module`'s section `name` of `size` bytes with
+/// [`codetag_alloc_module_section`]: the section of a registered tag type's tags.
 ///
-/// Called by the module loader (kernel/module/main.c), at the end of `free_module()`.
+/// Called by the module loader (kernel/module/main.c), as it lays out the module.
 ///
 /// # Safety
 ///
-/// `module` must be a module for which [`codetag_unload_module`] returned `false`, which the
-/// loader no longer uses.
+/// `name` must be a NUL-terminated string.
 #[cfg(CONFIG_MODULES)]
 #[no_mangle]
-pub(crate) unsafe extern "C" fn codetag_module_kept(module: *mut bindings::module) {
-    REGISTRY.write().module_kept(module);
-    // SAFETY: Queues the glue's static delayed work; process context.
-    unsafe { bindings::alloctag_reap_later() };
+pub(crate) unsafe extern "C" fn codetag_module_section(
+    _module: *mut bindings::module,
+    name: *const u8,
+    size: usize,
+) -> bool {
+    // SAFETY: The caller guarantees `name`.
+    let name = unsafe { CStr::from_char_ptr(name) };
+    size > 0 && REGISTRY.read().has_section(name)
 }
 
-/// The most modules one pass of [`alloctag_codetag_reap`] frees; more wait for the next.
-const REAP_BATCH: usize = 16;
+/// Returns memory for a loading module's section `name` of `size` bytes aligned to `align`,
+/// apart from the module's, or null (no memory): its tags can outlive the module.
+///
+/// Called by the module loader (kernel/module/main.c), in `move_module()`, for the sections
+/// [`codetag_module_section`] names.
+///
+/// # Safety
+///
+/// The memory is the loader's until [`codetag_load_module`] or
+/// [`codetag_free_module_section`].
+#[cfg(CONFIG_MODULES)]
+#[no_mangle]
+pub(crate) unsafe extern "C" fn codetag_alloc_module_section(
+    _module: *mut bindings::module,
+    _name: *const u8,
+    size: usize,
+    align: usize,
+) -> *mut c_void {
+    REGISTRY
+        .write()
+        .areas
+        .alloc(size, align)
+        .map_or(core::ptr::null_mut(), |p| p.cast())
+}
 
-/// Drops the tags kept for unloaded modules whose allocations are all freed, and frees what
-/// the loader kept of those modules, with the registry unlocked. Returns 0 when no tag is kept
-/// any more, 1 when tags are kept and nothing changed (the next pass may wait), 2 when
-/// something moved towards being freed (the next pass should come soon).
+/// Frees the memory at `addr` that [`codetag_alloc_module_section`] gave a module whose load
+/// failed before [`codetag_load_module`]; nothing where the registry took it.
+///
+/// Called by the module loader (kernel/module/main.c).
+///
+/// # Safety
+///
+/// No code of the module whose load failed runs any more.
+#[cfg(CONFIG_MODULES)]
+#[no_mangle]
+pub(crate) unsafe extern "C" fn codetag_free_module_section(addr: *mut c_void) {
+    REGISTRY.write().areas.free_pending(addr.cast_const().cast());
+}
+
+/// Drops the tags kept for unloaded modules whose allocations are all freed, with their memory.
+/// Returns 0 when no tag is kept any more, 1 when tags are kept and nothing changed (the next
+/// pass may wait), 2 when something moved towards being freed (the next pass should come soon).
 ///
 /// Called by the glue's delayed work (src/glue.c) while tags are kept.
 #[cfg(CONFIG_MODULES)]
 #[no_mangle]
 pub(crate) extern "C" fn alloctag_codetag_reap() -> u32 {
-    let mut freed = [core::ptr::null_mut(); REAP_BATCH];
-    let reaped = REGISTRY.write().reap(&mut freed);
-    for &module in freed.iter().take(reaped.freed) {
-        // SAFETY: `reap` returns only modules the loader handed over (`codetag_module_kept`),
-        // whose tags it dropped: nothing of ours refers to the module any more, and no
-        // allocation refers to its tags (`TagType::module_unload` found them unused twice).
-        unsafe { bindings::codetag_free_module_memory(module) };
-    }
+    let reaped = REGISTRY.write().reap();
     match (reaped.kept, reaped.changed) {
         (false, _) => 0,
         (true, false) => 1,
@@ -204,6 +235,10 @@ c_declared!(codetag_load_module);
 #[cfg(CONFIG_MODULES)]
 c_declared!(codetag_unload_module);
 #[cfg(CONFIG_MODULES)]
-c_declared!(codetag_module_kept);
+c_declared!(codetag_module_section);
+#[cfg(CONFIG_MODULES)]
+c_declared!(codetag_alloc_module_section);
+#[cfg(CONFIG_MODULES)]
+c_declared!(codetag_free_module_section);
 #[cfg(CONFIG_MODULES)]
 c_declared!(alloctag_codetag_reap);

@@ -32,16 +32,86 @@ impl Registry {
             Range {
                 id,
                 module,
+                // SAFETY: The caller guarantees `module`.
+                name: unsafe { super::names::ModuleName::of(module) },
                 start: range.start.cast(),
                 stop: range.end.cast(),
+                area: false,
+                names: super::names::Names::NONE,
                 gone: false,
-                freeable: false,
                 unused_once: false,
             },
             GFP_KERNEL,
         )?;
         ty.generation = ty.generation.wrapping_add(1);
         Ok(())
+    }
+
+    /// Copies `tags` into memory of the registry's, as the loader places a module's section,
+    /// and adds them there as the range of `module`; returns the copies, which live until the
+    /// range goes. For tests.
+    ///
+    /// # Safety
+    ///
+    /// `module` must point to a `struct module` with a NUL-terminated name that lives while
+    /// the range is in the registry; the copies must not be used once it went.
+    pub(crate) unsafe fn add_test_module_in_area<T: TagType>(
+        &mut self,
+        handle: Handle<T>,
+        module: *mut bindings::module,
+        tags: &[T::Tag],
+    ) -> Result<&'static [T::Tag]> {
+        if handle.registry != self.id || tags.is_empty() {
+            return Err(EINVAL);
+        }
+        let size = core::mem::size_of_val(tags);
+        let dest = self.areas.alloc(size, core::mem::align_of::<T::Tag>())?;
+        // SAFETY: `dest` is `size` bytes of the area's, aligned for `T::Tag`, apart from
+        // `tags`; tags are plain data, copied as the loader copies a section.
+        unsafe { core::ptr::copy_nonoverlapping(tags.as_ptr(), dest.cast::<T::Tag>(), tags.len()) };
+        let id = self.next_module_id;
+        self.next_module_id += 1;
+        let Some(ty) = self.types.get_mut(handle.index) else {
+            self.areas.free_pending(dest);
+            return Err(EINVAL);
+        };
+        let area = self.areas.take(dest);
+        // INVARIANT: The tags live in their extent, which the range owns.
+        let pushed = ty.ranges.push(
+            Range {
+                id,
+                module,
+                // SAFETY: The caller guarantees `module`.
+                name: unsafe { super::names::ModuleName::of(module) },
+                start: dest,
+                stop: dest.wrapping_add(size),
+                area,
+                names: super::names::Names::NONE,
+                gone: false,
+                unused_once: false,
+            },
+            GFP_KERNEL,
+        );
+        if pushed.is_err() {
+            self.areas.untake(dest, area);
+            self.areas.free_pending(dest);
+            return Err(ENOMEM);
+        }
+        ty.generation = ty.generation.wrapping_add(1);
+        // SAFETY: `tags.len()` tags were copied to `dest`; the caller uses them only while the
+        // range lives.
+        Ok(unsafe { core::slice::from_raw_parts(dest.cast(), tags.len()) })
+    }
+
+    /// Gives a section of `len` bytes aligned to `align` in the memory of modules' tags, as
+    /// the loader asks for one; for tests.
+    pub(crate) fn alloc_test_section(&mut self, len: usize, align: usize) -> Result<*mut u8> {
+        self.areas.alloc(len, align)
+    }
+
+    /// Frees the section at `start` that no range took, as a failed load does; for tests.
+    pub(crate) fn free_test_section(&mut self, start: *mut u8) {
+        self.areas.free_pending(start);
     }
 
     /// Lists `tags` after the sections' tags of `handle`'s type, as

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The memory of modules' sections of code tags, apart from the modules' own, so that a module's
+//! tags can outlive it while allocations point to them, and nothing else of it does.
+//!
+//! C header: [`include/linux/execmem.h`](srctree/include/linux/execmem.h)
+//!
+//! The loader places each section in an extent of a chunk given by [`Areas::alloc`]
+//! (`move_module()`). The chunks are module data memory (`EXECMEM_MODULE_DATA`), which the
+//! module's code reaches with the same relocations as its own data; each holds the sections of
+//! several modules, so a module costs its tags' bytes, not a page. A chunk goes back once its
+//! last extent is freed, unmapped, so that a stale access faults. All under the registry's
+//! write lock.
+
+use kernel::{alloc::flags::GFP_KERNEL, bindings, page::PAGE_SIZE, prelude::*};
+
+/// Bytes of a chunk, unless one section needs more.
+pub(crate) const CHUNK: usize = 16 * PAGE_SIZE;
+
+/// One section's place in a chunk.
+#[derive(Clone, Copy)]
+struct Extent {
+    offset: usize,
+    len: usize,
+    /// Given to a loading module, and not yet taken by the registry.
+    pending: bool,
+}
+
+/// A block of module data memory, and the extents given out of it.
+///
+/// # Invariants
+///
+/// `base` is `size` bytes from `execmem_alloc()`, owned by the chunk; `used` is sorted by
+/// offset, its extents disjoint and within `size`.
+struct Chunk {
+    base: *mut u8,
+    size: usize,
+    used: KVec<Extent>,
+}
+
+impl Chunk {
+    /// Returns where `len` bytes aligned to `align` fit first: the index in `used` to insert
+    /// at, and the offset.
+    fn fit(&self, len: usize, align: usize) -> Option<(usize, usize)> {
+        let mut free_from = 0usize;
+        for (i, e) in self.used.iter().enumerate() {
+            let offset = free_from.next_multiple_of(align);
+            if offset.checked_add(len)? <= e.offset {
+                return Some((i, offset));
+            }
+            free_from = e.offset + e.len;
+        }
+        let offset = free_from.next_multiple_of(align);
+        (offset.checked_add(len)? <= self.size).then_some((self.used.len(), offset))
+    }
+
+    /// Returns the index in `used` of the extent at `start`.
+    fn find(&self, start: *const u8) -> Option<usize> {
+        let offset = (start as usize).checked_sub(self.base as usize)?;
+        self.used.iter().position(|e| e.offset == offset)
+    }
+
+    /// Removes the extent at index `i` of `used`.
+    fn remove(&mut self, i: usize) {
+        let len = self.used.len();
+        if i < len {
+            self.used.as_mut_slice()[i..].rotate_left(1);
+            // SAFETY: `len - 1 < len`, and `Extent` is `Copy`: dropping nothing is right.
+            unsafe { self.used.set_len(len - 1) };
+        }
+    }
+}
+
+/// The chunks of modules' tag sections.
+pub(crate) struct Areas {
+    chunks: KVec<Chunk>,
+}
+
+/// What [`Areas`] holds, in bytes.
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub(crate) struct AreaUsage {
+    /// Chunks allocated.
+    pub(crate) chunks: usize,
+    /// Bytes of module data memory that the chunks take.
+    pub(crate) mapped: usize,
+    /// Bytes of the extents given out.
+    pub(crate) used: usize,
+}
+
+impl Areas {
+    /// Makes an empty set of chunks.
+    pub(super) const fn new() -> Self {
+        Self {
+            chunks: KVec::new(),
+        }
+    }
+
+    /// Gives a loading module `len` bytes aligned to `align` (a power of two, at most a page; 0
+    /// is 1) for a section of tags, pending until [`Areas::take`] or [`Areas::free_pending`].
+    /// (The loader's `struct module` moves while it loads: extents are known by address.)
+    pub(super) fn alloc(&mut self, len: usize, align: usize) -> Result<*mut u8> {
+        let align = align.max(1);
+        if len == 0 || !align.is_power_of_two() || align > PAGE_SIZE {
+            return Err(EINVAL);
+        }
+        let found = self
+            .chunks
+            .iter()
+            .enumerate()
+            .find_map(|(c, chunk)| chunk.fit(len, align).map(|(i, offset)| (c, i, offset)));
+        let (c, i, offset) = match found {
+            Some(found) => found,
+            None => {
+                self.grow(len)?;
+                (self.chunks.len() - 1, 0, 0)
+            }
+        };
+        let chunk = &mut self.chunks[c];
+        chunk.used.push(
+            Extent {
+                offset,
+                len,
+                pending: true,
+            },
+            GFP_KERNEL,
+        )?;
+        chunk.used.as_mut_slice()[i..].rotate_right(1);
+        // INVARIANT: `fit` found the extent free, within `size`, at its place in the order.
+        Ok(chunk.base.wrapping_add(offset))
+    }
+
+    /// Without modules there is nothing to place.
+    #[cfg(not(CONFIG_EXECMEM))]
+    fn grow(&mut self, _len: usize) -> Result {
+        Err(ENOMEM)
+    }
+
+    /// Adds a chunk for at least `len` bytes.
+    #[cfg(CONFIG_EXECMEM)]
+    fn grow(&mut self, len: usize) -> Result {
+        let size = len.checked_next_multiple_of(PAGE_SIZE).ok_or(ENOMEM)?.max(CHUNK);
+        self.chunks.reserve(1, GFP_KERNEL)?;
+        let mut used = KVec::new();
+        used.reserve(4, GFP_KERNEL)?;
+        // SAFETY: Process context (module load); `size` is not 0.
+        let base = unsafe { bindings::execmem_alloc(bindings::execmem_type_EXECMEM_MODULE_DATA, size) };
+        if base.is_null() {
+            return Err(ENOMEM);
+        }
+        // INVARIANT: `base` is `size` bytes of `execmem_alloc()`, with no extent yet.
+        self.chunks
+            .push(
+                Chunk {
+                    base: base.cast(),
+                    size,
+                    used,
+                },
+                GFP_KERNEL,
+            )
+            .map_err(|_| ENOMEM)
+    }
+
+    /// Takes the pending extent at `start`: from now on the registry owns it, and frees it with
+    /// [`Areas::free`]. Returns whether `start` was such an extent.
+    pub(super) fn take(&mut self, start: *const u8) -> bool {
+        self.set_pending(start, true, false)
+    }
+
+    /// Gives the extent at `start`, which the registry took (when `taken`), back to the loader:
+    /// its range could not be listed.
+    pub(super) fn untake(&mut self, start: *const u8, taken: bool) {
+        if taken {
+            self.set_pending(start, false, true);
+        }
+    }
+
+    /// Changes the extent at `start` from pending `from` to pending `to`; returns whether it
+    /// found it so.
+    fn set_pending(&mut self, start: *const u8, from: bool, to: bool) -> bool {
+        for chunk in self.chunks.iter_mut() {
+            if let Some(i) = chunk.find(start) {
+                let e = &mut chunk.used[i];
+                let found = e.pending == from;
+                if found {
+                    e.pending = to;
+                }
+                return found;
+            }
+        }
+        false
+    }
+
+    /// Frees the extent at `start`, which the registry took, and its chunk once that is empty.
+    pub(super) fn free(&mut self, start: *const u8) {
+        self.free_if(start, false);
+    }
+
+    /// Frees the extent at `start` if it is pending: its module's load failed, or its tags were
+    /// never listed and are unused.
+    pub(super) fn free_pending(&mut self, start: *const u8) {
+        self.free_if(start, true);
+    }
+
+    /// Frees the extent at `start` if its `pending` is `pending`, and its chunk once that is
+    /// empty.
+    fn free_if(&mut self, start: *const u8, pending: bool) {
+        for c in 0..self.chunks.len() {
+            if let Some(i) = self.chunks[c].find(start) {
+                if self.chunks[c].used[i].pending == pending {
+                    self.chunks[c].remove(i);
+                    self.release_if_empty(c);
+                }
+                return;
+            }
+        }
+    }
+
+    /// Frees chunk `c` if no extent is left in it; returns whether it did.
+    fn release_if_empty(&mut self, c: usize) -> bool {
+        if !self.chunks[c].used.is_empty() {
+            return false;
+        }
+        let len = self.chunks.len();
+        self.chunks.as_mut_slice()[c..].rotate_left(1);
+        // SAFETY: `len - 1 < len`; the chunk moved to the end is dropped by hand below, once.
+        unsafe { self.chunks.set_len(len - 1) };
+        // SAFETY: The element at `len - 1` is initialised (it was in the vector) and no longer
+        // owned by it.
+        let chunk = unsafe { self.chunks.as_mut_ptr().add(len - 1).read() };
+        // SAFETY: By the invariant `base` is from `execmem_alloc()`, and no extent of it is
+        // left: nothing points into it.
+        #[cfg(CONFIG_EXECMEM)]
+        unsafe {
+            bindings::execmem_free(chunk.base.cast())
+        };
+        #[cfg(not(CONFIG_EXECMEM))]
+        let _ = chunk;
+        true
+    }
+
+    /// Returns what the chunks hold.
+    pub(crate) fn usage(&self) -> AreaUsage {
+        let mut usage = AreaUsage::default();
+        for chunk in self.chunks.iter() {
+            usage.chunks += 1;
+            usage.mapped += chunk.size;
+            usage.used += chunk.used.iter().map(|e| e.len).sum::<usize>();
+        }
+        usage
+    }
+}
