@@ -30,7 +30,10 @@ mod selections;
 #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
 mod testing;
 
-pub(crate) use area::{AreaUsage, CHUNK as AREA_CHUNK};
+#[cfg(CONFIG_DEBUG_FS)]
+pub(crate) use area::AreaUsage;
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+pub(crate) use area::CHUNK as AREA_CHUNK;
 pub(crate) use cursor::{Cursor, ModuleTags, ReadPosition, Tags};
 pub(crate) use index::{name_tags, TagIndex, Usage as IndexUsage, FIRST as FIRST_INDEX};
 use module::find_range;
@@ -626,11 +629,14 @@ impl Registry {
             (ty.drop_unused)(range);
             // The tags stay where they are, in their area; their names, in the module's
             // read-only data, are copied out.
-            // SAFETY: The registry is locked for writing, and every reader of names holds it.
-            match range
-                .area
-                .then(|| unsafe { names::Names::copy(range.codetags(tag_size)) })
-            {
+            let copied = if range.area {
+                // SAFETY: The registry is locked for writing (`&mut self`), and every reader of
+                // names holds it or knows the tags' module loaded (`Codetag`'s invariant).
+                Some(unsafe { names::Names::copy(range.codetags(tag_size)) })
+            } else {
+                None
+            };
+            match copied {
                 Some(Ok(copies)) => range.names = copies,
                 Some(Err(_)) => {
                     pr_warn!(
@@ -665,7 +671,8 @@ impl Registry {
             // The sections of ranges that could not be listed, and are unused.
             for ty in self.types.iter() {
                 // SAFETY: The caller guarantees `module`.
-                if let Ok(Some((start, _))) = unsafe { find_range(module, ty.section, ty.tag_size) } {
+                if let Ok(Some((start, _))) = unsafe { find_range(module, ty.section, ty.tag_size) }
+                {
                     self.areas.free_pending(start);
                 }
             }
@@ -702,7 +709,9 @@ impl Registry {
     /// Returns whether `section` is a registered type's.
     #[cfg(CONFIG_MODULES)]
     fn has_section(&self, section: &CStr) -> bool {
-        self.types.iter().any(|ty| ty.section.as_bytes() == section.as_bytes())
+        self.types
+            .iter()
+            .any(|ty| ty.section.as_bytes() == section.as_bytes())
     }
 
     /// Returns whether the loader handed `module`'s tags to the registry
@@ -794,6 +803,7 @@ impl Registry {
 
     /// Returns what the memory of modules' tags holds, and the bytes of the names copied for
     /// unloaded modules' tags, and how many such modules are kept.
+    #[cfg(CONFIG_DEBUG_FS)]
     pub(crate) fn area_usage(&self) -> (AreaUsage, usize, usize) {
         let (mut names, mut kept) = (0, 0);
         for (index, ty) in self.types.iter().enumerate() {

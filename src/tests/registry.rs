@@ -254,11 +254,7 @@ fn unload_keeps_a_used_module_until_reaped(test: &Test) {
         "first unused pass: {r:?}"
     );
     let r = registry.reap();
-    kunit_expect!(
-        test,
-        !r.kept && r.freed == 1,
-        "second unused pass: {r:?}"
-    );
+    kunit_expect!(test, !r.kept && r.freed == 1, "second unused pass: {r:?}");
     kunit_expect!(
         test,
         FREED_TAGS.load(Ordering::Relaxed) == 2,
@@ -529,7 +525,12 @@ fn module_sections_share_chunks(test: &Test) {
             Err(e) => kunit_expect!(test, false, "section {i}: {e:?}"),
         }
     }
-    kunit_expect!(test, given[1] as usize % 64 == 0, "{:p} not aligned to 64", given[1]);
+    kunit_expect!(
+        test,
+        given[1] as usize % 64 == 0,
+        "{:p} not aligned to 64",
+        given[1]
+    );
     let spans = [(given[0], 40), (given[1], 120), (given[2], 80)];
     for (i, &(p, len)) in spans.iter().enumerate() {
         for &(q, other) in &spans[i + 1..] {
@@ -538,7 +539,11 @@ fn module_sections_share_chunks(test: &Test) {
         }
     }
     let u = registry.area_usage().0;
-    kunit_expect!(test, u.chunks == 1 && u.used == 240, "one chunk for three: {u:?}");
+    kunit_expect!(
+        test,
+        u.chunks == 1 && u.used == 240,
+        "one chunk for three: {u:?}"
+    );
     kunit_expect!(
         test,
         registry.alloc_test_section(8, 3).is_err() && registry.area_usage().0 == u,
@@ -559,7 +564,12 @@ fn module_sections_share_chunks(test: &Test) {
     kunit_expect!(test, u.chunks == 1 && u.used == 200, "{u:?}");
     // The room the first section left is given again.
     let again = registry.alloc_test_section(40, 8);
-    kunit_expect!(test, again == Ok(given[0]), "{again:?} is not {:p}", given[0]);
+    kunit_expect!(
+        test,
+        again == Ok(given[0]),
+        "{again:?} is not {:p}",
+        given[0]
+    );
     for p in given {
         registry.free_test_section(p);
     }
@@ -581,7 +591,11 @@ fn kept_tags_outlive_their_module(test: &Test) {
     for text in [&b"fake/file.c\0"[..], b"fake_fn\0", b"fake_d\0"] {
         kunit_expect!(test, rodata.extend_from_slice(text, GFP_KERNEL).is_ok());
     }
-    let (file, func, modname) = (rodata.as_ptr(), rodata.as_ptr().wrapping_add(12), rodata.as_ptr().wrapping_add(20));
+    let (file, func, modname) = (
+        rodata.as_ptr(),
+        rodata.as_ptr().wrapping_add(12),
+        rodata.as_ptr().wrapping_add(20),
+    );
     let tag = || {
         // SAFETY: `FAKE_COUNTERS` is a `.data..percpu` static.
         unsafe {
@@ -615,8 +629,16 @@ fn kept_tags_outlive_their_module(test: &Test) {
     kunit_expect!(test, memory_ok, "the module's memory must stay");
     let (area, names, kept) = registry.area_usage();
     kunit_expect!(test, kept == before.2 + 1, "{kept} modules kept");
-    kunit_expect!(test, area.used == before.0.used + size_of::<[AllocTag; 2]>(), "{area:?}");
-    kunit_expect!(test, names == "fake/file.c fake_fn fake_d ".len(), "{names} bytes of names");
+    kunit_expect!(
+        test,
+        area.used == before.0.used + size_of::<[AllocTag; 2]>(),
+        "{area:?}"
+    );
+    kunit_expect!(
+        test,
+        names == "fake/file.c fake_fn fake_d ".len(),
+        "{names} bytes of names"
+    );
     // The module's data goes.
     for b in rodata.iter_mut() {
         *b = b'X';
@@ -624,15 +646,32 @@ fn kept_tags_outlive_their_module(test: &Test) {
     drop(rodata);
     let ct = placed[0].codetag();
     kunit_expect!(test, ct.unloaded() && !ct.dropped());
-    kunit_expect!(test, ct.filename().as_bytes() == b"fake/file.c", "{}", ct.filename());
-    kunit_expect!(test, ct.function().as_bytes() == b"fake_fn", "{}", ct.function());
-    kunit_expect!(test, ct.modname().is_some_and(|m| m.as_bytes() == b"fake_d"));
+    kunit_expect!(
+        test,
+        ct.filename().as_bytes() == b"fake/file.c",
+        "{}",
+        ct.filename()
+    );
+    kunit_expect!(
+        test,
+        ct.function().as_bytes() == b"fake_fn",
+        "{}",
+        ct.function()
+    );
+    kunit_expect!(
+        test,
+        ct.modname().is_some_and(|m| m.as_bytes() == b"fake_d")
+    );
     kunit_expect!(test, placed[1].codetag().dropped());
     kunit_expect!(test, placed[1].codetag().filename().as_bytes() == b"(gone)");
     // Unused: gone at the second pass in a row that finds them so, area and names with them.
     USED_AREA.store(0, Ordering::Relaxed);
     let (first, second) = (registry.reap(), registry.reap());
-    kunit_expect!(test, first.freed == 0 && second.freed == 1, "{first:?} {second:?}");
+    kunit_expect!(
+        test,
+        first.freed == 0 && second.freed == 1,
+        "{first:?} {second:?}"
+    );
     AREA_TAGS.store(0, Ordering::Relaxed);
     let after = registry.area_usage();
     kunit_expect!(test, after == before, "{after:?} is not {before:?}");

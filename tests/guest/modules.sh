@@ -164,7 +164,8 @@ test_module_leak_cycles_keep_only_tags() {
 	mapped_before=$(status_word module_tags 4)
 	kept_before=$(status_word unloaded_modules 1)
 	names_before=$(status_word unloaded_modules 3)
-	meminfo_before=$(sed -n 's/^MemAvailable: *\([0-9]*\) kB/\1/p' /proc/meminfo)
+	vmalloc_before=$(sed -n 's/^VmallocUsed: *\([0-9]*\) kB/\1/p' /proc/meminfo)
+	percpu_before=$(sed -n 's/^Percpu: *\([0-9]*\) kB/\1/p' /proc/meminfo)
 	i=0
 	while [ $i -lt 100 ]; do
 		insmod "$TEST_MODULE" hold=1 || fail "load $i failed" || return 1
@@ -181,8 +182,10 @@ test_module_leak_cycles_keep_only_tags() {
 	mapped=$(($(status_word module_tags 4) - mapped_before))
 	kept=$(($(status_word unloaded_modules 1) - kept_before))
 	named=$(($(status_word unloaded_modules 3) - names_before))
-	meminfo_after=$(sed -n 's/^MemAvailable: *\([0-9]*\) kB/\1/p' /proc/meminfo)
-	report "guest-test: # 100 cycles: $kept kept, tags $used bytes ($tags a cycle), names $named bytes ($names a cycle), chunks +$mapped bytes, loader areas $areas_before then $areas, MemAvailable $meminfo_before then $meminfo_after kB"
+	vmalloc_after=$(sed -n 's/^VmallocUsed: *\([0-9]*\) kB/\1/p' /proc/meminfo)
+	percpu_after=$(sed -n 's/^Percpu: *\([0-9]*\) kB/\1/p' /proc/meminfo)
+	held=$(unloaded_tags | awk '/\[alloctag_test\] func:hold_vmalloc / { sum += $1 } END { print sum + 0 }')
+	report "guest-test: # 100 cycles: $kept kept, tags $used bytes ($tags a cycle), names $named bytes ($names a cycle), chunks +$mapped bytes, loader areas $areas_before then $areas, VmallocUsed $vmalloc_before then $vmalloc_after kB ($held bytes of it held vmalloc objects), Percpu $percpu_before then $percpu_after kB"
 	[ "$kept" = 100 ] || fail "$kept unloaded instances kept, not 100"
 	[ "$tags" -gt 0 ] && [ "$used" = $((100 * tags)) ] || fail "tags kept: $used bytes, not 100 x $tags"
 	[ "$names" -gt 0 ] && [ "$named" = $((100 * names)) ] || fail "names kept: $named bytes, not 100 x $names"

@@ -77,6 +77,7 @@ pub(crate) struct Areas {
 }
 
 /// What [`Areas`] holds, in bytes.
+#[cfg(CONFIG_DEBUG_FS)]
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
 pub(crate) struct AreaUsage {
     /// Chunks allocated.
@@ -138,12 +139,16 @@ impl Areas {
     /// Adds a chunk for at least `len` bytes.
     #[cfg(CONFIG_EXECMEM)]
     fn grow(&mut self, len: usize) -> Result {
-        let size = len.checked_next_multiple_of(PAGE_SIZE).ok_or(ENOMEM)?.max(CHUNK);
+        let size = len
+            .checked_next_multiple_of(PAGE_SIZE)
+            .ok_or(ENOMEM)?
+            .max(CHUNK);
         self.chunks.reserve(1, GFP_KERNEL)?;
         let mut used = KVec::new();
         used.reserve(4, GFP_KERNEL)?;
         // SAFETY: Process context (module load); `size` is not 0.
-        let base = unsafe { bindings::execmem_alloc(bindings::execmem_type_EXECMEM_MODULE_DATA, size) };
+        let base =
+            unsafe { bindings::execmem_alloc(bindings::execmem_type_EXECMEM_MODULE_DATA, size) };
         if base.is_null() {
             return Err(ENOMEM);
         }
@@ -239,6 +244,7 @@ impl Areas {
     }
 
     /// Returns what the chunks hold.
+    #[cfg(CONFIG_DEBUG_FS)]
     pub(crate) fn usage(&self) -> AreaUsage {
         let mut usage = AreaUsage::default();
         for chunk in self.chunks.iter() {

@@ -211,7 +211,10 @@ pub(crate) unsafe extern "C" fn codetag_alloc_module_section(
 #[cfg(CONFIG_MODULES)]
 #[no_mangle]
 pub(crate) unsafe extern "C" fn codetag_free_module_section(addr: *mut c_void) {
-    REGISTRY.write().areas.free_pending(addr.cast_const().cast());
+    REGISTRY
+        .write()
+        .areas
+        .free_pending(addr.cast_const().cast());
 }
 
 /// Drops the tags kept for unloaded modules whose allocations are all freed, with their memory.

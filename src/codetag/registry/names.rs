@@ -38,7 +38,11 @@ impl ModuleName {
 
     /// Returns the name.
     pub(super) fn as_cstr(&self) -> &CStr {
-        let nul = self.0.iter().position(|&c| c == 0).unwrap_or(MODULE_NAME_LEN - 1);
+        let nul = self
+            .0
+            .iter()
+            .position(|&c| c == 0)
+            .unwrap_or(MODULE_NAME_LEN - 1);
         CStr::from_bytes_with_nul(&self.0[..=nul]).unwrap_or(GONE)
     }
 }
@@ -62,6 +66,7 @@ impl Names {
     };
 
     /// Returns the bytes the block takes.
+    #[cfg(CONFIG_DEBUG_FS)]
     pub(super) fn len(&self) -> usize {
         self.cap
     }
@@ -107,7 +112,9 @@ impl Names {
                 if name.as_char_ptr() != last[i].0 {
                     let at = block.len();
                     if block.len() + name.len_with_nul() > len
-                        || block.extend_from_slice(name.as_bytes_with_nul(), GFP_KERNEL).is_err()
+                        || block
+                            .extend_from_slice(name.as_bytes_with_nul(), GFP_KERNEL)
+                            .is_err()
                     {
                         // Never within the capacity counted above. Tags may already point
                         // into the block: it stays, for good.
