@@ -14,10 +14,14 @@
 //!
 //! The file is one `key: value` a line; keys this tool does not know are
 //! skipped (later kernels may add lines), a key it needs that is missing is
-//! an error naming it.
+//! an error naming it. The last two, `module_tags` (the module data memory
+//! that holds loaded and unloaded modules' tags) and `unloaded_modules` (the
+//! modules unloaded with live allocations, whose tags are kept), came later:
+//! an older kernel's file has neither, and they are then not reported.
 
 use crate::args::InputArgs;
 use crate::input;
+use allocinfo_format::size::format_iec_u64;
 use anyhow::{Result, anyhow};
 use clap::{Arg, Args};
 use serde_json::{Value, json};
@@ -163,10 +167,36 @@ pub struct Status {
     pub indices_capacity: u64,
     pub tags_without_index: u64,
     pub page_flags: Layout,
+    /// `module_tags:`, if the kernel has the line.
+    pub module_tags: Option<ModuleTags>,
+    /// `unloaded_modules:`, if the kernel has the line.
+    pub unloaded_modules: Option<UnloadedModules>,
+}
+
+/// `module_tags: chunks N mapped BYTES used BYTES`: the memory that holds
+/// loaded and unloaded modules' tags.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ModuleTags {
+    /// Chunks of module data memory.
+    pub chunks: u64,
+    /// The bytes the chunks take.
+    pub mapped: u64,
+    /// The bytes of tag sections in them.
+    pub used: u64,
+}
+
+/// `unloaded_modules: N names BYTES`: the modules unloaded while their
+/// allocations were live, whose tags stay listed (unloaded) until freed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnloadedModules {
+    /// The modules whose tags are kept.
+    pub count: u64,
+    /// The bytes of the copies of their tags' names.
+    pub names: u64,
 }
 
 /// The keys read, in the kernel's order.
-const KEYS: [&str; 10] = [
+const KEYS: [&str; 12] = [
     "page_tags",
     "compressed_requested",
     "free_bits",
@@ -177,6 +207,8 @@ const KEYS: [&str; 10] = [
     "indices_capacity",
     "tags_without_index",
     "page_flags",
+    "module_tags",
+    "unloaded_modules",
 ];
 
 /// A width of bits in a long: 0 to 64.
@@ -255,6 +287,29 @@ impl Status {
             indices_capacity: count("indices_capacity")?,
             tags_without_index: count("tags_without_index")?,
             page_flags: parse_layout(get("page_flags")?)?,
+            module_tags: seen
+                .get("module_tags")
+                .map(|&line| {
+                    let v = numbers(line.1, &["chunks", "N", "mapped", "N", "used", "N"])
+                        .ok_or_else(|| invalid("module_tags", line, MODULE_TAGS))?;
+                    Ok::<_, String>(ModuleTags {
+                        chunks: v[0],
+                        mapped: v[1],
+                        used: v[2],
+                    })
+                })
+                .transpose()?,
+            unloaded_modules: seen
+                .get("unloaded_modules")
+                .map(|&line| {
+                    let v = numbers(line.1, &["N", "names", "N"])
+                        .ok_or_else(|| invalid("unloaded_modules", line, UNLOADED_MODULES))?;
+                    Ok::<_, String>(UnloadedModules {
+                        count: v[0],
+                        names: v[1],
+                    })
+                })
+                .transpose()?,
         })
     }
 
@@ -310,6 +365,30 @@ impl Status {
             Fit::Fits
         }
     }
+}
+
+/// What `module_tags:` should be, for errors.
+const MODULE_TAGS: &str = "chunks N mapped BYTES used BYTES";
+
+/// What `unloaded_modules:` should be, for errors.
+const UNLOADED_MODULES: &str = "N names BYTES";
+
+/// The unsigned 64-bit numbers of `value`, whose words are `pattern`'s:
+/// each `N` a number, each other word itself; `None` if it is anything else.
+fn numbers(value: &str, pattern: &[&str]) -> Option<Vec<u64>> {
+    let words: Vec<&str> = value.split_ascii_whitespace().collect();
+    if words.len() != pattern.len() {
+        return None;
+    }
+    let mut out = Vec::new();
+    for (&word, &expected) in words.iter().zip(pattern) {
+        if expected == "N" {
+            out.push(word.parse::<u64>().ok()?);
+        } else if word != expected {
+            return None;
+        }
+    }
+    Some(out)
 }
 
 /// `page_flags: long 64 flags 24 ...`: names and widths in pairs.
@@ -786,6 +865,41 @@ pub fn text(s: &Status) -> String {
         s.page_flags.get("long"),
         fields.join(", ")
     );
+    // Lines an older kernel does not have: nothing when they are not there.
+    match s.module_tags {
+        Some(ModuleTags {
+            chunks: 0,
+            mapped: 0,
+            used: 0,
+        }) => {
+            let _ = writeln!(out, "module tags: none (no chunks mapped)");
+        }
+        Some(m) => {
+            let _ = writeln!(
+                out,
+                "module tags: {} in {} ({} mapped)",
+                plural(m.used, "byte"),
+                plural(m.chunks, "chunk"),
+                format_iec_u64(m.mapped)
+            );
+        }
+        None => {}
+    }
+    match s.unloaded_modules {
+        Some(UnloadedModules { count: 0, .. }) => {
+            let _ = writeln!(out, "unloaded modules: none kept");
+        }
+        Some(u) => {
+            let _ = writeln!(
+                out,
+                "unloaded modules: {} kept with live allocations ({} of names); list them with \
+                 allocinfo --unloaded",
+                u.count,
+                plural(u.names, "byte")
+            );
+        }
+        None => {}
+    }
     out
 }
 
@@ -830,6 +944,16 @@ pub fn json(s: &Status) -> Value {
         "fits": s.fit() == Fit::Fits,
         "bits_short": short,
         "fixes": fixes,
+        // null where the kernel has no such line (an older kernel).
+        "module_tags": s.module_tags.map(|m| json!({
+            "chunks": m.chunks,
+            "mapped": m.mapped,
+            "used": m.used,
+        })),
+        "unloaded_modules": s.unloaded_modules.map(|u| json!({
+            "count": u.count,
+            "names": u.names,
+        })),
     })
 }
 

@@ -2,8 +2,9 @@
 //! `/sys/kernel/debug/alloctag/status` (tests/data/status/): page tags in
 //! page flags, the fallback to page_ext and what would free bits, page
 //! flags not asked for, an index that was full, a later kernel's keys,
-//! a negative `unused` (last_cpupid counted where it does not fit),
-//! malformed files and a missing one.
+//! a negative `unused` (last_cpupid counted where it does not fit), the
+//! memory of modules' tags and the unloaded modules kept (lines an older
+//! kernel does not have), malformed files and a missing one.
 
 use serde_json::Value;
 use std::io::Write;
@@ -306,6 +307,183 @@ fn a_later_kernels_keys_and_fields_are_taken_in_stride() {
     assert_eq!(ok_in(&dir, &["status", "reversed.txt"]), PAGE_FLAGS_TEXT);
 }
 
+/// modules.txt: page-flags.txt with a kernel's last two lines, the memory
+/// that holds modules' tags and the unloaded modules whose tags are kept.
+const MODULES_TEXT: &str = "\
+module tags: 12880 bytes in 1 chunk (64 KiB mapped)
+unloaded modules: 1 kept with live allocations (120 bytes of names); list them with allocinfo --unloaded
+";
+
+#[test]
+fn module_tags_and_unloaded_modules_are_said() {
+    assert_eq!(
+        ok(&["status", "modules.txt"]),
+        format!("{PAGE_FLAGS_TEXT}{MODULES_TEXT}")
+    );
+    let v = json("modules.txt");
+    assert_eq!(
+        v["module_tags"],
+        serde_json::json!({"chunks": 1, "mapped": 65536, "used": 12880})
+    );
+    assert_eq!(
+        v["unloaded_modules"],
+        serde_json::json!({"count": 1, "names": 120})
+    );
+    // The rest is page-flags.txt's.
+    let mut rest = v.clone();
+    let rest = rest.as_object_mut().unwrap();
+    rest.remove("module_tags");
+    rest.remove("unloaded_modules");
+    let mut old = json("page-flags.txt");
+    let old = old.as_object_mut().unwrap();
+    old.remove("module_tags");
+    old.remove("unloaded_modules");
+    assert_eq!(rest, old);
+    // More chunks and modules, and none kept.
+    let dir = scratch("modules");
+    let file = edited(&dir, "modules.txt", "more.txt", |l| {
+        Some(match l.split_once(':') {
+            Some(("module_tags", _)) => "module_tags: chunks 3 mapped 196608 used 1".to_owned(),
+            Some(("unloaded_modules", _)) => "unloaded_modules: 2 names 1".to_owned(),
+            _ => l.to_owned(),
+        })
+    });
+    let out = ok_in(&dir, &["status", &file]);
+    assert!(
+        out.ends_with(
+            "module tags: 1 byte in 3 chunks (192 KiB mapped)
+\
+             unloaded modules: 2 kept with live allocations (1 byte of names); \
+             list them with allocinfo --unloaded\n"
+        ),
+        "{out}"
+    );
+    let file = with_value(&dir, "modules.txt", "unloaded_modules", "0 names 0");
+    let out = ok_in(&dir, &["status", &file]);
+    assert!(out.ends_with("\nunloaded modules: none kept\n"), "{out}");
+    let v: Value = serde_json::from_str(&ok_in(&dir, &["status", &file, "--json"])).unwrap();
+    assert_eq!(
+        v["unloaded_modules"],
+        serde_json::json!({"count": 0, "names": 0})
+    );
+    // No module tags at all: no chunk.
+    let file = with_value(
+        &dir,
+        "modules.txt",
+        "module_tags",
+        "chunks 0 mapped 0 used 0",
+    );
+    let out = ok_in(&dir, &["status", &file]);
+    assert!(
+        out.contains("\nmodule tags: none (no chunks mapped)\n"),
+        "{out}"
+    );
+    // Either line alone.
+    let file = edited(&dir, "modules.txt", "one.txt", |l| {
+        (!l.starts_with("unloaded_modules:")).then(|| l.to_owned())
+    });
+    let out = ok_in(&dir, &["status", &file]);
+    assert!(
+        out.ends_with("unused 14\nmodule tags: 12880 bytes in 1 chunk (64 KiB mapped)\n"),
+        "{out}"
+    );
+    let v: Value = serde_json::from_str(&ok_in(&dir, &["status", &file, "--json"])).unwrap();
+    assert_eq!(v["module_tags"]["used"], 12880);
+    assert_eq!(v.get("unloaded_modules"), Some(&Value::Null));
+}
+
+#[test]
+fn an_older_kernel_without_module_lines_is_not_reported() {
+    // page-flags.txt has neither line: the output is what it was, and the
+    // JSON says null.
+    let out = ok(&["status", "page-flags.txt"]);
+    assert_eq!(out, PAGE_FLAGS_TEXT);
+    assert!(!out.contains("module"), "{out}");
+    let v = json("page-flags.txt");
+    assert_eq!(v.get("module_tags"), Some(&Value::Null), "{v}");
+    assert_eq!(v.get("unloaded_modules"), Some(&Value::Null), "{v}");
+    let pretty = ok(&["status", "page-flags.txt", "--json", "--pretty"]);
+    assert!(pretty.contains("\"module_tags\": null"), "{pretty}");
+}
+
+#[test]
+fn malformed_module_lines_are_refused_naming_the_key() {
+    let dir = scratch("module-garbage");
+    let cases = [
+        (
+            "module_tags",
+            "chunks 1 mapped 65536",
+            "line 11: invalid module_tags \"chunks 1 mapped 65536\": \
+             expected chunks N mapped BYTES used BYTES",
+        ),
+        (
+            "module_tags",
+            "chunks 1 mapped 65536 used 12880 more 1",
+            "line 11: invalid module_tags \"chunks 1 mapped 65536 used 12880 more 1\": \
+             expected chunks N mapped BYTES used BYTES",
+        ),
+        (
+            "module_tags",
+            "chunks one mapped 65536 used 12880",
+            "line 11: invalid module_tags \"chunks one mapped 65536 used 12880\": \
+             expected chunks N mapped BYTES used BYTES",
+        ),
+        (
+            "module_tags",
+            "mapped 65536 chunks 1 used 12880",
+            "line 11: invalid module_tags \"mapped 65536 chunks 1 used 12880\": \
+             expected chunks N mapped BYTES used BYTES",
+        ),
+        (
+            "module_tags",
+            "chunks 1 mapped -1 used 12880",
+            "line 11: invalid module_tags \"chunks 1 mapped -1 used 12880\": \
+             expected chunks N mapped BYTES used BYTES",
+        ),
+        (
+            "module_tags",
+            "",
+            "line 11: invalid module_tags \"\": expected chunks N mapped BYTES used BYTES",
+        ),
+        (
+            "unloaded_modules",
+            "1 names",
+            "line 12: invalid unloaded_modules \"1 names\": expected N names BYTES",
+        ),
+        (
+            "unloaded_modules",
+            "1 bytes 120",
+            "line 12: invalid unloaded_modules \"1 bytes 120\": expected N names BYTES",
+        ),
+        (
+            "unloaded_modules",
+            "1",
+            "line 12: invalid unloaded_modules \"1\": expected N names BYTES",
+        ),
+    ];
+    for (key, value, expected) in cases {
+        let file = with_value(&dir, "modules.txt", key, value);
+        let err = fails_in(&dir, &["status", &file], 1);
+        assert_eq!(
+            err,
+            format!("allocinfo: error: edited.txt: {expected}\n"),
+            "{key}: {value}"
+        );
+    }
+    // Given twice.
+    let text = std::fs::read_to_string(status_dir().join("modules.txt")).unwrap();
+    std::fs::write(
+        dir.join("twice.txt"),
+        format!("{text}module_tags: chunks 1 mapped 65536 used 12880\n"),
+    )
+    .unwrap();
+    let err = fails_in(&dir, &["status", "twice.txt"], 1);
+    assert!(
+        err.contains("line 13: module_tags given twice (first on line 11)"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_missing_key_is_named() {
     let dir = scratch("missing-key");
@@ -476,9 +654,11 @@ fn figures_that_do_not_add_up_are_warned_about() {
         String::from_utf8(out.stderr).unwrap(),
         "allocinfo: warning: edited.txt: page_flags' fields add up to 51 bits, not long's 64\n"
     );
-    assert!(String::from_utf8(out.stdout)
-        .unwrap()
-        .starts_with("page tags: in page flags"));
+    assert!(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .starts_with("page tags: in page flags")
+    );
     let file = with_value(&dir, "page-flags.txt", "free_bits", "13");
     let out = run_in(&dir, &["status", &file]);
     assert_eq!(
@@ -587,5 +767,15 @@ fn json_keys_are_documented() {
             doc.contains(&format!("\"{key}\"")),
             "{key} is not documented"
         );
+    }
+    let v = json("modules.txt");
+    for object in ["module_tags", "unloaded_modules"] {
+        assert!(doc.contains(&format!("\"{object}\"")), "{object}");
+        for key in v[object].as_object().unwrap().keys() {
+            assert!(
+                doc.contains(&format!("\"{key}\"")),
+                "{object}'s {key} is not documented"
+            );
+        }
     }
 }
