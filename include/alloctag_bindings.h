@@ -38,6 +38,7 @@
 #include <linux/random.h>
 #include <linux/sched/task.h>
 #include <linux/stackdepot.h>
+#include <linux/string_helpers.h>
 #include <linux/vmalloc.h>
 #include <uapi/linux/alloc_tag.h>
 

@@ -375,6 +375,53 @@ mod core_impl {
         top_users(registry.tags(handle, Cursor::START), top)
     }
 
+    /// Prints the `count` (at most 10) tags that hold the most bytes, largest first, as 6.12's
+    /// show_mem() does, with the registry read-locked throughout: an unloaded module's kept
+    /// tags, with their names and counters, may go once it is unlocked. From any context: it
+    /// gives up rather than wait for the registry. Called by the show_mem() report
+    /// (mm/show_mem.c) in place of [`alloc_tag_top_users`].
+    #[no_mangle]
+    pub(crate) extern "C" fn alloc_tag_show_top_users(count: usize) {
+        let Some(handle) = ALLOC_TAGS.handle() else {
+            return;
+        };
+        let Some(registry) = codetag::try_read() else {
+            return;
+        };
+        let mut top = [const { MaybeUninit::<bindings::codetag_bytes>::uninit() }; 10];
+        let filled = top_users(
+            registry.tags(handle, Cursor::START),
+            &mut top[..count.min(10)],
+        );
+        if filled > 0 {
+            kernel::pr_notice!("Memory allocations:\n");
+        }
+        for entry in &top[..filled] {
+            // SAFETY: `top_users` initialised the first `filled` entries.
+            let ct = unsafe { entry.assume_init_ref() }.ct;
+            // SAFETY: `top_users` stored tags of the registry, which stays read-locked: they and
+            // their names live.
+            let tag = unsafe { &*ct.cast::<AllocTag>() };
+            let counters = tag.read();
+            let mut size = [0u8; 10];
+            // SAFETY: `size` is valid for writes of its length; `string_get_size()` writes a
+            // NUL-terminated string that fits.
+            unsafe {
+                bindings::string_get_size(
+                    counters.bytes.max(0) as u64,
+                    1,
+                    bindings::string_size_units_STRING_UNITS_2,
+                    size.as_mut_ptr().cast(),
+                    size.len() as i32,
+                )
+            };
+            let nul = size.iter().position(|&c| c == 0).unwrap_or(size.len());
+            let size = core::str::from_utf8(&size[..nul]).unwrap_or("?");
+            // The format of 6.12's show_mem(): `alloc_tag_to_text()`'s without a buffer.
+            kernel::pr_notice!("{:>12} {:>8} {}\n", size, counters.calls, tag.codetag());
+        }
+    }
+
     /// Keeps the tags with the most bytes in `top`, largest first, ties in tag order; returns
     /// how many entries it filled.
     pub(crate) fn top_users<'a>(
@@ -405,4 +452,5 @@ mod core_impl {
     }
 
     c_declared!(alloc_tag_top_users);
+    c_declared!(alloc_tag_show_top_users);
 }

@@ -30,7 +30,7 @@ mod selections;
 #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
 mod testing;
 
-#[cfg(CONFIG_DEBUG_FS)]
+#[cfg(any(CONFIG_DEBUG_FS, CONFIG_ALLOCTAG_KUNIT_TEST))]
 pub(crate) use area::AreaUsage;
 #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
 pub(crate) use area::CHUNK as AREA_CHUNK;
@@ -132,6 +132,29 @@ impl Range {
             // starting with a `struct codetag`, which live while the range is borrowed.
             unsafe { &*self.start.wrapping_add(i * tag_size).cast::<Codetag>() }
         })
+    }
+
+    /// A range over tags of `module` (null where not known) in `placed` that the registry does
+    /// not list, for its type's checks.
+    ///
+    /// # Safety
+    ///
+    /// `module` must be null or point to a live module; the tags must live while the range is
+    /// used.
+    unsafe fn unlisted(module: *mut bindings::module, placed: area::Placed) -> Self {
+        // INVARIANT: The caller guarantees the tags; `placed` is a whole section of them.
+        Self {
+            id: u64::MAX,
+            module,
+            // SAFETY: The caller guarantees `module`.
+            name: unsafe { names::ModuleName::of(module) },
+            start: placed.start,
+            stop: placed.start.wrapping_add(placed.len),
+            area: true,
+            names: names::Names::NONE,
+            gone: true,
+            unused_once: false,
+        }
     }
 
     /// Returns the number of tags of `tag_size` bytes in the range.
@@ -543,8 +566,14 @@ impl Registry {
                 #[cfg(CONFIG_ALLOCTAG_SELECTION)]
                 selections::module_loaded(&self.selections, index, &range, ty.tag_size);
             } else {
-                // Unlisted: the unload finds them again in the module's symbols.
-                self.areas.untake(range.start, range.area);
+                // Unlisted: the unload checks them still.
+                if range.area {
+                    self.areas.hand_over(
+                        range.start,
+                        area::Owner::Range,
+                        area::Owner::Unlisted(module),
+                    );
+                }
                 pr_warn!(
                     "Failed to list code tags of type {} of the module {}: {:?}\n",
                     ty.section,
@@ -561,10 +590,9 @@ impl Registry {
     /// module's memory may be freed (its tags are unused, or kept apart from it with copies of
     /// their names), and whether the registry keeps any tag for an unloaded module.
     ///
-    /// With `lookup`, a type that has no range of the module listed (adding it failed at load)
-    /// is still asked about the module's tags, found again in its symbols: the module's memory
-    /// must not go while a type needs it, whether or not its tags were listed (such memory is
-    /// kept for good: nothing lists it to be reaped).
+    /// With `lookup`, tags of the module that the registry could not list at load (no memory)
+    /// are still asked about: unused, their memory goes; in use, they and the module's memory
+    /// stay for good (nothing lists them to be reaped, and their names stay in the module).
     ///
     /// # Safety
     ///
@@ -583,26 +611,34 @@ impl Registry {
         for ty in self.types.iter() {
             if let Some(range) = ty.ranges.iter().find(|r| listed(r)) {
                 unload_ok &= (ty.unload)(range, true);
-            } else if lookup {
-                // SAFETY: The caller guarantees `module`.
-                let found = unsafe { find_range(module, ty.section, ty.tag_size) };
-                if let Ok(Some((start, stop))) = found {
-                    // INVARIANT: The module's memory lives across this call.
-                    let range = Range {
-                        id: u64::MAX,
-                        module,
-                        // SAFETY: The caller guarantees `module`.
-                        name: unsafe { names::ModuleName::of(module) },
-                        start,
-                        stop,
-                        area: false,
-                        names: names::Names::NONE,
-                        gone: true,
-                        unused_once: false,
-                    };
-                    let unused = (ty.unload)(&range, true);
+            }
+        }
+        if lookup {
+            for placed in self.areas.unlisted(module) {
+                if let Some(ty) = self.types.get(placed.ty) {
+                    // SAFETY: The caller guarantees `module`; the extent's tags live.
+                    let unused = (ty.unload)(&unsafe { Range::unlisted(module, placed) }, true);
                     unload_ok &= unused;
                     in_module |= !unused;
+                }
+            }
+            // Each goes from `unlisted` as it is freed or kept.
+            loop {
+                let Some(placed) = self.areas.unlisted(module).next() else {
+                    break;
+                };
+                // SAFETY: As above.
+                let range = unsafe { Range::unlisted(module, placed) };
+                let from = area::Owner::Unlisted(module);
+                if self
+                    .types
+                    .get(placed.ty)
+                    .is_none_or(|ty| (ty.unload)(&range, false))
+                {
+                    self.areas.free_owned(placed.start, from);
+                } else {
+                    self.areas
+                        .hand_over(placed.start, from, area::Owner::Leaked);
                 }
             }
         }
@@ -630,8 +666,8 @@ impl Registry {
             // The tags stay where they are, in their area; their names, in the module's
             // read-only data, are copied out.
             let copied = if range.area {
-                // SAFETY: The registry is locked for writing (`&mut self`), and every reader of
-                // names holds it or knows the tags' module loaded (`Codetag`'s invariant).
+                // SAFETY: The registry is locked for writing (`&mut self`) and the module is
+                // going (the caller's loader unloads it).
                 Some(unsafe { names::Names::copy(range.codetags(tag_size)) })
             } else {
                 None
@@ -667,16 +703,6 @@ impl Registry {
                 kept |= dynamic.module_unload(module).kept;
             }
         }
-        if !in_module && lookup {
-            // The sections of ranges that could not be listed, and are unused.
-            for ty in self.types.iter() {
-                // SAFETY: The caller guarantees `module`.
-                if let Ok(Some((start, _))) = unsafe { find_range(module, ty.section, ty.tag_size) }
-                {
-                    self.areas.free_pending(start);
-                }
-            }
-        }
         (unload_ok || !in_module, kept)
     }
 
@@ -706,12 +732,42 @@ impl Registry {
         }
     }
 
-    /// Returns whether `section` is a registered type's.
+    /// Returns the index of the registered type whose section is `section`.
     #[cfg(CONFIG_MODULES)]
-    fn has_section(&self, section: &CStr) -> bool {
+    fn section_type(&self, section: &CStr) -> Option<usize> {
         self.types
             .iter()
-            .any(|ty| ty.section.as_bytes() == section.as_bytes())
+            .position(|ty| ty.section.as_bytes() == section.as_bytes())
+    }
+
+    /// Frees the section at `start` that the loader placed for a module whose load failed
+    /// before the registry took it; keeps it for good, with a log line, where its tags are in
+    /// use (an allocation made while the module's parameters were parsed, not freed): that
+    /// allocation's free will still reach them.
+    #[cfg(any(CONFIG_MODULES, CONFIG_ALLOCTAG_KUNIT_TEST))]
+    pub(super) fn free_loader_section(&mut self, start: *const u8) {
+        let Some((placed, area::Owner::Loader)) = self.areas.get(start) else {
+            return;
+        };
+        // SAFETY: The module's name is not known here (null); the loader has not freed the
+        // section, whose tags live across the call.
+        let range = unsafe { Range::unlisted(core::ptr::null_mut(), placed) };
+        let ty = match self.types.get(placed.ty) {
+            Some(ty) if !(ty.unload)(&range, false) => ty,
+            _ => {
+                self.areas.free_owned(start, area::Owner::Loader);
+                return;
+            }
+        };
+        let first = range.codetags(ty.tag_size).next();
+        pr_warn!(
+            "code tags in use by a module whose load failed ({}): kept for good\n",
+            first
+                .and_then(|ct| ct.modname())
+                .unwrap_or(kernel::c_str!("?"))
+        );
+        self.areas
+            .hand_over(start, area::Owner::Loader, area::Owner::Leaked);
     }
 
     /// Returns whether the loader handed `module`'s tags to the registry
@@ -803,7 +859,7 @@ impl Registry {
 
     /// Returns what the memory of modules' tags holds, and the bytes of the names copied for
     /// unloaded modules' tags, and how many such modules are kept.
-    #[cfg(CONFIG_DEBUG_FS)]
+    #[cfg(any(CONFIG_DEBUG_FS, CONFIG_ALLOCTAG_KUNIT_TEST))]
     pub(crate) fn area_usage(&self) -> (AreaUsage, usize, usize) {
         let (mut names, mut kept) = (0, 0);
         for (index, ty) in self.types.iter().enumerate() {

@@ -31,9 +31,12 @@ pub(crate) const CODETAG_FLAG_DROPPED: u32 = 1 << 6;
 ///
 /// The tag's `lineno` does not change while a `&Codetag` exists (the compiler wrote it, or a
 /// dynamic tag's maker wrote it before publishing the tag). Its names are NUL-terminated
-/// strings that live as long as the tag, and are read only where the tag's module is loaded or
-/// under the registry's lock: they change only under its write lock, when the tag's module goes
-/// and the registry points them at its copies ([`Codetag::rehome`]). Its `flags` and
+/// strings that live while the tag's module is loaded, and, once it went, while the registry
+/// lists the tag. They change only under the registry's write lock, when the tag's module goes
+/// and the registry points them at its copies ([`Codetag::rehome`]). So the names of a module's
+/// tag are read only while the module is loaded or under the registry's lock, and a name read
+/// is not kept past either (the crate's callers: the listings, the ioctl, selections, the
+/// capture site table, the leak report and show_mem's top users). Its `flags` and
 /// `index` are changed by other CPUs, atomically only: they are never read through a reference
 /// to the whole struct, only through [`Codetag::flags`] and [`Codetag::index`]. The fields are
 /// read through raw place projections, as rust/kernel/task.rs reads a task's.
@@ -43,8 +46,8 @@ pub(crate) struct Codetag(Opaque<bindings::codetag>);
 impl Codetag {
     /// Returns the source file of the call site.
     pub(crate) fn filename(&self) -> &CStr {
-        // SAFETY: By the type invariant `filename` does not change and is a NUL-terminated
-        // string that lives as long as `self`.
+        // SAFETY: By the type invariant `filename` is a NUL-terminated string that lives while
+        // the caller may read it, and does not change meanwhile.
         unsafe { CStr::from_char_ptr((*self.0.get()).filename) }
     }
 
@@ -56,9 +59,10 @@ impl Codetag {
 
     /// Returns the name of the module the call site is in, or `None` in vmlinux.
     pub(crate) fn modname(&self) -> Option<&CStr> {
-        // SAFETY: By the type invariant `modname` does not change.
+        // SAFETY: By the type invariant `modname` does not change while the caller may read it.
         let name = unsafe { (*self.0.get()).modname };
-        // SAFETY: A non-null `modname` is a NUL-terminated string that lives as long as `self`.
+        // SAFETY: By the type invariant a non-null `modname` is a NUL-terminated string that
+        // lives while the caller may read it.
         (!name.is_null()).then(|| unsafe { CStr::from_char_ptr(name) })
     }
 
@@ -79,14 +83,14 @@ impl Codetag {
     ///
     /// # Safety
     ///
-    /// The registry must be locked for writing, and each name a NUL-terminated string that
-    /// lives as long as the tag.
+    /// The registry must be locked for writing, the tag's module going, and each name a
+    /// NUL-terminated string that lives while the registry lists the tag.
     #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
     pub(crate) unsafe fn rehome(&self, names: [Option<*const u8>; 3]) {
         let ct = self.0.get();
         // SAFETY: The fields are aligned pointers that live as long as the tag; the caller holds
-        // the registry's write lock, so no reader of the names runs (type invariant). Volatile:
-        // one whole store each.
+        // the registry's write lock and the module is going, so no reader of the names runs
+        // (type invariant). Volatile: one whole store each.
         unsafe {
             for (i, name) in names.into_iter().enumerate() {
                 let Some(name) = name else { continue };
@@ -103,14 +107,14 @@ impl Codetag {
     /// Returns the raw pointer to the filename, for the comparisons that stop early.
     #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
     fn filename_ptr(&self) -> *const u8 {
-        // SAFETY: By the type invariant `filename` does not change.
+        // SAFETY: By the type invariant `filename` does not change while the caller may read it.
         unsafe { (*self.0.get()).filename }.cast()
     }
 
     /// Returns the raw pointer to the function's name, as [`Codetag::filename_ptr`].
     #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
     fn function_ptr(&self) -> *const u8 {
-        // SAFETY: By the type invariant `function` does not change.
+        // SAFETY: By the type invariant `function` does not change while the caller may read it.
         unsafe { (*self.0.get()).function }.cast()
     }
 }

@@ -576,6 +576,41 @@ fn module_sections_share_chunks(test: &Test) {
     kunit_expect!(test, registry.area_usage().0 == empty, "chunks left");
 }
 
+/// The section of a module whose load failed after an allocation was charged to its tags (by
+/// a parameter's handler, say) stays for good: that allocation's free still reaches them. An
+/// unused one goes.
+fn failed_load_keeps_a_used_section(test: &Test) {
+    let Some((mut registry, _)) = registry_with_fakes(test) else {
+        return;
+    };
+    let before = registry.area_usage().0;
+    let size = 2 * size_of::<AllocTag>();
+    let (Ok(used), Ok(unused)) = (
+        registry.alloc_test_section(size, 8),
+        registry.alloc_test_section(size, 8),
+    ) else {
+        kunit_expect!(test, false, "no sections");
+        return;
+    };
+    AREA_TAGS.store(used as usize, Ordering::Relaxed);
+    USED_AREA.store(0b10, Ordering::Relaxed);
+    registry.free_test_section(used);
+    registry.free_test_section(unused);
+    let after = registry.area_usage().0;
+    kunit_expect!(
+        test,
+        after.used == before.used + size,
+        "{after:?}, {size} more than {before:?}"
+    );
+    // For good: unused later, it stays all the same.
+    USED_AREA.store(0, Ordering::Relaxed);
+    registry.free_test_section(used);
+    kunit_expect!(test, registry.area_usage().0 == after);
+    AREA_TAGS.store(0, Ordering::Relaxed);
+    registry.forget_test_section(used);
+    kunit_expect!(test, registry.area_usage().0 == before);
+}
+
 /// An unloaded module's tags that are in use stay in their area, and their names are copies
 /// that outlive the module's; its unused tags are dropped; once all are unused they go, with
 /// their area and their names.
@@ -690,6 +725,7 @@ kunit_suite!(
         top_users_are_largest_first,
         module_counters_made_in_blocks,
         module_sections_share_chunks,
+        failed_load_keeps_a_used_section,
         kept_tags_outlive_their_module,
     ]
 );

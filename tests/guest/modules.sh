@@ -155,7 +155,7 @@ test_module_leak_listed_until_freed() {
 # nothing of its code or data; once the holder frees the objects, all of it
 # goes.
 test_module_leak_cycles_keep_only_tags() {
-	trap 'kill $reader 2>/dev/null; rmmod alloctag_test 2>/dev/null || true; rmmod alloctag_holder 2>/dev/null || true' EXIT
+	trap 'kill $reader 2>/dev/null || true; rmmod alloctag_test 2>/dev/null || true; rmmod alloctag_holder 2>/dev/null || true' EXIT
 	insmod "$HOLDER_MODULE"
 	while :; do cat "$PROC_ALLOCINFO" >/dev/null; done &
 	reader=$!
@@ -189,8 +189,9 @@ test_module_leak_cycles_keep_only_tags() {
 	[ "$kept" = 100 ] || fail "$kept unloaded instances kept, not 100"
 	[ "$tags" -gt 0 ] && [ "$used" = $((100 * tags)) ] || fail "tags kept: $used bytes, not 100 x $tags"
 	[ "$names" -gt 0 ] && [ "$named" = $((100 * names)) ] || fail "names kept: $named bytes, not 100 x $names"
-	[ "$areas" = "$areas_before" ] ||
-		fail "loader areas: $areas, not $areas_before: $(grep -E 'execmem|module_memory_alloc|move_module|load_module' /proc/vmallocinfo | tail -5)"
+	# No loader area stays (an earlier test's may go meanwhile).
+	[ "$areas" -le "$areas_before" ] ||
+		fail "loader areas: $areas, more than $areas_before: $(grep -E 'execmem|module_memory_alloc|move_module|load_module' /proc/vmallocinfo | tail -5)"
 	[ "$(unloaded_tags | grep -c '\[alloctag_test\] func:hold_kmalloc unloaded:yes $')" = 100 ] ||
 		fail "not 100 kept hold_kmalloc lines"
 	echo 1 >"$HOLDER_RELEASE"

@@ -9,21 +9,49 @@
 //! (`move_module()`). The chunks are module data memory (`EXECMEM_MODULE_DATA`), which the
 //! module's code reaches with the same relocations as its own data; each holds the sections of
 //! several modules, so a module costs its tags' bytes, not a page. A chunk goes back once its
-//! last extent is freed, unmapped, so that a stale access faults. All under the registry's
-//! write lock.
+//! last extent is freed: only then would a stale access fault (a freed extent's bytes stay
+//! mapped, and KASAN does not poison them). All under the registry's write lock.
 
 use kernel::{alloc::flags::GFP_KERNEL, bindings, page::PAGE_SIZE, prelude::*};
 
-/// Bytes of a chunk, unless one section needs more.
-pub(crate) const CHUNK: usize = 16 * PAGE_SIZE;
+/// Bytes of a chunk, unless one section needs more: 64 KiB, or a page where pages are larger.
+pub(crate) const CHUNK: usize = if PAGE_SIZE > 1 << 16 {
+    PAGE_SIZE
+} else {
+    1 << 16
+};
+
+/// Who an extent is for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Owner {
+    /// A loading module's, which the registry has not taken yet; known by its address only
+    /// (the loader's `struct module` moves while it loads).
+    Loader,
+    /// A range's, which frees it with [`Areas::free`].
+    Range,
+    /// The tags of `module`, loaded, which the registry could not list: its unload looks here.
+    Unlisted(*mut bindings::module),
+    /// Tags in use that nothing lists (a load failed after an allocation was charged to them):
+    /// kept for good, as the loader keeps such a module's memory.
+    Leaked,
+}
 
 /// One section's place in a chunk.
 #[derive(Clone, Copy)]
 struct Extent {
     offset: usize,
     len: usize,
-    /// Given to a loading module, and not yet taken by the registry.
-    pending: bool,
+    owner: Owner,
+    /// The index of the tag type whose section it is.
+    ty: usize,
+}
+
+/// An extent as [`Areas`] tells it: where, how long, of which tag type.
+#[derive(Clone, Copy)]
+pub(super) struct Placed {
+    pub(super) start: *const u8,
+    pub(super) len: usize,
+    pub(super) ty: usize,
 }
 
 /// A block of module data memory, and the extents given out of it.
@@ -77,7 +105,7 @@ pub(crate) struct Areas {
 }
 
 /// What [`Areas`] holds, in bytes.
-#[cfg(CONFIG_DEBUG_FS)]
+#[cfg(any(CONFIG_DEBUG_FS, CONFIG_ALLOCTAG_KUNIT_TEST))]
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
 pub(crate) struct AreaUsage {
     /// Chunks allocated.
@@ -96,10 +124,10 @@ impl Areas {
         }
     }
 
-    /// Gives a loading module `len` bytes aligned to `align` (a power of two, at most a page; 0
-    /// is 1) for a section of tags, pending until [`Areas::take`] or [`Areas::free_pending`].
-    /// (The loader's `struct module` moves while it loads: extents are known by address.)
-    pub(super) fn alloc(&mut self, len: usize, align: usize) -> Result<*mut u8> {
+    /// Gives a loading module `len` bytes, zeroed, aligned to `align` (a power of two, at most a
+    /// page; 0 is 1) for a section of tag type `ty`'s tags, the loader's until [`Areas::take`]
+    /// or [`Areas::free_owned`].
+    pub(super) fn alloc(&mut self, len: usize, align: usize, ty: usize) -> Result<*mut u8> {
         let align = align.max(1);
         if len == 0 || !align.is_power_of_two() || align > PAGE_SIZE {
             return Err(EINVAL);
@@ -121,13 +149,18 @@ impl Areas {
             Extent {
                 offset,
                 len,
-                pending: true,
+                owner: Owner::Loader,
+                ty,
             },
             GFP_KERNEL,
         )?;
         chunk.used.as_mut_slice()[i..].rotate_right(1);
         // INVARIANT: `fit` found the extent free, within `size`, at its place in the order.
-        Ok(chunk.base.wrapping_add(offset))
+        let start = chunk.base.wrapping_add(offset);
+        // SAFETY: The extent is `len` bytes of the chunk's memory, which nothing else uses (a
+        // section the loader copies, as `module_memory_alloc()` zeroes module memory first).
+        unsafe { core::ptr::write_bytes(start, 0, len) };
+        Ok(start)
     }
 
     /// Without modules there is nothing to place.
@@ -165,29 +198,30 @@ impl Areas {
             .map_err(|_| ENOMEM)
     }
 
-    /// Takes the pending extent at `start`: from now on the registry owns it, and frees it with
-    /// [`Areas::free`]. Returns whether `start` was such an extent.
-    pub(super) fn take(&mut self, start: *const u8) -> bool {
-        self.set_pending(start, true, false)
+    /// Returns the extent at `start` and its owner.
+    pub(super) fn get(&self, start: *const u8) -> Option<(Placed, Owner)> {
+        self.chunks.iter().find_map(|chunk| {
+            let e = chunk.used[chunk.find(start)?];
+            Some((
+                Placed {
+                    start,
+                    len: e.len,
+                    ty: e.ty,
+                },
+                e.owner,
+            ))
+        })
     }
 
-    /// Gives the extent at `start`, which the registry took (when `taken`), back to the loader:
-    /// its range could not be listed.
-    pub(super) fn untake(&mut self, start: *const u8, taken: bool) {
-        if taken {
-            self.set_pending(start, false, true);
-        }
-    }
-
-    /// Changes the extent at `start` from pending `from` to pending `to`; returns whether it
-    /// found it so.
-    fn set_pending(&mut self, start: *const u8, from: bool, to: bool) -> bool {
+    /// Gives the extent at `start`, whose owner is `from`, to `to`; returns whether it found
+    /// it so.
+    pub(super) fn hand_over(&mut self, start: *const u8, from: Owner, to: Owner) -> bool {
         for chunk in self.chunks.iter_mut() {
             if let Some(i) = chunk.find(start) {
                 let e = &mut chunk.used[i];
-                let found = e.pending == from;
+                let found = e.owner == from;
                 if found {
-                    e.pending = to;
+                    e.owner = to;
                 }
                 return found;
             }
@@ -195,29 +229,46 @@ impl Areas {
         false
     }
 
-    /// Frees the extent at `start`, which the registry took, and its chunk once that is empty.
-    pub(super) fn free(&mut self, start: *const u8) {
-        self.free_if(start, false);
+    /// Takes the loader's extent at `start` for a range, which frees it with [`Areas::free`].
+    /// Returns whether `start` was such an extent.
+    pub(super) fn take(&mut self, start: *const u8) -> bool {
+        self.hand_over(start, Owner::Loader, Owner::Range)
     }
 
-    /// Frees the extent at `start` if it is pending: its module's load failed, or its tags were
-    /// never listed and are unused.
-    pub(super) fn free_pending(&mut self, start: *const u8) {
-        self.free_if(start, true);
+    /// Returns `module`'s extents that the registry could not list.
+    pub(super) fn unlisted(
+        &self,
+        module: *mut bindings::module,
+    ) -> impl Iterator<Item = Placed> + '_ {
+        self.chunks.iter().flat_map(move |chunk| {
+            chunk
+                .used
+                .iter()
+                .filter(move |e| e.owner == Owner::Unlisted(module))
+                .map(move |e| Placed {
+                    start: chunk.base.wrapping_add(e.offset),
+                    len: e.len,
+                    ty: e.ty,
+                })
+        })
     }
 
-    /// Frees the extent at `start` if its `pending` is `pending`, and its chunk once that is
-    /// empty.
-    fn free_if(&mut self, start: *const u8, pending: bool) {
+    /// Frees the extent at `start` if `owner` owns it, and its chunk once that is empty.
+    pub(super) fn free_owned(&mut self, start: *const u8, owner: Owner) {
         for c in 0..self.chunks.len() {
             if let Some(i) = self.chunks[c].find(start) {
-                if self.chunks[c].used[i].pending == pending {
+                if self.chunks[c].used[i].owner == owner {
                     self.chunks[c].remove(i);
                     self.release_if_empty(c);
                 }
                 return;
             }
         }
+    }
+
+    /// Frees a range's extent at `start`.
+    pub(super) fn free(&mut self, start: *const u8) {
+        self.free_owned(start, Owner::Range);
     }
 
     /// Frees chunk `c` if no extent is left in it; returns whether it did.
@@ -244,7 +295,7 @@ impl Areas {
     }
 
     /// Returns what the chunks hold.
-    #[cfg(CONFIG_DEBUG_FS)]
+    #[cfg(any(CONFIG_DEBUG_FS, CONFIG_ALLOCTAG_KUNIT_TEST))]
     pub(crate) fn usage(&self) -> AreaUsage {
         let mut usage = AreaUsage::default();
         for chunk in self.chunks.iter() {

@@ -172,7 +172,7 @@ pub(crate) unsafe extern "C" fn codetag_module_section(
 ) -> bool {
     // SAFETY: The caller guarantees `name`.
     let name = unsafe { CStr::from_char_ptr(name) };
-    size > 0 && REGISTRY.read().has_section(name)
+    size > 0 && REGISTRY.read().section_type(name).is_some()
 }
 
 /// Returns memory for a loading module's section `name` of `size` bytes aligned to `align`,
@@ -183,25 +183,31 @@ pub(crate) unsafe extern "C" fn codetag_module_section(
 ///
 /// # Safety
 ///
-/// The memory is the loader's until [`codetag_load_module`] or
-/// [`codetag_free_module_section`].
+/// `name` must be a NUL-terminated string. The memory is the loader's until
+/// [`codetag_load_module`] or [`codetag_free_module_section`].
 #[cfg(CONFIG_MODULES)]
 #[no_mangle]
 pub(crate) unsafe extern "C" fn codetag_alloc_module_section(
     _module: *mut bindings::module,
-    _name: *const u8,
+    name: *const u8,
     size: usize,
     align: usize,
 ) -> *mut c_void {
-    REGISTRY
-        .write()
+    // SAFETY: The caller guarantees `name`.
+    let name = unsafe { CStr::from_char_ptr(name) };
+    let mut registry = REGISTRY.write();
+    let Some(ty) = registry.section_type(name) else {
+        return core::ptr::null_mut();
+    };
+    registry
         .areas
-        .alloc(size, align)
+        .alloc(size, align, ty)
         .map_or(core::ptr::null_mut(), |p| p.cast())
 }
 
 /// Frees the memory at `addr` that [`codetag_alloc_module_section`] gave a module whose load
-/// failed before [`codetag_load_module`]; nothing where the registry took it.
+/// failed before [`codetag_load_module`] (kept for good where its tags are in use); nothing
+/// where the registry took it.
 ///
 /// Called by the module loader (kernel/module/main.c).
 ///
@@ -213,8 +219,7 @@ pub(crate) unsafe extern "C" fn codetag_alloc_module_section(
 pub(crate) unsafe extern "C" fn codetag_free_module_section(addr: *mut c_void) {
     REGISTRY
         .write()
-        .areas
-        .free_pending(addr.cast_const().cast());
+        .free_loader_section(addr.cast_const().cast());
 }
 
 /// Drops the tags kept for unloaded modules whose allocations are all freed, with their memory.

@@ -66,7 +66,7 @@ impl Names {
     };
 
     /// Returns the bytes the block takes.
-    #[cfg(CONFIG_DEBUG_FS)]
+    #[cfg(any(CONFIG_DEBUG_FS, CONFIG_ALLOCTAG_KUNIT_TEST))]
     pub(super) fn len(&self) -> usize {
         self.cap
     }
@@ -76,8 +76,8 @@ impl Names {
     ///
     /// # Safety
     ///
-    /// The registry must be locked for writing, and the tags' names must not be read but under
-    /// its lock (see [`Codetag`]'s invariant).
+    /// The registry must be locked for writing, and the tags' module going (see [`Codetag`]'s
+    /// invariant: then no reader of their names runs).
     pub(super) unsafe fn copy<'a>(tags: impl Iterator<Item = &'a Codetag> + Clone) -> Result<Self> {
         // One copy of a name that the tag before had too: a file's tags share its name, a
         // function's tags its name, and all a module's.

@@ -65,14 +65,16 @@ impl Registry {
             return Err(EINVAL);
         }
         let size = core::mem::size_of_val(tags);
-        let dest = self.areas.alloc(size, core::mem::align_of::<T::Tag>())?;
+        let dest = self
+            .areas
+            .alloc(size, core::mem::align_of::<T::Tag>(), handle.index)?;
         // SAFETY: `dest` is `size` bytes of the area's, aligned for `T::Tag`, apart from
         // `tags`; tags are plain data, copied as the loader copies a section.
         unsafe { core::ptr::copy_nonoverlapping(tags.as_ptr(), dest.cast::<T::Tag>(), tags.len()) };
         let id = self.next_module_id;
         self.next_module_id += 1;
         let Some(ty) = self.types.get_mut(handle.index) else {
-            self.areas.free_pending(dest);
+            self.areas.free_owned(dest, super::area::Owner::Loader);
             return Err(EINVAL);
         };
         let area = self.areas.take(dest);
@@ -93,8 +95,7 @@ impl Registry {
             GFP_KERNEL,
         );
         if pushed.is_err() {
-            self.areas.untake(dest, area);
-            self.areas.free_pending(dest);
+            self.areas.free(dest);
             return Err(ENOMEM);
         }
         ty.generation = ty.generation.wrapping_add(1);
@@ -106,12 +107,19 @@ impl Registry {
     /// Gives a section of `len` bytes aligned to `align` in the memory of modules' tags, as
     /// the loader asks for one; for tests.
     pub(crate) fn alloc_test_section(&mut self, len: usize, align: usize) -> Result<*mut u8> {
-        self.areas.alloc(len, align)
+        self.areas.alloc(len, align, 0)
     }
 
-    /// Frees the section at `start` that no range took, as a failed load does; for tests.
+    /// Frees the section at `start` that a failed load kept for good; for tests, which must not
+    /// leak it.
+    pub(crate) fn forget_test_section(&mut self, start: *mut u8) {
+        self.areas.free_owned(start, super::area::Owner::Leaked);
+    }
+
+    /// Frees the section at `start` that no range took, as a failed load does (kept for good
+    /// where its type finds its tags in use); for tests.
     pub(crate) fn free_test_section(&mut self, start: *mut u8) {
-        self.areas.free_pending(start);
+        self.free_loader_section(start);
     }
 
     /// Lists `tags` after the sections' tags of `handle`'s type, as
