@@ -633,7 +633,7 @@ impl Registry {
                 if self
                     .types
                     .get(placed.ty)
-                    .is_none_or(|ty| (ty.unload)(&range, false))
+                    .map_or(true, |ty| (ty.unload)(&range, false))
                 {
                     self.areas.free_owned(placed.start, from);
                 } else {
