@@ -41,6 +41,8 @@ config_inputs() {
 		sort -z | xargs -0 sha256sum)
 	clang-19 --version
 	ld.lld-19 --version
+	# The GCC that Kconfig probes where kernel_compiler chose it.
+	case " ${KMAKE_OPTS[*]} " in *" CC=gcc-12 "*) gcc-12 --version ;; esac
 	/usr/bin/rustc -vV
 	"$BINDGEN" --version
 }

@@ -439,6 +439,12 @@ run_debian() {
 		[ -f "$m" ] || { why="no $m"; return 1; }
 		crc=$(module_byte "$m" __versions "" 255) || { why="$m has no __versions: built without CRCs"; return 1; }
 	done
+	# A Rust module's imports of C (its helpers) are versioned, not only
+	# module_layout.
+	for m in $out/lib/alloctag/tests/modules/{alloctag_rust_sample,alloctag_rust_plain}.ko; do
+		module_byte "$m" __versions rust_helper_ 255 >/dev/null ||
+			{ why="$m's imports of C functions carry no CRC"; return 1; }
+	done
 	crc=$(module_byte "$out/lib/alloctag/tests/modules/alloctag_test.ko" __versions "" 255)
 	# A Rust module as if built for another release: its vermagic's first
 	# character changed (6 to 7).
