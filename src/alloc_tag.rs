@@ -399,8 +399,8 @@ mod core_impl {
         for entry in &top[..filled] {
             // SAFETY: `top_users` initialised the first `filled` entries.
             let ct = unsafe { entry.assume_init_ref() }.ct;
-            // SAFETY: `top_users` stored tags of the registry, which stays read-locked: they and
-            // their names live.
+            // SAFETY: `top_users` stored the `struct codetag` of tags of the registry, which
+            // stays read-locked, so they and their names live; an `AllocTag` starts with it.
             let tag = unsafe { &*ct.cast::<AllocTag>() };
             let counters = tag.read();
             let mut size = [0u8; 10];

@@ -614,32 +614,16 @@ impl Registry {
             }
         }
         if lookup {
-            for placed in self.areas.unlisted(module) {
-                if let Some(ty) = self.types.get(placed.ty) {
-                    // SAFETY: The caller guarantees `module`; the extent's tags live.
-                    let unused = (ty.unload)(&unsafe { Range::unlisted(module, placed) }, true);
-                    unload_ok &= unused;
-                    in_module |= !unused;
-                }
-            }
-            // Each goes from `unlisted` as it is freed or kept.
+            // Each leaves `unlisted` as it is freed or kept.
             loop {
                 let Some(placed) = self.areas.unlisted(module).next() else {
                     break;
                 };
-                // SAFETY: As above.
-                let range = unsafe { Range::unlisted(module, placed) };
                 let from = area::Owner::Unlisted(module);
-                if self
-                    .types
-                    .get(placed.ty)
-                    .map_or(true, |ty| (ty.unload)(&range, false))
-                {
-                    self.areas.free_owned(placed.start, from);
-                } else {
-                    self.areas
-                        .hand_over(placed.start, from, area::Owner::Leaked);
-                }
+                // SAFETY: The caller guarantees `module`; the extent's tags live.
+                let unused = unsafe { self.free_unlisted(module, placed, from, true) };
+                unload_ok &= unused;
+                in_module |= !unused;
             }
         }
         let mut kept = false;
@@ -740,6 +724,36 @@ impl Registry {
             .position(|ty| ty.section.as_bytes() == section.as_bytes())
     }
 
+    /// Frees the extent `placed`, which `from` owns and whose tags the registry does not list,
+    /// where its type finds them unused (`report`: and logs what is live); keeps it for good
+    /// otherwise. Returns whether it freed it.
+    ///
+    /// # Safety
+    ///
+    /// `module` must be null or point to a live module, and the extent's tags must live across
+    /// the call.
+    unsafe fn free_unlisted(
+        &mut self,
+        module: *mut bindings::module,
+        placed: area::Placed,
+        from: area::Owner,
+        report: bool,
+    ) -> bool {
+        // SAFETY: The caller guarantees `module` and the tags.
+        let range = unsafe { Range::unlisted(module, placed) };
+        let unused = self
+            .types
+            .get(placed.ty)
+            .map_or(true, |ty| (ty.unload)(&range, report));
+        if unused {
+            self.areas.free_owned(placed.start, from);
+        } else {
+            self.areas
+                .hand_over(placed.start, from, area::Owner::Leaked);
+        }
+        unused
+    }
+
     /// Frees the section at `start` that the loader placed for a module whose load failed
     /// before the registry took it; keeps it for good, with a log line, where its tags are in
     /// use (an allocation made while the module's parameters were parsed, not freed): that
@@ -749,25 +763,20 @@ impl Registry {
         let Some((placed, area::Owner::Loader)) = self.areas.get(start) else {
             return;
         };
-        // SAFETY: The module's name is not known here (null); the loader has not freed the
-        // section, whose tags live across the call.
-        let range = unsafe { Range::unlisted(core::ptr::null_mut(), placed) };
-        let ty = match self.types.get(placed.ty) {
-            Some(ty) if !(ty.unload)(&range, false) => ty,
-            _ => {
-                self.areas.free_owned(start, area::Owner::Loader);
-                return;
-            }
-        };
-        let first = range.codetags(ty.tag_size).next();
+        // SAFETY: The module is not known here (null); the loader has not freed the section,
+        // whose tags live across the call.
+        if unsafe { self.free_unlisted(core::ptr::null_mut(), placed, area::Owner::Loader, false) }
+        {
+            return;
+        }
+        // Kept: its first tag, still in the loading module's memory, names the module.
+        // SAFETY: `placed` is a whole section of tags, each starting with its `struct codetag`,
+        // in memory the loader has not freed yet.
+        let first = unsafe { &*placed.start.cast::<Codetag>() };
         pr_warn!(
             "code tags in use by a module whose load failed ({}): kept for good\n",
-            first
-                .and_then(|ct| ct.modname())
-                .unwrap_or(kernel::c_str!("?"))
+            first.modname().unwrap_or(kernel::c_str!("?"))
         );
-        self.areas
-            .hand_over(start, area::Owner::Loader, area::Owner::Leaked);
     }
 
     /// Returns whether the loader handed `module`'s tags to the registry

@@ -72,7 +72,8 @@ impl Names {
     }
 
     /// Copies the names of `tags` that are listed (not dropped) into one block and points the
-    /// tags at the copies; points dropped tags at a static name. On failure changes nothing.
+    /// tags at the copies; points dropped tags at a static name. If the block cannot be
+    /// allocated, changes nothing.
     ///
     /// # Safety
     ///
