@@ -49,15 +49,6 @@
 /* Every function shared by the Rust core and its C glue, declared once. */
 #include "alloctag_glue.h"
 
-/*
- * The dynamic tag of the Rust call site at location (a
- * core::panic::Location), for the kernel crate's allocators
- * (rust/kernel/alloc_tag.rs charge_caller()): NULL when the allocation is not
- * to be charged to it (profiling off, interrupt context, a tag already
- * current) or no tag can be made. Defined in lib/alloctag/src/glue.c.
- */
-struct alloc_tag *alloctag_rust_caller_tag(const void *location);
-
 /* gfp_t constants that the kernel crate does not bind; bindgen drops the prefix. */
 const gfp_t RUST_CONST_HELPER___GFP_NOFAIL = ___GFP_NOFAIL;
 const gfp_t RUST_CONST_HELPER___GFP_DIRECT_RECLAIM = ___GFP_DIRECT_RECLAIM;

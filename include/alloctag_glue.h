@@ -17,6 +17,13 @@ bool alloctag_profiling_enabled(void);
 void alloctag_set_profiling(bool enable);
 void alloctag_tag_key_get(bool get);
 
+/*
+ * In C (src/static_key.c). alloc_tag.h declares it only where C's
+ * alloc_hooks() tests it (without MEM_ALLOC_PROFILING_DEBUG); the kernel
+ * crate's allocators test it in every configuration.
+ */
+DECLARE_STATIC_KEY_MAYBE(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT, alloctag_tag_key);
+
 /* In C (src/static_key.c), for the KUnit test of rust/kernel/jump_label.rs. */
 DECLARE_STATIC_KEY_TRUE(alloctag_test_key_true);
 DECLARE_STATIC_KEY_FALSE(alloctag_test_key_false);
@@ -65,8 +72,21 @@ struct module *alloctag_module_of(const void *addr, char *name, size_t len);
 unsigned int alloctag_stack(unsigned long *entries, unsigned int n);
 const char *alloctag_symbol(unsigned long addr, char *buf);
 
-/* In C (src/glue.c), for the kernel crate; bindgen sees alloctag_bindings.h's. */
-struct alloc_tag *alloctag_rust_caller_tag(const void *location);
+/*
+ * In C (src/glue.c), for the kernel crate's allocators while a tag is wanted
+ * (rust/kernel/alloc/allocator.rs, rust/kernel/page.rs): the _noprof
+ * allocation, charged to the tag already current, else the dynamic tag of
+ * the Rust call site at location (a core::panic::Location), else the path's
+ * fallback tag.
+ */
+void *alloctag_rust_charged_krealloc(const void *p, size_t size, gfp_t flags,
+				     const void *location);
+void *alloctag_rust_charged_kvrealloc(const void *p, size_t size,
+				      gfp_t flags, const void *location);
+void *alloctag_rust_charged_vrealloc(const void *p, size_t size, gfp_t flags,
+				     const void *location);
+struct page *alloctag_rust_charged_alloc_pages(gfp_t gfp, unsigned int order,
+					       const void *location);
 
 /* In Rust (src/codetag/registry/module.rs), for C. */
 unsigned int alloctag_codetag_reap(void);

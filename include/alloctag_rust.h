@@ -6,7 +6,8 @@
  * allocation is charged to the path's fallback tag, defined in Rust
  * (rust/kernel/alloc_tag.rs), never to a line of the helpers.
  *
- * alloctag's patches include this header into rust/helpers/{slab,vmalloc,page}.c.
+ * alloctag's patches include this header into rust/helpers/{slab,vmalloc,page}.c,
+ * and the Rust core's glue, for the fallback tags.
  */
 #ifndef _ALLOCTAG_RUST_H
 #define _ALLOCTAG_RUST_H
@@ -15,38 +16,30 @@
 #include <linux/preempt.h>
 #include <linux/sched.h>
 
-/*
- * alloc_tag.h has the tag key from the Rust core's patch on; before it (the
- * series bisects), a tag is always wanted, as 6.12's alloc_hooks() has it.
- */
-#ifndef alloctag_tag_wanted
-#define alloctag_tag_wanted() true
-#endif
-
 extern struct alloc_tag alloctag_rust_untagged_krealloc;
 extern struct alloc_tag alloctag_rust_untagged_kvrealloc;
 extern struct alloc_tag alloctag_rust_untagged_vrealloc;
 extern struct alloc_tag alloctag_rust_untagged_alloc_pages;
 
-#ifdef CONFIG_MEM_ALLOC_PROFILING
+#if defined(CONFIG_MEM_ALLOC_PROFILING) && !defined(CONFIG_MEM_ALLOC_PROFILING_RUST)
 
 /*
- * In task context the tag is current->alloc_tag, which the Rust caller's
- * with_tag() set, or the fallback when none is. In interrupt context
- * current->alloc_tag belongs to the interrupted task, so an allocation there
- * is charged to the fallback tag, never to that task's call site.
- * alloc_tag_save() and alloc_tag_restore() bring C's debug check. The tag
- * is made current only while one is wanted, as C's alloc_hooks() does
- * (include/linux/alloc_tag.h): with profiling off, a Rust allocation costs
- * one patched-out jump here. A call that does not allocate (_allocates
- * false: a free through krealloc(p, 0)) charges nothing and needs no tag.
+ * With 6.12's C core: in task context the tag is current->alloc_tag, which
+ * the Rust caller's with_tag() set, or the fallback when none is. In
+ * interrupt context current->alloc_tag belongs to the interrupted task, so an
+ * allocation there is charged to the fallback tag, never to that task's call
+ * site. alloc_tag_save() and alloc_tag_restore() bring C's debug check. A
+ * call that does not allocate (_allocates false: a free through krealloc(p,
+ * 0)) charges nothing and needs no tag. The Rust core does the same in its
+ * charged allocators (lib/alloctag/src/glue.c), which the kernel crate calls
+ * instead of these helpers while a tag is wanted.
  */
 #define alloctag_rust_call(_allocates, _call, _fallback)		\
 ({									\
 	struct alloc_tag *__tag, *__old;				\
 	typeof(_call) __res;						\
 									\
-	if ((_allocates) && alloctag_tag_wanted()) {			\
+	if (_allocates) {						\
 		__tag = in_task() ? current->alloc_tag : NULL;		\
 		if (!__tag)						\
 			__tag = &(_fallback);				\
@@ -61,9 +54,10 @@ extern struct alloc_tag alloctag_rust_untagged_alloc_pages;
 
 #else
 
+/* No profiling, or the Rust core, which the kernel crate calls itself. */
 #define alloctag_rust_call(_allocates, _call, _fallback)		\
 	((void)(_allocates), (void)&(_fallback), (_call))
 
-#endif /* CONFIG_MEM_ALLOC_PROFILING */
+#endif
 
 #endif /* _ALLOCTAG_RUST_H */

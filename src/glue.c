@@ -23,11 +23,13 @@
 #include <linux/stacktrace.h>
 #include <linux/string.h>
 #include <linux/static_key.h>
+#include <linux/vmalloc.h>
 #include <linux/workqueue.h>
 
 #include "../include/alloctag_accuracy.h"
 #include "../include/alloctag_fail.h"
 #include "../include/alloctag_glue.h"
+#include "../include/alloctag_rust.h"
 
 /*
  * The switch the allocator hooks test inline. DEFINE_STATIC_KEY_MAYBE picks
@@ -279,24 +281,83 @@ unsigned long alloctag_find_symbol(struct module *mod, const char *name)
 }
 
 /*
- * Rust call sites without alloc_hooks!: the kernel crate's allocators
- * (rust/kernel/alloc_tag.rs charge_caller()) ask for the dynamic tag of their
- * caller's location; they test the profiling key inline first
- * (rust/kernel/jump_label.rs), and it is tested again here because it may
- * have flipped since. None when profiling is off, in interrupt context (the
- * helpers charge the fallback tag there: current->alloc_tag is the
- * interrupted task's) or when a tag is already current (an explicit
- * alloc_hooks!, or C's alloc_hooks() around a callback into Rust): that tag
- * wins. in_task() and current are macros. Modules call it from the kernel
- * crate's generic code instantiated in them.
+ * The kernel crate's allocations while a tag is wanted (rust/kernel/alloc/
+ * allocator.rs and page.rs test alloctag_tag_key inline and call these; with
+ * it off they call the _noprof allocators directly, so that profiling off
+ * costs a Rust allocation one patched-out jump, as alloc_hooks() a C one).
+ * The tag made current: none when one already is (an explicit alloc_hooks!,
+ * or C's alloc_hooks() around a callback into Rust), that tag wins; else, in
+ * task context with profiling on, the dynamic tag of the caller's location
+ * (a core::panic::Location); else the path's fallback tag: in interrupt
+ * context current->alloc_tag is the interrupted task's, the pool of dynamic
+ * tags may be full, and a fault-injection rule may have the key on with
+ * profiling off. in_task() and current are macros, hence C. Modules call
+ * these from the kernel crate's generic code instantiated in them.
  */
-struct alloc_tag *alloctag_rust_caller_tag(const void *location)
+static struct alloc_tag *rust_charged_tag(const void *location,
+					  struct alloc_tag *fallback)
 {
-	if (!mem_alloc_profiling_enabled() || !in_task() || current->alloc_tag)
+	struct alloc_tag *tag = NULL;
+
+	/* The key may have flipped since the caller tested it. */
+	if (!alloctag_tag_wanted())
 		return NULL;
-	return alloctag_dynamic_tag(location);
+	if (!in_task())
+		return fallback;
+	if (current->alloc_tag)
+		return NULL;
+	if (mem_alloc_profiling_enabled())
+		tag = alloctag_dynamic_tag(location);
+	return tag ?: fallback;
 }
-EXPORT_SYMBOL_GPL(alloctag_rust_caller_tag);
+
+#define rust_charged(_location, _fallback, _call)			\
+({									\
+	struct alloc_tag *__tag = rust_charged_tag(_location, _fallback); \
+	struct alloc_tag *__old;					\
+	typeof(_call) __res;						\
+									\
+	if (__tag) {							\
+		__old = alloc_tag_save(__tag);				\
+		__res = _call;						\
+		alloc_tag_restore(__tag, __old);			\
+	} else {							\
+		__res = _call;						\
+	}								\
+	__res;								\
+})
+
+void *alloctag_rust_charged_krealloc(const void *p, size_t size, gfp_t flags,
+				     const void *location)
+{
+	return rust_charged(location, &alloctag_rust_untagged_krealloc,
+			    krealloc_noprof(p, size, flags));
+}
+EXPORT_SYMBOL_GPL(alloctag_rust_charged_krealloc);
+
+void *alloctag_rust_charged_kvrealloc(const void *p, size_t size,
+				      gfp_t flags, const void *location)
+{
+	return rust_charged(location, &alloctag_rust_untagged_kvrealloc,
+			    kvrealloc_noprof(p, size, flags));
+}
+EXPORT_SYMBOL_GPL(alloctag_rust_charged_kvrealloc);
+
+void *alloctag_rust_charged_vrealloc(const void *p, size_t size, gfp_t flags,
+				     const void *location)
+{
+	return rust_charged(location, &alloctag_rust_untagged_vrealloc,
+			    vrealloc_noprof(p, size, flags));
+}
+EXPORT_SYMBOL_GPL(alloctag_rust_charged_vrealloc);
+
+struct page *alloctag_rust_charged_alloc_pages(gfp_t gfp, unsigned int order,
+					       const void *location)
+{
+	return rust_charged(location, &alloctag_rust_untagged_alloc_pages,
+			    alloc_pages_noprof(gfp, order));
+}
+EXPORT_SYMBOL_GPL(alloctag_rust_charged_alloc_pages);
 
 /*
  * Serializes the making of dynamic tags (lookups take no lock; dropping

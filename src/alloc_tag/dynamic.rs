@@ -8,7 +8,7 @@
 //!
 //! The kernel crate's allocating APIs are `#[track_caller]` down to the allocator, which asks
 //! [`alloctag_dynamic_tag`] for the tag of `Location::caller()`, the line of the code that called
-//! the API (rust/kernel/alloc_tag.rs `charge_caller()`). A static tag in the `alloc_tags`
+//! the API (rust/kernel/alloc_tag.rs `caller_location()`). A static tag in the `alloc_tags`
 //! section cannot exist for such a line, since nothing was written there; so the tag is made
 //! at run time, the first time the line allocates, in a [`Pool`] of tags laid out as
 //! `struct alloc_tag`. The registry lists the pool's tags after every module's
@@ -178,7 +178,7 @@ struct LockGuard(());
 
 impl LockGuard {
     /// Takes the lock. Task context only (a maker interrupted by another on its CPU would
-    /// deadlock): `alloctag_rust_caller_tag()` asks for tags only `in_task()`.
+    /// deadlock): the glue's charged allocators ask for tags only `in_task()`.
     fn lock() -> Self {
         // SAFETY: Takes the glue's lock; released by `drop`.
         unsafe { bindings::alloctag_dynamic_lock() };
@@ -523,8 +523,8 @@ unsafe impl<const C: usize, const M: usize> DynamicTags for Pool<C, M> {
 }
 
 /// Returns the dynamic tag of the Rust call site at `location` (a `core::panic::Location`),
-/// making it on first use; null when none can be made. Called by the C glue's
-/// `alloctag_rust_caller_tag()`, in task context with no tag current.
+/// making it on first use; null when none can be made. Called by the C glue's charged
+/// allocators (`alloctag_rust_charged_krealloc()`, ...), in task context with no tag current.
 ///
 /// # Safety
 ///

@@ -16,16 +16,18 @@
 //! while the wrapped expression runs. [`kbox!`], [`vbox!`], [`kvbox!`], [`kvec_with_capacity!`],
 //! [`kvec_push!`] and [`alloc_page!`] are its short forms.
 //!
-//! The helpers behind [`crate::alloc::allocator`] and [`crate::page`] use the `_noprof`
-//! allocators, which charge the current tag. A Rust allocation made with no tag current is
-//! charged to the fallback tag of its path, [`UNTAGGED_KREALLOC`] and its siblings, whose
-//! function names start with `rust_untagged_`.
+//! [`crate::alloc::allocator`] and [`crate::page`] use the `_noprof` allocators, which charge
+//! the current tag: with the Rust core, through its charged allocators while a tag is wanted
+//! (lib/alloctag/src/glue.c), with 6.12's C core through the helpers (rust/helpers/). A Rust
+//! allocation made with no tag current is charged to the dynamic tag of its caller's line (the
+//! Rust core, in task context), else to the fallback tag of its path, [`UNTAGGED_KREALLOC`] and
+//! its siblings, whose function names start with `rust_untagged_`.
 //!
 //! Cost: a call site adds one call to find `current`, a load and a store of
 //! `current->alloc_tag` before the allocation and a store after it (`alloc_hooks()` reads
 //! `current` inline); no allocation and no lock. While profiling is off, the plain APIs test one
-//! key ([`charge_caller`]) and the helpers another (`alloctag_tag_key`, as C's `alloc_hooks()`),
-//! and do nothing else.
+//! key ([`tag_wanted`], `alloctag_tag_key`, as C's `alloc_hooks()`) and call the `_noprof`
+//! allocators directly.
 
 #[cfg(CONFIG_MEM_ALLOC_PROFILING)]
 use crate::{bindings, types::Opaque};
@@ -100,7 +102,7 @@ impl CallSiteTag {
 ///
 /// Unlike C's `alloc_hooks()` with the Rust core, this makes the tag current whether profiling
 /// is on or not: otherwise an allocation in flight while profiling turns on would find no tag
-/// current in [`charge_caller`] and take a dynamic tag of the same line, a second tag for one
+/// current in the core's charged allocators and take a dynamic tag of the same line, a second tag for one
 /// call site.
 #[cfg(CONFIG_MEM_ALLOC_PROFILING)]
 #[inline]
@@ -109,73 +111,50 @@ pub fn with_tag<R>(tag: &'static CallSiteTag, f: impl FnOnce() -> R) -> R {
     unsafe { with_raw_tag(tag.as_raw(), f) }
 }
 
-/// Runs `f`, an allocation that the kernel crate makes for its caller, charged to the line of
-/// the code that called the allocating API, when `allocates` (a free charges nothing).
+/// Returns the location of the code that called the kernel crate's allocating API, for the
+/// core's charged allocators (`alloctag_rust_charged_krealloc()` and its siblings in
+/// lib/alloctag/src/glue.c), which charge the allocation to that line's dynamic tag.
 ///
 /// The allocating APIs of this crate (`KBox::new`, `KVec::push`, `Arc::new`,
 /// `CString::try_from_fmt`, ...) and every function between them and the allocators are
 /// `#[track_caller]` (`track_caller.patch`, applied by scripts/series.sh), so that
 /// [`Location::caller`] here is the first caller outside that chain: the line of the code that
-/// called the API. The allocation profiling core keeps a dynamic tag for each such location,
-/// made on first use, and makes it current around `f`, as [`with_tag`] does; the helpers then
-/// charge it. An explicit [`alloc_hooks!`] (or a C caller's `alloc_hooks()`) that already made
-/// a tag current wins, and so do the fallback tags in interrupt context or when no tag can be
-/// made (see `lib/alloctag/src/alloc_tag/dynamic.rs`).
+/// called the API. The core keeps a dynamic tag for each such location, made on first use. An
+/// explicit [`alloc_hooks!`] (or a C caller's `alloc_hooks()`) that already made a tag current
+/// wins, and so do the fallback tags in interrupt context or when no tag can be made (see
+/// `lib/alloctag/src/alloc_tag/dynamic.rs`).
 ///
 /// Why `#[track_caller]` and not a macro at each API: the call sites need no change, and the
 /// location is a constant that the compiler passes as a hidden argument, so finding the tag
 /// again is one lookup keyed by its address.
 ///
 /// [`Location::caller`]: core::panic::Location::caller
-#[inline]
-#[track_caller]
-pub fn charge_caller<R>(allocates: bool, f: impl FnOnce() -> R) -> R {
-    #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
-    if allocates && profiling_enabled() {
-        return charge_location(core::panic::Location::caller(), f);
-    }
-    let _ = allocates;
-    f()
-}
-
-/// The part of [`charge_caller`] that runs while profiling is on, out of line: inline, its call
-/// kept the allocation's arguments in callee-saved registers, so every allocating function
-/// saved and restored them, profiling on or off (`Documentation/benchmarks.rst`).
-#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
-#[inline(never)]
-fn charge_location<R>(
-    location: &'static core::panic::Location<'static>,
-    f: impl FnOnce() -> R,
-) -> R {
-    let location: *const core::panic::Location<'static> = location;
-    // SAFETY: `location` is a `Location` that lives forever, the only thing the function asks; it
-    // reads no other state of ours.
-    let tag = unsafe { bindings::alloctag_rust_caller_tag(location.cast()) };
-    if !tag.is_null() {
-        // SAFETY: A non-null result is a tag of the core's pool, which stays while the caller,
-        // whose location it is, runs.
-        return unsafe { with_raw_tag(tag, f) };
-    }
-    f()
-}
-
-/// Returns whether allocation profiling is on (`mem_alloc_profiling_key`), tested inline: while
-/// it is off, [`charge_caller`] costs one no-op and makes no call (`crate::jump_label`).
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 #[inline(always)]
-pub fn profiling_enabled() -> bool {
+#[track_caller]
+pub fn caller_location() -> *const crate::ffi::c_void {
+    let location: *const core::panic::Location<'static> = core::panic::Location::caller();
+    location.cast()
+}
+
+/// Returns whether an allocation of the kernel crate is to be charged (`alloctag_tag_key`: on
+/// while profiling is on or a fault-injection rule is armed), tested inline. While it is off,
+/// the allocators call the `_noprof` allocators directly, and an allocation costs one no-op
+/// here, as a C call site's `alloc_hooks()` (`crate::jump_label`).
+///
+/// The tag key, not the profiling key, because the fault hooks read the tag with profiling off.
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+#[inline(always)]
+pub fn tag_wanted() -> bool {
     // The key is a `static_key_true` exactly when profiling is on by default
-    // (`DEFINE_STATIC_KEY_MAYBE()` in lib/alloctag/src/glue.c).
+    // (`DEFINE_STATIC_KEY_MAYBE()` in lib/alloctag/src/static_key.c).
     #[cfg(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT)]
-    let on = crate::static_branch_maybe!(
-        true,
-        bindings::mem_alloc_profiling_key,
-        bindings::static_key_true
-    );
+    let on =
+        crate::static_branch_maybe!(true, bindings::alloctag_tag_key, bindings::static_key_true);
     #[cfg(not(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT))]
     let on = crate::static_branch_maybe!(
         false,
-        bindings::mem_alloc_profiling_key,
+        bindings::alloctag_tag_key,
         bindings::static_key_false
     );
     on

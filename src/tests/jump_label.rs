@@ -59,20 +59,20 @@ fn key_initially_false_read_inline(test: &Test) {
     follows_the_key(test, false);
 }
 
-/// The profiling gate of Rust call sites, out of line: a function of its own, whose extent
+/// The gate of the kernel crate's allocators, out of line: a function of its own, whose extent
 /// kallsyms knows, holds its jump entry.
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 #[inline(never)]
 fn gate() -> bool {
-    kernel::alloc_tag::profiling_enabled()
+    kernel::alloc_tag::tag_wanted()
 }
 
-/// Rust call sites skip the tag lookup exactly while the profiling key is off: the gate reads
-/// what the key is now and, where it is a patched branch, its jump entry names the profiling key
-/// and no other. (The test kernels forbid turning profiling off, CONFIG_MEM_ALLOC_PROFILING_DEBUG:
+/// Rust call sites skip the core's charged allocators exactly while the tag key is off: the gate
+/// reads what the key is now (on with profiling, as here, and no fault rule armed) and, where it
+/// is a patched branch, its jump entry names the tag key and no other. (The test kernels forbid turning profiling off, CONFIG_MEM_ALLOC_PROFILING_DEBUG:
 /// that the gate follows the key both ways is the guest's test_rw_profiling_off_freezes_*.)
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
-fn profiling_gate_reads_the_profiling_key(test: &Test) {
+fn allocator_gate_reads_the_tag_key(test: &Test) {
     kunit_expect!(test, gate() == crate::keys::enabled());
     #[cfg(all(
         CONFIG_JUMP_LABEL,
@@ -86,7 +86,7 @@ fn profiling_gate_reads_the_profiling_key(test: &Test) {
             kunit_expect!(test, false, "kallsyms does not know the gate");
             return;
         };
-        let key = (&raw const bindings::mem_alloc_profiling_key) as usize;
+        let key = (&raw const bindings::alloctag_tag_key) as usize;
         let (mut ours, mut others) = (0, 0);
         for (code, entry_key) in vmlinux_jump_entries() {
             if (start..start + size).contains(&code) {
@@ -100,7 +100,7 @@ fn profiling_gate_reads_the_profiling_key(test: &Test) {
         kunit_expect!(
             test,
             ours == 1 && others == 0,
-            "jump entries in the gate ({size} bytes): {ours} of the profiling key, {others} of others"
+            "jump entries in the gate ({size} bytes): {ours} of the tag key, {others} of others"
         );
     }
 }
@@ -145,7 +145,7 @@ kunit_suite!(
     [
         key_initially_true_read_inline,
         key_initially_false_read_inline,
-        profiling_gate_reads_the_profiling_key,
+        allocator_gate_reads_the_tag_key,
     ]
 );
 

@@ -59,7 +59,7 @@ pub(crate) static NAMED_WITH_IRQS_OFF: AtomicBool = AtomicBool::new(false);
 /// paths) and this file. The function of a call site is the first frame on the stack that is
 /// none of them.
 const PATH_SYMBOLS: &[&[u8]] = &[
-    b"alloctag_rust_caller_tag",
+    b"alloctag_rust_charged",
     b"alloctag_dynamic_tag",
     b"alloctag_stack",
     b"8alloctag9alloc_tag7dynamic",
