@@ -8,6 +8,7 @@ import re
 import statistics
 
 from boots import ALLOC_TESTS, LABEL, LOG_RE, SHORT, load, ratios, same_boot, spread, table, values
+from floors import floor_table, twin_table
 
 
 def feature_table(boots, kernel, idle_title, phases, mode="icount", extra=()):
@@ -219,3 +220,17 @@ def pgflags_main(out_dir):
         p(f"## Allocators, {title}, -icount")
         p()
         p(pgflags_table(boots, phase))
+    p()
+    p("## Each row against its floor, -icount")
+    p()
+    p("Instructions of an allocation and its free made one at a time (`pair_ns`), medians over "
+      "the boots: (a)'s; the floor, (a)'s and the instructions profiling cannot do without "
+      "(scripts/bench/floors.toml, counted from the disassembly); the Rust core's, (c) off and "
+      "on, (f) compressed; the gap between the last two. A gap over 10 instructions has its next "
+      "step written beside it.")
+    p()
+    p(floor_table(boots))
+    p()
+    p("## The Rust rows against their C twin, profiling off, -icount")
+    p()
+    p(twin_table(boots))
