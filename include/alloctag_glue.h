@@ -75,9 +75,10 @@ const char *alloctag_symbol(unsigned long addr, char *buf);
 /*
  * In C (src/glue.c), for the kernel crate's allocators while a tag is wanted
  * (rust/kernel/alloc/allocator.rs, rust/kernel/page.rs): the _noprof
- * allocation, charged to the tag already current, else the dynamic tag of
- * the Rust call site at location (a core::panic::Location), else the path's
- * fallback tag.
+ * allocation, charged in interrupt context to the path's fallback tag; in
+ * task context to the tag already current, else to the dynamic tag of the
+ * Rust call site at location (a core::panic::Location), else to the
+ * fallback.
  */
 void *alloctag_rust_charged_krealloc(const void *p, size_t size, gfp_t flags,
 				     const void *location);

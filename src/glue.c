@@ -283,16 +283,17 @@ unsigned long alloctag_find_symbol(struct module *mod, const char *name)
 /*
  * The kernel crate's allocations while a tag is wanted (rust/kernel/alloc/
  * allocator.rs and page.rs test alloctag_tag_key inline and call these; with
- * it off they call the _noprof allocators directly, so that profiling off
- * costs a Rust allocation one patched-out jump, as alloc_hooks() a C one).
- * The tag made current: none when one already is (an explicit alloc_hooks!,
- * or C's alloc_hooks() around a callback into Rust), that tag wins; else, in
- * task context with profiling on, the dynamic tag of the caller's location
- * (a core::panic::Location); else the path's fallback tag: in interrupt
- * context current->alloc_tag is the interrupted task's, the pool of dynamic
- * tags may be full, and a fault-injection rule may have the key on with
- * profiling off. in_task() and current are macros, hence C. Modules call
- * these from the kernel crate's generic code instantiated in them.
+ * it off they call 6.12's helpers, which with this core charge nothing
+ * themselves, so that profiling off costs a Rust allocation one patched-out
+ * jump, as alloc_hooks() a C one). The tag made current: in interrupt
+ * context the path's fallback tag, since current->alloc_tag is the
+ * interrupted task's; in task context none when one already is (an explicit
+ * alloc_hooks!, or C's alloc_hooks() around a callback into Rust), that tag
+ * wins; else, with profiling on, the dynamic tag of the caller's location (a
+ * core::panic::Location); else the fallback: the pool of dynamic tags may be
+ * full, and a fault-injection rule may have the key on with profiling off.
+ * in_task() and current are macros, hence C. Modules call these from the
+ * kernel crate's code instantiated in them.
  */
 static struct alloc_tag *rust_charged_tag(const void *location,
 					  struct alloc_tag *fallback)

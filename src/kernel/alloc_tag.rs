@@ -27,7 +27,7 @@
 //! `current->alloc_tag` before the allocation and a store after it (`alloc_hooks()` reads
 //! `current` inline); no allocation and no lock. While profiling is off, call sites and the plain
 //! APIs test one key ([`tag_wanted`], `alloctag_tag_key`, as C's `alloc_hooks()`), and the
-//! allocators call the `_noprof` allocators directly.
+//! allocators call 6.12's helpers, which then charge nothing themselves.
 
 #[cfg(CONFIG_MEM_ALLOC_PROFILING)]
 use crate::{bindings, types::Opaque};
@@ -122,7 +122,7 @@ pub fn with_tag<R>(tag: &'static CallSiteTag, f: impl FnOnce() -> R) -> R {
 ///
 /// The allocating APIs of this crate (`KBox::new`, `KVec::push`, `Arc::new`,
 /// `CString::try_from_fmt`, ...) and every function between them and the allocators are
-/// `#[track_caller]` (`track_caller.patch`, applied by scripts/series.sh), so that
+/// `#[track_caller]` (patch 6 of the series, patches/0006-*.patch), so that
 /// [`Location::caller`] here is the first caller outside that chain: the line of the code that
 /// called the API. The core keeps a dynamic tag for each such location, made on first use. An
 /// explicit [`alloc_hooks!`] (or a C caller's `alloc_hooks()`) that already made a tag current
@@ -144,8 +144,8 @@ pub fn caller_location() -> *const crate::ffi::c_void {
 
 /// Returns whether an allocation of the kernel crate is to be charged (`alloctag_tag_key`: on
 /// while profiling is on or a fault-injection rule is armed), tested inline. While it is off,
-/// the allocators call the `_noprof` allocators directly, and an allocation costs one no-op
-/// here, as a C call site's `alloc_hooks()` (`crate::jump_label`).
+/// the allocators call 6.12's helpers, and an allocation costs one no-op here, as a C call
+/// site's `alloc_hooks()` (`crate::jump_label`).
 ///
 /// The tag key, not the profiling key, because the fault hooks read the tag with profiling off.
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]

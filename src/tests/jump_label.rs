@@ -69,8 +69,9 @@ fn gate() -> bool {
 
 /// Rust call sites skip the core's charged allocators exactly while the tag key is off: the gate
 /// reads what the key is now (on with profiling, as here, and no fault rule armed) and, where it
-/// is a patched branch, its jump entry names the tag key and no other. (The test kernels forbid turning profiling off, CONFIG_MEM_ALLOC_PROFILING_DEBUG:
-/// that the gate follows the key both ways is the guest's test_rw_profiling_off_freezes_*.)
+/// is a patched branch, its jump entry names the tag key and no other. (The test kernels forbid
+/// turning profiling off, CONFIG_MEM_ALLOC_PROFILING_DEBUG: that the gate follows the key both
+/// ways is the guest's test_rw_profiling_off_freezes_*.)
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 fn allocator_gate_reads_the_tag_key(test: &Test) {
     kunit_expect!(test, gate() == crate::keys::enabled());

@@ -14,9 +14,12 @@
  * Each test allocates a batch of objects, then frees the batch, and repeats
  * (ops allocations; ops/4 for pages, ops/16 for vmalloc, which cost more);
  * the clock (ktime_get_ns()) is read around each batch, so the cost of
- * reading it is spread over the batch. It prints one line per test:
+ * reading it is spread over the batch. Then it makes the same allocations
+ * one at a time, each freed before the next (pair_ns): no batch straddles two
+ * slabs, so that figure does not move with how full a slab was at boot. It
+ * prints one line per test:
  *
- *   alloctag-bench: test=T ops=N ns_per_op=X.YYY alloc_ns=A.AAA free_ns=F.FFF cpu=C
+ *   alloctag-bench: test=T ops=N ns_per_op=X.YYY alloc_ns=A.AAA free_ns=F.FFF pair_ns=P.PPP cpu=C
  *
  * where one op is one allocation and its free. The module stays loaded,
  * allocating nothing, until rmmod.

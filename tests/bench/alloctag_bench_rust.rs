@@ -8,10 +8,10 @@
 //! to its line through a dynamic tag, found by a lookup once made; the C module's
 //! `c-krealloc-64` row is the same allocation (`krealloc(NULL, 64)`) from a C call site. The
 //! loop is the C module's: batches of 64 objects allocated, then dropped, the clock read around
-//! each batch, in the loading task (which the guest script pins to CPU 0). Prints one line per
-//! test:
+//! each batch, in the loading task (which the guest script pins to CPU 0), then the C module's
+//! `pair_ns`, one allocation at a time. Prints one line per test:
 //!
-//! `alloctag_bench_rust: test=T ops=N ns_per_op=X.YYY alloc_ns=A.AAA free_ns=F.FFF`
+//! `alloctag_bench_rust: test=T ops=N ns_per_op=X.YYY alloc_ns=A.AAA free_ns=F.FFF pair_ns=P.PPP`
 //!
 //! `rust-first-use-64` is the first allocation (and its free) at each of [`FIRST_USE`]'s lines,
 //! which makes the line's dynamic tag (the module's dynamic tags go at unload, so every load
