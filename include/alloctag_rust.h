@@ -21,28 +21,18 @@ extern struct alloc_tag alloctag_rust_untagged_kvrealloc;
 extern struct alloc_tag alloctag_rust_untagged_vrealloc;
 extern struct alloc_tag alloctag_rust_untagged_alloc_pages;
 
-#if defined(CONFIG_MEM_ALLOC_PROFILING) && !defined(CONFIG_MEM_ALLOC_PROFILING_RUST)
+#ifdef CONFIG_MEM_ALLOC_PROFILING
 
 /*
- * With 6.12's C core: in task context the tag is current->alloc_tag, which
- * the Rust caller's with_tag() set, or the fallback when none is. In
- * interrupt context current->alloc_tag belongs to the interrupted task, so an
- * allocation there is charged to the fallback tag, never to that task's call
- * site. alloc_tag_save() and alloc_tag_restore() bring C's debug check. A
- * call that does not allocate (_allocates false: a free through krealloc(p,
- * 0)) charges nothing and needs no tag. The Rust core does the same in its
- * charged allocators (lib/alloctag/src/glue.c), which the kernel crate calls
- * instead of these helpers while a tag is wanted.
+ * _call with _tag current around it, or as it is when _tag is NULL.
+ * alloc_tag_save() and alloc_tag_restore() bring C's debug check.
  */
-#define alloctag_rust_call(_allocates, _call, _fallback)		\
+#define alloctag_rust_with_tag(_tag, _call)				\
 ({									\
-	struct alloc_tag *__tag, *__old;				\
+	struct alloc_tag *__tag = (_tag), *__old;			\
 	typeof(_call) __res;						\
 									\
-	if (_allocates) {						\
-		__tag = in_task() ? current->alloc_tag : NULL;		\
-		if (!__tag)						\
-			__tag = &(_fallback);				\
+	if (__tag) {							\
 		__old = alloc_tag_save(__tag);				\
 		__res = _call;						\
 		alloc_tag_restore(__tag, __old);			\
@@ -51,6 +41,25 @@ extern struct alloc_tag alloctag_rust_untagged_alloc_pages;
 	}								\
 	__res;								\
 })
+
+#endif
+
+#if defined(CONFIG_MEM_ALLOC_PROFILING) && !defined(CONFIG_MEM_ALLOC_PROFILING_RUST)
+
+/*
+ * With 6.12's C core: in task context the tag is current->alloc_tag, which
+ * the Rust caller's with_tag() set, or the fallback when none is. In
+ * interrupt context current->alloc_tag belongs to the interrupted task, so an
+ * allocation there is charged to the fallback tag, never to that task's call
+ * site. A call that does not allocate (_allocates false: a free through
+ * krealloc(p, 0)) charges nothing and needs no tag. The Rust core does the
+ * same in its charged allocators (lib/alloctag/src/glue.c), which the kernel
+ * crate calls instead of these helpers while a tag is wanted.
+ */
+#define alloctag_rust_call(_allocates, _call, _fallback)		\
+	alloctag_rust_with_tag(!(_allocates) ? NULL :			\
+			       in_task() && current->alloc_tag ?	\
+			       current->alloc_tag : &(_fallback), _call)
 
 #else
 

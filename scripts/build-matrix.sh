@@ -47,8 +47,9 @@
 #   debian tinyconfig with scripts/configs/debian.config: the options that
 #          shape page flags, per-CPU areas and module loading as Debian's
 #          amd64 configuration sets them (NODES_SHIFT=10, NR_CPUS=8192,
-#          NUMA_BALANCING, LRU_GEN, ZONE_DEVICE, MODVERSIONS), built with
-#          gcc-12 as Debian builds, into $BUILD_DIR/kernel-debian, and booted
+#          NUMA_BALANCING, LRU_GEN, ZONE_DEVICE, MODVERSIONS, and BTF for
+#          vmlinux and modules, which pahole makes), built with gcc-12 as
+#          Debian builds, into $BUILD_DIR/kernel-debian, and booted
 #          once with scripts/guest/smoke.sh and page tags asked for in page
 #          flags: its C and Rust modules carry CRCs and load, and so does a
 #          C module built out of tree against its headers package
@@ -421,15 +422,19 @@ module_byte() {
 # MODVERSIONS as Debian builds, its modules (C and Rust) carry CRCs, boot and
 # load; a module whose CRC was changed is refused; asked for page tags in page
 # flags, it keeps them in page_ext as Debian's page-flag layout leaves too
-# few bits, and says so.
+# few bits, and says so. With Debian's BTF: vmlinux and the modules carry it.
 run_debian() {
 	local out=$BUILD_DIR/kernel-debian build_log=$logs/debian-build.log console=$logs/debian-console.log
 	local t0=$SECONDS t_build m crc vermagic
 	log "debian: building $out (tinyconfig + scripts/configs/debian.config, gcc-12)"
 	KERNEL_TREE=$SRC_TREE checked_build debian || return 1
 	t_build=$((SECONDS - t0))
-	for m in CONFIG_CC_IS_GCC CONFIG_MODVERSIONS CONFIG_RUST CONFIG_MEM_ALLOC_PROFILING_RUST CONFIG_WERROR; do
+	for m in CONFIG_CC_IS_GCC CONFIG_MODVERSIONS CONFIG_RUST CONFIG_MEM_ALLOC_PROFILING_RUST CONFIG_WERROR \
+		CONFIG_DEBUG_INFO_BTF CONFIG_DEBUG_INFO_BTF_MODULES; do
 		has_config "$m" y "$out/.config" || { why="$m is not set in $out/.config"; return 1; }
+	done
+	for m in "$out/vmlinux" $out/lib/alloctag/tests/modules/{alloctag_test,alloctag_rust_plain}.ko; do
+		llvm-readelf-19 -S "$m" | grep -q ' \.BTF ' || { why="$m has no .BTF section"; return 1; }
 	done
 	# An out-of-tree C module, built against the headers package as DKMS builds.
 	"$ALLOCTAG_ROOT/scripts/build-extmod.sh" debian >>"$build_log" 2>&1 ||

@@ -15,6 +15,7 @@ PACKAGES=(
 	qemu-system-x86 busybox-static linux-source-6.12
 	qemu-system-arm # the build matrix's arm64 configuration (qemu-system-aarch64)
 	python3
+	dwarves # pahole: BTF in the build matrix's debian configuration, as Debian's
 	gcc libc6-dev # static guest test tools (scripts/mkinitramfs.sh)
 )
 

@@ -312,51 +312,39 @@ static struct alloc_tag *rust_charged_tag(const void *location,
 	return tag ?: fallback;
 }
 
-#define rust_charged(_location, _fallback, _call)			\
-({									\
-	struct alloc_tag *__tag = rust_charged_tag(_location, _fallback); \
-	struct alloc_tag *__old;					\
-	typeof(_call) __res;						\
-									\
-	if (__tag) {							\
-		__old = alloc_tag_save(__tag);				\
-		__res = _call;						\
-		alloc_tag_restore(__tag, __old);			\
-	} else {							\
-		__res = _call;						\
-	}								\
-	__res;								\
-})
-
 void *alloctag_rust_charged_krealloc(const void *p, size_t size, gfp_t flags,
 				     const void *location)
 {
-	return rust_charged(location, &alloctag_rust_untagged_krealloc,
-			    krealloc_noprof(p, size, flags));
+	struct alloc_tag *tag = rust_charged_tag(location, &alloctag_rust_untagged_krealloc);
+
+	return alloctag_rust_with_tag(tag, krealloc_noprof(p, size, flags));
 }
 EXPORT_SYMBOL_GPL(alloctag_rust_charged_krealloc);
 
 void *alloctag_rust_charged_kvrealloc(const void *p, size_t size,
 				      gfp_t flags, const void *location)
 {
-	return rust_charged(location, &alloctag_rust_untagged_kvrealloc,
-			    kvrealloc_noprof(p, size, flags));
+	struct alloc_tag *tag = rust_charged_tag(location, &alloctag_rust_untagged_kvrealloc);
+
+	return alloctag_rust_with_tag(tag, kvrealloc_noprof(p, size, flags));
 }
 EXPORT_SYMBOL_GPL(alloctag_rust_charged_kvrealloc);
 
 void *alloctag_rust_charged_vrealloc(const void *p, size_t size, gfp_t flags,
 				     const void *location)
 {
-	return rust_charged(location, &alloctag_rust_untagged_vrealloc,
-			    vrealloc_noprof(p, size, flags));
+	struct alloc_tag *tag = rust_charged_tag(location, &alloctag_rust_untagged_vrealloc);
+
+	return alloctag_rust_with_tag(tag, vrealloc_noprof(p, size, flags));
 }
 EXPORT_SYMBOL_GPL(alloctag_rust_charged_vrealloc);
 
 struct page *alloctag_rust_charged_alloc_pages(gfp_t gfp, unsigned int order,
 					       const void *location)
 {
-	return rust_charged(location, &alloctag_rust_untagged_alloc_pages,
-			    alloc_pages_noprof(gfp, order));
+	struct alloc_tag *tag = rust_charged_tag(location, &alloctag_rust_untagged_alloc_pages);
+
+	return alloctag_rust_with_tag(tag, alloc_pages_noprof(gfp, order));
 }
 EXPORT_SYMBOL_GPL(alloctag_rust_charged_alloc_pages);
 
