@@ -425,7 +425,7 @@ module_byte() {
 # few bits, and says so. With Debian's BTF: vmlinux and the modules carry it.
 run_debian() {
 	local out=$BUILD_DIR/kernel-debian build_log=$logs/debian-build.log console=$logs/debian-console.log
-	local t0=$SECONDS t_build m crc vermagic
+	local t0=$SECONDS t_build m crc vermagic sections
 	log "debian: building $out (tinyconfig + scripts/configs/debian.config, gcc-12)"
 	KERNEL_TREE=$SRC_TREE checked_build debian || return 1
 	t_build=$((SECONDS - t0))
@@ -433,8 +433,11 @@ run_debian() {
 		CONFIG_DEBUG_INFO_BTF CONFIG_DEBUG_INFO_BTF_MODULES; do
 		has_config "$m" y "$out/.config" || { why="$m is not set in $out/.config"; return 1; }
 	done
+	# Read whole before grep: grep -q would stop llvm-readelf with SIGPIPE, a
+	# failure under pipefail.
 	for m in "$out/vmlinux" $out/lib/alloctag/tests/modules/{alloctag_test,alloctag_rust_plain}.ko; do
-		llvm-readelf-19 -S "$m" | grep -q ' \.BTF ' || { why="$m has no .BTF section"; return 1; }
+		sections=$(llvm-readelf-19 -S "$m") && grep -q ' \.BTF ' <<<"$sections" ||
+			{ why="$m has no .BTF section"; return 1; }
 	done
 	# An out-of-tree C module, built against the headers package as DKMS builds.
 	"$ALLOCTAG_ROOT/scripts/build-extmod.sh" debian >>"$build_log" 2>&1 ||
