@@ -42,6 +42,11 @@ def count(floors, pieces):
     return total, named
 
 
+def pieces_of(row, state):
+    """A row group's pieces in a state; compressed is as on where page tags play no part."""
+    return row.get(state, row["on"]) if state == "compressed" else row[state]
+
+
 def med(xs):
     xs = [x for x in xs if x is not None]
     return statistics.median(xs) if xs else None
@@ -60,7 +65,7 @@ def floor_rows(boots, floors):
             ours = med(values(boots, "icount", kernel, phase, test, FIELD))
             if a is None or ours is None:
                 continue
-            extra, _ = count(floors, floors["row"][group][state])
+            extra, _ = count(floors, pieces_of(floors["row"][group], state))
             floor = a + extra
             out.append((test, state, a, floor, ours, ours - floor, group))
     return out
@@ -106,7 +111,7 @@ def floor_table(boots, floors=None):
     prow = []
     for group, row in floors["row"].items():
         for state, _, _, _ in STATES:
-            total, named = count(floors, row[state])
+            total, named = count(floors, pieces_of(row, state))
             parts = ", ".join(f"{n}" + (f"×{k}" if k > 1 else "") for n, k in named.items())
             prow.append([group, state, str(total), parts])
     out.append(table(["rows", "state", "over (a)", "pieces"], prow))
