@@ -42,7 +42,7 @@ PATCHES_DIR=$ALLOCTAG_ROOT/patches
 STEPS=(
 	module_percpu codetag_empty migration_bytes
 	uapi plumbing callsite pgflags core fault accuracy capture waste tests bench docs
-	rust_modversions
+	rust_modversions slab_held
 )
 
 # The patch files in order (patches/series, without comments and blank
@@ -174,6 +174,8 @@ files_module_percpu() {
 files_codetag_empty() { :; }
 files_migration_bytes() { :; }
 files_rust_modversions() { :; }
+
+files_slab_held() { :; }
 
 files_uapi() {
 	install include/uapi/linux/alloc_tag.h include/uapi/linux/alloc_tag.h

@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * C glue of alloctag's KUnit suites (src/tests/): inline helpers of
- * linux/mm.h and linux/pgalloc_tag.h, which Rust cannot call. Built with
- * either core.
+ * linux/mm.h and linux/pgalloc_tag.h, and mm/slab.h's layout, which Rust
+ * cannot reach. Built with either core.
  */
 
 #include <linux/capability.h>
 #include <linux/cred.h>
+#include <linux/kasan.h>
 #include <linux/mm.h>
 #include <linux/pgalloc_tag.h>
 #include <linux/rwsem.h>
 
 #include "../include/alloctag_glue.h"
+#include "slab.h"
 
 /* The lock of the index test's own index (src/tests/index.rs). */
 DECLARE_RWSEM(alloctag_test_index_lock);
@@ -116,4 +118,22 @@ const struct cred *alloctag_test_drop_cap_sys_admin(void)
 void alloctag_test_restore_creds(const struct cred *old)
 {
 	revert_creds(old);
+}
+
+/*
+ * The tag in the slab slot of obj, a live slab object: what the allocation
+ * hook stored there. NULL: none, or no vector (mm/slab.h's layout, which
+ * only C reads).
+ */
+const struct codetag *alloctag_test_slab_object_tag(const void *obj)
+{
+	struct slabobj_ext *vec;
+	struct slab *slab;
+
+	obj = kasan_reset_tag(obj);
+	slab = virt_to_slab(obj);
+	vec = slab ? slab_obj_exts(slab) : NULL;
+	if (!vec)
+		return NULL;
+	return vec[obj_to_index(slab->slab_cache, slab, (void *)obj)].ref.ct;
 }

@@ -126,6 +126,116 @@ fn kmem_cache_moves_counters(test: &Test) {
     unsafe { bindings::kmem_cache_destroy(cache) };
 }
 
+test_tag!(SLOT_TAG_A, "slab_slot_names_its_tag");
+test_tag!(SLOT_TAG_B, "slab_slot_names_its_tag");
+
+/// Whether the slot of the slab object `obj` names `tag`.
+fn slot_names(obj: *mut core::ffi::c_void, tag: &crate::alloc_tag::AllocTag) -> bool {
+    // SAFETY: `obj` is a live object of a slab cache.
+    let ct = unsafe { bindings::alloctag_test_slab_object_tag(obj) };
+    // `struct alloc_tag` starts with its `struct codetag`.
+    core::ptr::eq(ct.cast::<bindings::alloc_tag>(), tag.as_raw())
+}
+
+/// Each object's slot in its slab's vector names the tag that allocated it: objects the fast
+/// path hands out, charged with the slab it holds, and those of slab refills and of the bulk
+/// path, whose hook finds the slab itself; two tags interleaved, some objects freed between
+/// (the freelist then hands them back out of order). A slot found from the wrong slab leaves
+/// the object's own slot empty or another's overwritten.
+fn slab_slot_names_its_tag(test: &Test) {
+    const N: usize = 240;
+    const BULK: usize = 8;
+    // About 20 objects of 200 bytes to a 4 KiB slab: N of them take a dozen refills.
+    // SAFETY: All-zero `kmem_cache_args` are the defaults; the name is static.
+    let cache = unsafe {
+        let mut args: bindings::kmem_cache_args = core::mem::zeroed();
+        bindings::__kmem_cache_create_args(
+            c_str!("alloctag_kunit_slot").as_char_ptr(),
+            200,
+            &mut args,
+            0,
+        )
+    };
+    kunit_expect!(test, !cache.is_null());
+    if cache.is_null() {
+        return;
+    }
+    let tag_of = |i: usize| if i % 3 == 0 { SLOT_TAG_B } else { SLOT_TAG_A };
+    let (base_a, base_b) = (SLOT_TAG_A.read(), SLOT_TAG_B.read());
+    let mut objs = [core::ptr::null_mut(); N];
+    for i in 0..N {
+        // SAFETY: `cache` lives until destroyed below.
+        objs[i] = with_tag(tag_of(i), || unsafe {
+            bindings::kmem_cache_alloc_noprof(cache, bindings::GFP_KERNEL)
+        });
+        kunit_expect!(test, !objs[i].is_null(), "object {i}");
+        if i % 7 == 6 {
+            let obj = core::mem::replace(&mut objs[i - 3], core::ptr::null_mut());
+            if !obj.is_null() {
+                // SAFETY: Allocated above from `cache`, freed once.
+                unsafe { bindings::kmem_cache_free(cache, obj) };
+            }
+        }
+    }
+    let mut bulk = [core::ptr::null_mut(); BULK];
+    // SAFETY: `bulk` has room for `BULK` pointers; interrupts are on.
+    let got = with_tag(SLOT_TAG_B, || unsafe {
+        bindings::kmem_cache_alloc_bulk_noprof(cache, bindings::GFP_KERNEL, BULK, bulk.as_mut_ptr())
+    });
+    kunit_expect!(test, got == BULK as _, "bulk: {got} of {BULK}");
+    let (mut wrong, mut first_wrong) = (0, None);
+    let (mut calls_a, mut calls_b) = (0, 0);
+    for (i, &obj) in objs.iter().enumerate() {
+        if obj.is_null() {
+            continue;
+        }
+        if core::ptr::eq(tag_of(i), SLOT_TAG_A) {
+            calls_a += 1;
+        } else {
+            calls_b += 1;
+        }
+        if !slot_names(obj, tag_of(i)) {
+            wrong += 1;
+            first_wrong.get_or_insert(i);
+        }
+    }
+    for (i, &obj) in bulk.iter().enumerate().take(got as usize) {
+        calls_b += 1;
+        kunit_expect!(
+            test,
+            slot_names(obj, SLOT_TAG_B),
+            "bulk object {i}: its slot names another tag"
+        );
+    }
+    kunit_expect!(
+        test,
+        wrong == 0,
+        "{wrong} objects' slots name another tag, the first object {first_wrong:?}"
+    );
+    let (held_a, held_b) = (SLOT_TAG_A.read(), SLOT_TAG_B.read());
+    kunit_expect!(
+        test,
+        held_a.calls == base_a.calls + calls_a && held_b.calls == base_b.calls + calls_b,
+        "A {base_a:?} -> {held_a:?} ({calls_a}), B {base_b:?} -> {held_b:?} ({calls_b})"
+    );
+    // SAFETY: Each was allocated above from `cache` and is freed once; the bulk allocation
+    // filled its first `got` entries.
+    unsafe {
+        for obj in objs.into_iter().filter(|o| !o.is_null()) {
+            bindings::kmem_cache_free(cache, obj);
+        }
+        bindings::kmem_cache_free_bulk(cache, got as usize, bulk.as_mut_ptr());
+    }
+    let (freed_a, freed_b) = (SLOT_TAG_A.read(), SLOT_TAG_B.read());
+    kunit_expect!(
+        test,
+        freed_a == base_a && freed_b == base_b,
+        "after free: A {freed_a:?}, B {freed_b:?}"
+    );
+    // SAFETY: All objects were freed.
+    unsafe { bindings::kmem_cache_destroy(cache) };
+}
+
 test_tag!(VMALLOC_TAG, "vmalloc_moves_counters");
 
 fn vmalloc_moves_counters(test: &Test) {
@@ -264,6 +374,7 @@ kunit_suite!(
         pages_move_counters,
         kmalloc_moves_counters,
         kmem_cache_moves_counters,
+        slab_slot_names_its_tag,
         vmalloc_moves_counters,
         disabled_profiling_freezes_counters,
         empty_reference_freed_while_referenced,
