@@ -42,7 +42,7 @@ PATCHES_DIR=$ALLOCTAG_ROOT/patches
 STEPS=(
 	module_percpu codetag_empty migration_bytes
 	uapi plumbing callsite pgflags core fault accuracy capture waste tests bench docs
-	rust_modversions slab_held
+	rust_modversions slab_held page_free
 )
 
 # The patch files in order (patches/series, without comments and blank
@@ -176,6 +176,8 @@ files_migration_bytes() { :; }
 files_rust_modversions() { :; }
 
 files_slab_held() { :; }
+
+files_page_free() { :; }
 
 files_uapi() {
 	install include/uapi/linux/alloc_tag.h include/uapi/linux/alloc_tag.h

@@ -232,6 +232,11 @@ static __always_inline bool alloctag_free_pages_order0(unsigned int order)
 
 /* pgalloc_tag_sub() is inline with the Rust core: the free path calls nothing. */
 #define ALLOCTAG_PAGE_HOOK	__always_inline
+/*
+ * __free_pages()'s path for what is not an order-0 page, out of line: an
+ * order-0 free is then a test and a tail call, with no register saved.
+ */
+#define ALLOCTAG_FREE_PAGES_REST	noinline
 
 #else /* !CONFIG_MEM_ALLOC_PROFILING_RUST: 6.12's C core, page_ext only */
 
@@ -275,6 +280,7 @@ static inline bool alloctag_free_pages_order0(unsigned int order)
 
 /* 6.12's */
 #define ALLOCTAG_PAGE_HOOK	inline
+#define ALLOCTAG_FREE_PAGES_REST	__always_inline
 static inline void alloctag_pgflags_split(struct folio *folio, int old_order,
 					  int new_order) {}
 static inline void alloctag_pgflags_copy(struct folio *new, struct folio *old) {}
