@@ -145,7 +145,8 @@ fn slot_names(obj: *mut core::ffi::c_void, tag: &crate::alloc_tag::AllocTag) -> 
 fn slab_slot_names_its_tag(test: &Test) {
     const N: usize = 240;
     const BULK: usize = 8;
-    // About 20 objects of 200 bytes to a 4 KiB slab: N of them take a dozen refills.
+    // Objects of 200 bytes (more with KASAN's metadata), a few dozen to a slab: N of them
+    // take several refills.
     // SAFETY: All-zero `kmem_cache_args` are the defaults; the name is static.
     let cache = unsafe {
         let mut args: bindings::kmem_cache_args = core::mem::zeroed();
