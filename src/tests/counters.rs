@@ -8,7 +8,7 @@ use crate::{
     alloc_tag::Counters,
     kunit::{kunit_expect, kunit_suite, Test},
 };
-use kernel::{bindings, c_str, page::PAGE_SIZE};
+use kernel::{bindings, c_str, page::PAGE_SIZE, str::CStr};
 
 test_tag!(PAGES_TAG, "pages_move_counters");
 
@@ -96,20 +96,22 @@ fn kmalloc_moves_counters(test: &Test) {
     );
 }
 
-test_tag!(CACHE_TAG, "kmem_cache_moves_counters");
-
-fn kmem_cache_moves_counters(test: &Test) {
+/// Creates a cache of 200-byte objects named `name`, with the default arguments; null if that
+/// fails, which the case reports.
+fn cache_of_200(test: &Test, name: &'static CStr) -> *mut bindings::kmem_cache {
     // SAFETY: All-zero `kmem_cache_args` are the defaults; the name is static.
     let cache = unsafe {
         let mut args: bindings::kmem_cache_args = core::mem::zeroed();
-        bindings::__kmem_cache_create_args(
-            c_str!("alloctag_kunit").as_char_ptr(),
-            200,
-            &mut args,
-            0,
-        )
+        bindings::__kmem_cache_create_args(name.as_char_ptr(), 200, &mut args, 0)
     };
-    kunit_expect!(test, !cache.is_null());
+    kunit_expect!(test, !cache.is_null(), "no cache {name}");
+    cache
+}
+
+test_tag!(CACHE_TAG, "kmem_cache_moves_counters");
+
+fn kmem_cache_moves_counters(test: &Test) {
+    let cache = cache_of_200(test, c_str!("alloctag_kunit"));
     if cache.is_null() {
         return;
     }
@@ -147,17 +149,7 @@ fn slab_slot_names_its_tag(test: &Test) {
     const BULK: usize = 8;
     // Objects of 200 bytes (more with KASAN's metadata), a few dozen to a slab: N of them
     // take several refills.
-    // SAFETY: All-zero `kmem_cache_args` are the defaults; the name is static.
-    let cache = unsafe {
-        let mut args: bindings::kmem_cache_args = core::mem::zeroed();
-        bindings::__kmem_cache_create_args(
-            c_str!("alloctag_kunit_slot").as_char_ptr(),
-            200,
-            &mut args,
-            0,
-        )
-    };
-    kunit_expect!(test, !cache.is_null());
+    let cache = cache_of_200(test, c_str!("alloctag_kunit_slot"));
     if cache.is_null() {
         return;
     }
