@@ -132,8 +132,12 @@ test_tag!(SLOT_TAG_A, "slab_slot_names_its_tag");
 test_tag!(SLOT_TAG_B, "slab_slot_names_its_tag");
 
 /// Whether the slot of the slab object `obj` names `tag`.
-fn slot_names(obj: *mut core::ffi::c_void, tag: &crate::alloc_tag::AllocTag) -> bool {
-    // SAFETY: `obj` is a live object of a slab cache.
+///
+/// # Safety
+///
+/// `obj` is a live object of a slab cache.
+unsafe fn slot_names(obj: *mut core::ffi::c_void, tag: &crate::alloc_tag::AllocTag) -> bool {
+    // SAFETY: `obj` is a live slab object, by the caller's guarantee.
     let ct = unsafe { bindings::alloctag_test_slab_object_tag(obj) };
     // `struct alloc_tag` starts with its `struct codetag`.
     core::ptr::eq(ct.cast::<bindings::alloc_tag>(), tag.as_raw())
@@ -187,18 +191,17 @@ fn slab_slot_names_its_tag(test: &Test) {
         } else {
             calls_b += 1;
         }
-        if !slot_names(obj, tag_of(i)) {
+        // SAFETY: Allocated from `cache` above and not freed yet (null ones were skipped).
+        if !unsafe { slot_names(obj, tag_of(i)) } {
             wrong += 1;
             first_wrong.get_or_insert(i);
         }
     }
     for (i, &obj) in bulk.iter().enumerate().take(got as usize) {
         calls_b += 1;
-        kunit_expect!(
-            test,
-            slot_names(obj, SLOT_TAG_B),
-            "bulk object {i}: its slot names another tag"
-        );
+        // SAFETY: The bulk allocation filled its first `got` entries with live objects.
+        let named = unsafe { slot_names(obj, SLOT_TAG_B) };
+        kunit_expect!(test, named, "bulk object {i}: its slot names another tag");
     }
     kunit_expect!(
         test,
