@@ -116,16 +116,6 @@ build_only_warnings() {
 	[ -z "$w" ] || { why="warnings in the background build ($f.checked):"$'\n'"$w"; return 1; }
 }
 
-# Options whose absence from the .config means that the kernel built is not
-# the configuration named: has_config CONFIG y|n FILE
-has_config() {
-	if [ "$2" = y ]; then
-		grep -qx "$1=y" "$3"
-	else
-		if grep -q "^$1=" "$3"; then return 1; fi
-	fi
-}
-
 run_series() {
 	local out log=$logs/series.log t0=$SECONDS
 	log "series: scripts/check-series.sh"

@@ -71,6 +71,16 @@ KERNEL_REPORTS='(Oops|BUG:|WARNING:|Kernel panic|general protection fault|Call T
 
 log() { printf '==> %s\n' "$*" >&2; }
 
+# Whether a .config sets an option as asked: has_config CONFIG y|m|n FILE
+# (n: not set at all).
+has_config() {
+	if [ "$2" = n ]; then
+		if grep -q "^$1=" "$3"; then return 1; fi
+	else
+		grep -qx "$1=$2" "$3"
+	fi
+}
+
 # Prints console log $2 without the KCSAN reports that are not alloctag's
 # to answer for. A report is a block from "BUG: KCSAN: data-race in A / B"
 # (or "in A", a race of unknown origin) to its closing line of "=". Left

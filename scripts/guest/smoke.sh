@@ -187,6 +187,28 @@ if [ -n "$crc" ]; then
 	module_comes_and_goes alloctag_extmod 1 4096 alloctag_extmod_init /lib/modules/extmod
 fi
 
+# A distribution's own modules (scripts/debian-full.sh): each line of
+# /lib/modules/distro/order is a module's file name and the number of tags
+# in its alloc_tags section, in load order. Each loads with exactly its tags
+# listed; unloaded in reverse order, each takes them along.
+if [ -f /lib/modules/distro/order ]; then
+	loaded=
+	while read -r file want; do
+		name=$(echo "$file" | tr - _)
+		if ! insmod "/lib/modules/distro/$file.ko"; then
+			check "insmod $file" false
+			continue
+		fi
+		report "smoke: distro $name $(module_tags "$name") tags"
+		check "$name lists its $want tags" [ "$(module_tags "$name")" = "$want" ]
+		loaded="$name $loaded"
+	done </lib/modules/distro/order
+	for name in $loaded; do
+		check "rmmod $name" rmmod "$name"
+		check "$name tags gone after rmmod" [ "$(module_tags "$name")" = 0 ]
+	done
+fi
+
 # Where page tags are (src/status.rs), for the host to judge.
 status=/sys/kernel/debug/alloctag/status
 if [ -r "$status" ]; then

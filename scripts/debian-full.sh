@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Debian's own amd64 configuration (linux-config-6.12's
+# config.amd64_none_amd64), changed only as the README tells a Debian user
+# (RUST, MEM_ALLOC_PROFILING), built with Debian's compiler (gcc-12) from the
+# grafted tree, and booted in QEMU: the smoke checks (scripts/guest/smoke.sh)
+# and a stated set of Debian's own modules (DISTRO_MODULES below), each
+# loaded with every tag of its alloc_tags section listed, then unloaded.
+#
+# Beside the README's two lines it changes only what a build outside
+# Debian's packaging must: the certificate files Debian's source package
+# carries (SYSTEM_TRUSTED_KEYS, SYSTEM_REVOCATION_KEYS: empty) and the test
+# modules the smoke checks load (ALLOCTAG_TEST_MODULE=m). It prints every
+# difference olddefconfig made to Debian's configuration (scripts/diffconfig).
+#
+# It builds the kernel image and only the stated modules (make's single .ko
+# targets), not Debian's 4,000: about 75 minutes on 2 cores from nothing. It
+# is not part of the test command; its last result is in
+# Documentation/testing.rst ("Debian's own configuration").
+#
+# Usage: scripts/debian-full.sh [build|boot|all] (default all)
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+kernel_env
+
+what=${1:-all}
+case "$what" in build | boot | all) ;; *) die "usage: $0 [build|boot|all]" ;; esac
+name=debian-full
+out=$BUILD_DIR/kernel-$name
+logs=$BUILD_DIR/debian-full-logs
+debconf=/usr/src/linux-config-6.12/config.amd64_none_amd64.xz
+kernel_compiler "$name" # GCC, as Debian builds
+mkdir -p "$out" "$logs"
+kmake() { make -s -C "$SRC_TREE" O="$out" ARCH=x86_64 "${KMAKE_OPTS[@]}" "$@"; }
+
+# Debian's modules the guest loads, in load order, each after the modules
+# it depends on (checked below from its .modinfo): a block driver, the
+# device mapper, ext4 with its journal, XFS, nf_tables and KVM.
+DISTRO_MODULES=(
+	drivers/block/loop.ko
+	drivers/md/dm-mod.ko
+	lib/crc16.ko
+	fs/mbcache.ko
+	fs/jbd2/jbd2.ko
+	fs/ext4/ext4.ko
+	lib/libcrc32c.ko
+	fs/xfs/xfs.ko
+	net/netfilter/nfnetlink.ko
+	net/netfilter/nf_tables.ko
+	virt/lib/irqbypass.ko
+	arch/x86/kvm/kvm.ko
+)
+TEST_MODULES=(lib/alloctag/tests/modules/{alloctag_test,alloctag_rust_sample,alloctag_rust_plain}.ko)
+
+# A .modinfo field of module $1: one value per line.
+modinfo_field() {
+	llvm-objcopy-19 -O binary --only-section=.modinfo "$1" /dev/stdout | tr '\0' '\n' | sed -n "s/^$2=//p"
+}
+
+configure() {
+	[ -f "$debconf" ] || die "no $debconf: apt-get install linux-config-6.12"
+	xzcat "$debconf" >"$out/debian.config"
+	cp "$out/debian.config" "$out/.config"
+	"$SRC_TREE/scripts/config" --file "$out/.config" \
+		--enable RUST --enable MEM_ALLOC_PROFILING \
+		--module ALLOCTAG_TEST_MODULE \
+		--set-str SYSTEM_TRUSTED_KEYS "" --set-str SYSTEM_REVOCATION_KEYS ""
+	kmake olddefconfig
+	# What the build was asked for, and what Debian's configuration keeps.
+	local opt
+	for opt in CONFIG_RUST CONFIG_MEM_ALLOC_PROFILING CONFIG_MEM_ALLOC_PROFILING_RUST CONFIG_CC_IS_GCC \
+		CONFIG_MODVERSIONS CONFIG_DEBUG_INFO_BTF CONFIG_MODULE_SIG; do
+		has_config "$opt" y "$out/.config" || die "$opt is not set in $out/.config after olddefconfig"
+	done
+	has_config CONFIG_ALLOCTAG_TEST_MODULE m "$out/.config" || die "CONFIG_ALLOCTAG_TEST_MODULE is not m after olddefconfig"
+	"$SRC_TREE/scripts/diffconfig" "$out/debian.config" "$out/.config" >"$logs/diffconfig.txt"
+	log "debian-full: $(wc -l <"$logs/diffconfig.txt") options differ from Debian's ($logs/diffconfig.txt)"
+}
+
+build() {
+	local t0=$SECONDS m dep names=" "
+	configure
+	log "debian-full: building the image into $out ($(make -s -C "$SRC_TREE" kernelversion), ${KMAKE_OPTS[*]})"
+	kmake -j"$JOBS" bzImage >"$logs/build.log" 2>&1 || die "bzImage failed ($logs/build.log)"
+	log "debian-full: image built in $((SECONDS - t0)) s; the modules"
+	kmake -j"$JOBS" "${DISTRO_MODULES[@]}" "${TEST_MODULES[@]}" >>"$logs/build.log" 2>&1 ||
+		die "the modules failed ($logs/build.log)"
+	log "debian-full: built in $((SECONDS - t0)) s"
+	# Warnings in our code or in the series' files (6.12's own code may warn
+	# under Debian's options; those are listed, not failed).
+	if grep -E '(warning|error)(\[[A-Za-z0-9_]+\])?:' "$logs/build.log" >"$logs/warnings.txt"; then
+		log "debian-full: $(wc -l <"$logs/warnings.txt") warning lines ($logs/warnings.txt)"
+		! grep -E 'alloctag|alloc_tag|codetag' "$logs/warnings.txt" || die "warnings in alloctag's code"
+	fi
+	# Each stated module's dependencies come before it.
+	for m in "${DISTRO_MODULES[@]}"; do
+		for dep in $(modinfo_field "$out/$m" depends | tr ',' ' '); do
+			[[ $names == *" $dep "* ]] || die "$m depends on $dep, which DISTRO_MODULES does not load before it"
+		done
+		names+="$(modinfo_field "$out/$m" name) "
+	done
+}
+
+boot() {
+	local m file size entry stage console=$logs/console.log
+	[ -f "$out/arch/x86/boot/bzImage" ] || die "no $out/arch/x86/boot/bzImage: $0 build"
+	# One tag's size, from the kernel's own debug information.
+	entry=$(pahole -C alloc_tag "$out/vmlinux" | sed -n 's/.*size: \([0-9]*\),.*/\1/p')
+	[ -n "$entry" ] || die "pahole found no struct alloc_tag in $out/vmlinux"
+	stage=$(mktemp -d)
+	trap 'rm -rf "$stage"' RETURN
+	mkdir -p "$stage/lib/modules/distro"
+	for m in "${DISTRO_MODULES[@]}"; do
+		file=${m##*/}
+		file=${file%.ko}
+		size=$(llvm-readelf-19 -S -W "$out/$m" | awk '$2 == "alloc_tags" { print strtonum("0x" $6) }')
+		cp "$out/$m" "$stage/lib/modules/distro/"
+		echo "$file $((${size:-0} / entry))" >>"$stage/lib/modules/distro/order"
+	done
+	"$ALLOCTAG_ROOT/scripts/mkinitramfs.sh" "$out" "$out/initramfs.cpio.gz" >"$logs/boot.log" 2>&1 ||
+		die "mkinitramfs.sh failed ($logs/boot.log)"
+	# The kernel unpacks initramfs archives one after the other.
+	(cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) >>"$out/initramfs.cpio.gz"
+	log "debian-full: booting it (smoke checks, then $(wc -l <"$stage/lib/modules/distro/order") of Debian's modules)"
+	QEMU_TIMEOUT=${QEMU_TIMEOUT:-900} "$ALLOCTAG_ROOT/scripts/run-qemu.sh" "$out/arch/x86/boot/bzImage" \
+		"$out/initramfs.cpio.gz" "$console" alloctag_run=smoke sysctl.vm.mem_profiling=1,compressed \
+		>>"$logs/boot.log" 2>&1 || die "boot failed ($console, $logs/boot.log)"
+	grep -c '^smoke: ok' "$console" | xargs printf 'debian-full: %s smoke checks ok\n'
+	grep -E '^smoke: (kernel|cpus|[0-9]+ tags|distro|page_tags)' "$console" || true
+}
+
+case "$what" in
+build) build ;;
+boot) boot ;;
+all) build && boot ;;
+esac
