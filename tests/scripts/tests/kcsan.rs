@@ -126,14 +126,20 @@ value changed: 0x000000000170c5e5 -> 0x000000000173be52
     );
 }
 
+/// `report` between its rules, with `line` printed by another CPU just
+/// before its line that starts with `at`.
+fn with_line_inside(report: &str, at: &str, line: &str) -> String {
+    let (head, tail) = report.split_at(report.find(&format!("\n{at}")).expect("the line") + 1);
+    format!("{RULE}{head}{line}{tail}{RULE}")
+}
+
 #[test]
 fn a_line_from_another_cpu_stays_without_the_listed_report() {
     // Another CPU's printk (or a guest program's line on the console) may
     // land between a report's lines: the line is judged on its own, so a
     // WARNING still fails the run, and the listed race still goes.
     let warning = "WARNING: CPU: 2 PID: 77 at lib/alloctag/src/glue.c:120 alloctag_x+0x1/0x2\n";
-    let (head, tail) = LATCH.split_at(LATCH.find("read to").expect("a read"));
-    let log = format!("{RULE}{head}{warning}{tail}{RULE}");
+    let log = with_line_inside(LATCH, "read to", warning);
     let (out, err) = drop_listed(&log);
     assert_eq!(out, format!("{RULE}{warning}"));
     assert_eq!(err, "kcsan: 1 listed, 0 not alloctag's, left out\n");
@@ -144,18 +150,19 @@ fn a_line_from_another_cpu_does_not_make_a_race_alloctag_s() {
     // The stress boot's own console lines name alloctag; the report's
     // lines decide whose race it is.
     let guest = "guest-test: ok - alloctag_stress_modules\n";
-    let (head, tail) = KERNEL_ONLY.split_at(KERNEL_ONLY.find("\n\n").expect("a blank line") + 2);
-    let log = format!("{RULE}{head}{guest}{tail}{RULE}");
+    let log = with_line_inside(KERNEL_ONLY, "read to", guest);
     let (out, err) = drop_listed(&log);
     assert_eq!(out, format!("{RULE}{guest}"));
-    assert!(err.ends_with("kcsan: 0 listed, 1 not alloctag's, left out\n"), "{err}");
+    assert!(
+        err.ends_with("kcsan: 0 listed, 1 not alloctag's, left out\n"),
+        "{err}"
+    );
 }
 
 #[test]
 fn an_interleaved_line_does_not_excuse_a_race_in_alloctag() {
     let guest = "guest-test: ok - test_stress_modules\n";
-    let (head, tail) = PLANT.split_at(PLANT.find("\n\n").expect("a blank line") + 2);
-    let log = format!("{RULE}{head}{guest}{tail}{RULE}");
+    let log = with_line_inside(PLANT, "read to", guest);
     let (out, _) = drop_listed(&log);
     assert_eq!(out, log);
 }
