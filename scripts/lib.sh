@@ -92,9 +92,10 @@ has_config() {
 # a race between two of 6.12's own functions, met under the stress. Only the
 # report's own lines decide: a line that is not one a KCSAN report prints is
 # another CPU's (a printk, a guest program's line on the console) and is
-# printed where it stood, so a WARNING among them still fails the run. A
-# block that never closes is printed whole, and so is every report that is
-# neither listed nor free of alloctag. Prints on stderr one line "kcsan: not alloctag's: TITLE"
+# printed after the report, so a WARNING among them still fails the run. A
+# block that never closes is printed whole, and so is one where printk says
+# it dropped lines (one may have been an alloctag frame), and every report
+# that is neither listed nor free of alloctag. Prints on stderr one line "kcsan: not alloctag's: TITLE"
 # per report of the second kind, then "kcsan: N listed, M not alloctag's,
 # left out".
 kcsan_drop_listed() {
@@ -117,9 +118,9 @@ kcsan_drop_listed() {
 		return l == "" || l ~ /^BUG: KCSAN: / ||
 			l ~ /^(read|write|read-write|race at unknown origin)/ ||
 			l ~ /^ *(\? )?[A-Za-z0-9_.$]+\+0x[0-9a-f]+\/0x[0-9a-f]+( \[[^]]+\])?$/ ||
-			l ~ /^ *(\||\+->) / || l ~ /^(value|bits) changed: / ||
+			l ~ /^ *(\||\+->) / || l ~ /^ *(value|bits) changed: / ||
 			l ~ /^Reported by Kernel Concurrency Sanitizer on:$/ ||
-			l ~ /^(CPU: [0-9]+ UID: |Tainted: |Hardware name: )/
+			l ~ /^(CPU: [0-9]+ UID: |Tainted: |Hardware name: |Workqueue: |Stopper: )/
 	}
 	function ours(i) {
 		for (i = 1; i <= nb; i++)
@@ -143,7 +144,13 @@ kcsan_drop_listed() {
 	function aliens(i) {
 		for (i = 1; i <= nb; i++) if (alien[i]) print raw[i]
 	}
+	# printk dropped lines here: lines of the report, maybe an alloctag frame.
+	function lost(i) {
+		for (i = 1; i <= nb; i++) if (blk[i] ~ /printk messages dropped/) return 1
+		return 0
+	}
 	function flush(closed, i) {
+		if (closed && lost()) closed = 0
 		if (closed && listed(title)) {
 			dropped++
 			aliens()

@@ -168,6 +168,42 @@ fn an_interleaved_line_does_not_excuse_a_race_in_alloctag() {
 }
 
 #[test]
+fn a_report_that_lost_lines_is_kept() {
+    // printk says where it dropped lines: an alloctag frame may have been
+    // one of them, so the report cannot be judged free of alloctag.
+    let lost = KERNEL_ONLY.replace(
+        " __mutex_lock+0x19d/0x810\n",
+        "** 3 printk messages dropped **\n",
+    );
+    let log = format!("{RULE}{lost}{RULE}");
+    let (out, err) = drop_listed(&log);
+    assert_eq!(out, log);
+    assert_eq!(err, "kcsan: 0 listed, 0 not alloctag's, left out\n");
+    // Likewise for a listed race.
+    let lost = LATCH.replace(
+        " timekeeping_advance+0x862/0xbb0\n",
+        "** 1 printk messages dropped **\n",
+    );
+    let log = format!("{RULE}{lost}{RULE}");
+    assert_eq!(drop_listed(&log).0, log);
+}
+
+#[test]
+fn the_lines_dump_stack_adds_belong_to_the_report() {
+    // A report from a worker, with a watched bit mask: its lines, so a
+    // worker of alloctag's makes the race alloctag's.
+    let extra = "Workqueue: events vmstat_update\n bits changed: 0x01 with mask 0x0f\n";
+    let (out, err) = drop_listed(&format!("{RULE}{KERNEL_ONLY}{extra}{RULE}"));
+    assert_eq!(out, RULE);
+    assert!(
+        err.ends_with("kcsan: 0 listed, 1 not alloctag's, left out\n"),
+        "{err}"
+    );
+    let ours = format!("{RULE}{KERNEL_ONLY}Workqueue: events alloctag_reap_work\n{RULE}");
+    assert_eq!(drop_listed(&ours).0, ours);
+}
+
+#[test]
 fn a_report_that_never_closes_keeps_what_follows() {
     let log = format!("{RULE}{LATCH}Oops: general protection fault\nKernel panic - not syncing\n");
     let (out, _) = drop_listed(&log);
