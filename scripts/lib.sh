@@ -95,9 +95,9 @@ has_config() {
 # printed after the report, so a WARNING among them still fails the run. A
 # block that never closes is printed whole, and so is one where printk says
 # it dropped lines (one may have been an alloctag frame), and every report
-# that is neither listed nor free of alloctag. Prints on stderr one line "kcsan: not alloctag's: TITLE"
-# per report of the second kind, then "kcsan: N listed, M not alloctag's,
-# left out".
+# that is neither listed nor free of alloctag. Prints on stderr one line
+# "kcsan: not alloctag's: TITLE" per report of the second kind, then
+# "kcsan: N listed, M not alloctag's, left out".
 kcsan_drop_listed() {
 	awk -v list="$1" '
 	BEGIN {
