@@ -395,7 +395,7 @@ module_byte() {
 		names = sec[shstrndx][4]
 		for s in sec:
 		    name = data[names + s[0]:data.index(b"\0", names + s[0])]
-		    if name != section or s[5] < 64:
+		    if name != section or s[5] < 4:
 		        continue
 		    body = data[s[4]:s[4] + s[5]]
 		    at = body.find(needle)
@@ -415,7 +415,7 @@ module_byte() {
 # few bits, and says so. With Debian's BTF: vmlinux and the modules carry it.
 run_debian() {
 	local out=$BUILD_DIR/kernel-debian build_log=$logs/debian-build.log console=$logs/debian-console.log
-	local t0=$SECONDS t_build m crc vermagic sections
+	local t0=$SECONDS t_build m crc rustcrc vermagic sections
 	log "debian: building $out (tinyconfig + scripts/configs/debian.config, gcc-12)"
 	KERNEL_TREE=$SRC_TREE checked_build debian || return 1
 	t_build=$((SECONDS - t0))
@@ -443,7 +443,14 @@ run_debian() {
 		module_byte "$m" __versions rust_helper_ 255 >/dev/null ||
 			{ why="$m's imports of C functions carry no CRC"; return 1; }
 	done
+	# And its imports of Rust's long names too (patch 16: CRCs from DWARF,
+	# in __version_ext_crcs).
+	for m in $out/lib/alloctag/tests/modules/{alloctag_rust_sample,alloctag_rust_plain}.ko; do
+		module_byte "$m" __version_ext_names _R 255 >/dev/null ||
+			{ why="$m's imports of Rust symbols carry no CRC"; return 1; }
+	done
 	crc=$(module_byte "$out/lib/alloctag/tests/modules/alloctag_test.ko" __versions "" 255)
+	rustcrc=$(module_byte "$out/lib/alloctag/tests/modules/alloctag_rust_plain.ko" __version_ext_crcs "" 255)
 	# A Rust module as if built for another release: its vermagic's first
 	# character changed (6 to 7).
 	vermagic=$(module_byte "$out/lib/alloctag/tests/modules/alloctag_rust_plain.ko" .modinfo vermagic= 1)
@@ -452,10 +459,12 @@ run_debian() {
 	# Waste accounting's slots reserved, as arm64 boots, for the smoke test's
 	# exact figures.
 	smoke_boot debian "$out/arch/x86/boot/bzImage" "$console" sysctl.vm.mem_profiling=1,compressed \
-		alloctag.waste_slots=on "smoke_crc=$crc" "smoke_vermagic=$vermagic" || return 1
+		alloctag.waste_slots=on "smoke_crc=$crc" "smoke_rustcrc=$rustcrc" "smoke_vermagic=$vermagic" || return 1
 	grep -qx 'smoke: ok - a module with a changed CRC is refused' "$console" ||
 		{ why="the module with a changed CRC was not tried ($console)"; return 1; }
-	grep -qx 'smoke: ok - a Rust module built for another release is refused' "$console" ||
+	grep -qx 'smoke: ok - a Rust module with a changed CRC of a Rust symbol is refused' "$console" ||
+		{ why="the Rust module with a changed CRC was not tried ($console)"; return 1; }
+	grep -qx 'smoke: ok - a Rust module built for another release loads: its CRCs agree' "$console" ||
 		{ why="the Rust module of another release was not tried ($console)"; return 1; }
 	grep -qx 'smoke: ok - rmmod alloctag_extmod' "$console" ||
 		{ why="the out-of-tree module was not loaded ($console)"; return 1; }

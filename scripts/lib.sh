@@ -49,11 +49,23 @@ kernel_env() {
 # it. kernel_compiler NAME
 kernel_compiler() {
 	[[ $1 == debian* ]] || return 0
-	local o gcc_opts=(CC=gcc-12 HOSTCC=gcc-12)
+	local o tool gcc_opts=(CC=gcc-12 HOSTCC=gcc-12)
 	for o in "${KMAKE_OPTS[@]}"; do
 		[ "$o" = LLVM=-19 ] || gcc_opts+=("$o")
 	done
+	# Their MODVERSIONS version Rust's exports with scripts/dwarfcrc
+	# (patch 16).
+	tool=$(dwarfcrc_tool) || return 1
+	gcc_opts+=("DWARFCRC=$tool")
 	KMAKE_OPTS=("${gcc_opts[@]}")
+}
+
+# Builds scripts/dwarfcrc (CRCs of exported symbols from their DWARF) and
+# prints its path.
+dwarfcrc_tool() {
+	(cd "$ALLOCTAG_ROOT" && cargo build --quiet --release -p dwarfcrc) >&2 ||
+		die "building scripts/dwarfcrc failed"
+	echo "$CARGO_TARGET_DIR/release/dwarfcrc"
 }
 
 # The architecture of the kernels built from scripts/configs/NAME.config: a

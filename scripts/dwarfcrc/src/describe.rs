@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A symbol's type, as text: what its CRC is taken over.
+//!
+//! A function is its parameters' and return value's types, a variable its
+//! type. Every type reachable from them is written out in full the first
+//! time it is met, through pointers too, as genksyms expands a C symbol's
+//! types: a change in any of them (a field's type, offset or name, an
+//! enumerator's value, a size) changes the CRC. A type met again is written
+//! as `^` and its qualified name, which also ends every cycle. Nothing in the
+//! text depends on where the DWARF lies in the object, only on what it says.
+
+use std::collections::HashSet;
+use std::fmt::Write;
+
+use gimli::{AttributeValue, DwAt, DwTag};
+
+use crate::{
+    index::{Index, Loc},
+    Error,
+};
+
+/// The attributes written for a DIE, in this order, besides its name and
+/// type.
+const ATTRS: &[DwAt] = &[
+    gimli::DW_AT_byte_size,
+    gimli::DW_AT_bit_size,
+    gimli::DW_AT_data_member_location,
+    gimli::DW_AT_data_bit_offset,
+    gimli::DW_AT_alignment,
+    gimli::DW_AT_encoding,
+    gimli::DW_AT_const_value,
+    gimli::DW_AT_discr_value,
+    gimli::DW_AT_lower_bound,
+    gimli::DW_AT_upper_bound,
+    gimli::DW_AT_count,
+    gimli::DW_AT_declaration,
+];
+
+/// The children written inside a type; the rest (methods, nested
+/// declarations) are not part of its layout.
+const CHILDREN: &[DwTag] = &[
+    gimli::DW_TAG_member,
+    gimli::DW_TAG_variant_part,
+    gimli::DW_TAG_variant,
+    gimli::DW_TAG_enumerator,
+    gimli::DW_TAG_formal_parameter,
+    gimli::DW_TAG_unspecified_parameters,
+    gimli::DW_TAG_subrange_type,
+    gimli::DW_TAG_template_type_parameter,
+    gimli::DW_TAG_inheritance,
+];
+
+/// Tags whose name is their qualified name: the scopes they are in name them.
+const SCOPES: &[DwTag] = &[
+    gimli::DW_TAG_namespace,
+    gimli::DW_TAG_structure_type,
+    gimli::DW_TAG_union_type,
+    gimli::DW_TAG_class_type,
+    gimli::DW_TAG_enumeration_type,
+];
+
+/// Writes the description of the symbol at `loc`.
+pub fn symbol(index: &Index<'_>, loc: Loc) -> Result<String, Error> {
+    let mut d = Describer { index, out: String::new(), seen: HashSet::new() };
+    d.symbol(loc)?;
+    Ok(d.out)
+}
+
+struct Describer<'i, 'a> {
+    index: &'i Index<'a>,
+    out: String,
+    seen: HashSet<Loc>,
+}
+
+impl<'a> Describer<'_, 'a> {
+    fn symbol(&mut self, loc: Loc) -> Result<(), Error> {
+        let loc = self.origin(loc)?;
+        let tag = self.index.tag(loc)?;
+        if tag == gimli::DW_TAG_variable {
+            self.out.push_str("var ");
+            return self.type_of(loc);
+        }
+        self.out.push_str("fn(");
+        for child in self.index.children(loc)? {
+            match self.index.tag(child)? {
+                gimli::DW_TAG_formal_parameter => {
+                    let param = self.origin(child)?;
+                    self.type_of(param)?;
+                    self.out.push(',');
+                }
+                gimli::DW_TAG_unspecified_parameters => self.out.push_str("...,"),
+                _ => {}
+            }
+        }
+        self.out.push_str(")->");
+        self.type_of(loc)
+    }
+
+    /// The DIE that holds `loc`'s description: itself, or what its
+    /// `DW_AT_abstract_origin` or `DW_AT_specification` names when it has
+    /// neither a type nor children of its own.
+    fn origin(&self, mut loc: Loc) -> Result<Loc, Error> {
+        for _ in 0..8 {
+            let entry = self.index.entry(loc)?;
+            if entry.attr_value(gimli::DW_AT_type).map_err(dw)?.is_some() || entry.has_children() {
+                break;
+            }
+            let next = match entry.attr_value(gimli::DW_AT_abstract_origin).map_err(dw)? {
+                Some(v) => Some(v),
+                None => entry.attr_value(gimli::DW_AT_specification).map_err(dw)?,
+            };
+            match next.and_then(|v| self.index.resolve(loc, v)) {
+                Some(next) => loc = next,
+                None => break,
+            }
+        }
+        Ok(loc)
+    }
+
+    /// `loc`'s `DW_AT_type`, or `void`.
+    fn type_of(&mut self, loc: Loc) -> Result<(), Error> {
+        let value = self.index.entry(loc)?.attr_value(gimli::DW_AT_type).map_err(dw)?;
+        match value.and_then(|v| self.index.resolve(loc, v)) {
+            Some(ty) => self.die(ty, true),
+            None => {
+                self.out.push_str("void");
+                Ok(())
+            }
+        }
+    }
+
+    /// A type, or a type's child (`top` false: written where it is, never
+    /// as a reference).
+    fn die(&mut self, loc: Loc, top: bool) -> Result<(), Error> {
+        if top && !self.seen.insert(loc) {
+            self.out.push('^');
+            let name = self.qualified_name(loc)?;
+            self.out.push_str(&name);
+            return Ok(());
+        }
+        let entry = self.index.entry(loc)?;
+        let tag = entry.tag();
+        let _ = write!(self.out, "{}", tag.static_string().unwrap_or("DW_TAG_?").trim_start_matches("DW_TAG_"));
+        let name = if top { self.qualified_name(loc)? } else { self.name(loc)? };
+        if !name.is_empty() {
+            self.out.push(' ');
+            self.out.push_str(&name);
+        }
+        for &at in ATTRS {
+            let Some(attr) = entry.attr(at).map_err(dw)? else { continue };
+            let _ = write!(self.out, " {}=", at.static_string().unwrap_or("?").trim_start_matches("DW_AT_"));
+            self.value(loc, attr.value())?;
+        }
+        if entry.attr_value(gimli::DW_AT_type).map_err(dw)?.is_some() {
+            self.out.push_str(" :");
+            self.type_of(loc)?;
+        }
+        if entry.has_children() {
+            self.out.push_str(" {");
+            for child in self.index.children(loc)? {
+                if CHILDREN.contains(&self.index.tag(child)?) {
+                    self.die(child, false)?;
+                    self.out.push(';');
+                }
+            }
+            self.out.push('}');
+        }
+        Ok(())
+    }
+
+    fn value(&mut self, loc: Loc, value: AttributeValue<crate::index::R<'a>>) -> Result<(), Error> {
+        match value {
+            AttributeValue::Sdata(v) => {
+                let _ = write!(self.out, "{v}");
+            }
+            AttributeValue::Flag(v) => {
+                let _ = write!(self.out, "{v}");
+            }
+            AttributeValue::Encoding(v) => {
+                let _ = write!(self.out, "{}", v.static_string().unwrap_or("?"));
+            }
+            AttributeValue::Block(b) | AttributeValue::Exprloc(gimli::Expression(b)) => {
+                for byte in b.slice() {
+                    let _ = write!(self.out, "{byte:02x}");
+                }
+            }
+            AttributeValue::String(_) | AttributeValue::DebugStrRef(_) | AttributeValue::DebugStrOffsetsIndex(_)
+            | AttributeValue::DebugLineStrRef(_) => {
+                let s = self.index.string(loc, value)?;
+                self.out.push_str(&s);
+            }
+            other => match other.udata_value() {
+                Some(v) => {
+                    let _ = write!(self.out, "{v}");
+                }
+                None => self.out.push('?'),
+            },
+        }
+        Ok(())
+    }
+
+    fn name(&self, loc: Loc) -> Result<String, Error> {
+        match self.index.entry(loc)?.attr_value(gimli::DW_AT_name).map_err(dw)? {
+            Some(v) => self.index.string(loc, v),
+            None => Ok(String::new()),
+        }
+    }
+
+    /// The DIE's name after the names of the namespaces and types it is in.
+    fn qualified_name(&self, loc: Loc) -> Result<String, Error> {
+        let mut parts = vec![self.name(loc)?];
+        let mut at = loc;
+        while let Some(parent) = self.index.parent(at) {
+            if !SCOPES.contains(&self.index.tag(parent)?) {
+                break;
+            }
+            parts.push(self.name(parent)?);
+            at = parent;
+        }
+        parts.reverse();
+        Ok(parts.join("::"))
+    }
+}
+
+fn dw(e: gimli::Error) -> Error {
+    Error(format!("DWARF: {e}"))
+}

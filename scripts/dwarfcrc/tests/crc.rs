@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! CRCs computed from objects that rustc and the C compiler build here: a
+//! change to a symbol's types changes its CRC, anything else does not.
+
+use std::{path::Path, process::Command};
+
+use dwarfcrc::{describe, elf, index::Index};
+
+/// Builds `source` (Rust, or C when `c`) into an object with DWARF.
+fn object(dir: &Path, name: &str, source: &str, c: bool) -> std::path::PathBuf {
+    let src = dir.join(if c { format!("{name}.c") } else { format!("{name}.rs") });
+    let obj = dir.join(format!("{name}.o"));
+    std::fs::write(&src, source).unwrap();
+    let status = if c {
+        Command::new("cc").args(["-g", "-O1", "-c", "-o"]).arg(&obj).arg(&src).status()
+    } else {
+        Command::new("rustc")
+            .args(["--crate-type=lib", "--emit=obj", "-g", "-Copt-level=1", "--edition=2021", "-o"])
+            .arg(&obj)
+            .arg(&src)
+            .status()
+    };
+    assert!(status.unwrap().success(), "building {}", src.display());
+    obj
+}
+
+/// The CRC of each symbol named, None where the objects do not describe it.
+fn crcs(objects: &[&Path], names: &[&str]) -> Vec<Option<u32>> {
+    let sections: Vec<_> = objects.iter().map(|o| elf::load(o).unwrap()).collect();
+    let index = Index::new(&sections).unwrap();
+    names
+        .iter()
+        .map(|n| index.symbol(n).map(|loc| dwarfcrc::crc(&describe::symbol(&index, loc).unwrap())))
+        .collect()
+}
+
+fn crc_of(dir: &Path, source: &str, name: &str) -> u32 {
+    let obj = object(dir, "t", source, false);
+    crcs(&[&obj], &[name])[0].expect("the symbol is described")
+}
+
+const BASE: &str = r#"
+pub struct Inner { pub a: u32, pub b: u64 }
+pub struct Outer { pub inner: Inner, pub next: *const Outer }
+#[unsafe(no_mangle)]
+pub extern "C" fn takes(o: &Outer) -> u64 { o.inner.b }
+#[unsafe(no_mangle)]
+pub extern "C" fn other(x: u32) -> u32 { x + 1 }
+#[unsafe(no_mangle)]
+pub static TABLE: [u16; 4] = [1, 2, 3, 4];
+"#;
+
+fn tmp() -> tempdir::Dir {
+    tempdir::Dir::new()
+}
+
+mod tempdir {
+    /// A directory of its own under the target directory, removed on drop.
+    pub struct Dir(pub std::path::PathBuf);
+    impl Dir {
+        pub fn new() -> Self {
+            use std::sync::atomic::{AtomicU32, Ordering};
+            static N: AtomicU32 = AtomicU32::new(0);
+            let p = std::env::temp_dir()
+                .join(format!("dwarfcrc-test-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+            std::fs::create_dir_all(&p).unwrap();
+            Dir(p)
+        }
+    }
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+#[test]
+fn same_source_same_crc() {
+    let (a, b) = (tmp(), tmp());
+    assert_eq!(crc_of(&a.0, BASE, "takes"), crc_of(&b.0, BASE, "takes"));
+}
+
+#[test]
+fn a_field_type_reached_through_a_reference_changes_the_crc() {
+    let d = tmp();
+    let changed = BASE.replace("pub b: u64", "pub b: u32");
+    assert_ne!(crc_of(&d.0, BASE, "takes"), crc_of(&d.0, &changed.replace("o.inner.b", "o.inner.b as u64"), "takes"));
+}
+
+#[test]
+fn a_field_name_or_order_changes_the_crc() {
+    let d = tmp();
+    let base = crc_of(&d.0, BASE, "takes");
+    assert_ne!(base, crc_of(&d.0, &BASE.replace("pub a: u32", "pub c: u32"), "takes"));
+    let reordered = BASE.replace("pub a: u32, pub b: u64", "pub b: u64, pub a: u32");
+    // rustc may keep the layout of a reordered struct: the member order in
+    // the DWARF still differs.
+    assert_ne!(base, crc_of(&d.0, &reordered, "takes"));
+}
+
+#[test]
+fn a_parameter_or_return_type_changes_the_crc() {
+    let d = tmp();
+    let base = crc_of(&d.0, BASE, "other");
+    assert_ne!(base, crc_of(&d.0, &BASE.replace("fn other(x: u32) -> u32 { x + 1 }", "fn other(x: u64) -> u32 { x as u32 }"), "other"));
+    assert_ne!(base, crc_of(&d.0, &BASE.replace("fn other(x: u32) -> u32 { x + 1 }", "fn other(x: u32) -> u64 { x as u64 }"), "other"));
+}
+
+#[test]
+fn a_body_or_an_unrelated_type_does_not_change_the_crc() {
+    let d = tmp();
+    let base = crc_of(&d.0, BASE, "other");
+    assert_eq!(base, crc_of(&d.0, &BASE.replace("x + 1", "x * 3"), "other"));
+    // Inner is not reachable from other().
+    assert_eq!(base, crc_of(&d.0, &BASE.replace("pub a: u32", "pub a: u8"), "other"));
+}
+
+#[test]
+fn a_variable_is_versioned_by_its_type() {
+    let d = tmp();
+    let base = crc_of(&d.0, BASE, "TABLE");
+    assert_eq!(base, crc_of(&d.0, &BASE.replace("[1, 2, 3, 4]", "[5, 6, 7, 8]"), "TABLE"));
+    assert_ne!(base, crc_of(&d.0, &BASE.replace("[u16; 4] = [1, 2, 3, 4]", "[u16; 5] = [1, 2, 3, 4, 5]"), "TABLE"));
+}
+
+#[test]
+fn names_come_through_the_relocations() {
+    // In a .o, .debug_info reaches .debug_str through relocations: read
+    // without them, every name would be the section's first string.
+    let d = tmp();
+    let obj = object(&d.0, "t", BASE, false);
+    let sections = [elf::load(&obj).unwrap()];
+    let index = Index::new(&sections).unwrap();
+    let text = describe::symbol(&index, index.symbol("takes").unwrap()).unwrap();
+    assert!(text.contains("Outer") && text.contains("member inner") && text.contains("member next"), "{text}");
+    // The self-reference through `next` ends in a back-reference.
+    assert!(text.contains("^t::Outer"), "{text}");
+}
+
+#[test]
+fn a_symbol_without_dwarf_is_not_described() {
+    let d = tmp();
+    let obj = object(&d.0, "t", BASE, false);
+    assert_eq!(crcs(&[&obj], &["no_such_symbol"]), vec![None]);
+}
+
+#[test]
+fn a_c_function_is_found_by_its_name_across_objects() {
+    let d = tmp();
+    let c = "struct s { int a; long b; };\nlong helper(struct s *p) { return p->b; }\n";
+    let rust = object(&d.0, "r", BASE, false);
+    let obj = object(&d.0, "c", c, true);
+    let both = crcs(&[&rust, &obj], &["takes", "helper"]);
+    assert_eq!(both[0], crcs(&[&rust], &["takes"])[0]);
+    let helper = both[1].expect("helper is described");
+    let obj2 = object(&d.0, "c2", &c.replace("long b;", "int b;"), true);
+    assert_ne!(Some(helper), crcs(&[&obj2], &["helper"])[0]);
+}
