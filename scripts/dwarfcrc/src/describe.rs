@@ -16,8 +16,8 @@ use std::fmt::Write;
 use gimli::{AttributeValue, DwAt, DwTag};
 
 use crate::{
-    index::{Index, Loc},
     Error,
+    index::{Index, Loc},
 };
 
 /// The attributes written for a DIE, in this order, besides its name and
@@ -62,7 +62,11 @@ const SCOPES: &[DwTag] = &[
 
 /// Writes the description of the symbol at `loc`.
 pub fn symbol(index: &Index<'_>, loc: Loc) -> Result<String, Error> {
-    let mut d = Describer { index, out: String::new(), seen: HashSet::new() };
+    let mut d = Describer {
+        index,
+        out: String::new(),
+        seen: HashSet::new(),
+    };
     d.symbol(loc)?;
     Ok(d.out)
 }
@@ -120,7 +124,11 @@ impl<'a> Describer<'_, 'a> {
 
     /// `loc`'s `DW_AT_type`, or `void`.
     fn type_of(&mut self, loc: Loc) -> Result<(), Error> {
-        let value = self.index.entry(loc)?.attr_value(gimli::DW_AT_type).map_err(dw)?;
+        let value = self
+            .index
+            .entry(loc)?
+            .attr_value(gimli::DW_AT_type)
+            .map_err(dw)?;
         match value.and_then(|v| self.index.resolve(loc, v)) {
             Some(ty) => self.die(ty, true),
             None => {
@@ -141,15 +149,33 @@ impl<'a> Describer<'_, 'a> {
         }
         let entry = self.index.entry(loc)?;
         let tag = entry.tag();
-        let _ = write!(self.out, "{}", tag.static_string().unwrap_or("DW_TAG_?").trim_start_matches("DW_TAG_"));
-        let name = if top { self.qualified_name(loc)? } else { self.name(loc)? };
+        let _ = write!(
+            self.out,
+            "{}",
+            tag.static_string()
+                .unwrap_or("DW_TAG_?")
+                .trim_start_matches("DW_TAG_")
+        );
+        let name = if top {
+            self.qualified_name(loc)?
+        } else {
+            self.name(loc)?
+        };
         if !name.is_empty() {
             self.out.push(' ');
             self.out.push_str(&name);
         }
         for &at in ATTRS {
-            let Some(attr) = entry.attr(at).map_err(dw)? else { continue };
-            let _ = write!(self.out, " {}=", at.static_string().unwrap_or("?").trim_start_matches("DW_AT_"));
+            let Some(attr) = entry.attr(at).map_err(dw)? else {
+                continue;
+            };
+            let _ = write!(
+                self.out,
+                " {}=",
+                at.static_string()
+                    .unwrap_or("?")
+                    .trim_start_matches("DW_AT_")
+            );
             self.value(loc, attr.value())?;
         }
         if entry.attr_value(gimli::DW_AT_type).map_err(dw)?.is_some() {
@@ -185,7 +211,9 @@ impl<'a> Describer<'_, 'a> {
                     let _ = write!(self.out, "{byte:02x}");
                 }
             }
-            AttributeValue::String(_) | AttributeValue::DebugStrRef(_) | AttributeValue::DebugStrOffsetsIndex(_)
+            AttributeValue::String(_)
+            | AttributeValue::DebugStrRef(_)
+            | AttributeValue::DebugStrOffsetsIndex(_)
             | AttributeValue::DebugLineStrRef(_) => {
                 let s = self.index.string(loc, value)?;
                 self.out.push_str(&s);
@@ -201,7 +229,12 @@ impl<'a> Describer<'_, 'a> {
     }
 
     fn name(&self, loc: Loc) -> Result<String, Error> {
-        match self.index.entry(loc)?.attr_value(gimli::DW_AT_name).map_err(dw)? {
+        match self
+            .index
+            .entry(loc)?
+            .attr_value(gimli::DW_AT_name)
+            .map_err(dw)?
+        {
             Some(v) => self.index.string(loc, v),
             None => Ok(String::new()),
         }

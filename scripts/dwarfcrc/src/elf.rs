@@ -8,8 +8,8 @@
 //! relocations applied, as a linker would.
 
 use object::{
-    Object, ObjectSection, ObjectSymbol, RelocationKind, RelocationTarget, SectionFlags, SectionIndex,
-    SymbolSection,
+    Object, ObjectSection, ObjectSymbol, RelocationKind, RelocationTarget, SectionFlags,
+    SectionIndex, SymbolSection,
 };
 use std::{borrow::Cow, collections::HashMap, fs, path::Path};
 
@@ -33,7 +33,8 @@ pub fn place(section: SectionIndex, offset: u64) -> u64 {
 /// Reads `path`'s DWARF.
 pub fn load(path: &Path) -> Result<Sections, Error> {
     let bytes = fs::read(path).map_err(|e| Error(format!("{}: {e}", path.display())))?;
-    let file = object::File::parse(&*bytes).map_err(|e| Error(format!("{}: {e}", path.display())))?;
+    let file =
+        object::File::parse(&*bytes).map_err(|e| Error(format!("{}: {e}", path.display())))?;
     let endian = if file.is_little_endian() {
         gimli::RunTimeEndian::Little
     } else {
@@ -44,18 +45,30 @@ pub fn load(path: &Path) -> Result<Sections, Error> {
     let symbols = file
         .symbols()
         .filter_map(|sym| match (sym.section(), sym.name()) {
-            (SymbolSection::Section(i), Ok(name)) if !name.is_empty() => Some((name.to_owned(), place(i, sym.address()))),
+            (SymbolSection::Section(i), Ok(name)) if !name.is_empty() => {
+                Some((name.to_owned(), place(i, sym.address())))
+            }
             _ => None,
         })
         .collect();
-    Ok(Sections { dwarf, endian, symbols })
+    Ok(Sections {
+        dwarf,
+        endian,
+        symbols,
+    })
 }
 
-fn section(file: &object::File<'_>, name: &str, endian: gimli::RunTimeEndian) -> Result<Vec<u8>, Error> {
+fn section(
+    file: &object::File<'_>,
+    name: &str,
+    endian: gimli::RunTimeEndian,
+) -> Result<Vec<u8>, Error> {
     let Some(sec) = file.section_by_name(name) else {
         return Ok(Vec::new());
     };
-    let data: Cow<'_, [u8]> = sec.uncompressed_data().map_err(|e| Error(format!("{name}: {e}")))?;
+    let data: Cow<'_, [u8]> = sec
+        .uncompressed_data()
+        .map_err(|e| Error(format!("{name}: {e}")))?;
     let mut data = data.into_owned();
     for (offset, reloc) in sec.relocations() {
         // Only absolute relocations occur in DWARF; anything else is left
@@ -68,16 +81,28 @@ fn section(file: &object::File<'_>, name: &str, endian: gimli::RunTimeEndian) ->
                 Ok(s) => (s.section_index(), s.address()),
                 Err(_) => (None, 0),
             },
-            RelocationTarget::Section(i) => (Some(i), file.section_by_index(i).map(|s| s.address()).unwrap_or(0)),
+            RelocationTarget::Section(i) => (
+                Some(i),
+                file.section_by_index(i).map(|s| s.address()).unwrap_or(0),
+            ),
             _ => (None, 0),
         };
         let width = usize::from(reloc.size() / 8);
-        let at = usize::try_from(offset).map_err(|_| Error(format!("{name}: relocation at {offset:#x}")))?;
+        let at = usize::try_from(offset)
+            .map_err(|_| Error(format!("{name}: relocation at {offset:#x}")))?;
         let Some(field) = data.get_mut(at..at + width) else {
-            return Err(Error(format!("{name}: relocation at {offset:#x} outside the section")));
+            return Err(Error(format!(
+                "{name}: relocation at {offset:#x} outside the section"
+            )));
         };
-        let implicit = if reloc.has_implicit_addend() { read(field, endian) } else { 0 };
-        let mut value = base.wrapping_add(reloc.addend() as u64).wrapping_add(implicit);
+        let implicit = if reloc.has_implicit_addend() {
+            read(field, endian)
+        } else {
+            0
+        };
+        let mut value = base
+            .wrapping_add(reloc.addend() as u64)
+            .wrapping_add(implicit);
         // An address of code or data (a subprogram's DW_AT_low_pc, a
         // variable's DW_OP_addr) is made a place, to be matched with the
         // symbols at it.
@@ -96,7 +121,11 @@ fn section(file: &object::File<'_>, name: &str, endian: gimli::RunTimeEndian) ->
 fn read(field: &[u8], endian: gimli::RunTimeEndian) -> u64 {
     let mut v = 0u64;
     for (i, b) in field.iter().enumerate() {
-        let shift = if endian == gimli::RunTimeEndian::Little { i } else { field.len() - 1 - i };
+        let shift = if endian == gimli::RunTimeEndian::Little {
+            i
+        } else {
+            field.len() - 1 - i
+        };
         v |= u64::from(*b) << (8 * shift);
     }
     v
@@ -105,7 +134,11 @@ fn read(field: &[u8], endian: gimli::RunTimeEndian) -> u64 {
 fn write(field: &mut [u8], value: u64, endian: gimli::RunTimeEndian) {
     let len = field.len();
     for (i, b) in field.iter_mut().enumerate() {
-        let shift = if endian == gimli::RunTimeEndian::Little { i } else { len - 1 - i };
+        let shift = if endian == gimli::RunTimeEndian::Little {
+            i
+        } else {
+            len - 1 - i
+        };
         *b = (value >> (8 * shift)) as u8;
     }
 }

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use gimli::{AttributeValue, DwTag, EndianSlice, RunTimeEndian, UnitOffset};
 
-use crate::{elf::Sections, Error};
+use crate::{Error, elf::Sections};
 
 pub type R<'a> = EndianSlice<'a, RunTimeEndian>;
 
@@ -53,13 +53,19 @@ impl<'a> Index<'a> {
             symbol_places: objects.iter().map(|o| &o.symbols).collect(),
         };
         for (object, sections) in objects.iter().enumerate() {
-            let dwarf = sections.dwarf.borrow(|s| EndianSlice::new(s, sections.endian));
+            let dwarf = sections
+                .dwarf
+                .borrow(|s| EndianSlice::new(s, sections.endian));
             let mut headers = dwarf.units();
             while let Some(header) = headers.next().map_err(err)? {
                 let unit = dwarf.unit(header).map_err(err)?;
                 let at = index.units.len();
                 let parents = index.scan(&dwarf, &unit, at, object)?;
-                index.units.push(IndexedUnit { object, unit, parents });
+                index.units.push(IndexedUnit {
+                    object,
+                    unit,
+                    parents,
+                });
             }
             index.dwarfs.push(dwarf);
         }
@@ -89,18 +95,27 @@ impl<'a> Index<'a> {
             if tag != gimli::DW_TAG_subprogram && tag != gimli::DW_TAG_variable {
                 continue;
             }
-            let loc = Loc { unit: at, offset: entry.offset() };
+            let loc = Loc {
+                unit: at,
+                offset: entry.offset(),
+            };
             if let Some(place) = place_of(entry)? {
                 self.places.entry((object, place)).or_insert(loc);
             }
             let linkage = match entry.attr_value(gimli::DW_AT_linkage_name).map_err(err)? {
                 Some(v) => Some(v),
-                None => entry.attr_value(gimli::DW_AT_MIPS_linkage_name).map_err(err)?,
+                None => entry
+                    .attr_value(gimli::DW_AT_MIPS_linkage_name)
+                    .map_err(err)?,
             };
             let name = match linkage {
                 Some(v) => v,
                 // A C external is known by its own name.
-                None if entry.attr_value(gimli::DW_AT_external).map_err(err)?.is_some() => {
+                None if entry
+                    .attr_value(gimli::DW_AT_external)
+                    .map_err(err)?
+                    .is_some() =>
+                {
                     match entry.attr_value(gimli::DW_AT_name).map_err(err)? {
                         Some(v) => v,
                         None => continue,
@@ -108,10 +123,19 @@ impl<'a> Index<'a> {
                 }
                 None => continue,
             };
-            let name = dwarf.attr_string(unit, name).map_err(err)?.to_string_lossy().into_owned();
+            let name = dwarf
+                .attr_string(unit, name)
+                .map_err(err)?
+                .to_string_lossy()
+                .into_owned();
             let score = u8::from(entry.has_children()) * 2
                 + u8::from(entry.attr_value(gimli::DW_AT_type).map_err(err)?.is_some())
-                + u8::from(entry.attr_value(gimli::DW_AT_declaration).map_err(err)?.is_none()) * 4;
+                + u8::from(
+                    entry
+                        .attr_value(gimli::DW_AT_declaration)
+                        .map_err(err)?
+                        .is_none(),
+                ) * 4;
             match self.symbols.get(&name) {
                 Some((best, _)) if *best >= score => {}
                 _ => {
@@ -127,31 +151,48 @@ impl<'a> Index<'a> {
         if let Some((_, loc)) = self.symbols.get(name) {
             return Some(*loc);
         }
-        self.symbol_places.iter().enumerate().find_map(|(object, places)| {
-            let place = places.get(name)?;
-            self.places.get(&(object, *place)).copied()
-        })
+        self.symbol_places
+            .iter()
+            .enumerate()
+            .find_map(|(object, places)| {
+                let place = places.get(name)?;
+                self.places.get(&(object, *place)).copied()
+            })
     }
 
-    pub fn entry(&self, loc: Loc) -> Result<gimli::DebuggingInformationEntry<'_, '_, R<'a>>, Error> {
+    pub fn entry(
+        &self,
+        loc: Loc,
+    ) -> Result<gimli::DebuggingInformationEntry<'_, '_, R<'a>>, Error> {
         self.units[loc.unit].unit.entry(loc.offset).map_err(err)
     }
 
     pub fn parent(&self, loc: Loc) -> Option<Loc> {
-        self.units[loc.unit].parents.get(&loc.offset).map(|offset| Loc { unit: loc.unit, offset: *offset })
+        self.units[loc.unit]
+            .parents
+            .get(&loc.offset)
+            .map(|offset| Loc {
+                unit: loc.unit,
+                offset: *offset,
+            })
     }
 
     /// The DIE a reference attribute of a DIE in `from`'s unit names.
     pub fn resolve(&self, from: Loc, value: AttributeValue<R<'a>>) -> Option<Loc> {
         match value {
-            AttributeValue::UnitRef(offset) => Some(Loc { unit: from.unit, offset }),
+            AttributeValue::UnitRef(offset) => Some(Loc {
+                unit: from.unit,
+                offset,
+            }),
             AttributeValue::DebugInfoRef(offset) => {
                 let object = self.units[from.unit].object;
                 self.units.iter().enumerate().find_map(|(i, u)| {
                     if u.object != object {
                         return None;
                     }
-                    offset.to_unit_offset(&u.unit.header).map(|offset| Loc { unit: i, offset })
+                    offset
+                        .to_unit_offset(&u.unit.header)
+                        .map(|offset| Loc { unit: i, offset })
                 })
             }
             _ => None,
@@ -161,7 +202,9 @@ impl<'a> Index<'a> {
     /// A string attribute of the DIE at `loc`.
     pub fn string(&self, loc: Loc, value: AttributeValue<R<'a>>) -> Result<String, Error> {
         let u = &self.units[loc.unit];
-        let s = self.dwarfs[u.object].attr_string(&u.unit, value).map_err(err)?;
+        let s = self.dwarfs[u.object]
+            .attr_string(&u.unit, value)
+            .map_err(err)?;
         Ok(s.to_string_lossy().into_owned())
     }
 
@@ -178,7 +221,10 @@ impl<'a> Index<'a> {
         let mut children = root.children();
         let mut out = Vec::new();
         while let Some(child) = children.next().map_err(err)? {
-            out.push(Loc { unit: loc.unit, offset: child.entry().offset() });
+            out.push(Loc {
+                unit: loc.unit,
+                offset: child.entry().offset(),
+            });
         }
         Ok(out)
     }
@@ -190,7 +236,9 @@ fn place_of(entry: &gimli::DebuggingInformationEntry<'_, '_, R<'_>>) -> Result<O
         return Ok(Some(a));
     }
     // A variable's DW_AT_location that is exactly DW_OP_addr ADDRESS.
-    if let Some(AttributeValue::Exprloc(expr)) = entry.attr_value(gimli::DW_AT_location).map_err(err)? {
+    if let Some(AttributeValue::Exprloc(expr)) =
+        entry.attr_value(gimli::DW_AT_location).map_err(err)?
+    {
         let bytes = expr.0.slice();
         if bytes.len() == 9 && bytes[0] == gimli::DW_OP_addr.0 {
             let mut a = [0u8; 8];

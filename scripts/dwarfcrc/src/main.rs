@@ -8,7 +8,7 @@ use std::io::{self, BufRead, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use dwarfcrc::{describe, elf, index::Index, Error};
+use dwarfcrc::{Error, describe, elf, index::Index};
 
 fn run() -> Result<(), Error> {
     let mut describe_only = false;
@@ -21,9 +21,14 @@ fn run() -> Result<(), Error> {
         }
     }
     if paths.is_empty() {
-        return Err(Error("usage: dwarfcrc [--describe] OBJECT... < NAMES".into()));
+        return Err(Error(
+            "usage: dwarfcrc [--describe] OBJECT... < NAMES".into(),
+        ));
     }
-    let objects = paths.iter().map(|p| elf::load(p)).collect::<Result<Vec<_>, _>>()?;
+    let objects = paths
+        .iter()
+        .map(|p| elf::load(p))
+        .collect::<Result<Vec<_>, _>>()?;
     let index = Index::new(&objects)?;
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());

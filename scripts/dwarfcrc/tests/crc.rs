@@ -9,14 +9,29 @@ use dwarfcrc::{describe, elf, index::Index};
 
 /// Builds `source` (Rust, or C when `c`) into an object with DWARF.
 fn object(dir: &Path, name: &str, source: &str, c: bool) -> std::path::PathBuf {
-    let src = dir.join(if c { format!("{name}.c") } else { format!("{name}.rs") });
+    let src = dir.join(if c {
+        format!("{name}.c")
+    } else {
+        format!("{name}.rs")
+    });
     let obj = dir.join(format!("{name}.o"));
     std::fs::write(&src, source).unwrap();
     let status = if c {
-        Command::new("cc").args(["-g", "-O1", "-c", "-o"]).arg(&obj).arg(&src).status()
+        Command::new("cc")
+            .args(["-g", "-O1", "-c", "-o"])
+            .arg(&obj)
+            .arg(&src)
+            .status()
     } else {
         Command::new("rustc")
-            .args(["--crate-type=lib", "--emit=obj", "-g", "-Copt-level=1", "--edition=2021", "-o"])
+            .args([
+                "--crate-type=lib",
+                "--emit=obj",
+                "-g",
+                "-Copt-level=1",
+                "--edition=2021",
+                "-o",
+            ])
             .arg(&obj)
             .arg(&src)
             .status()
@@ -31,7 +46,11 @@ fn crcs(objects: &[&Path], names: &[&str]) -> Vec<Option<u32>> {
     let index = Index::new(&sections).unwrap();
     names
         .iter()
-        .map(|n| index.symbol(n).map(|loc| dwarfcrc::crc(&describe::symbol(&index, loc).unwrap())))
+        .map(|n| {
+            index
+                .symbol(n)
+                .map(|loc| dwarfcrc::crc(&describe::symbol(&index, loc).unwrap()))
+        })
         .collect()
 }
 
@@ -62,8 +81,11 @@ mod tempdir {
         pub fn new() -> Self {
             use std::sync::atomic::{AtomicU32, Ordering};
             static N: AtomicU32 = AtomicU32::new(0);
-            let p = std::env::temp_dir()
-                .join(format!("dwarfcrc-test-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+            let p = std::env::temp_dir().join(format!(
+                "dwarfcrc-test-{}-{}",
+                std::process::id(),
+                N.fetch_add(1, Ordering::Relaxed)
+            ));
             std::fs::create_dir_all(&p).unwrap();
             Dir(p)
         }
@@ -85,14 +107,24 @@ fn same_source_same_crc() {
 fn a_field_type_reached_through_a_reference_changes_the_crc() {
     let d = tmp();
     let changed = BASE.replace("pub b: u64", "pub b: u32");
-    assert_ne!(crc_of(&d.0, BASE, "takes"), crc_of(&d.0, &changed.replace("o.inner.b", "o.inner.b as u64"), "takes"));
+    assert_ne!(
+        crc_of(&d.0, BASE, "takes"),
+        crc_of(
+            &d.0,
+            &changed.replace("o.inner.b", "o.inner.b as u64"),
+            "takes"
+        )
+    );
 }
 
 #[test]
 fn a_field_name_or_order_changes_the_crc() {
     let d = tmp();
     let base = crc_of(&d.0, BASE, "takes");
-    assert_ne!(base, crc_of(&d.0, &BASE.replace("pub a: u32", "pub c: u32"), "takes"));
+    assert_ne!(
+        base,
+        crc_of(&d.0, &BASE.replace("pub a: u32", "pub c: u32"), "takes")
+    );
     let reordered = BASE.replace("pub a: u32, pub b: u64", "pub b: u64, pub a: u32");
     // rustc may keep the layout of a reordered struct: the member order in
     // the DWARF still differs.
@@ -103,8 +135,28 @@ fn a_field_name_or_order_changes_the_crc() {
 fn a_parameter_or_return_type_changes_the_crc() {
     let d = tmp();
     let base = crc_of(&d.0, BASE, "other");
-    assert_ne!(base, crc_of(&d.0, &BASE.replace("fn other(x: u32) -> u32 { x + 1 }", "fn other(x: u64) -> u32 { x as u32 }"), "other"));
-    assert_ne!(base, crc_of(&d.0, &BASE.replace("fn other(x: u32) -> u32 { x + 1 }", "fn other(x: u32) -> u64 { x as u64 }"), "other"));
+    assert_ne!(
+        base,
+        crc_of(
+            &d.0,
+            &BASE.replace(
+                "fn other(x: u32) -> u32 { x + 1 }",
+                "fn other(x: u64) -> u32 { x as u32 }"
+            ),
+            "other"
+        )
+    );
+    assert_ne!(
+        base,
+        crc_of(
+            &d.0,
+            &BASE.replace(
+                "fn other(x: u32) -> u32 { x + 1 }",
+                "fn other(x: u32) -> u64 { x as u64 }"
+            ),
+            "other"
+        )
+    );
 }
 
 #[test]
@@ -113,15 +165,28 @@ fn a_body_or_an_unrelated_type_does_not_change_the_crc() {
     let base = crc_of(&d.0, BASE, "other");
     assert_eq!(base, crc_of(&d.0, &BASE.replace("x + 1", "x * 3"), "other"));
     // Inner is not reachable from other().
-    assert_eq!(base, crc_of(&d.0, &BASE.replace("pub a: u32", "pub a: u8"), "other"));
+    assert_eq!(
+        base,
+        crc_of(&d.0, &BASE.replace("pub a: u32", "pub a: u8"), "other")
+    );
 }
 
 #[test]
 fn a_variable_is_versioned_by_its_type() {
     let d = tmp();
     let base = crc_of(&d.0, BASE, "TABLE");
-    assert_eq!(base, crc_of(&d.0, &BASE.replace("[1, 2, 3, 4]", "[5, 6, 7, 8]"), "TABLE"));
-    assert_ne!(base, crc_of(&d.0, &BASE.replace("[u16; 4] = [1, 2, 3, 4]", "[u16; 5] = [1, 2, 3, 4, 5]"), "TABLE"));
+    assert_eq!(
+        base,
+        crc_of(&d.0, &BASE.replace("[1, 2, 3, 4]", "[5, 6, 7, 8]"), "TABLE")
+    );
+    assert_ne!(
+        base,
+        crc_of(
+            &d.0,
+            &BASE.replace("[u16; 4] = [1, 2, 3, 4]", "[u16; 5] = [1, 2, 3, 4, 5]"),
+            "TABLE"
+        )
+    );
 }
 
 #[test]
@@ -133,7 +198,10 @@ fn names_come_through_the_relocations() {
     let sections = [elf::load(&obj).unwrap()];
     let index = Index::new(&sections).unwrap();
     let text = describe::symbol(&index, index.symbol("takes").unwrap()).unwrap();
-    assert!(text.contains("Outer") && text.contains("member inner") && text.contains("member next"), "{text}");
+    assert!(
+        text.contains("Outer") && text.contains("member inner") && text.contains("member next"),
+        "{text}"
+    );
     // The self-reference through `next` ends in a back-reference.
     assert!(text.contains("^t::Outer"), "{text}");
 }
