@@ -97,6 +97,17 @@ mod tempdir {
     }
 }
 
+/// The CRC of `name` in BASE with each `(from, to)` replaced; each `from`
+/// must be there, or the test would compare BASE with itself.
+fn crc_changed(dir: &Path, edits: &[(&str, &str)], name: &str) -> u32 {
+    let mut source = BASE.to_owned();
+    for (from, to) in edits {
+        assert!(source.contains(from), "{from} is not in the source");
+        source = source.replace(from, to);
+    }
+    crc_of(dir, &source, name)
+}
+
 #[test]
 fn same_source_same_crc() {
     let (a, b) = (tmp(), tmp());
@@ -106,14 +117,13 @@ fn same_source_same_crc() {
 #[test]
 fn a_field_type_reached_through_a_reference_changes_the_crc() {
     let d = tmp();
-    let changed = BASE.replace("pub b: u64", "pub b: u32");
+    let edits = [
+        ("pub b: u64", "pub b: u32"),
+        ("o.inner.b", "o.inner.b as u64"),
+    ];
     assert_ne!(
         crc_of(&d.0, BASE, "takes"),
-        crc_of(
-            &d.0,
-            &changed.replace("o.inner.b", "o.inner.b as u64"),
-            "takes"
-        )
+        crc_changed(&d.0, &edits, "takes")
     );
 }
 
@@ -123,51 +133,34 @@ fn a_field_name_or_order_changes_the_crc() {
     let base = crc_of(&d.0, BASE, "takes");
     assert_ne!(
         base,
-        crc_of(&d.0, &BASE.replace("pub a: u32", "pub c: u32"), "takes")
+        crc_changed(&d.0, &[("pub a: u32", "pub c: u32")], "takes")
     );
-    let reordered = BASE.replace("pub a: u32, pub b: u64", "pub b: u64, pub a: u32");
     // rustc may keep the layout of a reordered struct: the member order in
     // the DWARF still differs.
-    assert_ne!(base, crc_of(&d.0, &reordered, "takes"));
+    let reorder = [("pub a: u32, pub b: u64", "pub b: u64, pub a: u32")];
+    assert_ne!(base, crc_changed(&d.0, &reorder, "takes"));
 }
 
 #[test]
 fn a_parameter_or_return_type_changes_the_crc() {
     let d = tmp();
     let base = crc_of(&d.0, BASE, "other");
-    assert_ne!(
-        base,
-        crc_of(
-            &d.0,
-            &BASE.replace(
-                "fn other(x: u32) -> u32 { x + 1 }",
-                "fn other(x: u64) -> u32 { x as u32 }"
-            ),
-            "other"
-        )
-    );
-    assert_ne!(
-        base,
-        crc_of(
-            &d.0,
-            &BASE.replace(
-                "fn other(x: u32) -> u32 { x + 1 }",
-                "fn other(x: u32) -> u64 { x as u64 }"
-            ),
-            "other"
-        )
-    );
+    let fun = "fn other(x: u32) -> u32 { x + 1 }";
+    let param = [(fun, "fn other(x: u64) -> u32 { x as u32 }")];
+    assert_ne!(base, crc_changed(&d.0, &param, "other"));
+    let ret = [(fun, "fn other(x: u32) -> u64 { x as u64 }")];
+    assert_ne!(base, crc_changed(&d.0, &ret, "other"));
 }
 
 #[test]
 fn a_body_or_an_unrelated_type_does_not_change_the_crc() {
     let d = tmp();
     let base = crc_of(&d.0, BASE, "other");
-    assert_eq!(base, crc_of(&d.0, &BASE.replace("x + 1", "x * 3"), "other"));
+    assert_eq!(base, crc_changed(&d.0, &[("x + 1", "x * 3")], "other"));
     // Inner is not reachable from other().
     assert_eq!(
         base,
-        crc_of(&d.0, &BASE.replace("pub a: u32", "pub a: u8"), "other")
+        crc_changed(&d.0, &[("pub a: u32", "pub a: u8")], "other")
     );
 }
 
@@ -177,16 +170,10 @@ fn a_variable_is_versioned_by_its_type() {
     let base = crc_of(&d.0, BASE, "TABLE");
     assert_eq!(
         base,
-        crc_of(&d.0, &BASE.replace("[1, 2, 3, 4]", "[5, 6, 7, 8]"), "TABLE")
+        crc_changed(&d.0, &[("[1, 2, 3, 4]", "[5, 6, 7, 8]")], "TABLE")
     );
-    assert_ne!(
-        base,
-        crc_of(
-            &d.0,
-            &BASE.replace("[u16; 4] = [1, 2, 3, 4]", "[u16; 5] = [1, 2, 3, 4, 5]"),
-            "TABLE"
-        )
-    );
+    let longer = [("[u16; 4] = [1, 2, 3, 4]", "[u16; 5] = [1, 2, 3, 4, 5]")];
+    assert_ne!(base, crc_changed(&d.0, &longer, "TABLE"));
 }
 
 #[test]
