@@ -345,3 +345,62 @@ readme_command() {
 		END { exit !found }' "$ALLOCTAG_ROOT/README.md" ||
 		die "the README gives no command starting with '$1'"
 }
+
+# Prints OFFSET:OCTAL, a byte of module $1 for smoke.sh to change
+# (crc_smoke_args): in its section $2, just after the first NEEDLE $3 (the
+# section's start if empty), and that byte XORed with $4, in octal. For
+# __versions (struct modversion_info: an unsigned long, then the name) with
+# no needle and 255: the low byte of the first CRC, complemented.
+module_byte() {
+	python3 - "$@" <<-'EOF'
+		import struct, sys
+		path, section, needle, mask = sys.argv[1], sys.argv[2].encode(), sys.argv[3].encode(), int(sys.argv[4])
+		data = open(path, "rb").read()
+		shoff, = struct.unpack_from("<Q", data, 0x28)
+		shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3a)
+		sec = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+		names = sec[shstrndx][4]
+		for s in sec:
+		    name = data[names + s[0]:data.index(b"\0", names + s[0])]
+		    if name != section or s[5] < 4:
+		        continue
+		    body = data[s[4]:s[4] + s[5]]
+		    at = body.find(needle)
+		    if at < 0:
+		        break
+		    off = s[4] + at + len(needle)
+		    print(f"{off}:{mask ^ data[off]:o}")
+		    sys.exit(0)
+		sys.exit(f"no {sys.argv[2]} {sys.argv[3]} in {path}")
+	EOF
+}
+
+# The kernel command-line words that make scripts/guest/smoke.sh try the
+# CRC checks of MODVERSIONS on kernel build $1: a byte of a C symbol's CRC
+# in alloctag_test.ko's __versions (smoke_crc=), one of a Rust symbol's in
+# alloctag_rust_plain.ko's __version_ext_crcs (smoke_rustcrc=), and the
+# first character of that module's vermagic release, 6 to 7
+# (smoke_vermagic=).
+crc_smoke_args() {
+	local m=$1/lib/alloctag/tests/modules crc rustcrc vermagic
+	crc=$(module_byte "$m/alloctag_test.ko" __versions "" 255) || return 1
+	rustcrc=$(module_byte "$m/alloctag_rust_plain.ko" __version_ext_crcs "" 255) || return 1
+	vermagic=$(module_byte "$m/alloctag_rust_plain.ko" .modinfo vermagic= 1) || return 1
+	# Words without spaces: the caller splits them unquoted.
+	echo "smoke_crc=$crc smoke_rustcrc=$rustcrc smoke_vermagic=$vermagic"
+}
+
+# Prints why, and fails, when console $1 lacks a verdict of the CRC checks
+# (crc_smoke_args) or of the out-of-tree module's load.
+crc_smoke_missing() {
+	local want
+	for want in 'a module with a changed CRC is refused' \
+		'a Rust module with a changed CRC of a Rust symbol is refused' \
+		'a Rust module built for another release loads: its CRCs agree' \
+		'rmmod alloctag_extmod'; do
+		grep -qx "smoke: ok - $want" "$1" || {
+			echo "no 'smoke: ok - $want' in $1"
+			return 1
+		}
+	done
+}
