@@ -7,10 +7,12 @@
 //! time it is met, through pointers too, as genksyms expands a C symbol's
 //! types: a change in any of them (a field's type, offset or name, an
 //! enumerator's value, a size) changes the CRC. A type met again is written
-//! as `^` and its qualified name, which also ends every cycle. Nothing in the
-//! text depends on where the DWARF lies in the object, only on what it says.
+//! as `^N`, N its number in the order the types were first met (names would
+//! not do: pointer and array types have none), which also ends every cycle.
+//! Nothing in the text depends on where the DWARF lies in the object, only
+//! on what it says.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::fmt::Write;
 
 use gimli::{AttributeValue, DwAt, DwTag};
@@ -27,6 +29,7 @@ const ATTRS: &[DwAt] = &[
     gimli::DW_AT_bit_size,
     gimli::DW_AT_data_member_location,
     gimli::DW_AT_data_bit_offset,
+    gimli::DW_AT_bit_offset,
     gimli::DW_AT_alignment,
     gimli::DW_AT_encoding,
     gimli::DW_AT_const_value,
@@ -65,7 +68,7 @@ pub fn symbol(index: &Index<'_>, loc: Loc) -> Result<String, Error> {
     let mut d = Describer {
         index,
         out: String::new(),
-        seen: HashSet::new(),
+        seen: HashMap::new(),
     };
     d.symbol(loc)?;
     Ok(d.out)
@@ -74,78 +77,104 @@ pub fn symbol(index: &Index<'_>, loc: Loc) -> Result<String, Error> {
 struct Describer<'i, 'a> {
     index: &'i Index<'a>,
     out: String,
-    seen: HashSet<Loc>,
+    /// Each type written out, numbered in the order met.
+    seen: HashMap<Loc, usize>,
 }
 
 impl<'a> Describer<'_, 'a> {
     fn symbol(&mut self, loc: Loc) -> Result<(), Error> {
-        let loc = self.origin(loc)?;
-        let tag = self.index.tag(loc)?;
-        if tag == gimli::DW_TAG_variable {
+        if self.index.tag(loc)? == gimli::DW_TAG_variable {
             self.out.push_str("var ");
             return self.type_of(loc);
         }
         self.out.push_str("fn(");
-        for child in self.index.children(loc)? {
-            match self.index.tag(child)? {
-                gimli::DW_TAG_formal_parameter => {
-                    let param = self.origin(child)?;
-                    self.type_of(param)?;
-                    self.out.push(',');
+        // The parameters of the first DIE in the chain that lists any: an
+        // out-of-line copy of an inlined function may list none, or list
+        // them without types.
+        let mut params = Vec::new();
+        for at in self.chain(loc)? {
+            for child in self.index.children(at)? {
+                let tag = self.index.tag(child)?;
+                if tag == gimli::DW_TAG_formal_parameter
+                    || tag == gimli::DW_TAG_unspecified_parameters
+                {
+                    params.push((tag, child));
                 }
-                gimli::DW_TAG_unspecified_parameters => self.out.push_str("...,"),
-                _ => {}
+            }
+            if !params.is_empty() {
+                break;
+            }
+        }
+        for (tag, param) in params {
+            if tag == gimli::DW_TAG_unspecified_parameters {
+                self.out.push_str("...,");
+            } else {
+                self.type_of(param)?;
+                self.out.push(',');
             }
         }
         self.out.push_str(")->");
+        // A function that never returns (Rust's `-> !`) has no type to say so.
+        let noreturn = self
+            .index
+            .entry(loc)?
+            .attr_value(gimli::DW_AT_noreturn)
+            .map_err(dw)?;
+        if noreturn.is_some() {
+            self.out.push('!');
+        }
         self.type_of(loc)
     }
 
-    /// The DIE that holds `loc`'s description: itself, or what its
-    /// `DW_AT_abstract_origin` or `DW_AT_specification` names when it has
-    /// neither a type nor children of its own.
-    fn origin(&self, mut loc: Loc) -> Result<Loc, Error> {
+    /// `loc`, then the DIEs its `DW_AT_abstract_origin` or
+    /// `DW_AT_specification` name, one after the other: a concrete copy of
+    /// an inlined function, or a definition, says part of what it is there.
+    fn chain(&self, loc: Loc) -> Result<Vec<Loc>, Error> {
+        let mut chain = vec![loc];
+        let mut at = loc;
         for _ in 0..8 {
-            let entry = self.index.entry(loc)?;
-            if entry.attr_value(gimli::DW_AT_type).map_err(dw)?.is_some() || entry.has_children() {
-                break;
-            }
+            let entry = self.index.entry(at)?;
             let next = match entry.attr_value(gimli::DW_AT_abstract_origin).map_err(dw)? {
                 Some(v) => Some(v),
                 None => entry.attr_value(gimli::DW_AT_specification).map_err(dw)?,
             };
-            match next.and_then(|v| self.index.resolve(loc, v)) {
-                Some(next) => loc = next,
-                None => break,
+            match next.and_then(|v| self.index.resolve(at, v)) {
+                Some(next) if !chain.contains(&next) => {
+                    chain.push(next);
+                    at = next;
+                }
+                _ => break,
             }
         }
-        Ok(loc)
+        Ok(chain)
     }
 
-    /// `loc`'s `DW_AT_type`, or `void`.
+    /// The `DW_AT_type` of `loc` or of the first DIE of its chain that has
+    /// one, or `void`.
     fn type_of(&mut self, loc: Loc) -> Result<(), Error> {
-        let value = self
-            .index
-            .entry(loc)?
-            .attr_value(gimli::DW_AT_type)
-            .map_err(dw)?;
-        match value.and_then(|v| self.index.resolve(loc, v)) {
-            Some(ty) => self.die(ty, true),
-            None => {
-                self.out.push_str("void");
-                Ok(())
+        for at in self.chain(loc)? {
+            let value = self
+                .index
+                .entry(at)?
+                .attr_value(gimli::DW_AT_type)
+                .map_err(dw)?;
+            if let Some(ty) = value.and_then(|v| self.index.resolve(at, v)) {
+                return self.die(ty, true);
             }
         }
+        self.out.push_str("void");
+        Ok(())
     }
 
     /// A type, or a type's child (`top` false: written where it is, never
     /// as a reference).
     fn die(&mut self, loc: Loc, top: bool) -> Result<(), Error> {
-        if top && !self.seen.insert(loc) {
-            self.out.push('^');
-            let name = self.qualified_name(loc)?;
-            self.out.push_str(&name);
-            return Ok(());
+        if top {
+            if let Some(n) = self.seen.get(&loc) {
+                let _ = write!(self.out, "^{n}");
+                return Ok(());
+            }
+            self.seen.insert(loc, self.seen.len());
         }
         let entry = self.index.entry(loc)?;
         let tag = entry.tag();

@@ -1,40 +1,36 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The DWARF of a relocatable ELF object, with its relocations applied.
+//! The DWARF of a relocatable ELF object, with its relocations applied, and
+//! the names it exports.
 //!
 //! In a `.o`, a reference from `.debug_info` into `.debug_str` (and the other
 //! sections) is a relocation: with RELA the bytes in the section are zero and
 //! the offset is the addend. So each DWARF section is read with its
 //! relocations applied, as a linker would.
 
-use object::{
-    Object, ObjectSection, ObjectSymbol, RelocationKind, RelocationTarget, SectionFlags,
-    SectionIndex, SymbolSection,
-};
-use std::{borrow::Cow, collections::HashMap, fs, path::Path};
+use object::{Object, ObjectSection, ObjectSymbol, RelocationKind, RelocationTarget};
+use std::{borrow::Cow, fs, path::Path};
 
 use crate::Error;
 
-/// One object's DWARF sections, owned, and where its symbols are.
+/// One object's DWARF sections, owned.
 pub struct Sections {
     pub dwarf: gimli::DwarfSections<Vec<u8>>,
     pub endian: gimli::RunTimeEndian,
-    /// Each defined symbol's [`place`].
-    pub symbols: HashMap<String, u64>,
 }
 
-/// An address in a relocatable object, made unique: functions and data each
-/// have a section of their own, at address 0, so an address alone says
-/// nothing. The section's index goes in the top 16 bits.
-pub fn place(section: SectionIndex, offset: u64) -> u64 {
-    ((section.0 as u64 + 1) << 48) | (offset & ((1 << 48) - 1))
+fn parse<'d>(path: &Path, bytes: &'d [u8]) -> Result<object::File<'d>, Error> {
+    object::File::parse(bytes).map_err(|e| Error(format!("{}: {e}", path.display())))
+}
+
+fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
+    fs::read(path).map_err(|e| Error(format!("{}: {e}", path.display())))
 }
 
 /// Reads `path`'s DWARF.
 pub fn load(path: &Path) -> Result<Sections, Error> {
-    let bytes = fs::read(path).map_err(|e| Error(format!("{}: {e}", path.display())))?;
-    let file =
-        object::File::parse(&*bytes).map_err(|e| Error(format!("{}: {e}", path.display())))?;
+    let bytes = read_file(path)?;
+    let file = parse(path, &bytes)?;
     let endian = if file.is_little_endian() {
         gimli::RunTimeEndian::Little
     } else {
@@ -42,20 +38,24 @@ pub fn load(path: &Path) -> Result<Sections, Error> {
     };
     let dwarf = gimli::DwarfSections::load(|id| section(&file, id.name(), endian))
         .map_err(|e| Error(format!("{}: {e}", path.display())))?;
-    let symbols = file
+    Ok(Sections { dwarf, endian })
+}
+
+/// The names `path` exports: its `__export_symbol_NAME` symbols, which
+/// include/linux/export.h makes for each EXPORT_SYMBOL(NAME), in the
+/// symbol table's order.
+pub fn exports(path: &Path) -> Result<Vec<String>, Error> {
+    let bytes = read_file(path)?;
+    let file = parse(path, &bytes)?;
+    Ok(file
         .symbols()
-        .filter_map(|sym| match (sym.section(), sym.name()) {
-            (SymbolSection::Section(i), Ok(name)) if !name.is_empty() => {
-                Some((name.to_owned(), place(i, sym.address())))
-            }
-            _ => None,
+        .filter_map(|s| {
+            s.name()
+                .ok()?
+                .strip_prefix("__export_symbol_")
+                .map(str::to_owned)
         })
-        .collect();
-    Ok(Sections {
-        dwarf,
-        endian,
-        symbols,
-    })
+        .collect())
 }
 
 fn section(
@@ -76,16 +76,14 @@ fn section(
         if reloc.kind() != RelocationKind::Absolute {
             continue;
         }
-        let (target, base) = match reloc.target() {
-            RelocationTarget::Symbol(i) => match file.symbol_by_index(i) {
-                Ok(s) => (s.section_index(), s.address()),
-                Err(_) => (None, 0),
-            },
-            RelocationTarget::Section(i) => (
-                Some(i),
-                file.section_by_index(i).map(|s| s.address()).unwrap_or(0),
-            ),
-            _ => (None, 0),
+        let base = match reloc.target() {
+            RelocationTarget::Symbol(i) => {
+                file.symbol_by_index(i).map(|s| s.address()).unwrap_or(0)
+            }
+            RelocationTarget::Section(i) => {
+                file.section_by_index(i).map(|s| s.address()).unwrap_or(0)
+            }
+            _ => 0,
         };
         let width = usize::from(reloc.size() / 8);
         let at = usize::try_from(offset)
@@ -100,19 +98,9 @@ fn section(
         } else {
             0
         };
-        let mut value = base
+        let value = base
             .wrapping_add(reloc.addend() as u64)
             .wrapping_add(implicit);
-        // An address of code or data (a subprogram's DW_AT_low_pc, a
-        // variable's DW_OP_addr) is made a place, to be matched with the
-        // symbols at it.
-        if let Some(section) = target.filter(|_| width == 8)
-            && file.section_by_index(section).is_ok_and(|s| {
-                matches!(s.flags(), SectionFlags::Elf { sh_flags } if sh_flags & u64::from(object::elf::SHF_ALLOC) != 0)
-            })
-        {
-            value = place(section, value);
-        }
         write(field, value, endian);
     }
     Ok(data)

@@ -31,12 +31,6 @@ pub struct Index<'a> {
     pub units: Vec<IndexedUnit<'a>>,
     /// Linkage name, or a C external's name, to the DIE that says most of it.
     symbols: HashMap<String, (u8, Loc)>,
-    /// A function's or variable's place (object, [`crate::elf::place`]) to
-    /// its DIE: a symbol that LLVM made an alias of an identical function
-    /// has no DIE of its own, only the place it shares.
-    places: HashMap<(usize, u64), Loc>,
-    /// Each object's symbols' places.
-    symbol_places: Vec<&'a HashMap<String, u64>>,
 }
 
 fn err(e: gimli::Error) -> Error {
@@ -49,8 +43,6 @@ impl<'a> Index<'a> {
             dwarfs: Vec::new(),
             units: Vec::new(),
             symbols: HashMap::new(),
-            places: HashMap::new(),
-            symbol_places: objects.iter().map(|o| &o.symbols).collect(),
         };
         for (object, sections) in objects.iter().enumerate() {
             let dwarf = sections
@@ -60,7 +52,7 @@ impl<'a> Index<'a> {
             while let Some(header) = headers.next().map_err(err)? {
                 let unit = dwarf.unit(header).map_err(err)?;
                 let at = index.units.len();
-                let parents = index.scan(&dwarf, &unit, at, object)?;
+                let parents = index.scan(&dwarf, &unit, at)?;
                 index.units.push(IndexedUnit {
                     object,
                     unit,
@@ -78,7 +70,6 @@ impl<'a> Index<'a> {
         dwarf: &gimli::Dwarf<R<'a>>,
         unit: &gimli::Unit<R<'a>>,
         at: usize,
-        object: usize,
     ) -> Result<HashMap<UnitOffset, UnitOffset>, Error> {
         let mut parents = HashMap::new();
         let mut stack: Vec<UnitOffset> = Vec::new();
@@ -99,9 +90,6 @@ impl<'a> Index<'a> {
                 unit: at,
                 offset: entry.offset(),
             };
-            if let Some(place) = place_of(entry)? {
-                self.places.entry((object, place)).or_insert(loc);
-            }
             let linkage = match entry.attr_value(gimli::DW_AT_linkage_name).map_err(err)? {
                 Some(v) => Some(v),
                 None => entry
@@ -146,18 +134,12 @@ impl<'a> Index<'a> {
         Ok(parents)
     }
 
-    /// The DIE that describes `name`: its own, or the one at its place.
+    /// The DIE that describes `name`. A symbol without one of its own (an
+    /// alias that LLVM made of an identical function, which rust/Makefile
+    /// turns off) has none: the types of the function it shares are not
+    /// its own.
     pub fn symbol(&self, name: &str) -> Option<Loc> {
-        if let Some((_, loc)) = self.symbols.get(name) {
-            return Some(*loc);
-        }
-        self.symbol_places
-            .iter()
-            .enumerate()
-            .find_map(|(object, places)| {
-                let place = places.get(name)?;
-                self.places.get(&(object, *place)).copied()
-            })
+        self.symbols.get(name).map(|(_, loc)| *loc)
     }
 
     pub fn entry(
@@ -228,26 +210,4 @@ impl<'a> Index<'a> {
         }
         Ok(out)
     }
-}
-
-/// Where a subprogram's code or a variable's data starts, as a place.
-fn place_of(entry: &gimli::DebuggingInformationEntry<'_, '_, R<'_>>) -> Result<Option<u64>, Error> {
-    if let Some(AttributeValue::Addr(a)) = entry.attr_value(gimli::DW_AT_low_pc).map_err(err)? {
-        return Ok(Some(a));
-    }
-    // A variable's DW_AT_location that is exactly DW_OP_addr ADDRESS.
-    if let Some(AttributeValue::Exprloc(expr)) =
-        entry.attr_value(gimli::DW_AT_location).map_err(err)?
-    {
-        let bytes = expr.0.slice();
-        if bytes.len() == 9 && bytes[0] == gimli::DW_OP_addr.0 {
-            let mut a = [0u8; 8];
-            a.copy_from_slice(&bytes[1..]);
-            return Ok(Some(match gimli::Reader::endian(&expr.0) {
-                gimli::RunTimeEndian::Little => u64::from_le_bytes(a),
-                gimli::RunTimeEndian::Big => u64::from_be_bytes(a),
-            }));
-        }
-    }
-    Ok(None)
 }

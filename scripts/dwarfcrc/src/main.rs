@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `dwarfcrc [--describe] OBJECT... < NAMES`: a `#SYMVER NAME CRC` line for
-//! each name read, one per line, from the DWARF of the objects; with
-//! `--describe`, the text each CRC is taken over instead.
+//! `dwarfcrc [--describe] [--exports-of EXPORTER] OBJECT...`: a
+//! `#SYMVER NAME CRC` line for each name that EXPORTER exports (its
+//! `__export_symbol_NAME` symbols), or, without it, for each name read from
+//! stdin, one per line, from the DWARF of the OBJECTs that define them; with
+//! `--describe`, the text each CRC is taken over instead. A name that no
+//! OBJECT describes is an error.
 
 use std::io::{self, BufRead, Write};
 use std::path::PathBuf;
@@ -10,37 +13,53 @@ use std::process::ExitCode;
 
 use dwarfcrc::{Error, describe, elf, index::Index};
 
+const USAGE: &str = "usage: dwarfcrc [--describe] [--exports-of EXPORTER] OBJECT...";
+
 fn run() -> Result<(), Error> {
     let mut describe_only = false;
+    let mut exporter = None;
     let mut paths = Vec::new();
-    for arg in std::env::args_os().skip(1) {
+    let mut args = std::env::args_os().skip(1);
+    while let Some(arg) = args.next() {
         if arg == "--describe" {
             describe_only = true;
+        } else if arg == "--exports-of" {
+            exporter = Some(PathBuf::from(
+                args.next().ok_or_else(|| Error(USAGE.into()))?,
+            ));
         } else {
             paths.push(PathBuf::from(arg));
         }
     }
     if paths.is_empty() {
-        return Err(Error(
-            "usage: dwarfcrc [--describe] OBJECT... < NAMES".into(),
-        ));
+        return Err(Error(USAGE.into()));
     }
+    let names = match &exporter {
+        Some(path) => {
+            let names = elf::exports(path)?;
+            if names.is_empty() {
+                return Err(Error(format!("{} exports nothing", path.display())));
+            }
+            names
+        }
+        None => io::stdin()
+            .lock()
+            .lines()
+            .map(|l| l.map(|l| l.trim().to_owned()))
+            .filter(|l| !matches!(l, Ok(l) if l.is_empty()))
+            .collect::<Result<_, _>>()
+            .map_err(|e| Error(format!("stdin: {e}")))?,
+    };
     let objects = paths
         .iter()
         .map(|p| elf::load(p))
         .collect::<Result<Vec<_>, _>>()?;
     let index = Index::new(&objects)?;
-    let stdout = io::stdout();
-    let mut out = io::BufWriter::new(stdout.lock());
+    let mut out = io::BufWriter::new(io::stdout().lock());
     let mut missing = Vec::new();
-    for line in io::stdin().lock().lines() {
-        let line = line.map_err(|e| Error(format!("stdin: {e}")))?;
-        let name = line.trim();
-        if name.is_empty() {
-            continue;
-        }
+    for name in &names {
         let Some(loc) = index.symbol(name) else {
-            missing.push(name.to_owned());
+            missing.push(name.as_str());
             continue;
         };
         let text = describe::symbol(&index, loc)?;
@@ -52,11 +71,11 @@ fn run() -> Result<(), Error> {
         written.map_err(|e| Error(format!("stdout: {e}")))?;
     }
     out.flush().map_err(|e| Error(format!("stdout: {e}")))?;
-    if !missing.is_empty() {
+    if let Some(first) = missing.first() {
         return Err(Error(format!(
-            "no DWARF for {} symbol(s), first {}: build with debug information",
-            missing.len(),
-            missing[0]
+            "no DWARF describes {} symbol(s), the first {first}: an alias of an identical \
+             function, or an object built without full debug information",
+            missing.len()
         )));
     }
     Ok(())
