@@ -1,19 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `dwarfcrc [--describe] [--exports-of EXPORTER] OBJECT...`: a
+//! `dwarfcrc [--describe] --exports-of EXPORTER OBJECT...`: a
 //! `#SYMVER NAME CRC` line for each name that EXPORTER exports (its
-//! `__export_symbol_NAME` symbols), or, without it, for each name read from
-//! stdin, one per line, from the DWARF of the OBJECTs that define them; with
-//! `--describe`, the text each CRC is taken over instead. A name that no
-//! OBJECT describes is an error.
+//! `__export_symbol_NAME` symbols), from the DWARF of the OBJECTs that define
+//! them; with `--describe`, the text each CRC is taken over instead. A name
+//! that no OBJECT describes is an error.
 
-use std::io::{self, BufRead, Write};
+use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use dwarfcrc::{Error, describe, elf, index::Index};
 
-const USAGE: &str = "usage: dwarfcrc [--describe] [--exports-of EXPORTER] OBJECT...";
+const USAGE: &str = "usage: dwarfcrc [--describe] --exports-of EXPORTER OBJECT...";
 
 fn run() -> Result<(), Error> {
     let mut describe_only = false;
@@ -31,25 +30,13 @@ fn run() -> Result<(), Error> {
             paths.push(PathBuf::from(arg));
         }
     }
-    if paths.is_empty() {
+    let Some(exporter) = exporter.filter(|_| !paths.is_empty()) else {
         return Err(Error(USAGE.into()));
-    }
-    let names = match &exporter {
-        Some(path) => {
-            let names = elf::exports(path)?;
-            if names.is_empty() {
-                return Err(Error(format!("{} exports nothing", path.display())));
-            }
-            names
-        }
-        None => io::stdin()
-            .lock()
-            .lines()
-            .map(|l| l.map(|l| l.trim().to_owned()))
-            .filter(|l| !matches!(l, Ok(l) if l.is_empty()))
-            .collect::<Result<_, _>>()
-            .map_err(|e| Error(format!("stdin: {e}")))?,
     };
+    let names = elf::exports(&exporter)?;
+    if names.is_empty() {
+        return Err(Error(format!("{} exports nothing", exporter.display())));
+    }
     let objects = paths
         .iter()
         .map(|p| elf::load(p))
