@@ -70,9 +70,15 @@ static __always_inline bool alloctag_pgflags(void)
 	return static_branch_unlikely(&mem_profiling_compressed);
 }
 
+/* The index in flags, a page's flags. */
+static __always_inline unsigned long alloctag_pgflags_field(unsigned long flags)
+{
+	return (flags >> ALLOCTAG_IDX_SHIFT) & ALLOCTAG_IDX_MASK;
+}
+
 static __always_inline unsigned long alloctag_pgflags_read(const struct page *page)
 {
-	return (READ_ONCE(page->flags) >> ALLOCTAG_IDX_SHIFT) & ALLOCTAG_IDX_MASK;
+	return alloctag_pgflags_field(READ_ONCE(page->flags));
 }
 
 /* Other bits of page->flags change under us (atomic flag ops): a cmpxchg. */
@@ -207,17 +213,15 @@ static __always_inline struct alloc_tag *alloctag_pgflags_get(struct page *page)
 }
 
 /*
- * __free_pages() reads the page's tag before it drops its reference, and
- * needs it only where the page is not freed whole (the head of a
- * non-compound page that others still hold): with compressed tags it reads
- * only the index there, and the tag where it is needed. Profiling on and
- * page tags in page flags, or ALLOCTAG_IDX_NULL.
+ * The tag of the index in flags, a page's flags that __free_pages() read
+ * before it dropped its reference: NULL for none or empty, and while
+ * profiling is off, as pgalloc_tag_get().
  */
-static __always_inline unsigned long alloctag_pgflags_peek(struct page *page)
+static __always_inline struct alloc_tag *alloctag_pgflags_flags_tag(unsigned long flags)
 {
-	if (alloctag_pgflags() && mem_alloc_profiling_enabled())
-		return alloctag_pgflags_read(page);
-	return ALLOCTAG_IDX_NULL;
+	if (!mem_alloc_profiling_enabled())
+		return NULL;
+	return alloctag_pgflags_idx_tag(alloctag_pgflags_field(flags));
 }
 
 /*
@@ -228,6 +232,18 @@ static __always_inline unsigned long alloctag_pgflags_peek(struct page *page)
 static __always_inline bool alloctag_free_pages_order0(unsigned int order)
 {
 	return !order;
+}
+
+/*
+ * __free_pages() of a larger page reads its tag in free_pages_ext() when
+ * profiling is on and page tags are in page_ext: the only path that calls
+ * out before the reference drops, out of line so that the others save no
+ * register. With page tags in page flags it keeps the page's flags, and
+ * with profiling off it reads nothing.
+ */
+static __always_inline bool alloctag_free_pages_ext(void)
+{
+	return mem_alloc_profiling_enabled();
 }
 
 /* pgalloc_tag_sub() is inline with the Rust core: the free path calls nothing. */
@@ -267,15 +283,21 @@ static inline struct alloc_tag *alloctag_pgflags_idx_tag(unsigned long idx)
 {
 	return NULL;
 }
-static inline unsigned long alloctag_pgflags_peek(struct page *page)
+static inline struct alloc_tag *alloctag_pgflags_flags_tag(unsigned long flags)
 {
-	return ALLOCTAG_IDX_NULL;
+	return NULL;
 }
 
 /* 6.12's: __free_pages() reads the tag of every page it frees. */
 static inline bool alloctag_free_pages_order0(unsigned int order)
 {
 	return false;
+}
+
+/* 6.12's: every such free reads the tag with pgalloc_tag_get(), inline. */
+static inline bool alloctag_free_pages_ext(void)
+{
+	return true;
 }
 
 /* 6.12's */
