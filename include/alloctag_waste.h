@@ -206,7 +206,7 @@ DECLARE_STATIC_KEY_FALSE(alloctag_page_alloc_key);
  * 680 instructions, so each patched-out jump is 0.15% of them. Behind it,
  * one call that saves what it uses (__alloctag_slowpath) and finds the tag
  * itself: page, order and gfp are in the argument registers already, and
- * post_alloc_hook() keeps nothing across the call for pgalloc_tag_add()
+ * post_alloc_hook() keeps nothing across the call for pgalloc_tag_add_order()
  * after it (with the tag as an argument it kept current, and with a plain
  * call page, order and gfp, in callee-saved registers on every
  * allocation, the branch taken or not: Documentation/benchmarks.rst).

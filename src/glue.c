@@ -106,18 +106,18 @@ struct alloc_tag **alloctag_index_dir[ALLOCTAG_INDEX_DIR];
 EXPORT_SYMBOL_GPL(alloctag_index_dir);
 
 /*
- * pgalloc_tag_add()'s page_ext path with the Rust core, out of line
+ * pgalloc_tag_add_order()'s page_ext path with the Rust core, out of line
  * (include/linux/pgalloc_tag.h), so that post_alloc_hook() keeps no register
  * for its two calls while profiling is off or page tags are in page flags.
  * The hook tested the keys: profiling is on, and page tags are in page_ext.
  */
-void alloctag_page_ext_add(struct page *page, struct task_struct *task, unsigned int nr)
+void alloctag_page_ext_add(struct page *page, struct task_struct *task, unsigned int order)
 {
 	struct page_ext *page_ext = page_ext_get(page);
 
 	if (page_ext) {
 		alloc_tag_add(codetag_ref_from_page_ext(page_ext), task->alloc_tag,
-			      PAGE_SIZE * nr);
+			      PAGE_SIZE << order);
 		page_ext_put(page_ext);
 	} else {
 		/* Before page_ext is up: marked empty once it is (early.rs) */

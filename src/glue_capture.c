@@ -243,7 +243,7 @@ void __preserve_most alloctag_capture_pages_slowpath(struct page *page,
 
 	/*
 	 * get_page_tag_ref() only works while profiling is on, and without it
-	 * pgalloc_tag_add() sets no reference that a free would clear.
+	 * pgalloc_tag_add_order() sets no reference that a free would clear.
 	 */
 	if (!mem_alloc_profiling_enabled())
 		return;

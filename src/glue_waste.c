@@ -427,7 +427,7 @@ static void pages_take_back(struct alloctag_waste_counters __percpu *w, u64 v)
 }
 
 /*
- * Whether pgalloc_tag_add() will charge a page to tag: profiling is on, and
+ * Whether pgalloc_tag_add_order() will charge a page to tag: profiling is on, and
  * with page tags in page flags, the tag has an index (with page_ext, the
  * page has one, or it would have no slot either).
  */

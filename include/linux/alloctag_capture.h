@@ -5,7 +5,7 @@
  *  - the slab hooks (mm/slub.c): a record is made on allocation and goes on
  *    free, in their capture variants;
  *  - post_alloc_hook() (mm/page_alloc.c, before the pages' tag is set) and
- *    pgalloc_tag_sub() (include/linux/pgalloc_tag.h): a record is made, and
+ *    pgalloc_tag_sub_order() (include/linux/pgalloc_tag.h): a record is made, and
  *    goes;
  *  - pgalloc_tag_split() and pgalloc_tag_copy() (include/linux/mm.h): the
  *    record follows the pages;
@@ -131,7 +131,7 @@ static __always_inline void alloctag_capture_slab(union codetag_ref *ref,
 
 /*
  * Pages are about to be charged to *tagp, the current task's tag (may be
- * NULL): called before pgalloc_tag_add(), where page, order and gfp are live
+ * NULL): called before pgalloc_tag_add_order(), where page, order and gfp are live
  * anyway; after it they would be kept across its calls. READ_ONCE() keeps
  * the compiler from loading the tag before the patched-out jump.
  */

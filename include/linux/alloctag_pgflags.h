@@ -137,18 +137,25 @@ static __always_inline void alloctag_pgflags_ref(unsigned long idx, union codeta
 
 	if (likely(i < alloctag_kernel_tags_count)) {
 		ref->ct = &alloctag_kernel_tags[i].ct;
-	} else if (idx == ALLOCTAG_IDX_EMPTY) {
-		set_codetag_empty(ref);
-	} else {
-		/* The table's entry 0 is NULL. */
-		tag = alloctag_pgflags_table(idx);
-		ref->ct = tag ? &tag->ct : NULL;
+		return;
 	}
+	/*
+	 * The table's entries 0 and 1 are NULL (its segments start at
+	 * ALLOCTAG_IDX_FIRST): a module's tag is found without a test of
+	 * ALLOCTAG_IDX_EMPTY.
+	 */
+	tag = alloctag_pgflags_table(idx);
+	if (likely(tag))
+		ref->ct = &tag->ct;
+	else if (idx == ALLOCTAG_IDX_EMPTY)
+		set_codetag_empty(ref);
+	else
+		ref->ct = NULL;
 }
 
-/* pgalloc_tag_add() with compressed tags. */
+/* pgalloc_tag_add_order() with compressed tags. */
 static __always_inline void alloctag_pgflags_add(struct page *page, struct alloc_tag *tag,
-					unsigned int nr)
+					unsigned int order)
 {
 	union codetag_ref ref = { .ct = NULL };
 	unsigned long idx = alloctag_pgflags_index(tag);
@@ -171,26 +178,26 @@ static __always_inline void alloctag_pgflags_add(struct page *page, struct alloc
 		struct alloc_tag_counters __percpu *counters = tag->counters;
 
 		this_cpu_inc(counters->calls);
-		this_cpu_add(counters->bytes, PAGE_SIZE * nr);
+		this_cpu_add(counters->bytes, PAGE_SIZE << order);
 		alloctag_pgflags_write(page, idx);
 	}
 }
 
 /*
- * pgalloc_tag_sub() with compressed tags. Its one caller,
+ * pgalloc_tag_sub_order() with compressed tags. Its one caller,
  * free_pages_prepare(), owns the page's flags: it clears the check-at-prep
  * ones with a plain write too. So the index is cleared with one, not with
  * the compare-and-exchange of an allocation, after which others may hold
  * the page.
  */
-static __always_inline void alloctag_pgflags_sub(struct page *page, unsigned int nr)
+static __always_inline void alloctag_pgflags_sub(struct page *page, unsigned int order)
 {
 	union codetag_ref ref;
 
 	alloctag_pgflags_ref(alloctag_pgflags_read(page), &ref);
 	/* The pages go; so does their record, keyed by the page. */
 	alloctag_capture_free_key(&ref, page);
-	alloc_tag_sub(&ref, PAGE_SIZE * nr);
+	alloc_tag_sub(&ref, PAGE_SIZE << order);
 	page->flags &= ~(ALLOCTAG_IDX_MASK << ALLOCTAG_IDX_SHIFT);
 }
 
@@ -214,8 +221,8 @@ static __always_inline struct alloc_tag *alloctag_pgflags_get(struct page *page)
 
 /*
  * The tag of the index in flags, a page's flags that __free_pages() read
- * before it dropped its reference: NULL for none or empty, and while
- * profiling is off, as pgalloc_tag_get().
+ * before it dropped its reference, profiling on: NULL for none or empty,
+ * and if profiling is off now (pgalloc_tag_sub_pages() tests it again too).
  */
 static __always_inline struct alloc_tag *alloctag_pgflags_flags_tag(unsigned long flags)
 {
@@ -235,18 +242,18 @@ static __always_inline bool alloctag_free_pages_order0(unsigned int order)
 }
 
 /*
- * __free_pages() of a larger page reads its tag in free_pages_ext() when
- * profiling is on and page tags are in page_ext: the only path that calls
- * out before the reference drops, out of line so that the others save no
- * register. With page tags in page flags it keeps the page's flags, and
- * with profiling off it reads nothing.
+ * Whether __free_pages() of a larger page reads its tag before it drops
+ * its reference: profiling on, as pgalloc_tag_get() tests. With page tags
+ * in page_ext it reads it in free_pages_ext(), the only path that calls out
+ * before the drop, out of line so that the others save no register; with
+ * page tags in page flags it keeps the page's flags.
  */
-static __always_inline bool alloctag_free_pages_ext(void)
+static __always_inline bool alloctag_free_pages_tag(void)
 {
 	return mem_alloc_profiling_enabled();
 }
 
-/* pgalloc_tag_sub() is inline with the Rust core: the free path calls nothing. */
+/* pgalloc_tag_sub_order() is inline with the Rust core: the free path calls nothing. */
 #define ALLOCTAG_PAGE_HOOK	__always_inline
 /*
  * __free_pages()'s path for what is not an order-0 page, out of line: an
@@ -273,8 +280,8 @@ static inline void alloctag_pgflags_ref(unsigned long idx, union codetag_ref *re
 	ref->ct = NULL;
 }
 static inline void alloctag_pgflags_add(struct page *page, struct alloc_tag *tag,
-					unsigned int nr) {}
-static inline void alloctag_pgflags_sub(struct page *page, unsigned int nr) {}
+					unsigned int order) {}
+static inline void alloctag_pgflags_sub(struct page *page, unsigned int order) {}
 static inline struct alloc_tag *alloctag_pgflags_get(struct page *page)
 {
 	return NULL;
@@ -294,8 +301,8 @@ static inline bool alloctag_free_pages_order0(unsigned int order)
 	return false;
 }
 
-/* 6.12's: every such free reads the tag with pgalloc_tag_get(), inline. */
-static inline bool alloctag_free_pages_ext(void)
+/* 6.12's: every such free reads it with pgalloc_tag_get(), which tests the key. */
+static inline bool alloctag_free_pages_tag(void)
 {
 	return true;
 }

@@ -7,13 +7,13 @@
 //! On SPARSEMEM, `mm_core_init()` calls `page_ext_init()` after `kmem_cache_init()` and
 //! `vmalloc_init()` (and, with deferred struct pages, only from `page_alloc_init_late()`), so
 //! the first slab pages, page tables and early vmalloc areas are allocated while no page has a
-//! tag reference: `pgalloc_tag_add()` finds none and charges nothing. page_ext then comes up
+//! tag reference: `pgalloc_tag_add_order()` finds none and charges nothing. page_ext then comes up
 //! zeroed, and when such a page is freed `alloc_tag_sub()` finds its reference unset: with
 //! `CONFIG_MEM_ALLOC_PROFILING_DEBUG` it warns "alloc_tag was not set" (KASAN's quarantine
 //! frees early slab pages that empty). 6.12's C core has the same gap; a later upstream patch
 //! (mm tree, 2026) closes it by recording such pages too.
 //!
-//! `pgalloc_tag_add()` hands such pages to [`alloctag_early_page`], which lists them; when
+//! `pgalloc_tag_add_order()` hands such pages to [`alloctag_early_page`], which lists them; when
 //! page_ext is up, its init callback calls [`alloctag_early_pages_done`], which marks each
 //! listed page's reference `CODETAG_EMPTY`: "not charged, do not uncharge". Only the debug
 //! checks tell an unset reference from an empty one, so all this exists only with them.
@@ -62,7 +62,7 @@ pub(crate) fn listed() -> usize {
     CLAIMED.load(Ordering::Relaxed)
 }
 
-/// Lists a page that `pgalloc_tag_add()` found no tag reference for.
+/// Lists a page that `pgalloc_tag_add_order()` found no tag reference for.
 ///
 /// # Safety
 ///
