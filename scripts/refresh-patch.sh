@@ -14,21 +14,48 @@
 # format-patch writes patches/ anew (--zero-commit, so that a patch that did
 # not change comes out byte for byte the same) and patches/series with it.
 #
+# patches-work must come from patches/ as they are: --write refuses a
+# patches-work that was applied from other patch files (an older checkout's,
+# or before a patch file was edited by hand), which would write them back.
+#
 # Usage: scripts/refresh-patch.sh N [FILE...]   N: the patch's number (7 or 0007)
-#        scripts/refresh-patch.sh --write        after a resolved conflict:
+#        scripts/refresh-patch.sh --apply        patches-work from patches/, to
+#                                                change messages or order with git
+#        scripts/refresh-patch.sh --write        after a resolved conflict or --apply:
 #                                                write patches/ from patches-work
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$ALLOCTAG_ROOT/scripts/series.sh"
 
 work=$BUILD_DIR/patches-work
+# What patches-work was applied from: a digest of patches/ at the time.
+stamp=$work.applied
 name=$(git -C "$ALLOCTAG_ROOT" config user.name || echo "alloctag developers")
 email=$(git -C "$ALLOCTAG_ROOT" config user.email || echo "alloctag@localhost")
 export GIT_COMMITTER_NAME=$name GIT_COMMITTER_EMAIL=$email
 
+# A digest of the patch files and patches/series.
+patches_digest() {
+	(cd "$PATCHES_DIR" && cat series [0-9][0-9][0-9][0-9]-*.patch) | sha256sum | cut -d' ' -f1
+}
+
+# Makes $work patches/ applied, and records from what.
+apply_patches() {
+	local list p
+	rm -f "$stamp"
+	pristine_worktree "$work"
+	list=$(series_patches) # an assignment: its die stops the refresh
+	for p in $list; do
+		git -C "$work" am -q --empty=keep "$p" || die "patches/${p##*/} does not apply: fix it by hand first"
+	done
+	patches_digest >"$stamp"
+}
+
 # Writes patches/ from the commits base..HEAD of $work.
 write_patches() {
 	local out n
+	[ -f "$stamp" ] && [ "$(cat "$stamp")" = "$(patches_digest)" ] ||
+		die "$work was not applied from patches/ as they are now: run scripts/refresh-patch.sh --apply (or N), redo the change there, then --write"
 	[ -z "$(git -C "$work" status --porcelain --untracked-files=no)" ] ||
 		die "$work has changes not committed (a rebase to finish?)"
 	out=$(mktemp -d)
@@ -43,13 +70,21 @@ write_patches() {
 		(cd "$PATCHES_DIR" && ls [0-9][0-9][0-9][0-9]-*.patch)
 	} >"$PATCHES_DIR/series.new"
 	mv "$PATCHES_DIR/series.new" "$PATCHES_DIR/series"
+	patches_digest >"$stamp"
 	git -C "$ALLOCTAG_ROOT" status --short -- patches/
 }
 
-if [ "${1:-}" = --write ]; then
+case "${1:-}" in
+--write)
 	write_patches
 	exit 0
-fi
+	;;
+--apply)
+	apply_patches
+	echo "==> $work: patches/ applied; change it with git, then scripts/refresh-patch.sh --write"
+	exit 0
+	;;
+esac
 
 n=${1:?usage: scripts/refresh-patch.sh N [FILE...]}
 shift
@@ -60,10 +95,7 @@ mapfile -t patches <<<"$list"
 [ "$n" -ge 1 ] && [ "$n" -le "${#patches[@]}" ] || die "there is no patch $n (1 to ${#patches[@]})"
 [ -f "$SRC_TREE/.alloctag-graft/files" ] || die "no grafted tree at $SRC_TREE: run scripts/prepare-tree.sh"
 
-pristine_worktree "$work"
-for p in "${patches[@]}"; do
-	git -C "$work" am -q --empty=keep "$p" || die "patches/${p##*/} does not apply: fix it by hand first"
-done
+apply_patches
 
 mapfile -t files < <(cat "$SRC_TREE/.alloctag-graft/files")
 files+=("$@")
