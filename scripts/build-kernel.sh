@@ -23,6 +23,9 @@ frag=$ALLOCTAG_ROOT/scripts/configs/${KERNEL_CONFIG:-$name}.config
 arch=$(kernel_arch "$name")
 tree=${KERNEL_TREE:-$SRC_TREE}
 mkdir -p "$out"
+# Builds in $out alone, and reads $tree while nothing rewrites it (lib.sh).
+tree_lock -x "$out"
+tree_lock -s "$tree"
 kernel_compiler "$name"
 kmake() { make -s -C "$tree" O="$out" ARCH="$arch" "${KMAKE_OPTS[@]}" "$@"; }
 

@@ -26,6 +26,8 @@ set -euo pipefail
 tree=${1:-$SRC_TREE}
 [ -f "$tree/lib/alloc_tag.c" ] || die "$tree is not a Linux 6.12 tree"
 tree=$(realpath "$tree")
+# No kernel build reads the tree while the graft rewrites it (lib.sh).
+tree_lock -x "$tree"
 SERIES_MODE=graft
 state=$tree/.alloctag-graft
 # An assignment, not a process substitution, so that series_patches' die stops

@@ -9,4 +9,6 @@ kernel_env
 name=${1:?build name (test, nodebug, arm64, debian)}
 shift
 kernel_compiler "$name"
+tree_lock -x "$BUILD_DIR/kernel-$name"
+tree_lock -s "$SRC_TREE"
 exec make -C "$SRC_TREE" O="$BUILD_DIR/kernel-$name" ARCH="$(kernel_arch "$name")" "${KMAKE_OPTS[@]}" -j"$JOBS" "$@"

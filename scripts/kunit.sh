@@ -35,6 +35,8 @@ if [ "$cmd" != build ]; then
 		args+=(--kernel_args "$a")
 	done
 fi
+tree_lock -x "${KUNIT_BUILD_DIR:-$BUILD_DIR/kernel-test}"
+tree_lock -s "$SRC_TREE"
 cd "$SRC_TREE"
 kunit=(python3 tools/testing/kunit/kunit.py)
 [ "$cmd" != build ] || exec "${kunit[@]}" build "${args[@]}" "$@"

@@ -265,29 +265,43 @@ pristine_worktree() {
 	git_worktree_reset "$PRISTINE_REPO" "$1" base
 }
 
+# Takes directory $2 for the rest of this shell (and its children): -x alone,
+# to rewrite it (a checkout's reset, a graft), or -s with others, to read it
+# (a kernel build from a source tree) or to build in it. Its lock file is
+# $2.lock. Every run on the machine (CI's, a session's) shares the build
+# directory: a build that read a tree while it was being reset once compiled
+# files as they were for a moment, and no later build redid them (the
+# series' files get their old times back). Children see in
+# ALLOCTAG_WORKTREES_HELD that an ancestor holds $2 alone, and do not wait
+# for it. WORKTREE_LOCK_WAIT: seconds to wait for another run (default 3600,
+# a fresh kernel build).
+# tree_lock -x|-s DIR
+tree_lock() {
+	local mode=$1 dir fd
+	dir=$(realpath -m "$2")
+	case ":${ALLOCTAG_WORKTREES_HELD:-}:" in *":$dir:"*) return 0 ;; esac
+	mkdir -p "$(dirname "$dir")"
+	exec {fd}>"$dir.lock"
+	if ! flock -n "$mode" "$fd"; then
+		log "waiting for $dir: another run holds it ($dir.lock)"
+		flock -w "${WORKTREE_LOCK_WAIT:-3600}" "$mode" "$fd" ||
+			{ echo "error: $dir is in use by another run (lock $dir.lock)" >&2; return 1; }
+	fi
+	[ "$mode" = -s ] || export ALLOCTAG_WORKTREES_HELD=${ALLOCTAG_WORKTREES_HELD:-}:$dir
+}
+
 # Makes $2 a checkout of the repository $1 at $3 with nothing else in it: a
 # worktree, made once (a full checkout) and then reset (which rewrites only
 # the files that differ from $3).
 #
 # The checkouts live in the build directory that every run on the machine
 # reuses, and a run stopped halfway (CI's timeout, a killed session) leaves
-# git's lock files and a half-done git am in them. The flock on $2.lock, held
-# until this shell exits (and by the children that inherit it), tells those
-# from a live run's: whoever holds it removes them. Children see in
-# ALLOCTAG_WORKTREES_HELD that an ancestor holds it, and do not wait for it.
-# WORKTREE_LOCK_WAIT: seconds to wait for another run (default 900).
+# git's lock files and a half-done git am in them. The lock on $2
+# (tree_lock -x), held until this shell exits, tells those from a live run's:
+# whoever holds it removes them.
 git_worktree_reset() {
-	local repo=$1 dir=$2 rev=$3 fd gitdir
-	case ":${ALLOCTAG_WORKTREES_HELD:-}:" in
-	*":$dir:"*) ;;
-	*)
-		mkdir -p "$(dirname "$dir")"
-		exec {fd}>"$dir.lock"
-		flock -w "${WORKTREE_LOCK_WAIT:-900}" "$fd" ||
-			{ echo "error: $dir is in use by another run (lock $dir.lock)" >&2; return 1; }
-		export ALLOCTAG_WORKTREES_HELD=${ALLOCTAG_WORKTREES_HELD:-}:$dir
-		;;
-	esac
+	local repo=$1 dir=$2 rev=$3 gitdir
+	tree_lock -x "$dir" || return
 	if [ "$(git -C "$dir" rev-parse --git-common-dir 2>/dev/null)" != "$repo/.git" ]; then
 		rm -rf "$dir"
 		git -C "$repo" worktree prune &&

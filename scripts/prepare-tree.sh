@@ -10,6 +10,8 @@ set -euo pipefail
 TARBALL=${LINUX_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 [ -f "$TARBALL" ] || die "$TARBALL missing: run scripts/install-deps.sh"
 
+# Unpacked and grafted while no kernel build reads it (lib.sh).
+tree_lock -x "$SRC_TREE"
 stamp=$BUILD_DIR/.tree-stamp
 want=$(stat -c '%s %Y' "$TARBALL")
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || [ ! -f "$SRC_TREE/Makefile" ]; then

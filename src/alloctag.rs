@@ -82,23 +82,30 @@ struct AllocTagCore;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 impl kernel::Module for AllocTagCore {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        alloc_tag::ALLOC_TAGS.register()?;
+        // Each step says what failed: without it, /proc/allocinfo is just missing.
+        let step = |what: &'static str| {
+            move |e: &Error| pr_err!("alloctag: {what} failed: {e:?}; profiling has no files\n")
+        };
+        alloc_tag::ALLOC_TAGS
+            .register()
+            .inspect_err(step("registering the allocation tags"))?;
         // SAFETY: The pool holds allocation tags.
-        unsafe { alloc_tag::ALLOC_TAGS.add_dynamic(alloc_tag::dynamic::pool()) }?;
-        profiling::register_sysctl()?;
-        allocinfo::register()?;
+        unsafe { alloc_tag::ALLOC_TAGS.add_dynamic(alloc_tag::dynamic::pool()) }
+            .inspect_err(step("listing the dynamic tags"))?;
+        profiling::register_sysctl().inspect_err(step("vm.mem_profiling"))?;
+        allocinfo::register().inspect_err(step("/proc/allocinfo"))?;
         #[cfg(CONFIG_DEBUG_FS)]
         status::register();
         #[cfg(CONFIG_ALLOCTAG_FAULT_INJECTION)]
-        fault::register()?;
+        fault::register().inspect_err(step("fault injection"))?;
         #[cfg(CONFIG_ALLOCTAG_CAPTURE)]
         {
-            let control_file = capture::register()?;
+            let control_file = capture::register().inspect_err(step("capture"))?;
             capture::apply_boot_selections(control_file);
         }
         #[cfg(CONFIG_ALLOCTAG_WASTE)]
         {
-            waste::register()?;
+            waste::register().inspect_err(step("waste accounting"))?;
             waste::start_at_boot();
         }
         Ok(Self)
