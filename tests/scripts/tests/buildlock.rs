@@ -13,14 +13,11 @@
 //! The tree here is a fake kernel tree whose Makefile records when `all`
 //! starts and ends.
 
+mod common;
+
+use common::{lib_sh, ok};
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn root() -> &'static Path {
-    // tests/scripts → the checkout.
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-}
 
 /// The Makefile of a tree that builds in two seconds, appending "start" and
 /// "end" to `$(O)/events`.
@@ -40,57 +37,11 @@ struct Fixture {
 
 fn fixture() -> Fixture {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let repo = tmp.path().join("repo");
-    fs::create_dir(&repo).expect("mkdir");
-    fs::write(repo.join("Makefile"), MAKEFILE).expect("write");
-    let git = |args: &[&str]| {
-        let st = Command::new("git")
-            .args(args)
-            .current_dir(&repo)
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@localhost")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@localhost")
-            .status()
-            .expect("git runs");
-        assert!(st.success(), "git {args:?}");
-    };
-    git(&["init", "-q"]);
-    git(&["add", "Makefile"]);
-    git(&["commit", "-q", "-m", "base"]);
-    git(&["tag", "base"]);
-    let repo = repo.display().to_string();
+    let repo = common::repo(tmp.path(), &[("Makefile", MAKEFILE)]);
     let wt = tmp.path().join("wt").display().to_string();
-    let out = bash(tmp.path(), &format!("git_worktree_reset {repo} {wt} base"));
+    let out = lib_sh(tmp.path(), &format!("git_worktree_reset {repo} {wt} base"));
     assert!(ok(&out));
     Fixture { tmp, wt, repo }
-}
-
-/// Runs `script` in bash with scripts/lib.sh sourced and its build directory
-/// in `build`.
-fn bash(build: &Path, script: &str) -> Output {
-    Command::new("bash")
-        .arg("-c")
-        .arg(format!("set -euo pipefail; . scripts/lib.sh; {script}"))
-        .current_dir(root())
-        .env("ALLOCTAG_BUILD_DIR", build)
-        .env("BINDGEN", "/bin/true")
-        .env_remove("ALLOCTAG_WORKTREES_HELD")
-        .env_remove("KERNEL_TREE")
-        .env_remove("KERNEL_CONFIG")
-        .output()
-        .expect("bash runs")
-}
-
-fn ok(out: &Output) -> bool {
-    if !out.status.success() {
-        eprintln!(
-            "stdout: {}\nstderr: {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    out.status.success()
 }
 
 /// Shell that builds kernel-`name` of the fake tree `tree` in the
@@ -109,7 +60,7 @@ fn build_started(tree: &str, name: &str, build: &Path) -> String {
 #[test]
 fn a_tree_is_not_reset_while_a_build_reads_it() {
     let Fixture { tmp, wt, repo } = fixture();
-    let out = bash(
+    let out = lib_sh(
         tmp.path(),
         &format!(
             "{}WORKTREE_LOCK_WAIT=1; \
@@ -122,7 +73,7 @@ fn a_tree_is_not_reset_while_a_build_reads_it() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "refused\n");
 
     // Once the build is done, the tree is free again.
-    let out = bash(
+    let out = lib_sh(
         tmp.path(),
         &format!("WORKTREE_LOCK_WAIT=1; git_worktree_reset {repo} {wt} base && echo took"),
     );
@@ -134,7 +85,7 @@ fn a_tree_is_not_reset_while_a_build_reads_it() {
 fn the_grafted_tree_is_not_grafted_while_a_build_reads_it() {
     let Fixture { tmp, wt, .. } = fixture();
     // graft.sh and prepare-tree.sh take the tree with tree_lock -x.
-    let out = bash(
+    let out = lib_sh(
         tmp.path(),
         &format!(
             "{}WORKTREE_LOCK_WAIT=1; \
@@ -145,7 +96,7 @@ fn the_grafted_tree_is_not_grafted_while_a_build_reads_it() {
     assert!(ok(&out));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "refused\n");
 
-    let out = bash(
+    let out = lib_sh(
         tmp.path(),
         &format!("WORKTREE_LOCK_WAIT=1; tree_lock -x {wt} && echo took"),
     );
@@ -156,7 +107,7 @@ fn the_grafted_tree_is_not_grafted_while_a_build_reads_it() {
 #[test]
 fn two_builds_of_one_kernel_take_turns() {
     let Fixture { tmp, wt, .. } = fixture();
-    let out = bash(
+    let out = lib_sh(
         tmp.path(),
         &format!(
             "{}KERNEL_TREE={wt} KERNEL_CONFIG=up scripts/build-kernel.sh lock >/dev/null 2>&1; \
@@ -174,7 +125,7 @@ fn two_builds_read_one_tree_at_once() {
     let Fixture { tmp, wt, .. } = fixture();
     // Two kernels of one tree (the matrix's arm64 and a bisect's) need not
     // wait for each other: the second starts while the first builds.
-    let out = bash(
+    let out = lib_sh(
         tmp.path(),
         &format!(
             "{}{}cat {}; wait",

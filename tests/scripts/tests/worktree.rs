@@ -7,40 +7,9 @@
 //! a checkout it cannot use: a stale `index.lock` once failed CI's series and
 //! arm64 configurations with "Unable to create .../index.lock: File exists".
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
 
-fn root() -> &'static Path {
-    // tests/scripts → the checkout.
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-}
-
-/// Runs `script` in bash with scripts/lib.sh sourced and its build
-/// directory in `build`.
-fn lib_sh(build: &Path, script: &str) -> Output {
-    Command::new("bash")
-        .arg("-c")
-        .arg(format!("set -euo pipefail; . scripts/lib.sh; {script}"))
-        .current_dir(root())
-        .env("ALLOCTAG_BUILD_DIR", build)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@localhost")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@localhost")
-        .output()
-        .expect("bash runs")
-}
-
-fn ok(out: &Output) -> bool {
-    if !out.status.success() {
-        eprintln!(
-            "stdout: {}\nstderr: {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    out.status.success()
-}
+use common::{lib_sh, ok};
 
 /// A temporary directory with a repository, `repo`, and the path of a
 /// checkout of it, `wt`, that the test makes.
@@ -52,24 +21,9 @@ struct Fixture {
 
 fn fixture() -> Fixture {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let repo = repo(tmp.path());
+    let repo = common::repo(tmp.path(), &[("f", "base\n")]);
     let wt = tmp.path().join("wt").display().to_string();
     Fixture { tmp, repo, wt }
-}
-
-/// A repository with one file, `f`, committed and tagged `base`.
-fn repo(dir: &Path) -> String {
-    let repo = dir.join("repo");
-    let r = repo.display();
-    let out = lib_sh(
-        dir,
-        &format!(
-            "mkdir -p {r} && cd {r} && git init -q && echo base >f && git add f && \
-             git commit -q -m base && git tag base"
-        ),
-    );
-    assert!(ok(&out));
-    r.to_string()
 }
 
 #[test]
