@@ -17,6 +17,8 @@ work=$BUILD_DIR/series-work
 logs=$BUILD_DIR/bisect-logs
 mkdir -p "$logs"
 "$ALLOCTAG_ROOT/scripts/prepare-tree.sh" >/dev/null || die "preparing the kernel tree failed"
+# The checkout is this run's from the export to the last step's build.
+tree_lock -x "$work"
 SERIES_WORKTREE=$work "$ALLOCTAG_ROOT/scripts/export-patches.sh" "$BUILD_DIR/bisect-series" >/dev/null ||
 	die "exporting the series failed"
 mapfile -t commits < <(git -C "$work" rev-list --reverse base..HEAD)

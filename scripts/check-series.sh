@@ -18,6 +18,11 @@ set -euo pipefail
 series=$BUILD_DIR/series
 applied=$BUILD_DIR/linux-series
 
+# The checkout is this run's from the times read below to the diff at the
+# end: another run that applied its own series in between, and built from
+# it, would be given these times back for its files (lib.sh, tree_lock).
+tree_lock -x "$applied"
+
 # The files the last run's series made, with their times and content: one
 # that comes out the same again gets its time back, so that the arm64 build
 # from this tree rebuilds only what changed.

@@ -34,8 +34,11 @@ logs=$BUILD_DIR/debian-full-logs
 debconf=/usr/src/linux-config-6.12/config.amd64_none_amd64.xz
 kernel_compiler "$name" # GCC, as Debian builds
 mkdir -p "$out" "$logs"
-tree_lock -x "$out"
-tree_lock -s "$SRC_TREE"
+# boot builds nothing: it holds neither.
+if [ "$what" != boot ]; then
+	tree_lock -x "$out"
+	tree_lock -s "$SRC_TREE"
+fi
 kmake() { make -s -C "$SRC_TREE" O="$out" ARCH=x86_64 "${KMAKE_OPTS[@]}" "$@"; }
 
 # Debian's modules the guest loads, in load order, each after the modules

@@ -35,8 +35,11 @@ if [ "$cmd" != build ]; then
 		args+=(--kernel_args "$a")
 	done
 fi
-tree_lock -x "${KUNIT_BUILD_DIR:-$BUILD_DIR/kernel-test}"
-tree_lock -s "$SRC_TREE"
+# exec builds nothing: it holds neither, so that it keeps no graft waiting.
+if [ "$cmd" != exec ]; then
+	tree_lock -x "${KUNIT_BUILD_DIR:-$BUILD_DIR/kernel-test}"
+	tree_lock -s "$SRC_TREE"
+fi
 cd "$SRC_TREE"
 kunit=(python3 tools/testing/kunit/kunit.py)
 [ "$cmd" != build ] || exec "${kunit[@]}" build "${args[@]}" "$@"

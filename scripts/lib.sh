@@ -234,14 +234,19 @@ pristine_repo() {
 	local stamp=$PRISTINE_REPO.stamp want
 	[ -f "$LINUX_TARBALL" ] || die "$LINUX_TARBALL missing: run scripts/install-deps.sh"
 	want=$(stat -c '%s %Y' "$LINUX_TARBALL")
-	if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && git -C "$PRISTINE_REPO" rev-parse -q --verify base >/dev/null; then
-		return 0
-	fi
-	log "making the pristine repository $PRISTINE_REPO from $LINUX_TARBALL"
-	rm -rf "$PRISTINE_REPO" "$BUILD_DIR/linux-source-6.12"
-	tar -xJf "$LINUX_TARBALL" -C "$BUILD_DIR"
-	mv "$BUILD_DIR/linux-source-6.12" "$PRISTINE_REPO"
+	pristine_made "$stamp" "$want" && return 0
+	# Made by one run at a time (the lock held until the subshell exits);
+	# another that waited for it finds it made.
 	(
+		set -e
+		tree_lock -x "$PRISTINE_REPO"
+		pristine_made "$stamp" "$want" && exit 0
+		log "making the pristine repository $PRISTINE_REPO from $LINUX_TARBALL"
+		rm -rf "$PRISTINE_REPO"
+		unpack=$(mktemp -d "$BUILD_DIR/pristine.XXXXXX")
+		tar -xJf "$LINUX_TARBALL" -C "$unpack"
+		mv "$unpack/linux-source-6.12" "$PRISTINE_REPO"
+		rmdir "$unpack"
 		cd "$PRISTINE_REPO"
 		git init -q
 		git config core.autocrlf false
@@ -254,8 +259,15 @@ pristine_repo() {
 			GIT_COMMITTER_NAME=linux-source GIT_COMMITTER_EMAIL=linux-source@localhost \
 			git commit -q -m "Linux $(make -s kernelversion) as Debian's linux-source-6.12 ships it"
 		git tag base
+		echo "$want" >"$stamp"
 	)
-	echo "$want" >"$stamp"
+}
+
+# Whether the pristine repository was made from the tarball whose size and
+# time are $2 (its stamp file $1). pristine_made STAMP WANT
+pristine_made() {
+	[ "$(cat "$1" 2>/dev/null)" = "$2" ] &&
+		git -C "$PRISTINE_REPO" rev-parse -q --verify base >/dev/null 2>&1
 }
 
 # Makes $1 a checkout of the pristine tree at base with nothing else in it

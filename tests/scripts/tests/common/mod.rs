@@ -29,6 +29,7 @@ pub fn lib_sh(build: &Path, script: &str) -> Output {
         .env_remove("ALLOCTAG_WORKTREES_HELD")
         .env_remove("KERNEL_TREE")
         .env_remove("KERNEL_CONFIG")
+        .env_remove("WORKTREE_LOCK_WAIT")
         .output()
         .expect("bash runs")
 }
@@ -51,7 +52,9 @@ pub fn repo(dir: &Path, files: &[(&str, &str)]) -> String {
     let repo = dir.join("repo");
     fs::create_dir_all(&repo).expect("mkdir");
     for (name, contents) in files {
-        fs::write(repo.join(name), contents).expect("write");
+        let path = repo.join(name);
+        fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        fs::write(path, contents).expect("write");
     }
     let r = repo.display();
     let out = lib_sh(
