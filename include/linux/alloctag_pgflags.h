@@ -188,17 +188,19 @@ static __always_inline void alloctag_pgflags_add(struct page *page, struct alloc
  * free_pages_prepare(), owns the page's flags: it clears the check-at-prep
  * ones with a plain write too. So the index is cleared with one, not with
  * the compare-and-exchange of an allocation, after which others may hold
- * the page.
+ * the page; and before the counters, whose this_cpu ops clobber memory, so
+ * that the flags are not loaded again after them.
  */
 static __always_inline void alloctag_pgflags_sub(struct page *page, unsigned int order)
 {
+	unsigned long flags = READ_ONCE(page->flags);
 	union codetag_ref ref;
 
-	alloctag_pgflags_ref(alloctag_pgflags_read(page), &ref);
+	page->flags = flags & ~(ALLOCTAG_IDX_MASK << ALLOCTAG_IDX_SHIFT);
+	alloctag_pgflags_ref(alloctag_pgflags_field(flags), &ref);
 	/* The pages go; so does their record, keyed by the page. */
 	alloctag_capture_free_key(&ref, page);
 	alloc_tag_sub(&ref, PAGE_SIZE << order);
-	page->flags &= ~(ALLOCTAG_IDX_MASK << ALLOCTAG_IDX_SHIFT);
 }
 
 /* The tag an index names, for pgalloc_tag_get(): NULL for none or empty. */
