@@ -188,8 +188,9 @@ static __always_inline void alloctag_pgflags_add(struct page *page, struct alloc
  * free_pages_prepare(), owns the page's flags: it clears the check-at-prep
  * ones with a plain write too. So the index is cleared with one, not with
  * the compare-and-exchange of an allocation, after which others may hold
- * the page; and before the counters, whose this_cpu ops clobber memory, so
- * that the flags are not loaded again after them.
+ * the page; and before the counters, whose per-CPU operations the compiler
+ * cannot tell from a write of page->flags, so that the flags are not loaded
+ * again after them.
  */
 static __always_inline void alloctag_pgflags_sub(struct page *page, unsigned int order)
 {
