@@ -38,6 +38,7 @@ union codetag_ref;
 #include <linux/alloc_tag.h>
 /* Itself, until the capture patch has alloc_tag.h include it (a series bisects). */
 #include <linux/alloctag_capture.h>
+#include <linux/atomic.h>
 #include <linux/jump_label.h>
 #include <linux/minmax.h>
 #include <linux/mm_types.h>
@@ -49,6 +50,11 @@ union codetag_ref;
 #define ALLOCTAG_IDX_BITS	clamp_t(int, NR_UNUSED_PAGEFLAG_BITS, 0, 16)
 #define ALLOCTAG_IDX_SHIFT	(LRU_REFS_PGOFF - ALLOCTAG_IDX_BITS)
 #define ALLOCTAG_IDX_MASK	((1UL << ALLOCTAG_IDX_BITS) - 1)
+/*
+ * The field in page->flags. free_pages_prepare() clears it on every free,
+ * with the flags it clears, profiling on or off (alloctag_pgflags_add()).
+ */
+#define ALLOCTAG_IDX_FIELD	(ALLOCTAG_IDX_MASK << ALLOCTAG_IDX_SHIFT)
 
 /* On from the boot parameter while the tags fit (src/profiling.rs). */
 DECLARE_STATIC_KEY_FALSE(mem_profiling_compressed);
@@ -87,8 +93,7 @@ static __always_inline void alloctag_pgflags_write(struct page *page, unsigned l
 	unsigned long old = READ_ONCE(page->flags), new;
 
 	do {
-		new = (old & ~(ALLOCTAG_IDX_MASK << ALLOCTAG_IDX_SHIFT)) |
-		      (idx << ALLOCTAG_IDX_SHIFT);
+		new = (old & ~ALLOCTAG_IDX_FIELD) | (idx << ALLOCTAG_IDX_SHIFT);
 	} while (unlikely(!try_cmpxchg(&page->flags, &old, new)));
 }
 
@@ -159,10 +164,13 @@ static __always_inline void alloctag_pgflags_add(struct page *page, struct alloc
 {
 	union codetag_ref ref = { .ct = NULL };
 	unsigned long idx = alloctag_pgflags_index(tag);
+	unsigned long held = ALLOCTAG_IDX_NULL;
 
 	/* Only the debug checks read what the page held. */
-	if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG))
-		alloctag_pgflags_ref(alloctag_pgflags_read(page), &ref);
+	if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG)) {
+		held = alloctag_pgflags_read(page);
+		alloctag_pgflags_ref(held, &ref);
+	}
 	/*
 	 * A tag without an index (its module's parameters are parsed before
 	 * its tags are indexed; the index was full) is marked inaccurate and
@@ -179,26 +187,31 @@ static __always_inline void alloctag_pgflags_add(struct page *page, struct alloc
 
 		this_cpu_inc(counters->calls);
 		this_cpu_add(counters->bytes, PAGE_SIZE << order);
-		alloctag_pgflags_write(page, idx);
+		/*
+		 * The field is clear: a struct page starts so, and
+		 * free_pages_prepare() clears it on every free, profiling on
+		 * or off. So one atomic or sets it, where a compare-and-
+		 * exchange would mask it first. Where the debug checks found
+		 * it set (they warned), it is replaced.
+		 */
+		if (IS_ENABLED(CONFIG_MEM_ALLOC_PROFILING_DEBUG) && unlikely(held))
+			alloctag_pgflags_write(page, idx);
+		else
+			atomic_long_or(idx << ALLOCTAG_IDX_SHIFT,
+				       (atomic_long_t *)&page->flags);
 	}
 }
 
 /*
- * pgalloc_tag_sub_order() with compressed tags. Its one caller,
- * free_pages_prepare(), owns the page's flags: it clears the check-at-prep
- * ones with a plain write too. So the index is cleared with one, not with
- * the compare-and-exchange of an allocation, after which others may hold
- * the page; and before the counters, whose per-CPU operations the compiler
- * cannot tell from a write of page->flags, so that the flags are not loaded
- * again after them.
+ * pgalloc_tag_sub_order() with compressed tags. It only reads the index:
+ * its one caller, free_pages_prepare(), clears it after, with the
+ * check-at-prep flags, in the plain write 6.12 makes there anyway.
  */
 static __always_inline void alloctag_pgflags_sub(struct page *page, unsigned int order)
 {
-	unsigned long flags = READ_ONCE(page->flags);
 	union codetag_ref ref;
 
-	page->flags = flags & ~(ALLOCTAG_IDX_MASK << ALLOCTAG_IDX_SHIFT);
-	alloctag_pgflags_ref(alloctag_pgflags_field(flags), &ref);
+	alloctag_pgflags_ref(alloctag_pgflags_read(page), &ref);
 	/* The pages go; so does their record, keyed by the page. */
 	alloctag_capture_free_key(&ref, page);
 	alloc_tag_sub(&ref, PAGE_SIZE << order);
@@ -265,6 +278,8 @@ static __always_inline bool alloctag_free_pages_tag(void)
 #define ALLOCTAG_FREE_PAGES_REST	noinline
 
 #else /* !CONFIG_MEM_ALLOC_PROFILING_RUST: 6.12's C core, page_ext only */
+
+#define ALLOCTAG_IDX_FIELD	0UL
 
 static inline void alloc_tag_sec_init(void) {}
 

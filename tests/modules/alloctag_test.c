@@ -20,8 +20,12 @@
  * at most), kept until a write of 0 or unload. The capture tests and the
  * demo find them under each writer's pid and comm. A write of N to
  * hold_kfence holds one more there that KFENCE sampled, trying for N ms.
+ *
+ * A write of 1 to hold_page holds one page (0 frees it); page_index then
+ * reads the tag's index in that page's flags (include/linux/alloctag_pgflags.h).
  */
 
+#include <linux/alloctag_pgflags.h>
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/gfp.h>
@@ -277,6 +281,41 @@ static int hold_pages_bytes(unsigned int n)
 	return n && !held_exact ? -ENOMEM : 0;
 }
 
+/* The page hold_page() holds, and the index its flags held when last read. */
+static struct page *held_page;
+static unsigned long page_index;
+
+/* One call site, for page tags in page flags. */
+static noinline struct page *hold_page(void)
+{
+	return alloc_page(GFP_KERNEL);
+}
+
+/*
+ * Frees the held page, then holds a new one if n; page_index is the index
+ * of the one held, or after a free the freed page's. An allocation ors its
+ * index into a field it takes to be clear (alloctag_pgflags_add()): a freed
+ * page must hold none, profiling on or off. The page may be someone else's
+ * by the time it is read: with profiling off, no allocation sets an index.
+ */
+static int hold_page_n(unsigned int n)
+{
+	struct page *page = held_page;
+
+	if (page) {
+		held_page = NULL;
+		__free_page(page);
+		page_index = alloctag_pgflags_read(page);
+	}
+	if (n) {
+		held_page = hold_page();
+		if (!held_page)
+			return -ENOMEM;
+		page_index = alloctag_pgflags_read(held_page);
+	}
+	return 0;
+}
+
 /* A debugfs file of hold_dir: writing N to it runs apply(N). */
 struct hold_file {
 	const char *name;
@@ -288,6 +327,7 @@ static const struct hold_file hold_files[] = {
 	{ "hold_kfence", hold_kfence_object },
 	{ "hold_area", hold_area_bytes },
 	{ "hold_pages", hold_pages_bytes },
+	{ "hold_page", hold_page_n },
 };
 
 /* Parses N from a hold file and runs its apply(N) under held_lock. */
@@ -363,6 +403,7 @@ static int __init alloctag_test_init(void)
 	for (i = 0; i < ARRAY_SIZE(hold_files); i++)
 		debugfs_create_file(hold_files[i].name, 0200, hold_dir,
 				    (void *)&hold_files[i], &hold_fops);
+	debugfs_create_ulong("page_index", 0400, hold_dir, &page_index);
 	return 0;
 }
 
@@ -372,6 +413,7 @@ static void __exit alloctag_test_exit(void)
 	free_held();
 	vfree(held_area);
 	free_held_exact();
+	hold_page_n(0);
 	kfree(long_named);
 	cache_free();
 	if (!leak)
