@@ -22,12 +22,11 @@
 #ifndef _ALLOCTAG_PGFLAGS_H
 #define _ALLOCTAG_PGFLAGS_H
 
+#include <linux/alloc_tag.h>
 #include <linux/init.h>
 
-struct alloc_tag;
 struct folio;
 struct page;
-union codetag_ref;
 
 #define ALLOCTAG_IDX_NULL	0UL
 #define ALLOCTAG_IDX_EMPTY	1UL
@@ -35,7 +34,6 @@ union codetag_ref;
 
 #if defined(CONFIG_MEM_ALLOC_PROFILING_RUST)
 
-#include <linux/alloc_tag.h>
 /* Itself, until the capture patch has alloc_tag.h include it (a series bisects). */
 #include <linux/alloctag_capture.h>
 #include <linux/atomic.h>
