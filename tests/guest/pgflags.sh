@@ -172,16 +172,18 @@ test_pgflags_status_file_says_where_page_tags_are() {
 # with it on: an allocation ors its index into the field
 # (alloctag_pgflags_add()), so one left behind would mix with the next
 # allocation's, and that allocation's free would take back another tag's
-# bytes. alloctag_test's hold_page holds one page at a call site of its
-# own, and page_index says what its flags held, then what they held after
-# its free. (Read after a free with profiling on, the page may already be
-# someone else's, with an index of theirs.) The page's charge stays with
-# the tag, as 6.12 leaves one freed with profiling off.
+# bytes. alloctag_test's hold_page holds one page, and page_index says what
+# its flags held, then what they held after its free. With profiling on,
+# its allocation sets its tag's index (and its free takes the charge back);
+# with profiling off nothing is charged, and the module sets an index itself
+# (CODETAG_EMPTY's), as an allocation with profiling on would have. (Read
+# after a free with profiling on, the page may be someone else's already.)
 test_rw_pgflags_free_clears_the_index_with_profiling_off() {
 	dir=/sys/kernel/debug/alloctag_test
 	[ -d /sys/kernel/debug/alloctag ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
 	insmod /lib/modules/alloctag_test.ko || fail "insmod alloctag_test failed"
-	trap 'rmmod alloctag_test 2>/dev/null; echo 1 >"$SYSCTL" 2>/dev/null' EXIT
+	# Profiling on again before the unload, whose frees take back its charges.
+	trap 'echo 1 >"$SYSCTL" 2>/dev/null; rmmod alloctag_test 2>/dev/null' EXIT
 	set_sysctl 1
 	echo 1 >$dir/hold_page || fail "holding a page failed"
 	held=$(cat $dir/page_index)
@@ -191,8 +193,12 @@ test_rw_pgflags_free_clears_the_index_with_profiling_off() {
 	else
 		[ "$held" = 0 ] || fail "page tags in page_ext, and the page held has index $held"
 	fi
+	echo 0 >$dir/hold_page || fail "freeing the page failed"
 	set_sysctl 0
+	echo 2 >$dir/hold_page || fail "holding a page with an index failed"
+	held=$(cat $dir/page_index)
+	[ "$held" = 1 ] || fail "the page held has index $held, not 1"
 	echo 0 >$dir/hold_page || fail "freeing the page failed"
 	freed=$(cat $dir/page_index)
-	[ "$freed" = 0 ] || fail "the page freed with profiling off holds index $freed (held $held)"
+	[ "$freed" = 0 ] || fail "the page freed with profiling off holds index $freed"
 }

@@ -21,8 +21,9 @@
  * demo find them under each writer's pid and comm. A write of N to
  * hold_kfence holds one more there that KFENCE sampled, trying for N ms.
  *
- * A write of 1 to hold_page holds one page (0 frees it); page_index then
- * reads the tag's index in that page's flags (include/linux/alloctag_pgflags.h).
+ * A write of 1 to hold_page holds one page, of 2 one whose flags hold an
+ * index (0 frees it); page_index then reads the tag's index in that page's
+ * flags (include/linux/alloctag_pgflags.h).
  */
 
 #include <linux/alloctag_pgflags.h>
@@ -281,36 +282,38 @@ static int hold_pages_bytes(unsigned int n)
 	return n && !held_exact ? -ENOMEM : 0;
 }
 
-/* The page hold_page() holds, and the index its flags held when last read. */
+/* The page hold_page_n() holds, and the index its flags held when last read. */
 static struct page *held_page;
 static unsigned long page_index;
 
-/* One call site, for page tags in page flags. */
-static noinline struct page *hold_page(void)
-{
-	return alloc_page(GFP_KERNEL);
-}
-
 /*
- * Frees the held page, then holds a new one if n; page_index is the index
- * of the one held, or after a free the freed page's. An allocation ors its
- * index into a field it takes to be clear (alloctag_pgflags_add()): a freed
- * page must hold none, profiling on or off. The page may be someone else's
- * by the time it is read: with profiling off, no allocation sets an index.
+ * Frees the held page, then holds a new one if n (at hold_exact()'s call
+ * site: a site of its own would add a tag to every instance of the module,
+ * which the module tests count); with n = 2 its flags are then given
+ * CODETAG_EMPTY's index, as an allocation with profiling on gives them a
+ * tag's. page_index is the index of the page held, or after a free the freed
+ * page's. An allocation ors its index into a field it takes to be clear
+ * (alloctag_pgflags_add()): a freed page must hold none, profiling on or
+ * off. Read after a free, the page may be someone else's already: only with
+ * profiling off does no allocation set an index meanwhile.
  */
 static int hold_page_n(unsigned int n)
 {
 	struct page *page = held_page;
+	void *addr;
 
 	if (page) {
 		held_page = NULL;
-		__free_page(page);
+		free_pages_exact(page_address(page), PAGE_SIZE);
 		page_index = alloctag_pgflags_read(page);
 	}
 	if (n) {
-		held_page = hold_page();
-		if (!held_page)
+		addr = hold_exact(PAGE_SIZE);
+		if (!addr)
 			return -ENOMEM;
+		held_page = virt_to_page(addr);
+		if (n == 2)
+			alloctag_pgflags_write(held_page, ALLOCTAG_IDX_EMPTY);
 		page_index = alloctag_pgflags_read(held_page);
 	}
 	return 0;
