@@ -22,7 +22,7 @@
  * hold_kfence holds one more there that KFENCE sampled, trying for N ms.
  *
  * A write of 1 to hold_page holds one page, of 2 one whose flags hold an
- * index (0 frees it); page_index then reads the tag's index in that page's
+ * index (0 frees it; another number is refused); page_index then reads the tag's index in that page's
  * flags (include/linux/alloctag_pgflags.h).
  */
 
@@ -302,6 +302,8 @@ static int hold_page_n(unsigned int n)
 	struct page *page = held_page;
 	void *addr;
 
+	if (n > 2)
+		return -EINVAL;
 	if (page) {
 		held_page = NULL;
 		free_pages_exact(page_address(page), PAGE_SIZE);
