@@ -1068,6 +1068,69 @@ fn kept_dynamic_tag_never_marked(test: &Test) {
     );
 }
 
+#[track_caller]
+fn unused_location() -> &'static Location<'static> {
+    Location::caller()
+}
+
+/// A module's dynamic tag that reads unused at unload leaves the listing at once, but keeps
+/// its slot and counters until the next pass that reads it unused again: one read can see zero
+/// while a free on another CPU is between its `bytes` and `calls` updates, and still writes
+/// the counters. Seam: the tag reads unused at unload, in use at the next pass (that free's
+/// `calls` update to come, stood in for by an allocation charged here), then unused.
+fn dynamic_tag_unused_at_unload_freed_at_second_read(test: &Test) {
+    let Some((mut registry, handle)) = registry_with_pool(test, &KEPT_POOL) else {
+        return;
+    };
+    let Some(tag) = KEPT_POOL.tag(unused_location()) else {
+        kunit_expect!(test, false, "no dynamic tag made");
+        return;
+    };
+    KEPT_POOL.set_module(tag, &raw mut KEPT_MODULE);
+    let listed = |registry: &codetag::Registry| {
+        registry
+            .tags(handle, codetag::Cursor::START)
+            .any(|t| ptr::eq(t, tag))
+    };
+    // SAFETY: `KEPT_MODULE` has no range in the registry; only its dynamic tag is dropped.
+    unsafe { registry.remove_test_module(&raw mut KEPT_MODULE) };
+    kunit_expect!(
+        test,
+        KEPT_POOL.used() == 1 && !listed(&registry),
+        "freed at the unload's one read, or still listed: {} tags",
+        KEPT_POOL.used()
+    );
+    // SAFETY: Allocating has no precondition.
+    let obj = with_tag(tag, || unsafe {
+        bindings::__kmalloc_noprof(16, bindings::GFP_KERNEL)
+    });
+    kunit_expect!(test, !obj.is_null());
+    // SAFETY: As above; a pass of the reaper.
+    unsafe { registry.remove_test_module(&raw mut KEPT_MODULE) };
+    kunit_expect!(
+        test,
+        KEPT_POOL.used() == 1 && listed(&registry),
+        "a tag read in use was freed, or is not listed"
+    );
+    // SAFETY: `obj` came from kmalloc, or is null.
+    unsafe { bindings::kfree(obj) };
+    // SAFETY: As above.
+    unsafe { registry.remove_test_module(&raw mut KEPT_MODULE) };
+    kunit_expect!(
+        test,
+        KEPT_POOL.used() == 1,
+        "freed at the first unused pass"
+    );
+    // SAFETY: As above.
+    unsafe { registry.remove_test_module(&raw mut KEPT_MODULE) };
+    kunit_expect!(
+        test,
+        KEPT_POOL.used() == 0,
+        "{} tags left",
+        KEPT_POOL.used()
+    );
+}
+
 /// The pool of [`tag_made_during_a_walk_is_marked`], apart from the kernel's.
 static WALK_POOL: Pool<1, 4> = Pool::new("walk", false);
 
@@ -1160,6 +1223,7 @@ kunit_suite!(
         config_refuses_bad_values,
         failed_vector_marks_tag_inaccurate,
         kept_dynamic_tag_never_marked,
+        dynamic_tag_unused_at_unload_freed_at_second_read,
         tag_made_during_a_walk_is_marked,
     ]
 );

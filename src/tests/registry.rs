@@ -576,10 +576,13 @@ fn module_sections_share_chunks(test: &Test) {
     kunit_expect!(test, registry.area_usage().0 == empty, "chunks left");
 }
 
-/// The section of a module whose load failed after an allocation was charged to its tags (by
-/// a parameter's handler, say) stays for good: that allocation's free still reaches them. An
-/// unused one goes.
-fn failed_load_keeps_a_used_section(test: &Test) {
+/// The sections of modules whose load failed go, with what their type gave their tags (their
+/// counters), at the reaper's second check in a row that finds them unused, the loader's
+/// giving up of them the first: never at once, as one read can see zero while a free is
+/// between its `bytes` and `calls` updates. One in use (an allocation charged while the
+/// module's parameters were parsed, not freed) stays until that is freed. The same path frees
+/// the tags of a module the registry could not list, at its unload.
+fn failed_load_sections_go_when_unused_twice(test: &Test) {
     let Some((mut registry, _)) = registry_with_fakes(test) else {
         return;
     };
@@ -592,6 +595,7 @@ fn failed_load_keeps_a_used_section(test: &Test) {
         kunit_expect!(test, false, "no sections");
         return;
     };
+    FREED_TAGS.store(0, Ordering::Relaxed);
     AREA_TAGS.store(used as usize, Ordering::Relaxed);
     USED_AREA.store(0b10, Ordering::Relaxed);
     registry.free_test_section(used);
@@ -599,16 +603,109 @@ fn failed_load_keeps_a_used_section(test: &Test) {
     let after = registry.area_usage().0;
     kunit_expect!(
         test,
-        after.used == before.used + size,
-        "{after:?}, {size} more than {before:?}"
+        after.used == before.used + 2 * size && FREED_TAGS.load(Ordering::Relaxed) == 0,
+        "{after:?}: not both kept, {} tags freed",
+        FREED_TAGS.load(Ordering::Relaxed)
     );
-    // For good: unused later, it stays all the same.
+    // The unused one goes at the next check, with its tags' counters.
+    let r = registry.reap();
+    let u = registry.area_usage().0;
+    kunit_expect!(
+        test,
+        r.kept && u.used == before.used + size && FREED_TAGS.load(Ordering::Relaxed) == 2,
+        "{r:?} {u:?}, {} tags freed",
+        FREED_TAGS.load(Ordering::Relaxed)
+    );
+    // The used one stays while used, and goes at the second check after its last free.
+    registry.reap();
     USED_AREA.store(0, Ordering::Relaxed);
-    registry.free_test_section(used);
-    kunit_expect!(test, registry.area_usage().0 == after);
+    let first = registry.reap();
+    kunit_expect!(
+        test,
+        first.kept && registry.area_usage().0.used == before.used + size,
+        "{first:?}: freed at the first unused check"
+    );
+    let second = registry.reap();
+    kunit_expect!(
+        test,
+        !second.kept
+            && registry.area_usage().0 == before
+            && FREED_TAGS.load(Ordering::Relaxed) == 4,
+        "{second:?} {:?}, {} tags freed",
+        registry.area_usage().0,
+        FREED_TAGS.load(Ordering::Relaxed)
+    );
     AREA_TAGS.store(0, Ordering::Relaxed);
+    // Not to leak it where a check above failed.
     registry.forget_test_section(used);
-    kunit_expect!(test, registry.area_usage().0 == before);
+    registry.forget_test_section(unused);
+}
+
+/// A module whose tags read unused at unload keeps them, unlisted, until the reaper's next
+/// check that reads them unused again. Seam: on another CPU a free of the module's last
+/// block sits between its `bytes` and `calls` updates, after a split of that block was
+/// counted on a CPU that the unload read before (the sums read zero); the reaper's next check
+/// sees that CPU's `calls` up (the tags in use); its `calls` update done, they go at the
+/// second check in a row that reads them unused, their counters with them.
+fn unused_unload_keeps_tags_until_read_unused_twice(test: &Test) {
+    let Some((mut registry, handle)) = registry_with_fakes(test) else {
+        return;
+    };
+    let d = &raw mut MODULE_D;
+    // SAFETY: Only the tests use the stand-in, and KUnit runs one case at a time.
+    unsafe { (&mut (*d).name)[..7].copy_from_slice(&b"fake_d\0".map(|c| c as _)) };
+    let tags = [fake_tag!(), fake_tag!()];
+    let before = registry.area_usage();
+    let count = registry.count(handle);
+    // SAFETY: The stand-in lives for good; the copies are not used once the range goes.
+    let placed = match unsafe { registry.add_test_module_in_area(handle, d, &tags) } {
+        Ok(placed) => placed,
+        Err(e) => {
+            kunit_expect!(test, false, "placing: {e:?}");
+            return;
+        }
+    };
+    AREA_TAGS.store(placed.as_ptr() as usize, Ordering::Relaxed);
+    USED_AREA.store(0, Ordering::Relaxed);
+    FREED_TAGS.store(0, Ordering::Relaxed);
+    // SAFETY: Added above.
+    let memory_ok = unsafe { registry.remove_test_module(d) };
+    kunit_expect!(test, memory_ok, "the module's memory must go");
+    let (area, _, kept) = registry.area_usage();
+    kunit_expect!(
+        test,
+        area.used == before.0.used + size_of::<[AllocTag; 2]>()
+            && FREED_TAGS.load(Ordering::Relaxed) == 0,
+        "freed at the unload's one read: {area:?}, {} tags freed",
+        FREED_TAGS.load(Ordering::Relaxed)
+    );
+    kunit_expect!(
+        test,
+        registry.count(handle) == count && kept == before.2,
+        "listed: {} tags, not {count}; {kept} modules kept",
+        registry.count(handle)
+    );
+    // The free's `calls` update still to come.
+    USED_AREA.store(0b01, Ordering::Relaxed);
+    let r = registry.reap();
+    kunit_expect!(test, r.kept && r.freed == 0, "freed while used: {r:?}");
+    USED_AREA.store(0, Ordering::Relaxed);
+    let first = registry.reap();
+    kunit_expect!(
+        test,
+        first.kept && first.freed == 0,
+        "freed at the first unused check: {first:?}"
+    );
+    let second = registry.reap();
+    kunit_expect!(
+        test,
+        second.freed == 1 && FREED_TAGS.load(Ordering::Relaxed) == 2,
+        "{second:?}, {} tags freed",
+        FREED_TAGS.load(Ordering::Relaxed)
+    );
+    AREA_TAGS.store(0, Ordering::Relaxed);
+    let after = registry.area_usage();
+    kunit_expect!(test, after == before, "{after:?} is not {before:?}");
 }
 
 /// An unloaded module's tags that are in use stay in their area, and their names are copies
@@ -725,7 +822,8 @@ kunit_suite!(
         top_users_are_largest_first,
         module_counters_made_in_blocks,
         module_sections_share_chunks,
-        failed_load_keeps_a_used_section,
+        failed_load_sections_go_when_unused_twice,
+        unused_unload_keeps_tags_until_read_unused_twice,
         kept_tags_outlive_their_module,
     ]
 );
