@@ -435,9 +435,8 @@ void alloctag_reap_later(void)
 
 /*
  * A module's allocation tags get their counters when it comes, before the
- * loader parses its parameters (which may run its code), and lose them when
- * its load fails before the loader hands them over
- * (src/alloc_tag/counters.rs). First of the module notifiers, registered at
+ * loader parses its parameters (which may run its code); they go with the
+ * tags (src/alloc_tag/counters.rs). First of the module notifiers, registered at
  * core_initcall, before any module can load: initcall levels and
  * notifier_from_errno() are C macros.
  */

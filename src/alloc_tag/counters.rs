@@ -13,10 +13,10 @@
 //! With the Rust core a module's tags have no counters until the module comes
 //! (`MODULE_STATE_COMING`, our notifier first): then they get them here, from the per-CPU
 //! allocator, in blocks of at most [`GROUP`] tags (its largest allocation), before the loader
-//! parses the module's parameters, the first time its code may run. A load that fails before
-//! the loader hands the tags to the registry frees them at `MODULE_STATE_GOING`; afterwards
-//! they go with the tags ([`free`], from the tag type's `module_free`), when the module's memory
-//! does.
+//! parses the module's parameters, the first time its code may run. They go with the tags
+//! ([`free`], from the tag type's `module_free`), when the registry's reaper frees those: a
+//! listed module's, or the orphaned section of a load that failed or of a module the registry
+//! could not list.
 //!
 //! Booted with profiling `never`, no tag gets counters: the hooks never run, and a tag without
 //! counters reads zero.
@@ -41,19 +41,25 @@ impl AllocTag {
 
 /// Gives each of `tags` zeroed counters, in blocks of [`GROUP`]: the first tag of each block
 /// holds the block's address. All or none: on failure none has counters. Refuses tags that
-/// have counters already (`EINVAL`): static ones, which [`free`] must never free. Process
-/// context; may sleep.
+/// have counters already (`EINVAL`), static ones (a module built for the C core), and leaves
+/// them without: their module's load fails before any of its code runs, and its per-CPU area,
+/// where those counters are, may go before the loader gives up the tags, whose checks would
+/// then read freed memory; [`free`] must never free them either. Process context; may sleep.
 ///
 /// # Safety
 ///
 /// Nothing may read or write the tags' `counters` field until this returns: no code charges
-/// them, no reader lists them.
+/// them, no reader lists them. Refused, no code may charge them ever.
 pub(crate) unsafe fn make(tags: &[AllocTag]) -> Result {
     let has_counters = |t: &AllocTag| {
         // SAFETY: The caller guarantees that nothing else accesses the field now.
         !unsafe { t.counters_field().read() }.is_null()
     };
     if tags.iter().any(has_counters) {
+        for tag in tags {
+            // SAFETY: As above; refused, the tags are never charged.
+            unsafe { tag.counters_field().write(ptr::null_mut()) };
+        }
         return Err(EINVAL);
     }
     for (g, block) in tags.chunks(GROUP).enumerate() {
@@ -112,8 +118,11 @@ pub(crate) unsafe fn free(tags: &[AllocTag]) {
     }
 }
 
-/// Makes the counters of `module`'s tags when it comes, and frees them when its load fails
-/// before the loader hands the tags over. Returns 0 or a negative errno, which fails the load.
+/// Makes the counters of `module`'s tags when it comes. Returns 0 or a negative errno, which
+/// fails the load. They go with the tags: a listed module's when the reaper frees them, a
+/// failed load's or an unlisted module's when it frees their orphaned section (the registry's
+/// `reap`), never at once, as one sum read while a free is between its `bytes` and `calls`
+/// updates can read zero.
 ///
 /// Called by the glue's module notifier (src/glue.c), first of the module notifiers.
 ///
@@ -125,53 +134,31 @@ pub(crate) unsafe extern "C" fn alloctag_module_counters(
     module: *mut bindings::module,
     state: usize,
 ) -> core::ffi::c_int {
-    if !crate::keys::supported() {
+    if !crate::keys::supported() || state != bindings::module_state_MODULE_STATE_COMING as usize {
         return 0;
     }
     // SAFETY: The caller guarantees `module`, whose memory holds its tags.
     let Some(tags) = (unsafe { section_tags::<super::AllocTags>(module) }) else {
         return 0;
     };
-    let result = match state as bindings::module_state {
-        bindings::module_state_MODULE_STATE_COMING => {
-            // SAFETY: The module is coming: none of its code has run, and the registry does
-            // not list its tags before the loader hands them over, after this.
-            let made = unsafe { make(tags) };
-            if let Err(e) = made {
-                pr_warn!(
-                    "module {}: its {} allocation tags get no counters ({}): not loaded\n",
-                    // SAFETY: The caller guarantees `module`.
-                    unsafe { codetag::module_name(module) },
-                    tags.len(),
-                    if e == ENOMEM {
-                        "no memory"
-                    } else {
-                        "they have static ones: built for the C core"
-                    }
-                );
-            }
-            made
-        }
-        // A failed load; at unload the registry lists the tags and frees the counters with
-        // them. Tags still in use (an allocation made while the parameters were parsed, not
-        // freed) keep their counters: the loader frees the tags all the same, as 6.12 does, so
-        // a later free of that allocation reads freed memory; its counters at least stay. The
-        // module's pending kfree_rcu() frees go first, as at unload.
-        bindings::module_state_MODULE_STATE_GOING if !codetag::read().lists_module(module) => {
-            codetag::kvfree_rcu_barrier();
-            if tags.iter().all(|t| t.read().is_zero()) {
-                // SAFETY: No allocation is charged to the tags (all read zero; the module's
-                // code is gone), and nothing else reaches them: the registry does not list
-                // them.
-                unsafe { free(tags) };
-            }
-            Ok(())
-        }
-        _ => Ok(()),
-    };
-    match result {
+    // SAFETY: The module is coming: none of its code has run, and the registry does not list
+    // its tags before the loader hands them over, after this.
+    match unsafe { make(tags) } {
         Ok(()) => 0,
-        Err(e) => e.to_errno(),
+        Err(e) => {
+            pr_warn!(
+                "module {}: its {} allocation tags get no counters ({}): not loaded\n",
+                // SAFETY: The caller guarantees `module`.
+                unsafe { codetag::module_name(module) },
+                tags.len(),
+                if e == ENOMEM {
+                    "no memory"
+                } else {
+                    "they have static ones: built for the C core"
+                }
+            );
+            e.to_errno()
+        }
     }
 }
 

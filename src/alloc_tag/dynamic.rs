@@ -42,9 +42,11 @@
 //!   the first frame of the stack that is not the kernel crate's allocation path nor ours. The
 //!   strings are copied into the slot (bounded), since a module's memory goes at unload.
 //! - Module unload ([`Pool::module_unload`], under the registry's write lock): a module's tags
-//!   whose counters read zero are dropped and their slots reused; the others stay listed, with
-//!   their copied names, until their counters read zero at a later unload, but are no longer
-//!   found by lookup, since another module may be loaded where the `Location` was.
+//!   are no longer found by lookup, since another module may be loaded where the `Location`
+//!   was; those whose counters read zero are no longer listed, and their slots are reused at
+//!   the reaper's next pass that reads them zero again (one read can see zero while a free is
+//!   between its `bytes` and `calls` updates); the others stay listed, with their copied
+//!   names, until two passes in a row read them zero.
 
 mod chunk;
 mod naming;
@@ -97,6 +99,9 @@ const KEPT: u8 = 2;
 /// A kept slot that the last pass found unused: the next that does frees it
 /// ([`Pool::module_unload`]).
 const KEPT_UNUSED: u8 = 3;
+/// A slot whose module went while it read unused: not listed, not found; the next pass that
+/// reads it unused frees it, one that does not keeps it ([`KEPT`]).
+const UNLOADED_UNUSED: u8 = 4;
 
 /// The names of a dynamic tag, copied from the caller and its module.
 struct Names {
@@ -107,7 +112,8 @@ struct Names {
 
 /// The state of one tag of the pool besides the tag itself.
 struct Slot {
-    /// [`FREE`], [`LIVE`] or [`KEPT`]; set with release after the tag and names are written.
+    /// [`FREE`], [`LIVE`], [`KEPT`], [`KEPT_UNUSED`] or [`UNLOADED_UNUSED`]; set with release
+    /// after the tag and names are written.
     state: AtomicU8,
     /// The address of the `Location`, while [`LIVE`].
     key: AtomicUsize,
@@ -469,8 +475,10 @@ impl<const C: usize, const M: usize> Pool<C, M> {
 
     /// Returns whether tag `i` is listed.
     fn is_listed(&self, i: usize) -> bool {
-        self.slot(i)
-            .is_some_and(|s| s.state.load(Ordering::Acquire) != FREE)
+        self.slot(i).is_some_and(|s| {
+            let state = s.state.load(Ordering::Acquire);
+            state != FREE && state != UNLOADED_UNUSED
+        })
     }
 }
 

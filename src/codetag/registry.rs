@@ -37,8 +37,6 @@ pub(crate) use area::CHUNK as AREA_CHUNK;
 pub(crate) use cursor::{Cursor, ModuleTags, ReadPosition, Tags};
 pub(crate) use index::{name_tags, TagIndex, Usage as IndexUsage, FIRST as FIRST_INDEX};
 use module::find_range;
-#[cfg(CONFIG_MODULES)]
-pub(crate) use module::kvfree_rcu_barrier;
 pub(crate) use module::name as module_name;
 #[cfg(CONFIG_MODULES)]
 pub(crate) use module::section_tags;
@@ -585,14 +583,15 @@ impl Registry {
         }
     }
 
-    /// Drops `module`'s tags of every type, or, when a type still needs them, keeps them all
-    /// listed, marked unloaded, until [`Registry::reap`] finds them unused. Returns whether the
-    /// module's memory may be freed (its tags are unused, or kept apart from it with copies of
-    /// their names), and whether the registry keeps any tag for an unloaded module.
+    /// Keeps `module`'s tags of every type, marked unloaded, until [`Registry::reap`] finds them
+    /// unused at two passes in a row, this read being the first; only tags that read in use
+    /// stay listed meanwhile. Returns whether the module's memory may be freed (its tags are
+    /// apart from it, with copies of their names), and whether the registry keeps any tag for
+    /// an unloaded module.
     ///
     /// With `lookup`, tags of the module that the registry could not list at load (no memory)
-    /// are still asked about: unused, their memory goes; in use, they and the module's memory
-    /// stay for good (nothing lists them to be reaped, and their names stay in the module).
+    /// are orphaned, with their counters, until the reaper finds them unused twice; in use,
+    /// the module's memory stays for good (their names are in it).
     ///
     /// # Safety
     ///
@@ -613,8 +612,10 @@ impl Registry {
                 unload_ok &= (ty.unload)(range, true);
             }
         }
+        // Orphaned extents of the module wait for the reaper.
+        let mut orphaned = false;
         if lookup {
-            // Each leaves `unlisted` as it is freed or kept.
+            // Each leaves `unlisted` as it is orphaned.
             loop {
                 let Some(placed) = self.areas.unlisted(module).next() else {
                     break;
@@ -624,25 +625,32 @@ impl Registry {
                 let unused = unsafe { self.free_unlisted(module, placed, from, true) };
                 unload_ok &= unused;
                 in_module |= !unused;
+                orphaned = true;
             }
         }
-        let mut kept = false;
+        let mut kept = orphaned;
         for index in 0..self.types.len() {
             let ty = &mut self.types[index];
             let Some(i) = ty.ranges.iter().position(&listed) else {
                 continue;
             };
-            if unload_ok {
+            if unload_ok && !ty.ranges[i].area {
+                // Tags in the module's own memory, which the loader frees when this returns:
+                // only the tests' stand-ins (the loader places every module's tags in an area).
                 (ty.free)(&ty.ranges[i]);
                 self.drop_range(index, i);
                 continue;
             }
-            // Kept: listed for its live allocations, whose frees still count into it, and with
-            // its selections' marks, which go when it does (capture's records of its objects
-            // stay listed meanwhile). Its code is gone: no new allocation is charged to it.
+            // Kept, even when its tags read unused: one sum read while a free is between its
+            // `bytes` and `calls` updates can read zero, so the reaper frees them at its next
+            // pass that finds them unused again, this read being the first (`unused_once`).
+            // Listed for its live allocations, whose frees still count into it, and with its
+            // selections' marks, which go when it does (capture's records of its objects stay
+            // listed meanwhile). Its code is gone: no new allocation is charged to it.
             let tag_size = ty.tag_size;
             let range = &mut ty.ranges[i];
             range.gone = true;
+            range.unused_once = unload_ok;
             for ct in range.codetags(tag_size) {
                 ct.mark_unloaded();
             }
@@ -724,9 +732,12 @@ impl Registry {
             .position(|ty| ty.section.as_bytes() == section.as_bytes())
     }
 
-    /// Frees the extent `placed`, which `from` owns and whose tags the registry does not list,
-    /// where its type finds them unused (`report`: and logs what is live); keeps it for good
-    /// otherwise. Returns whether it freed it.
+    /// Gives up the extent `placed`, which `from` owns and whose tags the registry does not
+    /// list: orphaned ([`area::Owner::Orphan`]), it goes with what its type gave its tags at
+    /// the second check in a row, this one included, that finds them unused ([`Registry::reap`]),
+    /// never at once: one sum read while a free is between its `bytes` and `calls` updates can
+    /// read zero. With `report`, its type logs what is live. Returns whether its tags read
+    /// unused.
     ///
     /// # Safety
     ///
@@ -741,51 +752,47 @@ impl Registry {
     ) -> bool {
         // SAFETY: The caller guarantees `module` and the tags.
         let range = unsafe { Range::unlisted(module, placed) };
-        let unused = self
-            .types
-            .get(placed.ty)
-            .map_or(true, |ty| (ty.unload)(&range, report));
-        if unused {
+        let Some(ty) = self.types.get(placed.ty) else {
+            // No type counts into them: nothing can be in flight.
             self.areas.free_owned(placed.start, from);
-        } else {
-            self.areas
-                .hand_over(placed.start, from, area::Owner::Leaked);
-        }
+            return true;
+        };
+        let unused = (ty.unload)(&range, report);
+        self.areas.hand_over(
+            placed.start,
+            from,
+            area::Owner::Orphan {
+                unused_once: unused,
+            },
+        );
         unused
     }
 
-    /// Frees the section at `start` that the loader placed for a module whose load failed
-    /// before the registry took it; keeps it for good, with a log line, where its tags are in
-    /// use (an allocation made while the module's parameters were parsed, not freed): that
-    /// allocation's free will still reach them.
+    /// Gives up the section at `start` that the loader placed for a module whose load failed
+    /// before the registry took it: orphaned, it goes at the reaper's next check that finds its
+    /// tags unused again ([`Registry::reap`]); where they are in use (an allocation made while
+    /// the module's parameters were parsed, not freed), with a log line, once that allocation
+    /// is freed. Returns whether the reaper must run.
     #[cfg(any(CONFIG_MODULES, CONFIG_ALLOCTAG_KUNIT_TEST))]
-    pub(super) fn free_loader_section(&mut self, start: *const u8) {
+    pub(super) fn free_loader_section(&mut self, start: *const u8) -> bool {
         let Some((placed, area::Owner::Loader)) = self.areas.get(start) else {
-            return;
+            return false;
         };
         // SAFETY: The module is not known here (null); the loader has not freed the section,
         // whose tags live across the call.
         if unsafe { self.free_unlisted(core::ptr::null_mut(), placed, area::Owner::Loader, false) }
         {
-            return;
+            return self.areas.get(start).is_some();
         }
         // Kept: its first tag, still in the loading module's memory, names the module.
         // SAFETY: `placed` is a whole section of tags, each starting with its `struct codetag`,
         // in memory the loader has not freed yet.
         let first = unsafe { &*placed.start.cast::<Codetag>() };
         pr_warn!(
-            "code tags in use by a module whose load failed ({}): kept for good\n",
+            "code tags in use by a module whose load failed ({}): kept until freed\n",
             first.modname().unwrap_or(kernel::c_str!("?"))
         );
-    }
-
-    /// Returns whether the loader handed `module`'s tags to the registry
-    /// ([`codetag_load_module`]) and they are listed as a loaded module's.
-    #[cfg(CONFIG_MODULES)]
-    pub(crate) fn lists_module(&self, module: *mut bindings::module) -> bool {
-        self.types
-            .iter()
-            .any(|ty| ty.ranges.iter().any(|r| r.module == module && !r.gone))
+        true
     }
 
     /// Drops the tags kept for unloaded modules whose allocations are now all freed, with their
@@ -797,7 +804,9 @@ impl Registry {
     /// `calls`, not `bytes`) was counted on a CPU read before it. `bytes` only go down once the
     /// module's code is gone, so a pass that reads zero bytes everywhere sees no live block,
     /// hence no split to come; a later pass that still reads zero `calls` saw every free
-    /// finished (one still between its updates keeps a CPU's `calls` up).
+    /// finished (one still between its updates keeps a CPU's `calls` up). The read at unload
+    /// is the first pass of a module that unloads unused; orphaned sections (a failed load's,
+    /// an unlisted module's) go by the same rule.
     pub(crate) fn reap(&mut self) -> Reaped {
         let mut out = Reaped::default();
         let mut index = 0;
@@ -855,7 +864,22 @@ impl Registry {
             }
             index += 1;
         }
-        out.kept = self.types.iter().any(|ty| ty.ranges.iter().any(|r| r.gone));
+        // Orphaned sections: freed with what their type gave their tags, by the same rule.
+        let types = &self.types;
+        let (orphans, moved) = self.areas.pass_orphans(|placed, unused_once| {
+            let ty = types.get(placed.ty)?;
+            // SAFETY: An orphan's tags live in their extent until it is freed here; nothing
+            // lists them, and their module is not known (null).
+            let range = unsafe { Range::unlisted(core::ptr::null_mut(), placed) };
+            let unused = (ty.unload)(&range, false);
+            if unused && unused_once {
+                (ty.free)(&range);
+                return None;
+            }
+            Some(unused)
+        });
+        out.changed |= moved;
+        out.kept = orphans || self.types.iter().any(|ty| ty.ranges.iter().any(|r| r.gone));
         for ty in self.types.iter() {
             if let Some(dynamic) = ty.dynamic {
                 let d = dynamic.module_unload(core::ptr::null_mut());
@@ -867,7 +891,8 @@ impl Registry {
     }
 
     /// Returns what the memory of modules' tags holds, and the bytes of the names copied for
-    /// unloaded modules' tags, and how many such modules are kept.
+    /// unloaded modules' tags, and how many such modules are kept for their live allocations
+    /// (not those unloaded unused, which wait for the reaper's second pass, unlisted).
     #[cfg(any(CONFIG_DEBUG_FS, CONFIG_ALLOCTAG_KUNIT_TEST))]
     pub(crate) fn area_usage(&self) -> (AreaUsage, usize, usize) {
         let (mut names, mut kept) = (0, 0);
@@ -877,7 +902,13 @@ impl Registry {
                 let seen_before = self.types[..index]
                     .iter()
                     .any(|t| t.ranges.iter().any(|o| o.gone && o.id == r.id));
-                kept += usize::from(!seen_before);
+                let listed = self.types.iter().any(|t| {
+                    t.ranges
+                        .iter()
+                        .filter(|o| o.gone && o.id == r.id)
+                        .any(|o| o.codetags(t.tag_size).any(|ct| !ct.dropped()))
+                });
+                kept += usize::from(!seen_before && listed);
             }
         }
         (self.areas.usage(), names, kept)

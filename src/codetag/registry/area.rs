@@ -31,9 +31,13 @@ pub(super) enum Owner {
     Range,
     /// The tags of `module`, loaded, which the registry could not list: its unload looks here.
     Unlisted(*mut bindings::module),
-    /// Tags in use that nothing lists (a load failed after an allocation was charged to them):
-    /// kept for good, as the loader keeps such a module's memory.
-    Leaked,
+    /// Tags that nothing lists any more (a failed load's, or those of a module that the
+    /// registry could not list, at its unload), with their counters: [`Registry::reap`] frees
+    /// them at the second pass in a row that finds them unused, as it frees a kept module.
+    /// `unused_once`: the last check found them unused.
+    ///
+    /// [`Registry::reap`]: super::Registry::reap
+    Orphan { unused_once: bool },
 }
 
 /// One section's place in a chunk.
@@ -251,6 +255,51 @@ impl Areas {
                     ty: e.ty,
                 })
         })
+    }
+
+    /// Calls `pass` with each orphaned extent ([`Owner::Orphan`]) and whether the last check
+    /// found it unused; frees those for which it returns `None`, and records the others'
+    /// answer. Returns whether any orphan is left, and whether any answer changed.
+    pub(super) fn pass_orphans(
+        &mut self,
+        mut pass: impl FnMut(Placed, bool) -> Option<bool>,
+    ) -> (bool, bool) {
+        let (mut left, mut changed) = (false, false);
+        let mut c = 0;
+        while c < self.chunks.len() {
+            let chunk = &mut self.chunks[c];
+            let mut i = 0;
+            while i < chunk.used.len() {
+                let e = chunk.used[i];
+                let Owner::Orphan { unused_once } = e.owner else {
+                    i += 1;
+                    continue;
+                };
+                let placed = Placed {
+                    start: chunk.base.wrapping_add(e.offset),
+                    len: e.len,
+                    ty: e.ty,
+                };
+                match pass(placed, unused_once) {
+                    None => {
+                        chunk.remove(i);
+                        changed = true;
+                    }
+                    Some(unused) => {
+                        chunk.used[i].owner = Owner::Orphan {
+                            unused_once: unused,
+                        };
+                        changed |= unused != unused_once;
+                        left = true;
+                        i += 1;
+                    }
+                }
+            }
+            if !self.release_if_empty(c) {
+                c += 1;
+            }
+        }
+        (left, changed)
     }
 
     /// Frees the extent at `start` if `owner` owns it, and its chunk once that is empty.

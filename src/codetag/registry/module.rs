@@ -205,9 +205,9 @@ pub(crate) unsafe extern "C" fn codetag_alloc_module_section(
         .map_or(core::ptr::null_mut(), |p| p.cast())
 }
 
-/// Frees the memory at `addr` that [`codetag_alloc_module_section`] gave a module whose load
-/// failed before [`codetag_load_module`] (kept for good where its tags are in use); nothing
-/// where the registry took it.
+/// Gives up the memory at `addr` that [`codetag_alloc_module_section`] gave a module whose load
+/// failed before [`codetag_load_module`]: the reaper frees it once its tags read unused twice;
+/// nothing where the registry took it.
 ///
 /// Called by the module loader (kernel/module/main.c).
 ///
@@ -217,9 +217,13 @@ pub(crate) unsafe extern "C" fn codetag_alloc_module_section(
 #[cfg(CONFIG_MODULES)]
 #[no_mangle]
 pub(crate) unsafe extern "C" fn codetag_free_module_section(addr: *mut c_void) {
-    REGISTRY
+    let orphaned = REGISTRY
         .write()
         .free_loader_section(addr.cast_const().cast());
+    if orphaned {
+        // SAFETY: Queues the glue's static delayed work; process context.
+        unsafe { bindings::alloctag_reap_later() };
+    }
 }
 
 /// Drops the tags kept for unloaded modules whose allocations are all freed, with their memory.

@@ -95,6 +95,12 @@ impl Names {
             }
         }
         if len == 0 {
+            // Nothing to copy (a module unloaded unused: every tag dropped); the dropped tags'
+            // names would point into the module, which goes.
+            for ct in tags.filter(|ct| ct.dropped()) {
+                // SAFETY: The caller guarantees the lock; `GONE` is static.
+                unsafe { ct.rehome([Some(GONE.as_char_ptr().cast()); 3]) };
+            }
             return Ok(Self::NONE);
         }
         let mut block = KVec::<u8>::with_capacity(len, GFP_KERNEL)?;

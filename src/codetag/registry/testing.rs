@@ -110,14 +110,16 @@ impl Registry {
         self.areas.alloc(len, align, 0)
     }
 
-    /// Frees the section at `start` that a failed load kept for good; for tests, which must not
-    /// leak it.
+    /// Frees the orphaned section at `start` that the reaper has not freed; for tests, which
+    /// must not leak it.
     pub(crate) fn forget_test_section(&mut self, start: *mut u8) {
-        self.areas.free_owned(start, super::area::Owner::Leaked);
+        if let Some((_, owner @ super::area::Owner::Orphan { .. })) = self.areas.get(start) {
+            self.areas.free_owned(start, owner);
+        }
     }
 
-    /// Frees the section at `start` that no range took, as a failed load does (kept for good
-    /// where its type finds its tags in use); for tests.
+    /// Gives up the section at `start` that no range took, as a failed load does: it is
+    /// orphaned, until [`Registry::reap`] finds its tags unused twice; for tests.
     pub(crate) fn free_test_section(&mut self, start: *mut u8) {
         self.free_loader_section(start);
     }
