@@ -272,6 +272,16 @@ mod core_impl {
             }
         }
 
+        /// A failed load's tags lose the static counters of a module built for the C core,
+        /// which are in the module's per-CPU area, about to go.
+        #[cfg(CONFIG_MODULES)]
+        fn module_abandoned(module: ModuleTags<'_, Self>) {
+            // SAFETY: Static counters mean that the module never came (its coming takes them
+            // away, src/alloc_tag/counters.rs), so none of its code ran to charge them; the
+            // registry is write-locked and lists none of the tags.
+            unsafe { super::counters::abandon(module.slice()) };
+        }
+
         fn index() -> Option<&'static TagIndex> {
             Some(&super::index::INDEX)
         }
@@ -322,12 +332,12 @@ mod core_impl {
     ///   Rust's, `alloc_hooks()` C's), so its `bytes` can only go down (splitting a block adds
     ///   `calls` only, a migration moves the tag without adding): a sum read across the CPUs is
     ///   at least the true count at the end of the read, and zero `bytes` means no block is live,
-    ///   so none can be split any more. The reaper frees a module only at its second pass in a
-    ///   row that reads every tag zero (`Registry::reap`): a free between its `bytes` and its
-    ///   `calls` update (`alloc_tag_sub()`, `calls` last) then keeps a CPU's `calls` up. At
-    ///   unload the memory is freed after one read, as 6.12 does: a split of the module's block
-    ///   racing its last free and the unload can read zero early there (counted on a CPU read
-    ///   before it), a window 6.12 has too.
+    ///   so none can be split any more. The memory goes only at the reaper's second pass in a
+    ///   row that reads every tag zero (`Registry::reap`), the read at unload being the first:
+    ///   a free between its `bytes` and its `calls` update (`alloc_tag_sub()`, `calls` last)
+    ///   then keeps a CPU's `calls` up, where one read could see zero (a split of the module's
+    ///   block, racing its last free, counted on a CPU read before it). 6.12 frees at unload
+    ///   on that one read.
     fn module_unload(module: ModuleTags<'_, AllocTags>, report: bool) -> bool {
         let mut leaks = super::leaks::Leaks::default();
         for tag in module.tags() {

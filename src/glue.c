@@ -430,7 +430,13 @@ static void alloctag_reap_fn(struct work_struct *work)
 void alloctag_reap_later(void)
 {
 	WRITE_ONCE(alloctag_reap_delay, HZ);
-	mod_delayed_work(system_power_efficient_wq, &alloctag_reap_work, HZ);
+	/*
+	 * Due within a second, never pushed back: modules unloaded faster
+	 * than one a second would otherwise keep the pass from ever running.
+	 */
+	if (!delayed_work_pending(&alloctag_reap_work) ||
+	    time_after(READ_ONCE(alloctag_reap_work.timer.expires), jiffies + HZ))
+		mod_delayed_work(system_power_efficient_wq, &alloctag_reap_work, HZ);
 }
 
 /*

@@ -22,8 +22,8 @@
 //! counters reads zero.
 
 use super::AllocTag;
-use crate::codetag::{self, section_tags};
-use core::{mem::size_of, ptr};
+use crate::codetag::{self, section_tags, CODETAG_FLAG_COUNTERS};
+use core::{mem::size_of, ptr, sync::atomic::Ordering};
 use kernel::{bindings, prelude::*};
 
 type Raw = bindings::alloc_tag_counters;
@@ -32,6 +32,11 @@ type Raw = bindings::alloc_tag_counters;
 pub(crate) const GROUP: usize = crate::layout::PCPU_MAX_ALLOC / size_of::<Raw>();
 
 impl AllocTag {
+    /// Returns whether [`make`] gave the tag its counters.
+    fn counters_made(&self) -> bool {
+        self.codetag().flags().load(Ordering::Relaxed) & CODETAG_FLAG_COUNTERS != 0
+    }
+
     /// Returns the address of the tag's `counters` field.
     fn counters_field(&self) -> *mut *mut Raw {
         // SAFETY: A field of the tag, which lives as long as `self`.
@@ -87,13 +92,16 @@ pub(crate) unsafe fn make(tags: &[AllocTag]) -> Result {
             // INVARIANT: Entry `i` of fresh zeroed per-CPU counters, this tag's alone, freed
             // only with the tag (`free`).
             unsafe { tag.counters_field().write(counters.wrapping_add(i)) };
+            tag.codetag()
+                .flags()
+                .fetch_or(CODETAG_FLAG_COUNTERS, Ordering::Relaxed);
         }
     }
     Ok(())
 }
 
 /// Frees the counters [`make`] gave `tags` (all of a module's, or a prefix of whole blocks), and
-/// leaves them without.
+/// leaves them without; leaves counters it did not make (static ones) as they are.
 ///
 /// # Safety
 ///
@@ -105,16 +113,38 @@ pub(crate) unsafe fn free(tags: &[AllocTag]) {
         return;
     }
     for block in tags.chunks(GROUP) {
+        if !block[0].counters_made() {
+            continue;
+        }
         // SAFETY: The caller guarantees that nothing else accesses the fields.
         let counters = unsafe { block[0].counters_field().read() };
         for tag in block {
             // SAFETY: As above.
             unsafe { tag.counters_field().write(ptr::null_mut()) };
+            tag.codetag()
+                .flags()
+                .fetch_and(!CODETAG_FLAG_COUNTERS, Ordering::Relaxed);
         }
         if !counters.is_null() {
             // SAFETY: The block's allocation, made by `make`, which no tag refers to any more.
             unsafe { bindings::free_percpu(counters.cast()) };
         }
+    }
+}
+
+/// Leaves the tags of a module whose load failed without the counters [`make`] did not give
+/// them: static ones (a module built for the C core whose load failed before it came), in the
+/// module's per-CPU area, which goes next while the tags stay until the registry's reaper
+/// frees them.
+///
+/// # Safety
+///
+/// No allocation may be charged to any of `tags` (none of their module's code ran), and nothing
+/// may read or write their counters meanwhile.
+pub(crate) unsafe fn abandon(tags: &[AllocTag]) {
+    for tag in tags.iter().filter(|t| !t.counters_made()) {
+        // SAFETY: The caller guarantees that nothing else accesses the field.
+        unsafe { tag.counters_field().write(ptr::null_mut()) };
     }
 }
 

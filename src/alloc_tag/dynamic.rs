@@ -152,6 +152,8 @@ pub(crate) struct Pool<const C: usize, const M: usize> {
     table: [AtomicU32; M],
     /// Slots not [`FREE`].
     used: AtomicUsize,
+    /// Slots [`UNLOADED_UNUSED`]: used, not listed. Changed under the registry's write lock.
+    unlisted: AtomicUsize,
     /// The most slots used: all `C` chunks' unless a test makes the pool look full sooner.
     limit: AtomicUsize,
     /// Allocations charged to a fallback tag because no tag could be made.
@@ -220,6 +222,7 @@ impl<const C: usize, const M: usize> Pool<C, M> {
             grown: AtomicUsize::new(0),
             table: [const { AtomicU32::new(EMPTY) }; M],
             used: AtomicUsize::new(0),
+            unlisted: AtomicUsize::new(0),
             limit: AtomicUsize::new(Self::CAPACITY),
             overflows: AtomicU64::new(0),
             generation: AtomicU64::new(0),
@@ -500,6 +503,7 @@ unsafe impl<const C: usize, const M: usize> DynamicTags for Pool<C, M> {
 
     fn count(&self) -> usize {
         self.used()
+            .saturating_sub(self.unlisted.load(Ordering::Relaxed))
     }
 
     #[cfg(CONFIG_ALLOCTAG_SELECTION)]

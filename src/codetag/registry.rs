@@ -70,6 +70,11 @@ pub(crate) unsafe trait TagType: Sized + 'static {
     /// registry locked for writing: the type frees what it gave them.
     fn module_free(_module: ModuleTags<'_, Self>) {}
 
+    /// Called when the loader gives up the tags of a module whose load failed, with the
+    /// registry locked for writing, before the module's memory goes: the type drops what of
+    /// the tags points into that memory, which the tags outlive (until [`Registry::reap`]).
+    fn module_abandoned(_module: ModuleTags<'_, Self>) {}
+
     /// Returns the index that names this type's tags ([`TagIndex`]), if it has one: each
     /// module's tags then get a block of indices while they load, kept while the module's
     /// memory is.
@@ -267,6 +272,8 @@ struct TypeEntry {
     unload: fn(&Range, bool) -> bool,
     /// [`TagType::module_free`] of the type.
     free: fn(&Range),
+    /// [`TagType::module_abandoned`] of the type.
+    abandoned: fn(&Range),
     /// [`TagType::index`] of the type.
     index: Option<&'static TagIndex>,
     /// [`TagType::not_indexed`] of the type.
@@ -472,6 +479,7 @@ impl Registry {
                 tag_size,
                 unload: |range, report| T::module_unload(ModuleTags::new(range), report),
                 free: |range| T::module_free(ModuleTags::new(range)),
+                abandoned: |range| T::module_abandoned(ModuleTags::new(range)),
                 index: T::index(),
                 not_indexed: |range| T::not_indexed(ModuleTags::new(range)),
                 loaded: |range| T::module_load(ModuleTags::new(range)),
@@ -636,7 +644,8 @@ impl Registry {
             };
             if unload_ok && !ty.ranges[i].area {
                 // Tags in the module's own memory, which the loader frees when this returns:
-                // only the tests' stand-ins (the loader places every module's tags in an area).
+                // the loader places a module's tags in an area once their type is registered
+                // (at boot, before any module loads), so only the tests' stand-ins.
                 (ty.free)(&ty.ranges[i]);
                 self.drop_range(index, i);
                 continue;
@@ -653,6 +662,12 @@ impl Registry {
             range.unused_once = unload_ok;
             for ct in range.codetags(tag_size) {
                 ct.mark_unloaded();
+            }
+            // Unused, its tags can never be charged again nor leave a record: their selection
+            // marks go now, as they did when such a module's tags went at unload.
+            #[cfg(CONFIG_ALLOCTAG_SELECTION)]
+            if unload_ok {
+                selections::module_going(&self.selections, index, range, tag_size);
             }
             (ty.drop_unused)(range);
             // The tags stay where they are, in their area; their names, in the module's
@@ -709,11 +724,15 @@ impl Registry {
         }
         #[cfg(CONFIG_ALLOCTAG_SELECTION)]
         selections::module_going(&self.selections, index, &range, ty.tag_size);
+        // A kept range none of whose tags is listed any more changes no listing as it goes.
+        let listed = !range.gone || range.codetags(ty.tag_size).any(|ct| !ct.dropped());
         let len = ty.ranges.len();
         ty.ranges.as_mut_slice()[i..].rotate_left(1);
         // SAFETY: `len - 1 < len`, and `Range` is `Copy`: dropping nothing is right.
         unsafe { ty.ranges.set_len(len - 1) };
-        ty.generation = ty.generation.wrapping_add(1);
+        if listed {
+            ty.generation = ty.generation.wrapping_add(1);
+        }
         // Unlisted, and read by no one: readers hold the registry's lock, and no allocation
         // points to a tag of a range that goes (its type found them unused, or its module
         // unloads with them unused).
@@ -778,6 +797,10 @@ impl Registry {
         let Some((placed, area::Owner::Loader)) = self.areas.get(start) else {
             return false;
         };
+        if let Some(ty) = self.types.get(placed.ty) {
+            // SAFETY: As below.
+            (ty.abandoned)(&unsafe { Range::unlisted(core::ptr::null_mut(), placed) });
+        }
         // SAFETY: The module is not known here (null); the loader has not freed the section,
         // whose tags live across the call.
         if unsafe { self.free_unlisted(core::ptr::null_mut(), placed, area::Owner::Loader, false) }

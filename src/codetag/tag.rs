@@ -20,6 +20,12 @@ pub(crate) const CODETAG_FLAG_INACCURATE: u32 = 1 << 0;
 /// use bit 0 only), not one of the selections' fields, which are cleared as tags go.
 pub(crate) const CODETAG_FLAG_UNLOADED: u32 = 1 << 7;
 
+#[cfg(all(CONFIG_MEM_ALLOC_PROFILING_RUST, CONFIG_MODULES))]
+/// alloctag's flag of a module's allocation tag whose counters the core made when the module
+/// came (src/alloc_tag/counters.rs): only those are the core's to free, and only those outlive
+/// the module's per-CPU area (a module built for the C core has static ones in it).
+pub(crate) const CODETAG_FLAG_COUNTERS: u32 = 1 << 5;
+
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 /// alloctag's flag of an unloaded module's tag found unused: no longer listed. It cannot be
 /// used again: its call site's code is gone.

@@ -78,30 +78,6 @@ module_areas() {
 	grep -cE 'execmem|module_memory_alloc|move_module|load_module' /proc/vmallocinfo || true
 }
 
-# Prints word $2 of the status file's line $1 (src/status.rs):
-# `module_tags: chunks C mapped M used U`, `unloaded_modules: N names B`.
-status_word() {
-	[ -e /sys/kernel/debug/alloctag ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
-	sed -n "s/^$1: //p" /sys/kernel/debug/alloctag/status | cut -d' ' -f"$2"
-}
-
-# Prints the bytes of module tags (status_word module_tags 6) once the
-# reaper has settled them: two reads a second and a half apart agree (12 s
-# at most). A module unloaded unused keeps its tags until the reaper's next
-# pass (about a second), so a figure read right after an unload may drop.
-settled_module_tags() {
-	_st_a=$(status_word module_tags 6)
-	_st_n=0
-	while [ $_st_n -lt 8 ]; do
-		sleep 1.5
-		_st_b=$(status_word module_tags 6)
-		[ "$_st_a" != "$_st_b" ] || break
-		_st_a=$_st_b
-		_st_n=$((_st_n + 1))
-	done
-	echo "$_st_a"
-}
-
 # A module built for the C core (its tag has static per-CPU counters) is
 # refused when it comes, and its tag section goes within seconds, with no
 # "in use" line: the core leaves the refused tags without counters, and the

@@ -52,19 +52,28 @@ impl<const C: usize, const M: usize> Pool<C, M> {
                 }
                 // Unused, it leaves the listing now: a change readers must see.
                 changed |= zero;
+                if zero {
+                    self.unlisted.fetch_add(1, Ordering::Relaxed);
+                }
                 let next = if zero { UNLOADED_UNUSED } else { KEPT };
                 slot.state.store(next, Ordering::Relaxed);
                 out.kept = true;
                 continue;
             }
             // A kept tag: freed at the second pass in a row that finds it unused.
+            if state == UNLOADED_UNUSED {
+                self.unlisted.fetch_sub(1, Ordering::Relaxed);
+            }
             let free = zero && (state == KEPT_UNUSED || state == UNLOADED_UNUSED);
             if free {
                 slot.key.store(0, Ordering::Relaxed);
                 slot.module.store(ptr::null_mut(), Ordering::Relaxed);
                 slot.state.store(FREE, Ordering::Release);
                 self.used.fetch_sub(1, Ordering::Relaxed);
-                (changed, freed) = (true, true);
+                // An unlisted slot's going changes no listing.
+                changed |= state == KEPT_UNUSED;
+                freed = true;
+                out.changed = true;
                 continue;
             }
             // One that read unused at unload and now does not is listed again, for its

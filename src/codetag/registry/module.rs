@@ -217,6 +217,8 @@ pub(crate) unsafe extern "C" fn codetag_alloc_module_section(
 #[cfg(CONFIG_MODULES)]
 #[no_mangle]
 pub(crate) unsafe extern "C" fn codetag_free_module_section(addr: *mut c_void) {
+    // Let the module's pending kfree_rcu() frees happen before its tags are checked.
+    kvfree_rcu_barrier();
     let orphaned = REGISTRY
         .write()
         .free_loader_section(addr.cast_const().cast());
