@@ -110,6 +110,7 @@ unsigned long alloctag_capture_lock(void);
 void alloctag_capture_unlock(unsigned long flags);
 u64 alloctag_capture_now(void);
 int alloctag_capture_format_kptr(char *buf, size_t size, unsigned long value);
+int alloctag_capture_format_frame(char *buf, size_t size, unsigned long addr);
 int alloctag_capture_locked_down(void);
 gfp_t alloctag_capture_depot_gfp(gfp_t gfp);
 int alloctag_capture_init(void);

@@ -8,6 +8,7 @@
 
 #include <linux/alloc_tag.h>
 #include <linux/jump_label.h>
+#include <linux/kallsyms.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
@@ -98,6 +99,35 @@ void alloctag_capture_unlock(unsigned long flags)
 int alloctag_capture_format_kptr(char *buf, size_t size, unsigned long value)
 {
 	return scnprintf(buf, size, "%pK", (void *)value);
+}
+
+/*
+ * A stack frame in a capture report, as %pS prints it (symbol+offset/size
+ * [module]), but a frame that kallsyms cannot name as %pK prints it: a
+ * record's stack may outlive the module its frames are in, whose addresses
+ * sprint_symbol() would print raw, whatever kptr_restrict says (its
+ * "0x%lx"). Without CONFIG_KALLSYMS every frame is printed so. @size must
+ * be at least KSYM_SYMBOL_LEN.
+ */
+int alloctag_capture_format_frame(char *buf, size_t size, unsigned long addr)
+{
+	char unnamed[sizeof("0x") + 2 * sizeof(addr)];
+
+	if (size < KSYM_SYMBOL_LEN)
+		return -EINVAL;
+	if (IS_ENABLED(CONFIG_KALLSYMS)) {
+		/*
+		 * Looked up once: a second lookup could name what the first
+		 * did not, or the other way round, as modules come and go.
+		 * A named frame has "+offset/size", so it never reads as the
+		 * unnamed one.
+		 */
+		sprint_symbol(buf, addr);
+		snprintf(unnamed, sizeof(unnamed), "0x%lx", addr);
+		if (strcmp(buf, unnamed))
+			return strlen(buf);
+	}
+	return scnprintf(buf, size, "0x%pK", (void *)addr);
 }
 
 /*

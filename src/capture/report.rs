@@ -9,7 +9,7 @@
 //!
 //! Every line is `WORD key=value ...`, values without blanks, except `site=`, which comes last
 //! and reads as in `/proc/allocinfo`; stack frames follow their line, indented by two spaces,
-//! as `%pS` prints them.
+//! as `%pS` prints them (one that kallsyms cannot name as `%pK` prints its address).
 //!
 //! A report is made once, when its file is opened ([`Report::new`]): the records are copied
 //! and the sites read with the registry read-locked, which is then given back; matching each
@@ -139,7 +139,9 @@ fn context(r: &Record) -> &'static str {
 /// `name+0xoff/0xsize [module build-id]` that `sprint_symbol()` writes.
 const SYMBOL_LEN: usize = 1024;
 
-/// Writes the frames of stack depot handle `stack`, one per line, as `%pS` does.
+/// Writes the frames of stack depot handle `stack`, one per line, as `%pS` does, but a frame
+/// that kallsyms cannot name (in a module unloaded since) as `%pK` does: a stack may outlive
+/// its module, and `%pS` would show such an address raw, whatever `kptr_restrict` says.
 fn write_stack(w: &mut impl Write, stack: u32, buf: &mut [u8]) -> fmt::Result {
     if stack == 0 {
         return writeln!(w, "  (no stack: the stack depot was full)");
@@ -151,8 +153,11 @@ fn write_stack(w: &mut impl Write, stack: u32, buf: &mut [u8]) -> fmt::Result {
     for i in 0..n as usize {
         // SAFETY: The depot returned `n` entries at `entries`, which stay.
         let addr = unsafe { *entries.add(i) };
-        // SAFETY: `buf` holds at least `KSYM_SYMBOL_LEN` bytes, as `sprint_symbol()` needs.
-        let len = unsafe { bindings::sprint_symbol(buf.as_mut_ptr().cast(), addr as _) };
+        // SAFETY: `buf` has the size passed, at least `KSYM_SYMBOL_LEN` bytes, as the helper
+        // needs; it writes at most that, NUL included.
+        let len = unsafe {
+            bindings::alloctag_capture_format_frame(buf.as_mut_ptr().cast(), buf.len(), addr as _)
+        };
         let len = (len.max(0) as usize).min(buf.len());
         let name = core::str::from_utf8(&buf[..len]).unwrap_or("?");
         writeln!(w, "  {name}")?;
@@ -343,7 +348,7 @@ pub(crate) struct Report {
     untracked: (u64, i64),
     dropped: u64,
     busy: u64,
-    /// `sprint_symbol()`'s buffer.
+    /// The stack frames' buffer (`sprint_symbol()`'s).
     buf: KVVec<u8>,
 }
 

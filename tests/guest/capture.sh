@@ -247,6 +247,83 @@ test_capture_unload_of_selected_module_is_clean() {
 	grep -q "^capture limit=[0-9]* size=0 used=0 " "$CAP_CTL" || fail "pool left: $(cat "$CAP_CTL")"
 }
 
+# Prints the stack of the record of kvasprintf() that process $1 (comm
+# capwriter) made, one frame a line, from the report file $2.
+string_frames() {
+	awk -v who=" tgid=$1 comm=capwriter " '
+		/^object / { on = index($0, who) && $0 ~ /func:kvasprintf$/; next }
+		/^  / { if (on) print; next }
+		{ on = 0 }' "$2"
+}
+
+# Fails if the capture report $1 shows a kernel address raw (kptr_restrict
+# $2): 16 hex digits starting ffff, where a frame's symbol+offset is short.
+no_raw_address() {
+	! grep -E '(^|[^0-9a-f])ffff[0-9a-f]{12}' "$CAP_DIR/$1" >/tmp/raw.out ||
+		fail "kptr_restrict=$2: raw addresses in $1: $(cat /tmp/raw.out)"
+}
+
+# A record can outlive the module its stack runs through: the test module
+# makes kasprintf() allocate (a call site of the kernel's, func:kvasprintf)
+# from its hold_string file, and keeps the string past its unload
+# (leak_string=1; the site is not the module's, so none of its tags stays).
+# While it is loaded its frames read as %pS prints them; once it is gone
+# kallsyms cannot name them, and they read as %pK prints an address, for the
+# reader: zeros at kptr_restrict=2, the address at 1 to root (CAP_SYSLOG),
+# hashed at 0 (the tests boot without no_hash_pointers). Never raw where
+# the kernel hides addresses, as sprint_symbol()'s "0x%lx" would show them.
+test_capture_unloaded_module_frames_follow_kptr_restrict() {
+	capture_ready
+	restrict=$(cat /proc/sys/kernel/kptr_restrict)
+	trap 'echo "$restrict" >/proc/sys/kernel/kptr_restrict; capture_cleanup' EXIT
+	echo "add func:kvasprintf" >"$CAP_CTL" || fail "add refused"
+	insmod "$CAP_MODDIR/alloctag_test.ko" leak_string=1 || fail "insmod failed"
+	echo 1 >/proc/sys/kernel/kptr_restrict
+	text=$(cat /sys/module/alloctag_test/sections/.text)
+	size=$(cat /sys/module/alloctag_test/coresize)
+	case "$text" in 0xffff*) ;; *) fail "the module's .text at $text" ;; esac
+	pid=$(capwriter /sys/kernel/debug/alloctag_test/hold_string 1) || fail "capwriter failed"
+	string_frames "$pid" "$CAP_DIR/live" >/tmp/frames.loaded
+	grep -q "^  hold_string+0x[0-9a-f]*/0x[0-9a-f]* \[alloctag_test\]$" /tmp/frames.loaded &&
+		grep -q "^  kasprintf+0x[0-9a-f]*/0x[0-9a-f]*$" /tmp/frames.loaded ||
+		fail "frames while loaded: $(cat /tmp/frames.loaded)
+$(cat "$CAP_DIR/live")"
+	n=$(grep -c ' \[alloctag_test\]$' /tmp/frames.loaded)
+	rmmod alloctag_test || fail "rmmod failed"
+	for r in 2 1 0; do
+		echo "$r" >/proc/sys/kernel/kptr_restrict
+		string_frames "$pid" "$CAP_DIR/live" >/tmp/frames
+		# The kernel's own frames are still named; the module's are not.
+		grep -q "^  kasprintf+0x[0-9a-f]*/0x[0-9a-f]*$" /tmp/frames ||
+			fail "kptr_restrict=$r: no kasprintf frame after the unload: $(cat /tmp/frames)"
+		if grep -q 'alloctag_test\]$' /tmp/frames; then
+			fail "kptr_restrict=$r: the module's frames named after its unload: $(cat /tmp/frames)"
+		fi
+		[ "$(grep -c '^  0x' /tmp/frames)" = "$n" ] ||
+			fail "kptr_restrict=$r: not $n unnamed frames: $(cat /tmp/frames)"
+		case $r in
+		2) unnamed='0x0000000000000000' ;;
+		1) unnamed='0xffff[0-9a-f]{12}' ;;
+		0) unnamed='0x(00000000[0-9a-f]{8}|\(____ptrval____\))' ;;
+		esac
+		if grep '^  0x' /tmp/frames | grep -Evx "  $unnamed" >/tmp/raw.out; then
+			fail "kptr_restrict=$r: unnamed frames as $(cat /tmp/raw.out), not $unnamed:
+$(cat /tmp/frames)"
+		fi
+		if [ "$r" = 1 ]; then
+			# The address, in the module's memory.
+			for a in $(sed -n 's/^  0x//p' /tmp/frames); do
+				off=$((0x$a - text))
+				[ "$off" -ge 0 ] && [ "$off" -lt "$size" ] ||
+					fail "frame 0x$a outside the module's $text + $size"
+			done
+		else
+			no_raw_address live "$r"
+			no_raw_address live_stacks "$r"
+		fi
+	done
+}
+
 test_capture_bad_commands_change_nothing() {
 	capture_ready
 	echo "add func:alloctag_never_called_anywhere" >"$CAP_CTL" || fail "a good add refused"
@@ -466,13 +543,16 @@ test_boot_lockdown_refuses_capture_reports() {
 }
 
 # alloctag.capture=: selections made at boot, all or none (boots
-# capture-boot and capture-bad of tests/guest/boots.txt).
+# capture-boot and capture-bad of tests/guest/boots.txt). Given several
+# times, the values count as one, joined by ';': capture-boot gives two
+# selections, an empty value (which adds nothing), then a third.
 test_boot_capture_selections_in_force_at_boot() {
 	capture_files
-	grep -q "capture: alloctag.capture: 2 selections in force" /tmp/dmesg.boot ||
+	grep -q "capture: alloctag.capture: 3 selections in force" /tmp/dmesg.boot ||
 		fail "no log line: $(grep alloctag.capture /tmp/dmesg.boot)"
 	grep -q "^selection 1 sites=0 unmarked=0 select=module:alloctag_test$" "$CAP_CTL" &&
-		grep -q "^selection 2 sites=0 unmarked=0 select=func:alloctag_never_called_anywhere$" "$CAP_CTL" ||
+		grep -q "^selection 2 sites=0 unmarked=0 select=func:alloctag_never_called_anywhere$" "$CAP_CTL" &&
+		grep -q "^selection 3 sites=0 unmarked=0 select=func:alloctag_never_called_either$" "$CAP_CTL" ||
 		fail "the boot's selections: $(cat "$CAP_CTL")"
 	# A module loaded later is marked as it loads, and captured.
 	insmod "$CAP_MODDIR/alloctag_test.ko" || fail "insmod failed"
@@ -483,9 +563,10 @@ test_boot_capture_selections_in_force_at_boot() {
 }
 
 # A value refused selects nothing, not even what it had put in force
-# before the refusal, and says so: in capture-bad its second selection does
-# not parse (EINVAL); in capture-dup its third repeats its first (EEXIST),
-# after two were in force.
+# before the refusal, nor what a later value gives, and says so, once: in
+# capture-bad the first value's second selection does not parse (EINVAL),
+# and a valid value follows; in capture-dup its third repeats its first
+# (EEXIST), after two were in force.
 test_boot_capture_bad_value_selects_nothing() {
 	capture_files
 	case "$(cat /proc/cmdline)" in
@@ -494,6 +575,8 @@ test_boot_capture_bad_value_selects_nothing() {
 	esac
 	grep -q "capture: alloctag.capture: refused (error $err); nothing selected" /tmp/dmesg.boot ||
 		fail "no log line: $(grep alloctag.capture /tmp/dmesg.boot)"
+	[ "$(grep -c "capture: alloctag.capture: " /tmp/dmesg.boot)" = 1 ] ||
+		fail "not one log line: $(grep alloctag.capture /tmp/dmesg.boot)"
 	if grep -q "^selection" "$CAP_CTL"; then fail "selected: $(cat "$CAP_CTL")"; fi
 	grep -q "^capture limit=[0-9]* size=0 used=0 " "$CAP_CTL" || fail "a pool: $(head -1 "$CAP_CTL")"
 	# The control file still takes a good selection.

@@ -24,6 +24,13 @@
  * A write of 1 to hold_page holds one page, of 2 one whose flags hold an
  * index (0 frees it; another number is refused); page_index then reads the tag's index in that page's
  * flags (include/linux/alloctag_pgflags.h).
+ *
+ * A write of N to hold_string holds one string that kasprintf() allocates,
+ * at a call site of the kernel's (lib/kasprintf.c, func:kvasprintf) reached
+ * through this module's frames, in place of the one held (0 frees it); with
+ * leak_string=1 unload keeps it, so that a capture record of it outlives
+ * the module its stack names (tests/guest/capture.sh). The call site is
+ * not the module's: no tag of the module outlives it.
  */
 
 #include <linux/alloctag_pgflags.h>
@@ -36,6 +43,7 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
+#include <linux/sprintf.h>
 #include <linux/vmalloc.h>
 
 #include "alloctag_holder.h"
@@ -47,6 +55,10 @@ MODULE_PARM_DESC(leak, "keep one allocation when unloaded");
 static bool hold;
 module_param(hold, bool, 0444);
 MODULE_PARM_DESC(hold, "hand allocations to alloctag_holder, which frees them later");
+
+static bool leak_string;
+module_param(leak_string, bool, 0444);
+MODULE_PARM_DESC(leak_string, "keep hold_string's string when unloaded");
 
 static bool cache;
 module_param(cache, bool, 0444);
@@ -321,6 +333,17 @@ static int hold_page_n(unsigned int n)
 	return 0;
 }
 
+/* The string hold_string() holds; unload frees it unless leak_string=1. */
+static char *held_string;
+
+/* Replaces the held string with one of kasprintf(); 0 frees it. */
+static noinline int hold_string(unsigned int n)
+{
+	kfree(held_string);
+	held_string = n ? kasprintf(GFP_KERNEL, "alloctag_test %u", n) : NULL;
+	return n && !held_string ? -ENOMEM : 0;
+}
+
 /* A debugfs file of hold_dir: writing N to it runs apply(N). */
 struct hold_file {
 	const char *name;
@@ -333,6 +356,7 @@ static const struct hold_file hold_files[] = {
 	{ "hold_area", hold_area_bytes },
 	{ "hold_pages", hold_pages_bytes },
 	{ "hold_page", hold_page_n },
+	{ "hold_string", hold_string },
 };
 
 /* Parses N from a hold file and runs its apply(N) under held_lock. */
@@ -423,6 +447,8 @@ static void __exit alloctag_test_exit(void)
 	cache_free();
 	if (!leak)
 		kfree(object);
+	if (!leak_string)
+		kfree(held_string);
 	vfree(area);
 	__free_pages(pages, 2);
 	if (hold)
