@@ -69,7 +69,8 @@ fn tree(dir: &Path) -> PathBuf {
                     || f.starts_with("kernel/configs/")
                     || *f == "Makefile"
                     || *f == "lib/alloc_tag.c"
-                    || (f.starts_with("arch/") && (f.contains("/Makefile") || f.contains("/configs/"))))
+                    || (f.starts_with("arch/")
+                        && (f.contains("/Makefile") || f.contains("/configs/"))))
             })
             .map(|f| format!("linux-source-6.12/{f}")),
     );
