@@ -12,8 +12,9 @@
 //! opened for writing, or whose operations have an ioctl or mmap, and `debugfs_setattr()`
 //! (fs/debugfs/inode.c) each change of a file's mode or owner. So the control files (0600)
 //! cannot be opened there, not even to read; the read-only ones (0400, 0444) open, and the
-//! capture reports refuse their own opens, as they show addresses. Booted with `debugfs=off`,
-//! debugfs creates nothing.
+//! capture reports refuse their own opens, as they show addresses. debugfs checks at open: a
+//! file opened before lockdown was raised stays usable. Booted with `debugfs=off`, debugfs
+//! creates nothing.
 
 use core::ffi::c_int;
 use kernel::{bindings, c_str, str::CStr};

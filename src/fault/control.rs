@@ -6,7 +6,8 @@
 //!
 //! debugfs, as failslab and fail_page_alloc: fault injection is a testing tool, and debugfs
 //! is root's. Under lockdown the file is there, but debugfs refuses every open of it with
-//! `EPERM` (its mode allows writing; [`crate::debugfs`]), so no rule can be armed or listed.
+//! `EPERM` (its mode allows writing; [`crate::debugfs`]): once lockdown is raised no rule can
+//! be armed, listed or removed but through a file opened before (debugfs checks at open).
 //! Mode 0600, and writes also need `CAP_SYS_ADMIN`, as the kernel's fault-injection knobs do.
 //! One command per write:
 //!
