@@ -56,6 +56,10 @@ void alloctag_rcu_read_unlock(void);
 /* In C (src/glue.c), for Rust's fault injection: its log's rate limit. */
 bool alloctag_fail_log_ratelimit(void);
 
+/* In C (src/glue.c), for the control files (src/debugfs.rs): their logs' rate limits. */
+bool alloctag_refused_log_ratelimit(void);
+bool alloctag_oversized_log_ratelimit(void);
+
 /* In C (src/glue.c), for Rust's fault injection (src/fault/). */
 void alloctag_set_fail_key(bool enable);
 bool alloctag_in_nmi(void);

@@ -55,7 +55,9 @@
 #          C module built out of tree against its headers package
 #          (scripts/build-extmod.sh), one with a changed CRC is refused, and
 #          page tags stay in page_ext, as the boot log and the status file
-#          say.
+#          say; as Debian leaves FAULT_INJECTION off, it has capture and
+#          waste accounting and no fault injection (its .config and debugfs
+#          files).
 #
 # Prints one line per configuration and ends with "matrix: N passed, N
 # failed", counting configurations; one that fails to build, warns, fails to
@@ -394,6 +396,15 @@ run_debian() {
 		CONFIG_DEBUG_INFO_BTF CONFIG_DEBUG_INFO_BTF_MODULES; do
 		has_config "$m" y "$out/.config" || { why="$m is not set in $out/.config"; return 1; }
 	done
+	# What a distribution gets without asking (Kconfig): capture and waste
+	# accounting, and, without the kernel's FAULT_INJECTION, no fault
+	# injection.
+	for m in CONFIG_ALLOCTAG_CAPTURE CONFIG_ALLOCTAG_WASTE; do
+		has_config "$m" y "$out/.config" || { why="$m is not set in $out/.config"; return 1; }
+	done
+	for m in CONFIG_FAULT_INJECTION CONFIG_ALLOCTAG_FAULT_INJECTION; do
+		has_config "$m" n "$out/.config" || { why="$m is set in $out/.config"; return 1; }
+	done
 	# Read whole before grep: grep -q would stop llvm-readelf with SIGPIPE, a
 	# failure under pipefail.
 	for m in "$out/vmlinux" $out/lib/alloctag/tests/modules/{alloctag_test,alloctag_rust_plain}.ko; do
@@ -434,6 +445,10 @@ run_debian() {
 	# Debian's page-flag layout, to the bit.
 	grep -q "alloctag: they need [0-9]* bits; page->flags' 64 bits hold flags 24, .* nodes 10 (NODES_SHIFT), zones 3, last_cpupid 21 (NUMA_BALANCING, NR_CPUS), .* lru_gen 3 (LRU_GEN), lru_refs 2 (LRU_GEN), unused 1$" "$console" ||
 		{ why="the boot log does not give Debian's page-flag layout: $(grep "they need" "$console" || echo 'no line') ($console)"; return 1; }
+	# No fault injection's control file; capture's and waste's are there.
+	want='smoke: debugfs=capture dynamic_tags live live_processes live_stacks status waste'
+	grep -qx "$want" "$console" ||
+		{ why="guest's debugfs files differ: $(grep '^smoke: debugfs=' "$console" || echo none), expected ${want#smoke: } ($console)"; return 1; }
 	detail="build ${t_build} s, boot $((SECONDS - t0)) s, $(sed -n 's/^smoke: \(page_tags=.*\)$/\1/p' "$console"), $(grep -c '^smoke: ok' "$console") smoke checks ok"
 }
 

@@ -5,8 +5,16 @@
 //!
 //! C header: [`include/linux/debugfs.h`](srctree/include/linux/debugfs.h)
 //!
-//! debugfs, as the kernel's failslab and page_owner use it: these are root's debugging tools,
-//! absent where lockdown forbids such tools.
+//! debugfs, as the kernel's failslab and page_owner use it: these are root's debugging tools.
+//! Under lockdown (`integrity` or `confidentiality`: both forbid `LOCKDOWN_DEBUGFS`) debugfs
+//! still creates them, but 6.12's `debugfs_locked_down()` (fs/debugfs/file.c) refuses with
+//! `EPERM` each open of a file whose mode has any bit but the read bits (0444), or that is
+//! opened for writing, or whose operations have an ioctl or mmap, and `debugfs_setattr()`
+//! (fs/debugfs/inode.c) each change of a file's mode or owner. So the control files (0600)
+//! cannot be opened there, not even to read; the read-only ones (0400, 0444) open, and the
+//! capture reports refuse their own opens, as they show addresses. debugfs checks at open: a
+//! file opened before lockdown was raised stays usable. Booted with `debugfs=off`, debugfs
+//! creates nothing.
 
 use core::ffi::c_int;
 use kernel::{bindings, c_str, str::CStr};
@@ -136,8 +144,9 @@ macro_rules! command_write {
 pub(crate) use command_write;
 
 /// Creates `name` with `mode` and `fops` in `/sys/kernel/debug/alloctag/`, which the first
-/// caller creates, and returns whether it did. Without debugfs (disabled or locked down) nothing
-/// is created.
+/// caller creates, and returns whether it did. Without debugfs (not built, or booted with
+/// `debugfs=off`) nothing is created; under lockdown the file is created, and debugfs refuses
+/// its opens unless it is read-only (see the module's documentation).
 pub(crate) fn create_file(name: &'static CStr, mode: u16, fops: &'static Fops) -> bool {
     let dir_name = c_str!("alloctag");
     // SAFETY: The name is static; a null parent is debugfs's root.
@@ -202,7 +211,9 @@ fn trim_end(text: &[u8]) -> &[u8] {
 
 /// The body of a control file's `write`: reads the command of `count` bytes at the user
 /// address `buf` and runs it. Without `CAP_SYS_ADMIN` it fails with `EPERM`; a command `run`
-/// refuses fails with its error and a log line "`what`: 'COMMAND' refused: ERROR".
+/// refuses fails with its error and a log line "`what`: 'COMMAND' refused: ERROR", one longer
+/// than `MAX_COMMAND` with `EINVAL` and a line that says so; each line rate-limited (10 per
+/// 5 s, then "alloctag: refused commands: N callbacks suppressed").
 #[cfg(CONFIG_ALLOCTAG_SELECTION)]
 pub(crate) fn write_command(
     what: &str,
@@ -215,7 +226,10 @@ pub(crate) fn write_command(
         return EPERM.to_errno() as isize;
     }
     if count > MAX_COMMAND {
-        pr_warn!("{what}: command longer than {MAX_COMMAND} bytes refused\n");
+        // SAFETY: Asking a rate limit has no precondition (any context but NMI, as here).
+        if unsafe { bindings::alloctag_oversized_log_ratelimit() } {
+            pr_warn!("{what}: command longer than {MAX_COMMAND} bytes refused\n");
+        }
         return EINVAL.to_errno() as isize;
     }
     let mut text = KVec::new();
@@ -227,8 +241,12 @@ pub(crate) fn write_command(
         Ok(()) => count as isize,
         Err(e) => {
             // Root's write (`CAP_SYS_ADMIN`, checked above), one line each, as
-            // dynamic_debug's control file logs a refused query.
-            pr_warn!("{what}: '{}' refused: {e:?}\n", Escaped(trim_end(&text)));
+            // dynamic_debug's control file logs a refused query; rate-limited, as
+            // `pr_warn_ratelimited!` would: a loop of bad writes must not flood the log.
+            // SAFETY: Asking a rate limit has no precondition (any context but NMI, as here).
+            if unsafe { bindings::alloctag_refused_log_ratelimit() } {
+                pr_warn!("{what}: '{}' refused: {e:?}\n", Escaped(trim_end(&text)));
+            }
             e.to_errno() as isize
         }
     }

@@ -74,6 +74,32 @@ bool alloctag_fail_log_ratelimit(void)
 	return ___ratelimit(&alloctag_fail_log, "alloctag: injected failures");
 }
 
+/*
+ * Refused and oversized commands on the control files (src/debugfs.rs) are
+ * root's writes, but a loop of them must not flood the log: each message is
+ * rate-limited as pr_warn_ratelimited() limits its call site (one state
+ * each; printk's defaults, 10 lines per 5 s), and the count suppressed is
+ * said when lines come again.
+ */
+static DEFINE_RATELIMIT_STATE(alloctag_refused_log, DEFAULT_RATELIMIT_INTERVAL,
+			      DEFAULT_RATELIMIT_BURST);
+static DEFINE_RATELIMIT_STATE(alloctag_oversized_log,
+			      DEFAULT_RATELIMIT_INTERVAL,
+			      DEFAULT_RATELIMIT_BURST);
+
+/* Whether a refused command may be logged now. */
+bool alloctag_refused_log_ratelimit(void)
+{
+	return ___ratelimit(&alloctag_refused_log, "alloctag: refused commands");
+}
+
+/* Whether an oversized command may be logged now. */
+bool alloctag_oversized_log_ratelimit(void)
+{
+	return ___ratelimit(&alloctag_oversized_log,
+			    "alloctag: oversized commands");
+}
+
 /* RCU read sections for Rust (fault injection): macros. */
 void alloctag_rcu_read_lock(void)
 {

@@ -7,7 +7,8 @@
 //! Whether page tags fit in page flags is decided once at boot, and the log line that says so
 //! scrolls away; `allocinfo status` reads this file instead, and says what would free bits.
 //! One `key: value` a line, in a fixed order; later kernels may add keys, never change one.
-//! Read-only and without addresses: root's (debugfs), and it opens under lockdown too.
+//! Read-only (0400, no ioctl or mmap) and without addresses: root's (debugfs), and debugfs
+//! opens it for reading under lockdown too ([`crate::debugfs`]).
 //!
 //! The test kernel booted with `sysctl.vm.mem_profiling=1,compressed`:
 //!
@@ -74,8 +75,8 @@ single_open!(open, |w: &mut SeqWriter| write_status(w, &placement()));
 
 static FOPS: Fops = Fops::seq(open, None);
 
-/// Creates `/sys/kernel/debug/alloctag/status`. Without debugfs (disabled or locked down) there
-/// is no file; the boot log says the same.
+/// Creates `/sys/kernel/debug/alloctag/status`. Without debugfs (not built, or booted with
+/// `debugfs=off`) there is no file; the boot log says the same.
 pub(crate) fn register() {
     debugfs::create_file(c_str!("status"), 0o400, &FOPS);
 }

@@ -19,7 +19,9 @@
 //!
 //! Each file's text is made when it is opened and read item by item ([`crate::seq::Listing`]).
 //!
-//! debugfs, as for fault injection: a debugging tool, root's, absent under lockdown.
+//! debugfs, as for fault injection: a debugging tool, root's. Under lockdown the files are
+//! there, but debugfs refuses every open of the control file (its mode allows writing), and
+//! the reports, read-only, refuse their own opens ([`crate::debugfs`]).
 
 use super::{
     report::{snapshot, Report, View},
@@ -126,8 +128,9 @@ listing_fops!(
     None
 );
 
-/// Creates the files in `/sys/kernel/debug/alloctag/`. Without debugfs (disabled or locked
-/// down) there are none, and nothing is ever captured.
+/// Creates the files in `/sys/kernel/debug/alloctag/`. Without debugfs (not built, or booted
+/// with `debugfs=off`) there are none, and nothing is ever captured; under lockdown they are
+/// there and do not open.
 ///
 /// Returns whether the control file was made: without it no selection could be seen or ended.
 pub(crate) fn register() -> Result<bool> {

@@ -5,8 +5,11 @@
 //! C header: [`include/linux/debugfs.h`](srctree/include/linux/debugfs.h)
 //!
 //! debugfs, as failslab and fail_page_alloc: fault injection is a testing tool, and debugfs
-//! is root's and absent where lockdown forbids such tools. Mode 0600, and writes also need
-//! `CAP_SYS_ADMIN`, as the kernel's fault-injection knobs do. One command per write:
+//! is root's. Under lockdown the file is there, but debugfs refuses every open of it with
+//! `EPERM` (its mode allows writing; [`crate::debugfs`]): once lockdown is raised no rule can
+//! be armed, listed or removed but through a file opened before (debugfs checks at open).
+//! Mode 0600, and writes also need `CAP_SYS_ADMIN`, as the kernel's fault-injection knobs do.
+//! One command per write:
 //!
 //! - `add SELECTOR... [probability=P] [interval=N] [times=N] [space=N] [verbose=N] [pid=N]`
 //! - `remove ID`
@@ -141,8 +144,9 @@ debugfs::command_write!(write, "fail", run);
 
 static FOPS: Fops = Fops::seq(open, Some(write));
 
-/// Creates `/sys/kernel/debug/alloctag/fail`. Without debugfs (disabled or locked down) there
-/// is no control file, and nothing is ever armed.
+/// Creates `/sys/kernel/debug/alloctag/fail`. Without debugfs (not built, or booted with
+/// `debugfs=off`) there is no control file, and nothing is ever armed; under lockdown there is
+/// one that does not open.
 pub(crate) fn register() -> Result {
     debugfs::create_file(c_str!("fail"), 0o600, &FOPS);
     Ok(())

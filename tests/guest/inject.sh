@@ -50,6 +50,55 @@ test_inject_bad_commands_change_nothing() {
 	echo "remove 5" >"$FAIL_CTL" 2>/dev/null && fail "removing a rule that is not armed succeeded"
 	echo "remove 1" >"$FAIL_CTL" || fail "remove 1 refused"
 	[ -z "$(cat "$FAIL_CTL")" ] || fail "rule 1 still listed"
+	# The next tests find refused commands logged: past the rate limit's
+	# 5 s window.
+	sleep 6
+}
+
+# Refused and oversized commands are logged rate-limited, as
+# pr_warn_ratelimited() limits a line (printk's defaults: 10 per 5 s), and
+# the count left out is said when lines come again: root's writes, but a
+# loop of them must not flood the log (Documentation/alloctag.rst, "Who may
+# open what, and what an open costs").
+test_inject_refused_commands_logged_rate_limited() {
+	fail_ctl_ready
+	# Past the window of the refusals before.
+	sleep 6
+	refused="fail: 'add func:alloctag_ratelimit_probe probability=101' refused"
+	long="fail: command longer than 1024 bytes refused"
+	# grep -c exits 1 when it counts none.
+	r0=$(dmesg | grep -c "$refused" || true)
+	l0=$(dmesg | grep -c "$long" || true)
+	text=$(head -c 1100 /dev/zero | tr '\0' x)
+	t0=$(date +%s)
+	i=0
+	while [ $i -lt 100 ]; do
+		echo "add func:alloctag_ratelimit_probe probability=101" >"$FAIL_CTL" 2>/dev/null &&
+			fail "a bad command was accepted"
+		# One write() of 1100 bytes (echo's stdio might split it).
+		got=$(rawwrite "$FAIL_CTL" "$text") || true
+		[ "$got" = EINVAL ] || fail "a command of 1100 bytes: $got, expected EINVAL"
+		i=$((i + 1))
+	done
+	t1=$(date +%s)
+	r=$(($(dmesg | grep -c "$refused" || true) - r0))
+	l=$(($(dmesg | grep -c "$long" || true) - l0))
+	# 10 lines per 5 s window, each message its own limit.
+	bound=$((10 * ((t1 - t0) / 5 + 1)))
+	[ "$r" -gt 0 ] || fail "no refused command logged"
+	[ "$l" -gt 0 ] || fail "no oversized command logged"
+	echo "$r refused and $l oversized commands logged of 100 each in $((t1 - t0)) s"
+	[ "$r" -le "$bound" ] || fail "$r log lines for 100 refused commands in $((t1 - t0)) s (at most $bound)"
+	[ "$l" -le "$bound" ] || fail "$l log lines for 100 oversized commands in $((t1 - t0)) s (at most $bound)"
+	# The next lines, in a new window, say how many were left out.
+	sleep 6
+	echo "add func:alloctag_ratelimit_probe probability=101" >"$FAIL_CTL" 2>/dev/null || true
+	rawwrite "$FAIL_CTL" "$text" >/dev/null || true
+	dmesg | grep -Eq "alloctag: refused commands: [1-9][0-9]* callbacks suppressed" ||
+		fail "no 'callbacks suppressed' line for refused commands"
+	dmesg | grep -Eq "alloctag: oversized commands: [1-9][0-9]* callbacks suppressed" ||
+		fail "no 'callbacks suppressed' line for oversized commands"
+	[ -z "$(cat "$FAIL_CTL")" ] || fail "a refused command changed the rules"
 }
 
 # What a user can make the fault hook and the control file log is bounded and
