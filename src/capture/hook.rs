@@ -59,7 +59,8 @@ const PURGE_BATCH: usize = 64;
 /// are then counted as untracked, as pages allocated before capture started are.
 ///
 /// A page freed with profiling off keeps its charge and its record, as in 6.12, where such a
-/// free leaves the tag charged: the record goes when the reference is charged to another tag.
+/// free leaves the tag charged: the record is replaced when the page is recorded again, and
+/// goes at such a purge once the page is charged to another tag.
 pub(crate) fn purge_uncharged_pages() {
     let mut from = Some(0);
     while let Some(start) = from {
