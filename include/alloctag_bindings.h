@@ -55,4 +55,7 @@ const gfp_t RUST_CONST_HELPER___GFP_DIRECT_RECLAIM = ___GFP_DIRECT_RECLAIM;
 const gfp_t RUST_CONST_HELPER___GFP_KSWAPD_RECLAIM = ___GFP_KSWAPD_RECLAIM;
 const gfp_t RUST_CONST_HELPER___GFP_HIGH = ___GFP_HIGH;
 
+/* Whether a file is open for reading (a cast bindgen cannot evaluate). */
+const fmode_t RUST_CONST_HELPER_FMODE_READ = FMODE_READ;
+
 #endif /* _ALLOCTAG_BINDINGS_H */

@@ -26,6 +26,7 @@ pub(crate) mod sort;
 
 pub(crate) use boot::apply as apply_boot_selections;
 pub(crate) use control::register;
+pub(crate) use hook::purge_uncharged_pages;
 #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
 pub(crate) use pool::{HOLDS, HOLD_RECORDS, LONGEST_HOLD_NS, MAX_LIMIT};
 

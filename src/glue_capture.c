@@ -9,8 +9,10 @@
 #include <linux/alloc_tag.h>
 #include <linux/jump_label.h>
 #include <linux/kallsyms.h>
+#include <linux/memory_hotplug.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/page_ext.h>
 #include <linux/percpu.h>
 #include <linux/pgalloc_tag.h>
 #include <linux/preempt.h>
@@ -324,6 +326,35 @@ void __preserve_most alloctag_capture_shrink_slowpath(struct page *page,
 		return;
 	alloctag_capture_shrink_record(key, order);
 	page_key_put(key);
+}
+
+/*
+ * Whether the pages at pfn are charged to ct: the reference of their first
+ * page, or the index in its flags, names ct. For the purge of page records
+ * once profiling is off (src/capture/hook.rs), under the pool's lock with
+ * interrupts off. The page is found by its pfn, online, and its page_ext
+ * under page_ext_get()'s RCU read lock: never through the record's key,
+ * which a page freed since may no longer back (hot-remove frees page_ext).
+ */
+bool alloctag_capture_pages_charged(unsigned long pfn, const struct codetag *ct)
+{
+	struct page *page = pfn_to_online_page(pfn);
+	struct page_ext *page_ext;
+	union codetag_ref ref;
+	bool charged;
+
+	if (!page)
+		return false;
+	if (alloctag_pgflags()) {
+		alloctag_pgflags_ref(alloctag_pgflags_read(page), &ref);
+		return ref.ct == ct;
+	}
+	page_ext = page_ext_get(page);
+	if (!page_ext)
+		return false;
+	charged = codetag_ref_from_page_ext(page_ext)->ct == ct;
+	page_ext_put(page_ext);
+	return charged;
 }
 
 /* Each piece of a split folio gets a copy of the head's record. */

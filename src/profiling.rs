@@ -206,6 +206,11 @@ unsafe extern "C" fn handle_sysctl(
     let ret = unsafe { bindings::proc_dointvec_minmax(&parse, write, buffer, lenp, ppos) };
     if ret == 0 && (value != 0) != was {
         set_enabled(value != 0);
+        // Pages recorded by capture just before profiling went off may not have been charged.
+        #[cfg(CONFIG_ALLOCTAG_CAPTURE)]
+        if value == 0 {
+            crate::capture::purge_uncharged_pages();
+        }
     }
     ret
 }

@@ -260,10 +260,12 @@ impl<L: Listing> SeqState for Items<L> {
 
 /// Defines `$open`, the `open` of a file that shows the [`Listing`] that `$make` (an
 /// expression of type `Result<$ty>`) makes, and `$fops`, its [`crate::debugfs::Fops`] with
-/// `$write` (an `Option` of a write function).
+/// `$write` (an `Option` of a write function). Given as `|readable| $make`, `$make` is told
+/// whether the file is being opened for reading: an open only to write shows nothing, so it
+/// need make nothing.
 #[cfg(CONFIG_ALLOCTAG_CAPTURE)]
 macro_rules! listing_fops {
-    ($fops:ident, $open:ident, $ty:ty, $make:expr, $write:expr) => {
+    ($fops:ident, $open:ident, $ty:ty, |$readable:ident| $make:expr, $write:expr) => {
         /// `open` of the file.
         ///
         /// # Safety
@@ -275,6 +277,8 @@ macro_rules! listing_fops {
         ) -> core::ffi::c_int {
             static OPS: kernel::bindings::seq_operations =
                 $crate::seq::SeqOps::<$crate::seq::Items<$ty>>::OPS;
+            // SAFETY: The VFS passes a valid file being opened, whose mode is set.
+            let $readable: bool = unsafe { (*file).f_mode } & kernel::bindings::FMODE_READ != 0;
             let made: kernel::error::Result<$ty> = $make;
             // SAFETY: `file` is being opened with `$fops`, whose release is this type's.
             unsafe {
@@ -291,6 +295,9 @@ macro_rules! listing_fops {
             $crate::seq::SeqOps::<$crate::seq::Items<$ty>>::release,
             $write,
         );
+    };
+    ($fops:ident, $open:ident, $ty:ty, $make:expr, $write:expr) => {
+        $crate::seq::listing_fops!($fops, $open, $ty, |_readable| $make, $write);
     };
 }
 #[cfg(CONFIG_ALLOCTAG_CAPTURE)]

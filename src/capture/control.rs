@@ -17,14 +17,15 @@
 //!
 //! - `live`, `live_stacks`, `live_processes` (0400): the reports ([`super::report`]).
 //!
-//! Each file's text is made when it is opened and read item by item ([`crate::seq::Listing`]).
+//! Each file's text is made when it is opened and read item by item ([`crate::seq::Listing`]);
+//! the control file's only when it is opened for reading.
 //!
 //! debugfs, as for fault injection: a debugging tool, root's. Under lockdown the files are
 //! there, but debugfs refuses every open of the control file (its mode allows writing), and
 //! the reports, read-only, refuse their own opens ([`crate::debugfs`]).
 
 use super::{
-    report::{snapshot, Report, View},
+    report::{self, Report, View},
     site_table::{SiteTable, UNKNOWN},
     sites,
     sort::sort_by_key,
@@ -111,7 +112,13 @@ pub(crate) fn run(text: &[u8]) -> Result {
 
 debugfs::command_write!(write, "capture", run);
 
-listing_fops!(CONTROL, open_control, Control, Control::new(), Some(write));
+listing_fops!(
+    CONTROL,
+    open_control,
+    Control,
+    |readable| Control::new(readable),
+    Some(write)
+);
 listing_fops!(
     OBJECTS,
     open_objects,
@@ -142,16 +149,25 @@ pub(crate) fn register() -> Result<bool> {
 }
 
 /// The control file's listing: the pool, then each selection with its sites, made when the
-/// file is opened and shown a line at a time.
+/// file is opened for reading and shown a line at a time.
 struct Control(Lines);
 
 impl Control {
-    /// Makes the listing. Process context.
-    fn new() -> Result<Self> {
+    /// Makes the listing, or for an open that cannot read (`readable` false: only to send
+    /// commands) none. Process context.
+    ///
+    /// An open to write takes no lock and allocates nothing here, so that `clear`, which frees
+    /// the pool, can be sent whatever the pool holds and whatever room the opener's memory
+    /// cgroup has left. A reading open counts the records in place, per site
+    /// ([`report::count`]): what it allocates is bounded by the sites and selections (at most
+    /// 1024 and 32), not by the records.
+    fn new(readable: bool) -> Result<Self> {
+        if !readable {
+            return Ok(Self(Lines::new()));
+        }
         let (used, size, dropped, busy) = super::stats();
-        // The records, the sites and the selections' texts, with the registry locked.
+        // The sites, the selections' texts and the records' counts, with the registry locked.
         let registry = codetag::read();
-        let records = snapshot(&registry)?;
         let mut table = SiteTable::new(&registry)?;
         let mut selections = KVVec::new();
         let mut selection_text = KVVec::new();
@@ -162,11 +178,8 @@ impl Control {
                 selections.push((id, start, selection_text.len()), GFP_KERNEL_ACCOUNT)?;
             }
         }
+        report::count(&registry, &mut table)?;
         drop(registry);
-        for record in records.iter() {
-            table.count(record.tag, record.bytes);
-        }
-        drop(records);
         // The sites in the order of the sites' table.
         sort_by_key(&mut table.rows, |r| r.order);
         let mut out = Lines::new();

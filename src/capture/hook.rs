@@ -10,8 +10,15 @@ use super::pool::{self, still_selected, Kind, Record};
 use core::ffi::{c_uint, c_void};
 use kernel::bindings;
 
-/// Records the allocation described by `info`, unless its site was deselected meanwhile or the
-/// pool is full (counted as dropped).
+/// Records the allocation described by `info`, unless its site was deselected meanwhile, or,
+/// for pages, profiling is off by now, or the pool is full (counted as dropped).
+///
+/// Pages are recorded before they are charged (post_alloc_hook() calls the hook before
+/// pgalloc_tag_add_order(), which keeps it cheap), so profiling turned off between the two
+/// would leave a record for pages charged to nothing, which their free would never remove.
+/// Profiling is asked again here, under the pool's lock: a record made with it on is in the
+/// pool before the sysctl's write turns it off and [`purge_uncharged_pages`] looks, and that
+/// purge frees each record whose pages the hook did not charge after all.
 ///
 /// # Safety
 ///
@@ -29,11 +36,56 @@ pub(crate) unsafe extern "C" fn alloctag_capture_insert(
     if !unsafe { still_selected(&record) } {
         return;
     }
+    if record.kind == Kind::Pages && !crate::keys::enabled() {
+        return;
+    }
     let Some(table) = state.table.as_mut() else {
         return;
     };
     if !table.insert(record) {
         state.dropped += 1;
+    }
+}
+
+/// The page records looked at per hold of the pool's lock by [`purge_uncharged_pages`]: their
+/// keys to free are kept on the stack meanwhile.
+const PURGE_BATCH: usize = 64;
+
+/// Frees every page record whose pages are not charged to its tag. Called after the sysctl
+/// turned profiling off, in process context: with profiling off no hook charges or records
+/// pages any more, so a record whose pages are not charged now never will be (the hook
+/// recorded them, then found profiling off, [`alloctag_capture_insert`]). Pages that the hook
+/// charged in the meantime, having found profiling on just before, may lose their record: they
+/// are then counted as untracked, as pages allocated before capture started are.
+///
+/// A page freed with profiling off keeps its charge and its record, as in 6.12, where such a
+/// free leaves the tag charged: the record is replaced when the page is recorded again, and
+/// goes at such a purge once the page is charged to another tag.
+pub(crate) fn purge_uncharged_pages() {
+    let mut from = Some(0);
+    while let Some(start) = from {
+        let mut gone = [0usize; PURGE_BATCH];
+        let mut n = 0;
+        let mut state = pool::lock();
+        let Some(table) = state.table.as_mut() else {
+            return;
+        };
+        from = table.for_each_from(start, PURGE_BATCH, |r| {
+            if r.kind != Kind::Pages {
+                return;
+            }
+            // SAFETY: Any pfn may be asked about (the page is looked up online); the tag is only
+            // compared.
+            if !unsafe { bindings::alloctag_capture_pages_charged(r.object as _, r.tag.cast()) } {
+                if let Some(key) = gone.get_mut(n) {
+                    *key = r.key();
+                    n += 1;
+                }
+            }
+        });
+        for &key in gone.iter().take(n) {
+            table.remove(key);
+        }
     }
 }
 

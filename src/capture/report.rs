@@ -97,6 +97,40 @@ fn copy_pool() -> Result<Option<KVVec<Record>>> {
     Ok(Some(out))
 }
 
+/// Counts the records into `table` per site, with the registry locked by the caller
+/// (`_registry`), as the pool stands: nothing is copied, so what this needs is the table's,
+/// bounded by the number of sites, whatever the number of records. `EAGAIN` when capture
+/// restarted with a new pool during each of [`SNAPSHOT_TRIES`] passes.
+///
+/// The pool is gone through [`pool::HOLD_RECORDS`] records per hold of its lock, as
+/// [`snapshot`] does, so each record counted was live at some moment of the pass. Only records
+/// made before the pass started are counted: an address freed and allocated again meanwhile
+/// may take a slot that the pass has yet to reach, and would be counted twice.
+pub(super) fn count(_registry: &codetag::Registry, table: &mut SiteTable) -> Result {
+    'tries: for _ in 0..SNAPSHOT_TRIES {
+        table.clear_counts();
+        // SAFETY: Reading the clock has no precondition.
+        let start = unsafe { bindings::alloctag_capture_now() };
+        let mut from = Some(0);
+        let mut pool_id = None;
+        while let Some(at) = from {
+            let state = pool::lock();
+            if *pool_id.get_or_insert(state.pool_id) != state.pool_id {
+                continue 'tries;
+            }
+            from = state.table.as_ref().and_then(|t| {
+                t.for_each_from(at, pool::HOLD_RECORDS, |r| {
+                    if r.time_ns <= start {
+                        table.count(r.tag, r.bytes);
+                    }
+                })
+            });
+        }
+        return Ok(());
+    }
+    Err(EAGAIN)
+}
+
 /// Keeps, of the records of one key, the newest: the address was freed and allocated again
 /// while the pool was copied.
 fn drop_duplicates(records: &mut KVVec<Record>) {

@@ -104,6 +104,14 @@ impl SiteTable {
         None
     }
 
+    /// Forgets the records counted so far.
+    pub(super) fn clear_counts(&mut self) {
+        for row in self.rows.iter_mut() {
+            row.live = 0;
+            row.live_bytes = 0;
+        }
+    }
+
     /// The name of site `i`, or [`UNKNOWN`].
     pub(super) fn name(&self, i: usize) -> &str {
         self.rows

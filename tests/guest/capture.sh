@@ -10,6 +10,7 @@
 CAP_DIR=/sys/kernel/debug/alloctag
 CAP_CTL=$CAP_DIR/capture
 HOLD=/sys/kernel/debug/alloctag_test/hold
+HOLD_LIST=/sys/kernel/debug/alloctag_test/hold_page_list
 CAP_MODDIR=/lib/modules
 
 # The capture files, with whatever is selected left as it is.
@@ -519,6 +520,114 @@ test_rw_capture_follows_the_sysctl() {
 	[ "$(hold_calls)" = $((calls + 2)) ] || fail "not charged after capture: $calls -> $(hold_calls)"
 	capwriter "$HOLD" 0 >/dev/null || fail "freeing failed"
 	[ "$(hold_calls)" = "$calls" ] || fail "not uncharged after capture: $calls -> $(hold_calls)"
+}
+
+# A page's record is made before the page is charged (post_alloc_hook()):
+# profiling turned off between the two would leave pages with a record and
+# no charge, whose free removes nothing, and the record would stay until its
+# site is deselected. A stress: hold_page_list allocates pages 64 at a time
+# at a selected site (hold_exact()), up to 65536, while another task turns
+# vm.mem_profiling off and on 10 times (each flip patches every hook, batch
+# by batch, so for a while the capture hook may see profiling on and the
+# charge off); then profiling is on and every page is freed, and no record
+# of them may remain. (Pages are freed only with profiling on: a
+# page freed with it off keeps its charge and its record, as in 6.12 the
+# charge.)
+test_rw_capture_no_page_record_without_a_charge() {
+	capture_ready
+	toggled=/tmp/capture-toggle.done
+	trap 'wait; capture_cleanup; echo 1 >/proc/sys/vm/mem_profiling; echo "limit 4096" >"$CAP_CTL"' EXIT
+	rm -f "$toggled" /tmp/capture-toggle.rounds
+	echo "limit 65536" >"$CAP_CTL" || fail "limit refused"
+	insmod "$CAP_MODDIR/alloctag_test.ko" || fail "insmod failed"
+	echo "add module:alloctag_test func:hold_exact" >"$CAP_CTL" || fail "add refused"
+	(
+		set +e
+		for i in 1 2 3 4 5 6 7 8 9 10; do
+			echo 0 >/proc/sys/vm/mem_profiling
+			echo 1 >/proc/sys/vm/mem_profiling
+			echo "$i" >/tmp/capture-toggle.rounds
+		done
+		: >"$toggled"
+	) &
+	pages=0
+	while [ ! -e "$toggled" ] && [ "$pages" -lt 65536 ]; do
+		echo 64 >$HOLD_LIST || fail "hold_page_list refused after $pages pages"
+		pages=$((pages + 64))
+	done
+	wait
+	echo 1 >/proc/sys/vm/mem_profiling
+	held=$(grep -c "^object .* kind=pages .*func:hold_exact$" "$CAP_DIR/live" || true)
+	echo 0 >$HOLD_LIST || fail "freeing failed"
+	left=$(grep -c "^object .* kind=pages .*func:hold_exact$" "$CAP_DIR/live" || true)
+	rounds=$(cat /tmp/capture-toggle.rounds 2>/dev/null || echo 0)
+	report "guest-test: # $pages pages allocated, $rounds sysctl off-on rounds: $held page records, $left left after the frees"
+	[ "$left" = 0 ] || fail "$left records of freed pages left (of $held, $pages pages): $(grep -m 3 "^object .*func:hold_exact$" "$CAP_DIR/live")"
+	[ "$held" -gt 0 ] || fail "no page recorded"
+}
+
+# The control file opened only to write makes no listing, and one opened to
+# read counts the records in place: neither needs room for the records.
+# 32768 records of a tmpfs's pages (shmem_alloc_folio()); each open in a
+# memory cgroup of its own, whose memory.peak says what it charged; then in
+# a cgroup of 1 MiB, with an opener that the OOM killer may not kill, a read
+# and "clear" must go through, with no cgroup OOM (until 2026-11-28 each
+# open copied every record, about 90 bytes each: 3 MiB here, and failed
+# with ENOMEM there). Memory cgroups are in the nodebug kernel only: the
+# test_rw_ prefix runs it there.
+test_rw_capture_opens_need_no_room_for_records() {
+	capture_ready
+	cg=/sys/fs/cgroup
+	fill=/tmp/capture-fill
+	[ -e $cg/cgroup.controllers ] || mount -t cgroup2 none $cg || fail "cannot mount cgroup2"
+	grep -qw memory $cg/cgroup.controllers || fail "no memory controller: $(cat $cg/cgroup.controllers)"
+	echo +memory >$cg/cgroup.subtree_control || fail "cannot enable the memory controller"
+	mkdir -p $fill
+	mount -t tmpfs -o size=256m,huge=never none $fill || fail "cannot mount tmpfs"
+	level=$(cut -f 1 /proc/sys/kernel/printk)
+	trap 'dmesg -n "$level"; capture_cleanup; rm -f $fill/f; umount $fill; rmdir $cg/alloctag-cap-* 2>/dev/null; echo "limit 4096" >"$CAP_CTL"' EXIT
+	echo "limit 65536" >"$CAP_CTL" || fail "limit refused"
+	echo "add func:shmem_alloc_folio" >"$CAP_CTL" || fail "add refused"
+	dd if=/dev/zero of=$fill/f bs=1M count=128 2>/dev/null || fail "cannot fill $fill"
+	used=$(sed -n 's/^capture limit=[0-9]* size=[0-9]* used=\([0-9]*\) .*/\1/p' "$CAP_CTL")
+	[ "${used:-0}" -ge 32768 ] || fail "not 32768 records: $(head -1 "$CAP_CTL")"
+	# What each open charged at its peak, in a fresh cgroup, less what the
+	# same shell charged opening /dev/null so (charges go in batches of 64
+	# pages: the figures are to 256 KiB).
+	for how in "</dev/null" "<$CAP_CTL" ">/dev/null" ">$CAP_CTL"; do
+		c=$cg/alloctag-cap-open
+		mkdir $c
+		# shellcheck disable=SC2016 # expanded by the inner shell
+		peak=$(sh -c 'echo $$ >$1/cgroup.procs && eval "exec 3$2" && read -r p <$1/memory.peak && echo $p' sh $c "$how") ||
+			fail "open $how in a cgroup failed"
+		rmdir $c
+		echo "open $how: memory.peak $peak"
+		case "$how" in
+		"</dev/null") base_read=$peak ;;
+		"<$CAP_CTL") read_peak=$((peak - base_read)) ;;
+		">/dev/null") base_write=$peak ;;
+		">$CAP_CTL") write_peak=$((peak - base_write)) ;;
+		esac
+	done
+	report "guest-test: # $used records: a reading open of the control file charged $read_peak bytes at its peak, a writing open $write_peak"
+	# In 1 MiB: the read, then clear.
+	c=$cg/alloctag-cap-small
+	mkdir $c
+	echo 1048576 >$c/memory.max || fail "cannot set memory.max"
+	echo "alloctag-test: no cgroup OOM expected" >/dev/kmsg
+	dmesg -n 1
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	out=$(sh -c 'echo $$ >$1/cgroup.procs && echo -1000 >/proc/self/oom_score_adj &&
+		{ read -r line <$2 && echo "read: $line"; echo clear >$2 && echo cleared; }' sh $c "$CAP_CTL" 2>&1) || true
+	dmesg -n "$level"
+	events=$(tr '\n' ' ' <$c/memory.events)
+	echo "in 1 MiB: $out; $events"
+	echo "$out" | grep -q "^read: capture limit=65536 size=65536 used=" || fail "no read in 1 MiB: $out; $events"
+	echo "$out" | grep -q "^cleared$" || fail "no clear in 1 MiB: $out; $events"
+	echo "$events" | grep -q "oom 0 " || fail "a cgroup OOM in 1 MiB: $events"
+	grep -q "^capture limit=65536 size=0 used=0 " "$CAP_CTL" || fail "clear left a pool: $(head -1 "$CAP_CTL")"
+	grep -q "^selection " "$CAP_CTL" && fail "clear left a selection: $(cat "$CAP_CTL")"
+	return 0
 }
 
 # Lockdown, raised at run time to confidentiality (as a distribution raises

@@ -31,6 +31,9 @@
  * leak_string=1 unload keeps it, so that a capture record of it outlives
  * the module its stack names (tests/guest/capture.sh). The call site is
  * not the module's: no tag of the module outlives it.
+ *
+ * A write of N to hold_page_list holds N more pages, allocated one at a
+ * time (at most 65536 held); 0 frees them all.
  */
 
 #include <linux/alloctag_pgflags.h>
@@ -344,6 +347,54 @@ static noinline int hold_string(unsigned int n)
 	return n && !held_string ? -ENOMEM : 0;
 }
 
+/* The most pages hold_page_list holds. */
+#define HOLD_LIST_MAX 65536
+
+/* The pages hold_page_n_more() holds, each holding the address of the one held before. */
+static void **page_list;
+static unsigned int page_list_len;
+
+static void free_page_list(void)
+{
+	while (page_list) {
+		void **next = *page_list;
+
+		free_pages_exact(page_list, PAGE_SIZE);
+		page_list = next;
+		cond_resched();
+	}
+	page_list_len = 0;
+}
+
+/*
+ * Holds n more pages, each allocated alone at hold_exact()'s call site
+ * (not a site of its own, as for hold_page_n()); 0 frees them all. For the
+ * stress of capture's page records against the sysctl
+ * (tests/guest/capture.sh): many page allocations at a selected site, none
+ * freed until the test says so.
+ */
+static int hold_page_n_more(unsigned int n)
+{
+	void **page;
+
+	if (!n) {
+		free_page_list();
+		return 0;
+	}
+	if (n > HOLD_LIST_MAX - page_list_len)
+		return -EINVAL;
+	while (n--) {
+		page = hold_exact(PAGE_SIZE);
+		if (!page)
+			return -ENOMEM;
+		*page = page_list;
+		page_list = page;
+		page_list_len++;
+		cond_resched();
+	}
+	return 0;
+}
+
 /* A debugfs file of hold_dir: writing N to it runs apply(N). */
 struct hold_file {
 	const char *name;
@@ -357,6 +408,7 @@ static const struct hold_file hold_files[] = {
 	{ "hold_pages", hold_pages_bytes },
 	{ "hold_page", hold_page_n },
 	{ "hold_string", hold_string },
+	{ "hold_page_list", hold_page_n_more },
 };
 
 /* Parses N from a hold file and runs its apply(N) under held_lock. */
@@ -442,6 +494,7 @@ static void __exit alloctag_test_exit(void)
 	free_held();
 	vfree(held_area);
 	free_held_exact();
+	free_page_list();
 	hold_page_n(0);
 	kfree(long_named);
 	cache_free();
