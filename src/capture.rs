@@ -27,7 +27,7 @@ pub(crate) mod sort;
 pub(crate) use boot::apply as apply_boot_selections;
 pub(crate) use control::register;
 #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
-pub(crate) use pool::{HOLDS, HOLD_RECORDS, LONGEST_HOLD_NS, MAX_LIMIT};
+pub(crate) use pool::{fill, set_purge_seam, HOLDS, HOLD_RECORDS, LONGEST_HOLD_NS, MAX_LIMIT};
 
 use crate::{
     alloc_tag::ALLOC_TAGS,
@@ -126,12 +126,34 @@ pub(crate) fn remove(id: u32) -> Result {
     if !IN_USE.get(index).ok_or(ENOENT)?.load(Ordering::Relaxed) {
         return Err(ENOENT);
     }
-    codetag::write().deselect(&sites::MARKER, id);
+    with_registry(|registry| registry.deselect(&sites::MARKER, id));
     IN_USE[index].store(false, Ordering::Relaxed);
     if ids().next().is_none() {
         stop();
     }
     Ok(())
+}
+
+/// For the tests: the longest hold of the registry's write lock by [`remove`], in nanoseconds.
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+pub(crate) static LONGEST_WRITE_NS: core::sync::atomic::AtomicU64 =
+    core::sync::atomic::AtomicU64::new(0);
+
+/// Runs `f` with the registry locked for writing; the tests measure the hold.
+fn with_registry<R>(f: impl FnOnce(&mut codetag::Registry) -> R) -> R {
+    let mut registry = codetag::write();
+    // SAFETY: The fast clock may be read in any context.
+    #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+    let taken = unsafe { bindings::ktime_get_mono_fast_ns() };
+    let result = f(&mut registry);
+    #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+    {
+        // SAFETY: As above.
+        let held = unsafe { bindings::ktime_get_mono_fast_ns() }.saturating_sub(taken);
+        LONGEST_WRITE_NS.fetch_max(held, Ordering::Relaxed);
+    }
+    drop(registry);
+    result
 }
 
 /// Ends every selection and frees every record.

@@ -426,5 +426,59 @@ pub(crate) fn purge_unmarked() {
             // SAFETY: The lock is held and each record looked at is in the pool.
             t.purge(start, HOLD_RECORDS, |r| !unsafe { still_selected(r) })
         });
+        drop(state);
+        #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+        if let Some(at) = from {
+            purge_seam(at);
+        }
     }
+}
+
+/// For the tests: a function run by a purge between two holds of the pool's lock, with the
+/// index reached; 0 for none. A test parks the flush there to see what may run meanwhile.
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+static PURGE_SEAM: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+
+/// Sets the function a purge runs between two holds of the pool's lock; for the tests.
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+pub(crate) fn set_purge_seam(seam: Option<fn(usize)>) {
+    let seam = seam.map_or(0, |f| f as usize);
+    PURGE_SEAM.store(seam, core::sync::atomic::Ordering::Release);
+}
+
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+fn purge_seam(at: usize) {
+    let seam = PURGE_SEAM.load(core::sync::atomic::Ordering::Acquire);
+    if seam != 0 {
+        // SAFETY: Only `set_purge_seam` stores a value other than 0: a `fn(usize)`.
+        let seam = unsafe { core::mem::transmute::<usize, fn(usize)>(seam) };
+        seam(at);
+    }
+}
+
+/// Adds a record charged to `tag` for each of `keys`, which no object's reference may be,
+/// until the pool is full; returns how many it added. For the tests, which fill a pool without
+/// a million allocations.
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+pub(crate) fn fill(tag: &Codetag, keys: &[u64]) -> usize {
+    let mut added = 0;
+    for batch in keys.chunks(HOLD_RECORDS) {
+        let mut state = lock();
+        let Some(table) = state.table.as_mut() else {
+            break;
+        };
+        for key in batch {
+            let record = Record {
+                key: core::ptr::from_ref(key) as usize,
+                tag: core::ptr::from_ref(tag),
+                bytes: 16,
+                ..Record::EMPTY
+            };
+            if !table.insert(record) {
+                return added;
+            }
+            added += 1;
+        }
+    }
+    added
 }

@@ -426,6 +426,13 @@ pub(crate) fn made_dynamic_wait() {
     REGISTRY.write().made_dynamic();
 }
 
+/// Locks the registry for writing if that needs no wait; for the tests, which check that a
+/// module load could take it meanwhile.
+#[cfg(all(CONFIG_ALLOCTAG_SELECTION, CONFIG_ALLOCTAG_KUNIT_TEST))]
+pub(crate) fn try_write() -> Option<WriteGuard<'static, Registry>> {
+    REGISTRY.try_write()
+}
+
 /// Locks the registry for reading if that needs no wait, as atomic context requires.
 pub(crate) fn try_read() -> Option<ReadGuard<'static, Registry>> {
     REGISTRY.try_read()
