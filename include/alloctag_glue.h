@@ -113,6 +113,7 @@ int alloctag_capture_format_kptr(char *buf, size_t size, unsigned long value);
 int alloctag_capture_locked_down(void);
 gfp_t alloctag_capture_depot_gfp(gfp_t gfp);
 int alloctag_capture_init(void);
+void alloctag_capture_cond_resched(void);
 
 /*
  * In C (src/glue_waste.c), for Rust's waste accounting (src/waste.rs): the

@@ -52,9 +52,10 @@ extern "C" {
 }
 
 /// Serializes the control operations. Starting and stopping capture (a pool of up to a million
-/// records, the stack depot's set-up, static-key flips) happens under it, outside the
-/// registry's lock: module load and unload, `/proc/allocinfo` and show_mem() never wait for
-/// them. Taken before the registry, never after.
+/// records, the stack depot's set-up, static-key flips) and a deselection's purge of the pool
+/// happen under it, outside the registry's lock: module load, `/proc/allocinfo` and show_mem()
+/// never wait for them (module unload waits for a purge: [`codetag::flushing`]). Taken
+/// before the registry, never after.
 // SAFETY: `alloctag_capture_control_lock` is defined with `DECLARE_RWSEM()` for this alone.
 static CONTROL: RwSem<()> =
     unsafe { RwSem::new((&raw mut alloctag_capture_control_lock).cast(), ()) };
@@ -126,7 +127,24 @@ pub(crate) fn remove(id: u32) -> Result {
     if !IN_USE.get(index).ok_or(ENOENT)?.load(Ordering::Relaxed) {
         return Err(ENOENT);
     }
-    with_registry(|registry| registry.deselect(&sites::MARKER, id));
+    {
+        // The records of the sites unmarked go in steps outside the registry's lock, which
+        // `/proc/allocinfo` and module loads take meanwhile (what else may run between the
+        // steps: `pool::purge_unmarked`). `flushing` keeps every tag in place until the
+        // hand-over: module unload and the reaper wait for it. The control lock keeps out a
+        // new selection of the same sites and a pool restart; a module loaded meanwhile gets
+        // marks from the selections still in force only, and a dynamic tag marked meanwhile
+        // is not handed over again.
+        let _flushing = codetag::flushing();
+        if let Some(taken) = with_registry(|registry| registry.take_back(&sites::MARKER, id)) {
+            if taken.unmarked {
+                (sites::MARKER.flush)();
+            }
+            // SAFETY: `taken` comes from the kernel's registry, and `flushing` is held since
+            // before it was taken.
+            with_registry(|registry| unsafe { registry.hand_over(&sites::MARKER, taken) });
+        }
+    }
     IN_USE[index].store(false, Ordering::Relaxed);
     if ids().next().is_none() {
         stop();

@@ -43,6 +43,10 @@ pub(crate) use module::name as module_name;
 #[cfg(CONFIG_MODULES)]
 pub(crate) use module::section_tags;
 pub(crate) use reader::Reader;
+#[cfg(all(CONFIG_ALLOCTAG_SELECTION, CONFIG_ALLOCTAG_CAPTURE))]
+pub(crate) use selections::flushing;
+#[cfg(all(CONFIG_ALLOCTAG_CAPTURE, CONFIG_ALLOCTAG_KUNIT_TEST))]
+pub(crate) use selections::tags_held;
 #[cfg(all(CONFIG_ALLOCTAG_SELECTION, CONFIG_ALLOCTAG_KUNIT_TEST))]
 pub(crate) use selections::REMATCHES;
 

@@ -788,12 +788,14 @@ test_tag!(FLUSH_KEEP_TAG, "alloctag_capture_flush_keep");
 static FLUSH_SEAM_AT: AtomicUsize = AtomicUsize::new(0);
 static FLUSH_SEAM_READ: AtomicBool = AtomicBool::new(false);
 static FLUSH_SEAM_WRITE: AtomicBool = AtomicBool::new(false);
+static FLUSH_SEAM_HELD: AtomicBool = AtomicBool::new(false);
 static FLUSH_SEAM_LEFT: AtomicUsize = AtomicUsize::new(0);
 static FLUSH_SEAM_OBJECT: AtomicPtr<c_void> = AtomicPtr::new(ptr::null_mut());
 
 /// The seam of [`deselect_flushes_outside_the_registry_lock`]: once, half-way through the pool,
 /// what `/proc/allocinfo` (a reader) and a module load (a writer) of the registry would get,
-/// and an allocation at the site being deselected, as another CPU's hook would make meanwhile.
+/// whether module unload would wait, and an allocation at the site being deselected, as
+/// another CPU's hook would make meanwhile.
 fn flush_seam(at: usize) {
     if at < capture::MAX_LIMIT / 2 || FLUSH_SEAM_AT.load(Ordering::Relaxed) != 0 {
         return;
@@ -801,6 +803,7 @@ fn flush_seam(at: usize) {
     FLUSH_SEAM_AT.store(at, Ordering::Relaxed);
     FLUSH_SEAM_READ.store(codetag::try_read().is_some(), Ordering::Relaxed);
     FLUSH_SEAM_WRITE.store(codetag::try_write().is_some(), Ordering::Relaxed);
+    FLUSH_SEAM_HELD.store(codetag::tags_held(), Ordering::Relaxed);
     FLUSH_SEAM_LEFT.store(capture::stats().0, Ordering::Relaxed);
     // SAFETY: Allocating has no precondition.
     let object = with_tag(FLUSH_TAG, || unsafe {
@@ -811,10 +814,11 @@ fn flush_seam(at: usize) {
 
 /// Deselecting a site whose records fill the largest pool frees them in steps outside the
 /// registry's write lock: parked half-way, the flush lets a `/proc/allocinfo` reader and a
-/// module load take the lock, and an allocation at the site meanwhile makes no record; at the
-/// end every record of the site is gone and the other selection's record stays. Logs the
-/// longest hold of the registry's write lock, of the pool's lock (interrupts off) and the
-/// removal's time, for Documentation/benchmarks.rst.
+/// module load take the lock, holds off module unload and the reaper (which could free a tag
+/// that a record not yet walked points to), and an allocation at the site meanwhile makes no
+/// record; at the end every record of the site is gone and the other selection's record stays.
+/// Logs the longest hold of the registry's write lock, of the pool's lock (interrupts off) and
+/// the removal's time, for Documentation/benchmarks.rst.
 fn deselect_flushes_outside_the_registry_lock(test: &Test) {
     kunit_expect!(test, capture::set_limit(capture::MAX_LIMIT).is_ok());
     let Some(keep) = select(test, "func:alloctag_capture_flush_keep") else {
@@ -845,6 +849,7 @@ fn deselect_flushes_outside_the_registry_lock(test: &Test) {
     FLUSH_SEAM_AT.store(0, Ordering::Relaxed);
     FLUSH_SEAM_READ.store(false, Ordering::Relaxed);
     FLUSH_SEAM_WRITE.store(false, Ordering::Relaxed);
+    FLUSH_SEAM_HELD.store(false, Ordering::Relaxed);
     FLUSH_SEAM_OBJECT.store(ptr::null_mut(), Ordering::Relaxed);
     capture::LONGEST_WRITE_NS.store(0, Ordering::Relaxed);
     capture::LONGEST_HOLD_NS.store(0, Ordering::Relaxed);
@@ -874,6 +879,11 @@ fn deselect_flushes_outside_the_registry_lock(test: &Test) {
         test,
         FLUSH_SEAM_WRITE.load(Ordering::Relaxed),
         "a module load would have waited for the flush (parked at record {at})"
+    );
+    kunit_expect!(
+        test,
+        FLUSH_SEAM_HELD.load(Ordering::Relaxed),
+        "module unload could have dropped tags during the flush (parked at record {at})"
     );
     kunit_expect!(test, records(test, FLUSH_TAG).is_empty());
     kunit_expect!(
