@@ -122,6 +122,19 @@ pub(crate) fn add(selection: Selection) -> Result<(u32, Matched)> {
 /// Ends selection `id`: its sites' records are freed, and with the last selection the pool.
 /// `ENOENT` if no such selection is in force.
 pub(crate) fn remove(id: u32) -> Result {
+    end(id, false)
+}
+
+/// Ends selection `id` as [`remove`] did before its purge ran outside the registry's lock:
+/// with the registry locked for writing throughout; for the tests, which measure that hold
+/// beside the new one in one boot.
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+pub(crate) fn remove_under_lock(id: u32) -> Result {
+    end(id, true)
+}
+
+/// Ends selection `id`, its purge outside the registry's lock unless `under_lock`.
+fn end(id: u32, under_lock: bool) -> Result {
     let _control = CONTROL.write();
     let index = (id as usize).checked_sub(1).ok_or(ENOENT)?;
     if !IN_USE.get(index).ok_or(ENOENT)?.load(Ordering::Relaxed) {
@@ -136,7 +149,10 @@ pub(crate) fn remove(id: u32) -> Result {
         // marks from the selections still in force only, and a dynamic tag marked meanwhile
         // is not handed over again.
         let _flushing = codetag::flushing();
-        if let Some(taken) = with_registry(|registry| registry.take_back(&sites::MARKER, id)) {
+        if under_lock {
+            with_registry(|registry| registry.deselect(&sites::MARKER, id));
+        } else if let Some(taken) = with_registry(|registry| registry.take_back(&sites::MARKER, id))
+        {
             if taken.unmarked {
                 (sites::MARKER.flush)();
             }

@@ -902,6 +902,28 @@ fn deselect_flushes_outside_the_registry_lock(test: &Test) {
          write-locked at most {write} ns, the pool's lock (interrupts off) at most \
          {irqs_off} ns\n"
     );
+    // The same removal with the purge under the registry's write lock, as before the change,
+    // in the same boot: what it held the lock for.
+    if let Some(id) = select(test, "func:alloctag_capture_flush") {
+        let filled = keys
+            .as_ref()
+            .map_or(0, |keys| capture::fill(FLUSH_TAG.codetag(), keys));
+        capture::LONGEST_WRITE_NS.store(0, Ordering::Relaxed);
+        capture::LONGEST_HOLD_NS.store(0, Ordering::Relaxed);
+        // SAFETY: The fast clock may be read in any context.
+        let start = unsafe { bindings::ktime_get_mono_fast_ns() };
+        kunit_expect!(test, capture::remove_under_lock(id).is_ok());
+        // SAFETY: As above.
+        let took = unsafe { bindings::ktime_get_mono_fast_ns() }.saturating_sub(start);
+        kunit_expect!(test, capture::stats().0 == 1);
+        pr_info!(
+            "capture: the same with the purge under the registry's lock: {filled} records, \
+             {took} ns, the registry write-locked at most {} ns, the pool's lock at most {} \
+             ns\n",
+            capture::LONGEST_WRITE_NS.load(Ordering::Relaxed),
+            capture::LONGEST_HOLD_NS.load(Ordering::Relaxed)
+        );
+    }
     for object in [kept, FLUSH_SEAM_OBJECT.load(Ordering::Relaxed)] {
         // SAFETY: Each came from kmalloc (or is null), freed once.
         unsafe { bindings::kfree(object) };
