@@ -910,19 +910,34 @@ fn deselect_flushes_outside_the_registry_lock(test: &Test) {
             .map_or(0, |keys| capture::fill(FLUSH_TAG.codetag(), keys));
         capture::LONGEST_WRITE_NS.store(0, Ordering::Relaxed);
         capture::LONGEST_HOLD_NS.store(0, Ordering::Relaxed);
+        let seam_object = FLUSH_SEAM_OBJECT.swap(ptr::null_mut(), Ordering::Relaxed);
+        FLUSH_SEAM_AT.store(0, Ordering::Relaxed);
+        capture::set_purge_seam(Some(flush_seam));
         // SAFETY: The fast clock may be read in any context.
         let start = unsafe { bindings::ktime_get_mono_fast_ns() };
         kunit_expect!(test, capture::remove_under_lock(id).is_ok());
         // SAFETY: As above.
         let took = unsafe { bindings::ktime_get_mono_fast_ns() }.saturating_sub(start);
+        capture::set_purge_seam(None);
         kunit_expect!(test, capture::stats().0 == 1);
+        // What the seam finds on the old path: the check above fails there.
         pr_info!(
             "capture: the same with the purge under the registry's lock: {filled} records, \
              {took} ns, the registry write-locked at most {} ns, the pool's lock at most {} \
-             ns\n",
+             ns; parked at record {}, a reader got the lock: {}, a module load: {}\n",
             capture::LONGEST_WRITE_NS.load(Ordering::Relaxed),
-            capture::LONGEST_HOLD_NS.load(Ordering::Relaxed)
+            capture::LONGEST_HOLD_NS.load(Ordering::Relaxed),
+            FLUSH_SEAM_AT.load(Ordering::Relaxed),
+            FLUSH_SEAM_READ.load(Ordering::Relaxed),
+            FLUSH_SEAM_WRITE.load(Ordering::Relaxed)
         );
+        for object in [
+            seam_object,
+            FLUSH_SEAM_OBJECT.swap(ptr::null_mut(), Ordering::Relaxed),
+        ] {
+            // SAFETY: Each came from kmalloc (or is null), freed once.
+            unsafe { bindings::kfree(object) };
+        }
     }
     for object in [kept, FLUSH_SEAM_OBJECT.load(Ordering::Relaxed)] {
         // SAFETY: Each came from kmalloc (or is null), freed once.
