@@ -28,7 +28,7 @@ pub(crate) use boot::apply as apply_boot_selections;
 pub(crate) use control::register;
 pub(crate) use hook::purge_uncharged_pages;
 #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
-pub(crate) use pool::{HOLDS, HOLD_RECORDS, LONGEST_HOLD_NS, MAX_LIMIT};
+pub(crate) use pool::{fill, set_purge_seam, HOLDS, HOLD_RECORDS, LONGEST_HOLD_NS, MAX_LIMIT};
 
 use crate::{
     alloc_tag::ALLOC_TAGS,
@@ -53,9 +53,10 @@ extern "C" {
 }
 
 /// Serializes the control operations. Starting and stopping capture (a pool of up to a million
-/// records, the stack depot's set-up, static-key flips) happens under it, outside the
-/// registry's lock: module load and unload, `/proc/allocinfo` and show_mem() never wait for
-/// them. Taken before the registry, never after.
+/// records, the stack depot's set-up, static-key flips) and a deselection's purge of the pool
+/// happen under it, outside the registry's lock: module load, `/proc/allocinfo` and show_mem()
+/// never wait for them (module unload waits for a purge: [`codetag::flushing`]). Taken
+/// before the registry, never after.
 // SAFETY: `alloctag_capture_control_lock` is defined with `DECLARE_RWSEM()` for this alone.
 static CONTROL: RwSem<()> =
     unsafe { RwSem::new((&raw mut alloctag_capture_control_lock).cast(), ()) };
@@ -122,17 +123,72 @@ pub(crate) fn add(selection: Selection) -> Result<(u32, Matched)> {
 /// Ends selection `id`: its sites' records are freed, and with the last selection the pool.
 /// `ENOENT` if no such selection is in force.
 pub(crate) fn remove(id: u32) -> Result {
+    end(id, false)
+}
+
+/// Ends selection `id` as [`remove`] did before its purge ran outside the registry's lock:
+/// with the registry locked for writing throughout; for the tests, which measure that hold
+/// beside the new one in one boot.
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+pub(crate) fn remove_under_lock(id: u32) -> Result {
+    end(id, true)
+}
+
+/// Ends selection `id`, its purge outside the registry's lock unless `under_lock`.
+fn end(id: u32, under_lock: bool) -> Result {
     let _control = CONTROL.write();
     let index = (id as usize).checked_sub(1).ok_or(ENOENT)?;
     if !IN_USE.get(index).ok_or(ENOENT)?.load(Ordering::Relaxed) {
         return Err(ENOENT);
     }
-    codetag::write().deselect(&sites::MARKER, id);
+    {
+        // The records of the sites unmarked go in steps outside the registry's lock, which
+        // `/proc/allocinfo` and module loads take meanwhile (what else may run between the
+        // steps: `pool::purge_unmarked`). `flushing` keeps every tag in place until the
+        // hand-over: module unload and the reaper wait for it. The control lock keeps out a
+        // new selection of the same sites and a pool restart; a module loaded meanwhile gets
+        // marks from the selections still in force only, and a dynamic tag marked meanwhile
+        // is not handed over again.
+        let _flushing = codetag::flushing();
+        if under_lock {
+            with_registry(|registry| registry.deselect(&sites::MARKER, id));
+        } else if let Some(taken) = with_registry(|registry| registry.take_back(&sites::MARKER, id))
+        {
+            if taken.unmarked {
+                (sites::MARKER.flush)();
+            }
+            // SAFETY: `taken` comes from the kernel's registry, and `flushing` is held since
+            // before it was taken.
+            with_registry(|registry| unsafe { registry.hand_over(&sites::MARKER, taken) });
+        }
+    }
     IN_USE[index].store(false, Ordering::Relaxed);
     if ids().next().is_none() {
         stop();
     }
     Ok(())
+}
+
+/// For the tests: the longest hold of the registry's write lock by [`remove`], in nanoseconds.
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+pub(crate) static LONGEST_WRITE_NS: core::sync::atomic::AtomicU64 =
+    core::sync::atomic::AtomicU64::new(0);
+
+/// Runs `f` with the registry locked for writing; the tests measure the hold.
+fn with_registry<R>(f: impl FnOnce(&mut codetag::Registry) -> R) -> R {
+    let mut registry = codetag::write();
+    // SAFETY: The fast clock may be read in any context.
+    #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+    let taken = unsafe { bindings::ktime_get_mono_fast_ns() };
+    let result = f(&mut registry);
+    #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+    {
+        // SAFETY: As above.
+        let held = unsafe { bindings::ktime_get_mono_fast_ns() }.saturating_sub(taken);
+        LONGEST_WRITE_NS.fetch_max(held, Ordering::Relaxed);
+    }
+    drop(registry);
+    result
 }
 
 /// Ends every selection and frees every record.

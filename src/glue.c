@@ -59,6 +59,13 @@ EXPORT_SYMBOL(_shared_alloc_tag);
 DECLARE_RWSEM(alloctag_codetag_lock);
 
 /*
+ * Held for writing by a selection's user that flushes outside the registry's
+ * lock, for reading by module unload and the reaper, which may drop listed
+ * tags (src/codetag/registry/selections.rs). Taken before the registry's lock.
+ */
+DECLARE_RWSEM(alloctag_codetag_flush_lock);
+
+/*
  * Injected failures, which any user may cause where a rule is on a site
  * system calls reach, are logged rate-limited as lib/fault-inject.c's
  * fail_dump() limits failslab's (printk's defaults: 10 lines per 5 s), and

@@ -153,6 +153,12 @@ int alloctag_capture_init(void)
 	return stack_depot_init();
 }
 
+/* Between two steps of a purge of the pool (a macro). */
+void alloctag_capture_cond_resched(void)
+{
+	cond_resched();
+}
+
 /*
  * Set while this CPU records an allocation, per context level (task,
  * softirq, hardirq): the stack depot may allocate pages, and an allocation

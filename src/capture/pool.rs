@@ -259,7 +259,8 @@ impl Table {
     }
 
     /// Runs `f` on the records among those from index `from` on, at most `budget` of them
-    /// looked at; returns where to go on, or `None` when done.
+    /// looked at; returns where to go on, or `None` when done. Leaves out the records whose
+    /// tag is no longer marked: a deselection is purging them ([`purge_unmarked`]).
     pub(crate) fn for_each_from(
         &self,
         from: usize,
@@ -271,7 +272,9 @@ impl Table {
             .get(from..end)
             .unwrap_or(&[])
             .iter()
-            .filter(|r| r.key != 0)
+            // SAFETY: The table is only reached through a `Guard`, so the pool's lock is held,
+            // and each record looked at is in the pool.
+            .filter(|r| r.key != 0 && unsafe { still_selected(r) })
             .for_each(f);
         (end < self.records.len()).then_some(end)
     }
@@ -415,16 +418,93 @@ pub(crate) unsafe fn still_selected(record: &Record) -> bool {
 }
 
 /// Frees every record whose tag is no longer marked for capture, in one pass over the pool
-/// with a bounded number looked at per lock hold, so that interrupts are never off for long.
-/// Called with the registry locked for writing, after a walk that unmarked tags, before their
-/// memory can go. Process context.
+/// with a bounded number looked at per lock hold, so that interrupts are never off for long,
+/// and a chance to reschedule between holds. Called after a walk that unmarked tags, before
+/// their memory can go: for a deselection outside the registry's lock, holding
+/// [`crate::codetag::flushing`]; for a module going, with the registry locked for writing.
+/// Process context.
+///
+/// What runs between two holds cannot make it miss a record or read a freed tag:
+/// - an allocator hook, on any CPU or in an interrupt here, makes no record of an unmarked tag:
+///   it tests the mark under this lock, after the mark was cleared (the clearing comes before
+///   this purge's first hold, and each hold orders it before the next holder's test), so a
+///   free slot the purge has passed gets no record of such a tag;
+/// - a split or a migration copies or moves a record only when its tag is still marked
+///   ([`still_selected`], under the lock);
+/// - a record freed and its slot reused meanwhile is by then another tag's, tested as such;
+/// - no tag of a record in the pool can go: a deselection holds
+///   [`crate::codetag::flushing`], which module unload and the reaper take before they drop
+///   tags, and a module going holds the registry's write lock;
+/// - a new pool put in place meanwhile (capture restarted: `pool_id` changed) holds no record
+///   of a tag unmarked before, since every record it gets was tested as above; the purge
+///   stops there. A deselection holds capture's control lock, so only a module going sees it.
 pub(crate) fn purge_unmarked() {
     let mut from = Some(0);
+    let mut pool_id = None;
     while let Some(start) = from {
         let mut state = lock();
+        if *pool_id.get_or_insert(state.pool_id) != state.pool_id {
+            return;
+        }
         from = state.table.as_mut().and_then(|t| {
             // SAFETY: The lock is held and each record looked at is in the pool.
             t.purge(start, HOLD_RECORDS, |r| !unsafe { still_selected(r) })
         });
+        drop(state);
+        if from.is_some() {
+            #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+            purge_seam(start + HOLD_RECORDS);
+            // SAFETY: Process context, the pool's lock dropped.
+            unsafe { bindings::alloctag_capture_cond_resched() };
+        }
     }
+}
+
+/// For the tests: a function run by a purge between two holds of the pool's lock, with the
+/// index reached; 0 for none. A test parks the flush there to see what may run meanwhile.
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+static PURGE_SEAM: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+
+/// Sets the function a purge runs between two holds of the pool's lock; for the tests.
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+pub(crate) fn set_purge_seam(seam: Option<fn(usize)>) {
+    let seam = seam.map_or(0, |f| f as usize);
+    PURGE_SEAM.store(seam, core::sync::atomic::Ordering::Release);
+}
+
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+fn purge_seam(at: usize) {
+    let seam = PURGE_SEAM.load(core::sync::atomic::Ordering::Acquire);
+    if seam != 0 {
+        // SAFETY: Only `set_purge_seam` stores a value other than 0: a `fn(usize)`.
+        let seam = unsafe { core::mem::transmute::<usize, fn(usize)>(seam) };
+        seam(at);
+    }
+}
+
+/// Adds a record charged to `tag` for each of `keys`, which no object's reference may be,
+/// until the pool is full; returns how many it added. For the tests, which fill a pool without
+/// a million allocations.
+#[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
+pub(crate) fn fill(tag: &Codetag, keys: &[u64]) -> usize {
+    let mut added = 0;
+    for batch in keys.chunks(HOLD_RECORDS) {
+        let mut state = lock();
+        let Some(table) = state.table.as_mut() else {
+            break;
+        };
+        for key in batch {
+            let record = Record {
+                key: core::ptr::from_ref(key) as usize,
+                tag: core::ptr::from_ref(tag),
+                bytes: 16,
+                ..Record::EMPTY
+            };
+            if !table.insert(record) {
+                return added;
+            }
+            added += 1;
+        }
+    }
+    added
 }

@@ -41,6 +41,10 @@ pub(crate) use module::name as module_name;
 #[cfg(CONFIG_MODULES)]
 pub(crate) use module::section_tags;
 pub(crate) use reader::Reader;
+#[cfg(all(CONFIG_ALLOCTAG_SELECTION, CONFIG_ALLOCTAG_CAPTURE))]
+pub(crate) use selections::flushing;
+#[cfg(all(CONFIG_ALLOCTAG_CAPTURE, CONFIG_ALLOCTAG_KUNIT_TEST))]
+pub(crate) use selections::tags_held;
 #[cfg(all(CONFIG_ALLOCTAG_SELECTION, CONFIG_ALLOCTAG_KUNIT_TEST))]
 pub(crate) use selections::REMATCHES;
 
@@ -429,6 +433,13 @@ pub(crate) fn made_dynamic() -> bool {
 #[cfg(CONFIG_ALLOCTAG_SELECTION)]
 pub(crate) fn made_dynamic_wait() {
     REGISTRY.write().made_dynamic();
+}
+
+/// Locks the registry for writing if that needs no wait; for the tests, which check that a
+/// module load could take it meanwhile.
+#[cfg(all(CONFIG_ALLOCTAG_SELECTION, CONFIG_ALLOCTAG_KUNIT_TEST))]
+pub(crate) fn try_write() -> Option<WriteGuard<'static, Registry>> {
+    REGISTRY.try_write()
 }
 
 /// Locks the registry for reading if that needs no wait, as atomic context requires.

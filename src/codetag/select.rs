@@ -249,7 +249,9 @@ pub(crate) struct Marker {
     pub(crate) unmark: fn(value: u32),
     /// Called once after a walk that took marks back, before the registry's write lock is
     /// dropped (and so before a going module's memory can go): the user finishes what the
-    /// marks it took back need, in one go rather than once per tag. Process context.
+    /// marks it took back need, in one go rather than once per tag. A user may instead run it
+    /// itself outside the lock, between `Registry::take_back` and `Registry::hand_over`,
+    /// holding `flushing()`. Process context.
     pub(crate) flush: fn(),
     /// Returns the id of the selection that made the mark `value`.
     pub(crate) owner: fn(value: u32) -> u32,

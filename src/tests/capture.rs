@@ -10,13 +10,13 @@ use super::{alloc_pages, test_tag, with_tag, LineWriter};
 use crate::{
     alloc_tag::AllocTag,
     capture::{self, Kind, Record, View},
-    codetag::{Field, Selection},
+    codetag::{self, Field, Selection},
     kunit::{kunit_expect, kunit_suite, Test},
 };
 use core::{
     ffi::{c_int, c_void},
     ptr,
-    sync::atomic::{AtomicBool, AtomicPtr, Ordering},
+    sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering},
 };
 use kernel::{
     alloc::{flags::GFP_KERNEL, KBox, KVVec, KVec},
@@ -779,6 +779,174 @@ fn report_copied_by_bounded_holds(test: &Test) {
     kunit_expect!(test, capture::set_limit(4096).is_ok());
 }
 
+test_tag!(FLUSH_TAG, "alloctag_capture_flush");
+test_tag!(FLUSH_KEEP_TAG, "alloctag_capture_flush_keep");
+
+/// What the flush's seam saw, parked half-way through the pool: the index it was at (0 until
+/// it ran), whether a reader and a writer of the registry got its lock, the records still in
+/// the pool, and the object it allocated at the site being deselected.
+static FLUSH_SEAM_AT: AtomicUsize = AtomicUsize::new(0);
+static FLUSH_SEAM_READ: AtomicBool = AtomicBool::new(false);
+static FLUSH_SEAM_WRITE: AtomicBool = AtomicBool::new(false);
+static FLUSH_SEAM_HELD: AtomicBool = AtomicBool::new(false);
+static FLUSH_SEAM_LEFT: AtomicUsize = AtomicUsize::new(0);
+static FLUSH_SEAM_OBJECT: AtomicPtr<c_void> = AtomicPtr::new(ptr::null_mut());
+
+/// The seam of [`deselect_flushes_outside_the_registry_lock`]: once, half-way through the pool,
+/// what `/proc/allocinfo` (a reader) and a module load (a writer) of the registry would get,
+/// whether module unload would wait, and an allocation at the site being deselected, as
+/// another CPU's hook would make meanwhile.
+fn flush_seam(at: usize) {
+    if at < capture::MAX_LIMIT / 2 || FLUSH_SEAM_AT.load(Ordering::Relaxed) != 0 {
+        return;
+    }
+    FLUSH_SEAM_AT.store(at, Ordering::Relaxed);
+    FLUSH_SEAM_READ.store(codetag::try_read().is_some(), Ordering::Relaxed);
+    FLUSH_SEAM_WRITE.store(codetag::try_write().is_some(), Ordering::Relaxed);
+    FLUSH_SEAM_HELD.store(codetag::tags_held(), Ordering::Relaxed);
+    FLUSH_SEAM_LEFT.store(capture::stats().0, Ordering::Relaxed);
+    // SAFETY: Allocating has no precondition.
+    let object = with_tag(FLUSH_TAG, || unsafe {
+        bindings::__kmalloc_noprof(16, bindings::GFP_KERNEL)
+    });
+    FLUSH_SEAM_OBJECT.store(object, Ordering::Relaxed);
+}
+
+/// Deselecting a site whose records fill the largest pool frees them in steps outside the
+/// registry's write lock: parked half-way, the flush lets a `/proc/allocinfo` reader and a
+/// module load take the lock, holds off module unload and the reaper (which could free a tag
+/// that a record not yet walked points to), and an allocation at the site meanwhile makes no
+/// record; at the end every record of the site is gone and the other selection's record stays.
+/// Logs the longest hold of the registry's write lock, of the pool's lock (interrupts off) and
+/// the removal's time, for Documentation/benchmarks.rst.
+fn deselect_flushes_outside_the_registry_lock(test: &Test) {
+    kunit_expect!(test, capture::set_limit(capture::MAX_LIMIT).is_ok());
+    let Some(keep) = select(test, "func:alloctag_capture_flush_keep") else {
+        let _ = capture::set_limit(4096);
+        return;
+    };
+    let Some(id) = select(test, "func:alloctag_capture_flush") else {
+        let _ = capture::remove(keep);
+        let _ = capture::set_limit(4096);
+        return;
+    };
+    // SAFETY: Allocating has no precondition.
+    let kept = with_tag(FLUSH_KEEP_TAG, || unsafe {
+        bindings::__kmalloc_noprof(16, bindings::GFP_KERNEL)
+    });
+    // Keys that no object's reference can be: the addresses of this vector's elements.
+    let keys = KVVec::from_elem(0u64, capture::MAX_LIMIT, GFP_KERNEL);
+    kunit_expect!(test, keys.is_ok(), "no memory for the keys");
+    let filled = keys
+        .as_ref()
+        .map_or(0, |keys| capture::fill(FLUSH_TAG.codetag(), keys));
+    kunit_expect!(
+        test,
+        filled == capture::MAX_LIMIT - 1,
+        "{filled} records made in a pool of {} holding one",
+        capture::MAX_LIMIT
+    );
+    FLUSH_SEAM_AT.store(0, Ordering::Relaxed);
+    FLUSH_SEAM_READ.store(false, Ordering::Relaxed);
+    FLUSH_SEAM_WRITE.store(false, Ordering::Relaxed);
+    FLUSH_SEAM_HELD.store(false, Ordering::Relaxed);
+    FLUSH_SEAM_OBJECT.store(ptr::null_mut(), Ordering::Relaxed);
+    capture::LONGEST_WRITE_NS.store(0, Ordering::Relaxed);
+    capture::LONGEST_HOLD_NS.store(0, Ordering::Relaxed);
+    capture::set_purge_seam(Some(flush_seam));
+    // SAFETY: The fast clock may be read in any context.
+    let start = unsafe { bindings::ktime_get_mono_fast_ns() };
+    kunit_expect!(test, capture::remove(id).is_ok());
+    // SAFETY: As above.
+    let took = unsafe { bindings::ktime_get_mono_fast_ns() }.saturating_sub(start);
+    capture::set_purge_seam(None);
+    let write = capture::LONGEST_WRITE_NS.load(Ordering::Relaxed);
+    let irqs_off = capture::LONGEST_HOLD_NS.load(Ordering::Relaxed);
+    let at = FLUSH_SEAM_AT.load(Ordering::Relaxed);
+    let left = FLUSH_SEAM_LEFT.load(Ordering::Relaxed);
+    kunit_expect!(test, at != 0, "the flush never reached half-way");
+    kunit_expect!(
+        test,
+        left > 1,
+        "parked at record {at}, the flush had left {left} records: not half-way"
+    );
+    kunit_expect!(
+        test,
+        FLUSH_SEAM_READ.load(Ordering::Relaxed),
+        "a reader of the registry waited for the flush (parked at record {at})"
+    );
+    kunit_expect!(
+        test,
+        FLUSH_SEAM_WRITE.load(Ordering::Relaxed),
+        "a module load would have waited for the flush (parked at record {at})"
+    );
+    kunit_expect!(
+        test,
+        FLUSH_SEAM_HELD.load(Ordering::Relaxed),
+        "module unload could have dropped tags during the flush (parked at record {at})"
+    );
+    kunit_expect!(test, records(test, FLUSH_TAG).is_empty());
+    kunit_expect!(
+        test,
+        records(test, FLUSH_KEEP_TAG).len() == 1,
+        "the other selection's record went"
+    );
+    kunit_expect!(
+        test,
+        capture::stats().0 == 1,
+        "{} records left",
+        capture::stats().0
+    );
+    pr_info!(
+        "capture: deselecting a site with {filled} records: {took} ns, the registry \
+         write-locked at most {write} ns, the pool's lock (interrupts off) at most \
+         {irqs_off} ns\n"
+    );
+    // The same removal with the purge under the registry's write lock, as before the change,
+    // in the same boot: what it held the lock for.
+    if let Some(id) = select(test, "func:alloctag_capture_flush") {
+        let filled = keys
+            .as_ref()
+            .map_or(0, |keys| capture::fill(FLUSH_TAG.codetag(), keys));
+        capture::LONGEST_WRITE_NS.store(0, Ordering::Relaxed);
+        capture::LONGEST_HOLD_NS.store(0, Ordering::Relaxed);
+        let seam_object = FLUSH_SEAM_OBJECT.swap(ptr::null_mut(), Ordering::Relaxed);
+        FLUSH_SEAM_AT.store(0, Ordering::Relaxed);
+        capture::set_purge_seam(Some(flush_seam));
+        // SAFETY: The fast clock may be read in any context.
+        let start = unsafe { bindings::ktime_get_mono_fast_ns() };
+        kunit_expect!(test, capture::remove_under_lock(id).is_ok());
+        // SAFETY: As above.
+        let took = unsafe { bindings::ktime_get_mono_fast_ns() }.saturating_sub(start);
+        capture::set_purge_seam(None);
+        kunit_expect!(test, capture::stats().0 == 1);
+        // What the seam finds on the old path: the check above fails there.
+        pr_info!(
+            "capture: the same with the purge under the registry's lock: {filled} records, \
+             {took} ns, the registry write-locked at most {} ns, the pool's lock at most {} \
+             ns; parked at record {}, a reader got the lock: {}, a module load: {}\n",
+            capture::LONGEST_WRITE_NS.load(Ordering::Relaxed),
+            capture::LONGEST_HOLD_NS.load(Ordering::Relaxed),
+            FLUSH_SEAM_AT.load(Ordering::Relaxed),
+            FLUSH_SEAM_READ.load(Ordering::Relaxed),
+            FLUSH_SEAM_WRITE.load(Ordering::Relaxed)
+        );
+        for object in [
+            seam_object,
+            FLUSH_SEAM_OBJECT.swap(ptr::null_mut(), Ordering::Relaxed),
+        ] {
+            // SAFETY: Each came from kmalloc (or is null), freed once.
+            unsafe { bindings::kfree(object) };
+        }
+    }
+    for object in [kept, FLUSH_SEAM_OBJECT.load(Ordering::Relaxed)] {
+        // SAFETY: Each came from kmalloc (or is null), freed once.
+        unsafe { bindings::kfree(object) };
+    }
+    kunit_expect!(test, capture::remove(keep).is_ok());
+    kunit_expect!(test, capture::set_limit(4096).is_ok());
+}
+
 test_tag!(ATOMIC_TAG, "alloctag_capture_atomic");
 test_tag!(IRQ_TAG, "alloctag_capture_irq");
 
@@ -1248,6 +1416,7 @@ kunit_suite!(
         migration_moves_the_record,
         bounded_with_exact_drops,
         report_copied_by_bounded_holds,
+        deselect_flushes_outside_the_registry_lock,
         spinlock_and_hardirq_recorded,
         deselecting_frees_every_record,
         rust_sites_selected_by_line,

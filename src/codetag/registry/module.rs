@@ -141,6 +141,9 @@ pub(crate) unsafe extern "C" fn codetag_unload_module(module: *mut bindings::mod
     if module.is_null() {
         return true;
     }
+    // No tag goes while a deselection flushes outside the registry's lock.
+    #[cfg(CONFIG_ALLOCTAG_SELECTION)]
+    let _no_flush = super::selections::no_flush();
     // Let the module's pending kfree_rcu() frees happen before its tags are checked.
     kvfree_rcu_barrier();
     // SAFETY: The caller guarantees `module`; when this returns `false` the loader keeps its
@@ -236,6 +239,9 @@ pub(crate) unsafe extern "C" fn codetag_free_module_section(addr: *mut c_void) {
 #[cfg(CONFIG_MODULES)]
 #[no_mangle]
 pub(crate) extern "C" fn alloctag_codetag_reap() -> u32 {
+    // No tag goes while a deselection flushes outside the registry's lock.
+    #[cfg(CONFIG_ALLOCTAG_SELECTION)]
+    let _no_flush = super::selections::no_flush();
     let reaped = REGISTRY.write().reap();
     match (reaped.kept, reaped.changed) {
         (false, _) => 0,

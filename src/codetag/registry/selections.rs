@@ -8,6 +8,7 @@
 
 use super::{DynamicTags, Handle, Range, Registry, TagType};
 use crate::codetag::{Codetag, Field, Marker, Matched, Selection};
+use crate::rwsem::{ReadGuard, RwSem, RwSemStorage, WriteGuard};
 use core::{
     ptr,
     sync::atomic::{fence, AtomicUsize, Ordering},
@@ -156,6 +157,51 @@ fn unmark(marker: &Marker, scope: Scope<'_>, tag_size: usize, owner: Option<u32>
     }
 }
 
+/// What [`Registry::take_back`] leaves for [`Registry::hand_over`].
+pub(crate) struct TakenBack {
+    /// The index of the selection's tag type.
+    ty: usize,
+    /// A mark was taken back: the user's flush is due.
+    pub(crate) unmarked: bool,
+    /// The selectable tags the selection had marked; `None` where the list could not be
+    /// allocated.
+    freed: Option<KVec<*const Codetag>>,
+}
+
+extern "C" {
+    /// Defined by `DECLARE_RWSEM()` in src/glue.c.
+    static mut alloctag_codetag_flush_lock: RwSemStorage;
+}
+
+/// Held for writing by a user that flushes outside the registry's lock, from before
+/// [`Registry::take_back`] to after [`Registry::hand_over`]; for reading by whatever may drop
+/// listed tags or free their memory: module unload and the reaper. So while a flush runs
+/// unlocked, every tag stays where it was: a record that the flush, or an allocator hook,
+/// finds in the pool still points to a live tag, and the hand-over's list to listed ones.
+/// Taken before the registry's lock, never after.
+// SAFETY: `alloctag_codetag_flush_lock` is defined with `DECLARE_RWSEM()` for this alone.
+static FLUSHING: RwSem<()> =
+    unsafe { RwSem::new((&raw mut alloctag_codetag_flush_lock).cast(), ()) };
+
+/// Holds off module unload and the reaper while a flush runs outside the registry's lock; may
+/// sleep.
+#[cfg_attr(not(CONFIG_ALLOCTAG_CAPTURE), allow(dead_code))]
+pub(crate) fn flushing() -> WriteGuard<'static, ()> {
+    FLUSHING.write()
+}
+
+/// Returns whether module unload and the reaper would wait for a flush now; for the tests.
+#[cfg(all(CONFIG_ALLOCTAG_CAPTURE, CONFIG_ALLOCTAG_KUNIT_TEST))]
+pub(crate) fn tags_held() -> bool {
+    FLUSHING.try_read().is_none()
+}
+
+/// Waits for a flush running outside the registry's lock, and holds the next off; before the
+/// registry's lock is taken to drop tags. May sleep.
+pub(super) fn no_flush() -> ReadGuard<'static, ()> {
+    FLUSHING.read()
+}
+
 /// Removes and returns the element at `i`, keeping the order of the others.
 fn remove_at<T>(v: &mut KVec<T>, i: usize) -> T {
     let len = v.len();
@@ -253,29 +299,50 @@ impl Registry {
     /// Ends the selection `id` of `marker`: its marks are taken back, and each tag it had
     /// marked goes to the first of the user's other selections that matches it, as if that one
     /// had been put in force after the removal (the first that matches with room). Returns
-    /// whether it was in force.
-    ///
-    /// Only the tags the selection had marked are matched again, so the registry's write lock
-    /// is held for two reads of every tag's mark plus, for at most the user's slots, a match
-    /// against each other selection ([`super::super::glob::Glob`]: linear in the name),
-    /// whatever the number of tags and selections. Every mark is taken back and the user's
-    /// flush run before any tag is handed over, so that nothing the user kept for the removed
-    /// selection (capture's records) passes to another. Tags that found no room when another
-    /// selection was applied stay unmarked (the user counted them) until it is applied again.
-    /// When the list of tags to hand over cannot be allocated, every other selection is applied
-    /// again over every tag instead.
+    /// whether it was in force. The user's flush runs under the write lock: a user whose flush
+    /// is long runs [`Registry::take_back`], its flush outside the lock, then
+    /// [`Registry::hand_over`].
     pub(crate) fn deselect(&mut self, marker: &'static Marker, id: u32) -> bool {
-        let Some(i) = self
-            .selections
-            .iter()
-            .position(|s| core::ptr::eq(s.marker, marker) && s.id == id)
-        else {
+        let Some(taken) = self.take_back(marker, id) else {
             return false;
         };
+        if taken.unmarked {
+            (marker.flush)();
+        }
+        // SAFETY: The registry stayed locked for writing since `take_back`.
+        unsafe { self.hand_over(marker, taken) };
+        true
+    }
+
+    /// Ends the selection `id` of `marker` and takes its marks back, without the user's flush;
+    /// returns what [`Registry::hand_over`] needs, `None` if it was not in force. Between the
+    /// two the user flushes ([`Marker::flush`]) outside the registry's lock, holding
+    /// [`flushing`] from before this call to after the hand-over: no listed tag goes meanwhile.
+    ///
+    /// Only the tags the selection had marked are matched again, so the registry's write lock
+    /// is held for two reads of every tag's mark here plus, in the hand-over, one more and, for
+    /// at most the user's slots, a match against each other selection
+    /// ([`super::super::glob::Glob`]: linear in the name), whatever the number of tags and
+    /// selections. Every mark is taken back and the user's flush run before any tag is handed
+    /// over, so that nothing the user kept for the removed selection (capture's records)
+    /// passes to another. Tags that found no room when another selection was applied stay
+    /// unmarked (the user counted them) until it is applied again. When the list of tags to
+    /// hand over cannot be allocated, every other selection is applied again over every tag
+    /// instead.
+    pub(crate) fn take_back(&mut self, marker: &'static Marker, id: u32) -> Option<TakenBack> {
+        let i = self
+            .selections
+            .iter()
+            .position(|s| core::ptr::eq(s.marker, marker) && s.id == id)?;
         let removed = remove_at(&mut self.selections, i);
         IN_FORCE.fetch_sub(1, Ordering::SeqCst);
+        let mut taken = TakenBack {
+            ty: removed.ty,
+            unmarked: false,
+            freed: None,
+        };
         let Some(ty) = self.types.get(removed.ty) else {
-            return true;
+            return Some(taken);
         };
         let scope = Scope::All(&ty.ranges, ty.dynamic);
         let field = marker.field;
@@ -289,10 +356,6 @@ impl Registry {
             count += usize::from(selectable && owned(ct));
         });
         let mut freed = KVec::<*const Codetag>::with_capacity(count, GFP_KERNEL).ok();
-        // Every mark taken back, and the user's flush run, before any tag is marked again: a
-        // capture flush frees the records of the tags unmarked now, which must not survive
-        // under another selection.
-        let mut unmarked = false;
         for_each_codetag(scope, ty.tag_size, Walk::Unmark, |ct, selectable| {
             let value = field.get(ct);
             if value == 0 || (marker.owner)(value) != id {
@@ -300,25 +363,45 @@ impl Registry {
             }
             field.set(ct, 0);
             (marker.unmark)(value);
-            unmarked = true;
+            taken.unmarked = true;
             if let (true, Some(freed)) = (selectable, freed.as_mut()) {
                 // Cannot fail: room for every selectable tag marked by `id` was made above,
                 // and no mark of `id` was made since (the registry is write-locked).
                 let _ = freed.push(ptr::from_ref(ct), GFP_KERNEL);
             }
         });
-        if unmarked {
-            (marker.flush)();
-        }
+        taken.freed = freed;
+        Some(taken)
+    }
+
+    /// Hands the tags that [`Registry::take_back`] unmarked to the user's other selections,
+    /// once the user's flush is done.
+    ///
+    /// # Safety
+    ///
+    /// `taken` comes from `take_back` on this registry with `marker`, and the registry stayed
+    /// locked for writing since, or it is the kernel's registry and the caller held
+    /// [`flushing`] from before that call: every tag `taken` lists is still listed.
+    pub(crate) unsafe fn hand_over(&mut self, marker: &'static Marker, taken: TakenBack) {
+        let Some(ty) = self.types.get(taken.ty) else {
+            return;
+        };
         let others = self
             .selections
             .iter()
-            .filter(|s| s.ty == removed.ty && core::ptr::eq(s.marker, marker));
-        match freed {
+            .filter(|s| s.ty == taken.ty && core::ptr::eq(s.marker, marker));
+        match taken.freed {
             Some(freed) => {
                 for &ct in freed.iter() {
-                    // SAFETY: Each is a tag listed in the registry, which stays write-locked.
+                    // SAFETY: Each was a tag listed in the registry when taken back, and still
+                    // is (the caller's guarantee): nothing dropped tags meanwhile, module
+                    // unload and the reaper waiting for `flushing`.
                     let ct = unsafe { &*ct };
+                    // Marked meanwhile (a dynamic tag's maker applies the selections in force
+                    // to tags it made): the first that matched it has it.
+                    if marker.field.get(ct) != 0 {
+                        continue;
+                    }
                     // The first that matches and has room, as applying them in order would.
                     let _ = others.clone().any(|s| {
                         #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
@@ -331,11 +414,10 @@ impl Registry {
             // tag, as before the list existed.
             None => {
                 for sel in others {
-                    sel.apply(scope, ty.tag_size);
+                    sel.apply(Scope::All(&ty.ranges, ty.dynamic), ty.tag_size);
                 }
             }
         }
-        true
     }
 
     /// Returns whether `marker` has a selection in force that reads as `selection`.
