@@ -120,6 +120,8 @@ gfp_t alloctag_capture_depot_gfp(gfp_t gfp);
 int alloctag_capture_init(void);
 bool alloctag_capture_pages_charged(unsigned long pfn, const struct codetag *ct);
 void alloctag_capture_cond_resched(void);
+void alloctag_capture_mems_get(void);
+void alloctag_capture_mems_put(void);
 
 /*
  * In C (src/glue_waste.c), for Rust's waste accounting (src/waste.rs): the

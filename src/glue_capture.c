@@ -160,6 +160,21 @@ void alloctag_capture_cond_resched(void)
 }
 
 /*
+ * Around the purge of page records by pfn (src/capture/hook.rs): memory
+ * hotplug must not remove a struct page it reads. Inline stubs without
+ * CONFIG_MEMORY_HOTPLUG.
+ */
+void alloctag_capture_mems_get(void)
+{
+	get_online_mems();
+}
+
+void alloctag_capture_mems_put(void)
+{
+	put_online_mems();
+}
+
+/*
  * Set while this CPU records an allocation, per context level (task,
  * softirq, hardirq): the stack depot may allocate pages, and an allocation
  * made for capture is never captured, as page_owner's in_page_owner does. An
@@ -338,7 +353,7 @@ void __preserve_most alloctag_capture_shrink_slowpath(struct page *page,
  * Whether the pages at pfn are charged to ct: the reference of their first
  * page, or the index in its flags, names ct. For the purge of page records
  * once profiling is off (src/capture/hook.rs), under the pool's lock with
- * interrupts off. The page is found by its pfn, online, and its page_ext
+ * interrupts off, and get_online_mems(). The page is found by its pfn, online, and its page_ext
  * under page_ext_get()'s RCU read lock: never through the record's key,
  * which a page freed since may no longer back (hot-remove frees page_ext).
  */
@@ -358,7 +373,8 @@ bool alloctag_capture_pages_charged(unsigned long pfn, const struct codetag *ct)
 	page_ext = page_ext_get(page);
 	if (!page_ext)
 		return false;
-	charged = codetag_ref_from_page_ext(page_ext)->ct == ct;
+	/* The charge path stores it plainly, on another CPU maybe. */
+	charged = READ_ONCE(codetag_ref_from_page_ext(page_ext)->ct) == ct;
 	page_ext_put(page_ext);
 	return charged;
 }

@@ -79,9 +79,18 @@ fn set_profiling_key(enable: bool) {
 /// Turns profiling on or off; may sleep.
 #[cfg(not(CONFIG_ALLOCTAG_CAPTURE))]
 pub(crate) fn set_profiling(enable: bool) {
-    set_profiling_key(enable);
+    set_profiling_then(enable, || {});
 }
 
+/// Turns profiling on or off, then runs `then`; may sleep.
+#[cfg(not(CONFIG_ALLOCTAG_CAPTURE))]
+pub(crate) fn set_profiling_then(enable: bool, then: impl FnOnce()) {
+    set_profiling_key(enable);
+    then();
+}
+
+#[cfg(all(CONFIG_ALLOCTAG_CAPTURE, CONFIG_PROC_SYSCTL))]
+pub(crate) use capture::set_profiling_then;
 #[cfg(CONFIG_ALLOCTAG_WASTE)]
 pub(crate) use capture::set_waste;
 #[cfg(all(CONFIG_ALLOCTAG_CAPTURE, CONFIG_ALLOCTAG_KUNIT_TEST))]
@@ -148,6 +157,12 @@ mod capture {
 
     /// Turns profiling on or off; may sleep.
     pub(crate) fn set_profiling(enable: bool) {
+        set_profiling_then(enable, || {});
+    }
+
+    /// Turns profiling on or off, then runs `then` before any other change of the keys (one
+    /// that turns profiling back on waits for it); may sleep.
+    pub(crate) fn set_profiling_then(enable: bool, then: impl FnOnce()) {
         let keys = KEYS.write();
         if !enable {
             // Off before profiling: the plain variants charge.
@@ -155,6 +170,7 @@ mod capture {
         }
         set_profiling_key(enable);
         sync(&keys);
+        then();
     }
 
     /// Runs `f` with the slab-plain key off and capture off, or returns `None` while capture is

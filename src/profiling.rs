@@ -11,6 +11,8 @@
 //! turned on at boot): then page_ext reserves no tag space and it can never be turned on.
 //! *Enabled* is the static key the allocator hooks test.
 
+#[cfg(CONFIG_PROC_SYSCTL)]
+use crate::keys::set_profiling_then as set_enabled_then;
 use crate::keys::{enabled, set_profiling as set_enabled, set_supported, supported};
 use core::ffi::c_int;
 #[cfg(CONFIG_PROC_SYSCTL)]
@@ -205,12 +207,14 @@ unsafe extern "C" fn handle_sysctl(
     // the sysctl core's arguments, passed on unchanged.
     let ret = unsafe { bindings::proc_dointvec_minmax(&parse, write, buffer, lenp, ppos) };
     if ret == 0 && (value != 0) != was {
-        set_enabled(value != 0);
-        // Pages recorded by capture just before profiling went off may not have been charged.
-        #[cfg(CONFIG_ALLOCTAG_CAPTURE)]
-        if value == 0 {
-            crate::capture::purge_uncharged_pages();
-        }
+        // Pages recorded by capture just before profiling went off may not have been charged;
+        // the purge runs before another write can turn it back on.
+        set_enabled_then(value != 0, || {
+            #[cfg(CONFIG_ALLOCTAG_CAPTURE)]
+            if value == 0 {
+                crate::capture::purge_uncharged_pages();
+            }
+        });
     }
     ret
 }

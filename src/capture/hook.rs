@@ -60,8 +60,23 @@ const PURGE_BATCH: usize = 64;
 ///
 /// A page freed with profiling off keeps its charge and its record, as in 6.12, where such a
 /// free leaves the tag charged: the record is replaced when the page is recorded again, and
-/// goes at such a purge once the page is charged to another tag.
+/// goes at such a purge once the page is charged to another tag (at once with page tags in
+/// page flags, whose every free clears the index).
+///
+/// The caller holds the keys' lock from the flip on (`keys::set_profiling_then`): a write that
+/// turns profiling on again waits, so no page the hook records meanwhile, to be charged just
+/// after, is taken for uncharged. Memory hotplug is held off across the walk, which reads
+/// `struct page`s by pfn.
 pub(crate) fn purge_uncharged_pages() {
+    // SAFETY: Process context (the sysctl's writer); paired with the put below.
+    unsafe { bindings::alloctag_capture_mems_get() };
+    purge_uncharged_pages_online();
+    // SAFETY: Paired with the get above.
+    unsafe { bindings::alloctag_capture_mems_put() };
+}
+
+/// [`purge_uncharged_pages`]'s walk, with memory hotplug held off.
+fn purge_uncharged_pages_online() {
     let mut from = Some(0);
     while let Some(start) = from {
         let mut gone = [0usize; PURGE_BATCH];
@@ -86,6 +101,9 @@ pub(crate) fn purge_uncharged_pages() {
         for &key in gone.iter().take(n) {
             table.remove(key);
         }
+        drop(state);
+        // SAFETY: Process context, no spinlock held (the pool's was dropped above).
+        unsafe { bindings::alloctag_capture_cond_resched() };
     }
 }
 

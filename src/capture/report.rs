@@ -125,6 +125,10 @@ pub(super) fn count(_registry: &codetag::Registry, table: &mut SiteTable) -> Res
                     }
                 })
             });
+            drop(state);
+            // SAFETY: Process context (an open), holding only the registry's read lock, which
+            // may sleep; the pool's lock was dropped above.
+            unsafe { bindings::alloctag_capture_cond_resched() };
         }
         return Ok(());
     }

@@ -551,9 +551,11 @@ test_rw_capture_no_page_record_without_a_charge() {
 		: >"$toggled"
 	) &
 	pages=0
-	while [ ! -e "$toggled" ] && [ "$pages" -lt 65536 ]; do
+	# At least one batch, however soon the toggles end.
+	while :; do
 		echo 64 >$HOLD_LIST || fail "hold_page_list refused after $pages pages"
 		pages=$((pages + 64))
+		[ ! -e "$toggled" ] && [ "$pages" -lt 65536 ] || break
 	done
 	wait
 	echo 1 >/proc/sys/vm/mem_profiling
