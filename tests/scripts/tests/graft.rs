@@ -12,30 +12,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const TARBALL: &str = "/usr/src/linux-source-6.12.tar.xz";
+mod series;
 
-fn root() -> &'static Path {
-    // tests/scripts → the checkout.
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-}
-
-/// The kernel files the patch files edit, as `+++ b/` lines name them.
-fn series_files() -> Vec<String> {
-    let mut files = Vec::new();
-    for entry in fs::read_dir(root().join("patches")).expect("patches/") {
-        let path = entry.expect("entry").path();
-        if path.extension().is_some_and(|e| e == "patch") {
-            for line in fs::read_to_string(&path).expect("patch").lines() {
-                if let Some(f) = line.strip_prefix("+++ b/") {
-                    files.push(f.to_string());
-                }
-            }
-        }
-    }
-    files.sort();
-    files.dedup();
-    files
-}
+use series::{TARBALL, root, series_files};
 
 /// A tree with the pristine files the series edits, and lib/alloc_tag.c, which graft.sh looks
 /// for; the pristine copies stay in `pristine`.
