@@ -353,9 +353,10 @@ void __preserve_most alloctag_capture_shrink_slowpath(struct page *page,
  * Whether the pages at pfn are charged to ct: the reference of their first
  * page, or the index in its flags, names ct. For the purge of page records
  * once profiling is off (src/capture/hook.rs), under the pool's lock with
- * interrupts off, and get_online_mems(). The page is found by its pfn, online, and its page_ext
- * under page_ext_get()'s RCU read lock: never through the record's key,
- * which a page freed since may no longer back (hot-remove frees page_ext).
+ * interrupts off and get_online_mems() held. The page is found by its pfn,
+ * online, and its page_ext under page_ext_get()'s RCU read lock: never
+ * through the record's key, which a page freed since may no longer back
+ * (hot-remove frees page_ext).
  */
 bool alloctag_capture_pages_charged(unsigned long pfn, const struct codetag *ct)
 {
