@@ -1,7 +1,8 @@
 //! Prints [`Report`]s. One report, four formats chosen by flag: a table for
 //! people, and JSON, CSV and the Prometheus text format for machines. All
 //! formats take the fields of a row from [`Fields`], so they agree.
-//! [`tags`] prints plain lists of tags (`allocinfo query`).
+//! [`tags`] prints plain lists of tags (`allocinfo query`); a [`Document`]
+//! is the output of a command that prints one text or one JSON value.
 //! The schemas are documented in `Documentation/allocinfo-tool.rst`.
 
 use allocinfo_format::{Totals, Version};
@@ -10,11 +11,13 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 mod csv_out;
+mod document;
 mod json;
 pub mod prometheus;
 pub mod table;
 pub mod tags;
 
+pub use document::Document;
 pub use table::TableOptions;
 
 /// Output format.

@@ -56,7 +56,7 @@ impl Control {
     pub fn send(&self, path: &Path, command: &dyn Display, trust: Trust) -> Result<()> {
         let line = format!("{command}\n");
         if line.len() > MAX_COMMAND {
-            return Err(crate::usage(format!(
+            return Err(crate::messages::usage(format!(
                 "command longer than {MAX_COMMAND} bytes: '{command}'"
             )));
         }
@@ -242,7 +242,7 @@ mod tests {
             .unwrap_err();
         assert!(err.to_string().contains("longer than 1024 bytes"));
         assert!(
-            err.downcast_ref::<crate::Usage>().is_some(),
+            err.downcast_ref::<crate::messages::Usage>().is_some(),
             "a usage error"
         );
     }

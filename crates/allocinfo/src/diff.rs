@@ -2,7 +2,8 @@
 //! with allocations per second when both have waste figures beside them.
 
 use crate::args::{FilterArgs, OutputArgs, ViewArgs};
-use crate::{input, print_with_rates, usage, warn_unmarked, warn_unmatched, waste};
+use crate::messages::{print_with_rates, usage, warn_unmarked, warn_unmatched};
+use crate::{input, waste};
 use allocinfo_format::Tag;
 use allocinfo_output::{Command, Meta};
 use allocinfo_report::SortKey;

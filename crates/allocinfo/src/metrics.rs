@@ -272,7 +272,7 @@ pub fn run(args: MetricsArgs) -> Result<()> {
     let text = render(&args)?;
     match &args.output {
         Some(path) => crate::outfile::write(path, text.as_bytes()),
-        None => crate::write_stdout(text.as_bytes()),
+        None => crate::messages::write_stdout(text.as_bytes()),
     }
 }
 

@@ -30,6 +30,8 @@ use render::{json, text};
 
 use crate::args::InputArgs;
 use crate::input;
+use crate::messages;
+use allocinfo_output::Document;
 use anyhow::{Result, anyhow};
 use clap::{Arg, Args};
 use std::io;
@@ -177,10 +179,10 @@ pub fn run(args: StatusArgs) -> Result<()> {
     for warning in status.inconsistencies() {
         eprintln!("allocinfo: warning: {name}: {warning}");
     }
-    let out = match (args.json, args.pretty) {
-        (false, _) => text(&status),
-        (true, false) => format!("{}\n", json(&status)),
-        (true, true) => format!("{}\n", serde_json::to_string_pretty(&json(&status))?),
-    };
-    crate::write_stdout(out.as_bytes())
+    messages::emit(&Document::either(
+        args.json,
+        args.pretty,
+        || json(&status),
+        || text(&status),
+    ))
 }

@@ -2,7 +2,8 @@
 //! directory or by slack ratio.
 
 use crate::args::{FilterArgs, InputArgs};
-use crate::{input, outfile, usage, warn_unmarked, warn_unmatched};
+use crate::messages::{usage, warn_unmarked, warn_unmatched};
+use crate::{input, outfile};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;

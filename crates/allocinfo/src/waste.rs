@@ -12,9 +12,10 @@ mod rates;
 pub use rates::{RateFigures, rates};
 
 use crate::debugfs::{Control, Trust};
-use crate::input;
+use crate::{input, messages};
 use allocinfo_format::size::format_iec_u64;
 use allocinfo_format::waste::{Waste, WasteSite};
+use allocinfo_output::Document;
 use anyhow::{Context, Result, anyhow};
 use args::{WasteArgs, WasteCmd, WasteShowArgs, WasteSort};
 use serde_json::{Value, json};
@@ -60,7 +61,7 @@ pub fn run(args: WasteArgs) -> Result<()> {
         Some(cmd) => {
             let mut out = Vec::new();
             control(cmd, Trust::Debugfs, &mut out)?;
-            crate::write_stdout(&out)
+            messages::write_stdout(&out)
         }
         None => show(&args.show),
     }
@@ -261,7 +262,7 @@ fn show(args: &WasteShowArgs) -> Result<()> {
     // The filters as in top (--min-size on the site's bytes); the totals
     // cover every site, as top's cover the whole profile.
     let filter = args.filter.filter();
-    crate::warn_unmatched(
+    messages::warn_unmatched(
         &filter,
         &waste
             .sites
@@ -283,22 +284,21 @@ fn show(args: &WasteShowArgs) -> Result<()> {
     let n = matched.len();
     let mut rows = sorted(matched, args.sort, args.reverse);
     rows.truncate(limit.unwrap_or(usize::MAX));
-    let text = if args.json {
-        let v = json(&waste, &totals, &rows, slab);
-        if args.pretty {
-            format!("{}\n", serde_json::to_string_pretty(&v)?)
-        } else {
-            format!("{v}\n")
-        }
-    } else if args.csv {
-        export::csv(&rows)
-    } else if args.prometheus {
-        export::prometheus(&waste, &rows)
-    } else {
-        let name = allocinfo_output::source_name(&path.to_string_lossy()).to_owned();
-        table(&waste, &totals, &name, &rows, n, slab, args.exact)
-    };
-    crate::write_stdout(text.as_bytes())
+    messages::emit(&Document::either(
+        args.json,
+        args.pretty,
+        || json(&waste, &totals, &rows, slab),
+        || {
+            if args.csv {
+                export::csv(&rows)
+            } else if args.prometheus {
+                export::prometheus(&waste, &rows)
+            } else {
+                let name = allocinfo_output::source_name(&path.to_string_lossy()).to_owned();
+                table(&waste, &totals, &name, &rows, n, slab, args.exact)
+            }
+        },
+    ))
 }
 
 /// The schema of `waste --json`, as top's is allocinfo-report/1.

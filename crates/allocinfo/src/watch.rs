@@ -184,19 +184,19 @@ impl WatchArgs {
     /// The usage errors no reading can fix, found before anything is read.
     pub fn validate(&self) -> Result<()> {
         if self.input.path().as_os_str() == "-" {
-            return Err(crate::usage(
+            return Err(crate::messages::usage(
                 "watch re-reads its input every interval: give a file, not standard input",
             ));
         }
         let format = self.output.format();
         let frames = if self.once { Some(1) } else { self.count };
         if format == Format::Prometheus && frames != Some(1) {
-            return Err(crate::usage(
+            return Err(crate::messages::usage(
                 "--prometheus is one exposition, so one frame: use -c 1 (or allocinfo metrics on a timer)",
             ));
         }
         if !self.plain() && format != Format::Table {
-            return Err(crate::usage(
+            return Err(crate::messages::usage(
                 "--json, --csv and --prometheus need --plain (or output that is not a terminal)",
             ));
         }
@@ -219,8 +219,8 @@ pub fn run(args: WatchArgs) -> Result<()> {
     let cur = input::load_with_waste(&args.input.path(), waste_path(&args).as_deref())?;
     if plain {
         // Said once, before the frames (full screen would wipe it).
-        crate::warn_unmatched(&args.filter.filter(), &cur.profile.tags, &cur.path);
-        crate::warn_unmarked(&args.filter.filter(), cur.profile.version, &cur.path);
+        crate::messages::warn_unmatched(&args.filter.filter(), &cur.profile.tags, &cur.path);
+        crate::messages::warn_unmarked(&args.filter.filter(), cur.profile.version, &cur.path);
     }
     let mut w = Watcher {
         args,
@@ -282,8 +282,8 @@ fn run_plain(w: &mut Watcher) -> Result<()> {
             rates.as_ref().map(|r| &r.rates),
         )?;
         let frame = stream_frame(w.format, frame, w.frame, &Utc::now().rfc3339())?;
-        out.write_all(&frame).context(crate::STDOUT)?;
-        out.flush().context(crate::STDOUT)?;
+        out.write_all(&frame).context(crate::messages::STDOUT)?;
+        out.flush().context(crate::messages::STDOUT)?;
         if w.done() {
             return Ok(());
         }

@@ -5,7 +5,8 @@ use super::args::{CaptureArgs, CaptureCmd, LiveArgs, LiveBy};
 use super::{Command, Object};
 use crate::debugfs::{Control, Trust};
 use crate::fail::args::Target;
-use crate::usage;
+use crate::messages::{self, usage};
+use allocinfo_output::Document;
 use anyhow::{Context, Result, anyhow, bail};
 use std::io::Write;
 
@@ -13,7 +14,7 @@ pub fn run(args: CaptureArgs) -> Result<()> {
     // Printed once the command succeeded; a write error names stdout.
     let mut out = Vec::new();
     run_in(args, Trust::Debugfs, &mut out)?;
-    crate::write_stdout(&out)
+    messages::write_stdout(&out)
 }
 
 fn run_in(args: CaptureArgs, trust: Trust, out: &mut dyn Write) -> Result<()> {
@@ -53,16 +54,8 @@ fn run_in(args: CaptureArgs, trust: Trust, out: &mut dyn Write) -> Result<()> {
             // Checked in both modes: a file that is no listing is an error.
             let listing = super::listing::parse(&text)
                 .map_err(|e| anyhow!("capture list: {}: {e}", path.display()))?;
-            if a.json {
-                let v = super::listing::json(&listing);
-                if a.pretty {
-                    writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
-                } else {
-                    writeln!(out, "{v}")?;
-                }
-            } else {
-                out.write_all(text.as_bytes())?
-            }
+            Document::either(a.json, a.pretty, || super::listing::json(&listing), || text)
+                .write(out)?;
         }
     }
     out.flush()?;
@@ -84,23 +77,16 @@ pub fn live(args: LiveArgs) -> Result<()> {
         LiveBy::Process => ("processes", super::by_process(&objects)),
     };
     let groups = groups.map_err(|e| anyhow!("{}: {e}", path.display()))?;
-    let mut out = Vec::new();
-    if args.json {
-        let value = super::json(view, &objects, &groups, &live.untracked);
-        if args.pretty {
-            writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
-        } else {
-            writeln!(out, "{value}")?;
-        }
-    } else {
-        let text = match args.by {
+    messages::emit(&Document::either(
+        args.json,
+        args.pretty,
+        || super::json(view, &objects, &groups, &live.untracked),
+        || match args.by {
             LiveBy::Object => super::objects_table(&objects, &live.untracked),
             LiveBy::Stack => super::stacks_table(&groups, &live.untracked),
             LiveBy::Process => super::processes_table(&groups, &live.untracked),
-        };
-        out.write_all(text.as_bytes())?;
-    }
-    crate::write_stdout(&out)
+        },
+    ))
 }
 
 /// The id of the selection `selection` in the capture file's listing

@@ -3,7 +3,8 @@
 use super::args::{FailArgs, FailCmd, Target};
 use super::{Command, OtherLines};
 use crate::debugfs::{Control, Trust};
-use crate::usage;
+use crate::messages::usage;
+use allocinfo_output::Document;
 use anyhow::{Context, Result, anyhow, bail};
 use std::io::Write;
 
@@ -11,7 +12,7 @@ pub fn run(args: FailArgs) -> Result<()> {
     // Printed once the command succeeded; a write error names stdout.
     let mut out = Vec::new();
     run_in(args, Trust::Debugfs, &mut out)?;
-    crate::write_stdout(&out)
+    crate::messages::write_stdout(&out)
 }
 
 fn run_in(args: FailArgs, trust: Trust, out: &mut dyn Write) -> Result<()> {
@@ -56,12 +57,13 @@ fn run_in(args: FailArgs, trust: Trust, out: &mut dyn Write) -> Result<()> {
             let text = CONTROL.read(path).context("fail list")?;
             let rules = super::parse(&text, OtherLines::Refuse)
                 .map_err(|e| anyhow!("fail list: {}: {e}", path.display()))?;
-            let json = super::json(&rules);
-            match (a.json(), a.pretty) {
-                (false, _) => write!(out, "{}", super::table(&rules))?,
-                (true, false) => writeln!(out, "{json}")?,
-                (true, true) => writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?,
-            }
+            Document::either(
+                a.json(),
+                a.pretty,
+                || super::json(&rules),
+                || super::table(&rules),
+            )
+            .write(out)?;
         }
     }
     out.flush()?;

@@ -186,9 +186,9 @@ pub(super) fn run(w: &mut Watcher) -> Result<()> {
             drop(screen);
             let mut out = io::stdout().lock();
             for line in &lines {
-                writeln!(out, "{line}").context(crate::STDOUT)?;
+                writeln!(out, "{line}").context(crate::messages::STDOUT)?;
             }
-            out.flush().context(crate::STDOUT)?;
+            out.flush().context(crate::messages::STDOUT)?;
             return Ok(());
         }
         let deadline = Instant::now() + w.interval;
