@@ -32,6 +32,9 @@
 //! assert_eq!(profile.to_string(), text);
 //! ```
 
+pub mod capture;
+pub mod duration;
+pub mod fail;
 mod model;
 mod parse;
 pub mod size;

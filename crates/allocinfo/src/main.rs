@@ -23,6 +23,7 @@ mod messages;
 mod metrics;
 mod outfile;
 mod query;
+mod select;
 mod snapshot;
 mod status;
 mod time;

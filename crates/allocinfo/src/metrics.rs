@@ -17,10 +17,10 @@
 //!   that exists but could not be read (the others are still written).
 
 use crate::args::InputArgs;
-use crate::capture;
-use crate::debugfs::MAX_READ;
-use crate::fail::{self, OtherLines};
+use crate::debugfs::{self, MAX_READ};
 use crate::input;
+use allocinfo_format::capture::listing;
+use allocinfo_format::fail::{self, OtherLines};
 use allocinfo_output::prometheus::Family;
 use allocinfo_output::{Command, Format, Meta, Source, TableOptions};
 use allocinfo_report::Query;
@@ -40,10 +40,10 @@ pub struct MetricsArgs {
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// The fault-injection control file, read if it exists.
-    #[arg(long, value_name = "PATH", default_value = fail::args::DEFAULT)]
+    #[arg(long, value_name = "PATH", default_value = debugfs::FAIL)]
     pub control: PathBuf,
     /// The capture directory, whose `capture` file is read if it exists.
-    #[arg(long, value_name = "DIR", default_value = capture::args::DEFAULT_DIR)]
+    #[arg(long, value_name = "DIR", default_value = debugfs::ALLOCTAG_DIR)]
     pub dir: PathBuf,
     /// The waste figures, read if they exist.
     #[arg(long, value_name = "FILE", default_value = input::WASTE)]
@@ -83,7 +83,7 @@ fn waste(text: &str) -> Result<Vec<Family>> {
 
 /// The fault-injection families, from the control file's listing.
 fn fault(text: &str) -> Result<Vec<Family>> {
-    let rules = fail::parse(text, OtherLines::Refuse)?;
+    let rules = fail::parse(text, OtherLines::Refuse).map_err(anyhow::Error::msg)?;
     let mut count = Family::new(
         "allocinfo_fault_rules",
         "gauge",
@@ -123,7 +123,7 @@ fn fault(text: &str) -> Result<Vec<Family>> {
 /// The capture families, from the control file's listing (see
 /// Documentation/capture.rst): the pool line, `selection` and `site` lines.
 fn capture(text: &str) -> Result<Vec<Family>> {
-    let l = crate::capture::listing::parse(text)?;
+    let l = listing::parse(text).map_err(anyhow::Error::msg)?;
     let mut out = Vec::new();
     if let Some(p) = l.pool {
         let pool: [(&'static str, &'static str, &'static str, u64); 5] = [
@@ -171,7 +171,7 @@ fn capture(text: &str) -> Result<Vec<Family>> {
     );
     count.add(&[], l.selections.len() as u64);
     out.push(count);
-    type Get = fn(&crate::capture::listing::Site) -> u64;
+    type Get = fn(&listing::Site) -> u64;
     let per_site: [(&'static str, &'static str, Get); 4] = [
         (
             "allocinfo_capture_live_objects",

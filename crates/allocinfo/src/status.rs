@@ -29,6 +29,7 @@ use parse::Status;
 use render::{json, text};
 
 use crate::args::InputArgs;
+use crate::debugfs::{DEBUGFS, DEBUGFS_MAGIC};
 use crate::input;
 use crate::messages;
 use allocinfo_output::Document;
@@ -39,12 +40,6 @@ use std::path::Path;
 
 /// The kernel's status file.
 pub const STATUS: &str = "/sys/kernel/debug/alloctag/status";
-
-/// Where debugfs is mounted.
-const DEBUGFS: &str = "/sys/kernel/debug";
-
-/// `DEBUGFS_MAGIC` of include/uapi/linux/magic.h.
-const DEBUGFS_MAGIC: i64 = 0x6462_6720;
 
 /// The most read from a status file (the kernel's is a few hundred bytes).
 const MAX_STATUS: u64 = 1 << 20;

@@ -4,7 +4,6 @@
 //! debugfs control file. Also the allocations per second that `diff` and
 //! `watch` show from two reads of the figures ([`rates`]).
 
-use crate::capture::age;
 pub mod args;
 pub mod export;
 mod rates;
@@ -13,6 +12,7 @@ pub use rates::{RateFigures, rates};
 
 use crate::debugfs::{Control, Trust};
 use crate::{input, messages};
+use allocinfo_format::duration::age;
 use allocinfo_format::size::format_iec_u64;
 use allocinfo_format::waste::{Waste, WasteSite};
 use allocinfo_output::Document;

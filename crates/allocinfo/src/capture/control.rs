@@ -2,10 +2,11 @@
 //! file, and the live objects read from the `live` report.
 
 use super::args::{CaptureArgs, CaptureCmd, LiveArgs, LiveBy};
-use super::{Command, Object};
 use crate::debugfs::{Control, Trust};
-use crate::fail::args::Target;
 use crate::messages::{self, usage};
+use crate::select::Target;
+use allocinfo_format::capture::listing;
+use allocinfo_format::capture::{Command, Object, by_process, by_stack, parse};
 use allocinfo_output::Document;
 use anyhow::{Context, Result, anyhow, bail};
 use std::io::Write;
@@ -52,7 +53,7 @@ fn run_in(args: CaptureArgs, trust: Trust, out: &mut dyn Write) -> Result<()> {
         CaptureCmd::List(a) => {
             let text = CONTROL.read(&path).context("capture list")?;
             // Checked in both modes: a file that is no listing is an error.
-            let listing = super::listing::parse(&text)
+            let listing = listing::parse(&text)
                 .map_err(|e| anyhow!("capture list: {}: {e}", path.display()))?;
             Document::either(a.json, a.pretty, || super::listing::json(&listing), || text)
                 .write(out)?;
@@ -65,7 +66,7 @@ fn run_in(args: CaptureArgs, trust: Trust, out: &mut dyn Write) -> Result<()> {
 pub fn live(args: LiveArgs) -> Result<()> {
     let path = args.dir.join("live");
     let text = CONTROL.read(&path).context("live")?;
-    let live = super::parse(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let live = parse(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     let objects: Vec<&Object> = live
         .objects
         .iter()
@@ -73,8 +74,8 @@ pub fn live(args: LiveArgs) -> Result<()> {
         .collect();
     let (view, groups) = match args.by {
         LiveBy::Object => ("objects", Ok(Vec::new())),
-        LiveBy::Stack => ("stacks", super::by_stack(&objects)),
-        LiveBy::Process => ("processes", super::by_process(&objects)),
+        LiveBy::Stack => ("stacks", by_stack(&objects)),
+        LiveBy::Process => ("processes", by_process(&objects)),
     };
     let groups = groups.map_err(|e| anyhow!("{}: {e}", path.display()))?;
     messages::emit(&Document::either(
