@@ -99,11 +99,71 @@ pub struct WasteSite {
 impl WasteSite {
     /// `slack / bytes`, 0 when `bytes` is 0.
     pub fn ratio(&self) -> f64 {
-        if self.bytes == 0 {
-            0.0
-        } else {
-            self.slack as f64 / self.bytes as f64
+        share(self.slack, self.bytes)
+    }
+}
+
+/// Sums over every site: [`WasteSite`]'s counters, added up.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Totals {
+    pub sites: usize,
+    pub bytes: u64,
+    pub requested: u64,
+    pub slack: u64,
+    pub allocs: u64,
+    pub frees: u64,
+    pub untracked: u64,
+}
+
+impl Totals {
+    /// The sums; a sum past 64 bits is an error, as `top` refuses one.
+    pub fn of(waste: &Waste) -> Result<Totals, SumOverflow> {
+        let mut t = Totals::default();
+        for s in &waste.sites {
+            let add = |sum: u64, v: u64, what: &'static str| {
+                sum.checked_add(v).ok_or_else(|| SumOverflow {
+                    what,
+                    file: s.tag.file.clone(),
+                    line: s.tag.line,
+                })
+            };
+            t.sites += 1;
+            t.bytes = add(t.bytes, s.bytes, "bytes")?;
+            t.requested = add(t.requested, s.requested, "requested bytes")?;
+            t.slack = add(t.slack, s.slack, "slack")?;
+            t.allocs = add(t.allocs, s.allocs, "allocations")?;
+            t.frees = add(t.frees, s.frees, "frees")?;
+            t.untracked = add(t.untracked, s.untracked, "untracked bytes")?;
         }
+        Ok(t)
+    }
+
+    /// Slack as a share of the bytes, 0 without bytes.
+    pub fn ratio(&self) -> f64 {
+        share(self.slack, self.bytes)
+    }
+}
+
+/// Sums past 64 bits: not figures a kernel reports.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the {what} of the call sites sum past 64 bits (at {file}:{line}): not figures a kernel reports"
+)]
+pub struct SumOverflow {
+    /// The counter, as people say it (`requested bytes`).
+    pub what: &'static str,
+    /// The call site whose figure passed 64 bits.
+    pub file: String,
+    pub line: u32,
+}
+
+/// `part / whole`, 0 when `whole` is 0: the slack's share of the bytes, or of
+/// meminfo's `Slab:`.
+pub fn share(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 / whole as f64
     }
 }
 

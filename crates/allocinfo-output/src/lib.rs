@@ -7,7 +7,6 @@
 
 use allocinfo_format::{Totals, Version};
 use allocinfo_report::{GroupBy, Key, Report, Row};
-use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 mod csv_out;
@@ -16,6 +15,7 @@ mod json;
 pub mod prometheus;
 pub mod table;
 pub mod tags;
+pub mod waste;
 
 pub use document::Document;
 pub use table::TableOptions;
@@ -76,10 +76,7 @@ pub struct Meta {
     pub old_source: Option<Source>,
 }
 
-/// Allocations per second per row (diff and watch, from the kernel's waste
-/// accounting, `/proc/allocwaste`): the allocations counted between the two
-/// reads over the time between them. A row without a rate shows `-`.
-pub type Rates = BTreeMap<Key, f64>;
+pub use allocinfo_report::rates::Rates;
 
 /// Writes `report` in `format`; `table` only matters for [`Format::Table`].
 pub fn write(

@@ -78,7 +78,7 @@ fn listing(path: &Path) -> Result<Option<String>> {
 fn waste(text: &str) -> Result<Vec<Family>> {
     let waste = allocinfo_format::waste::Waste::parse(text.as_bytes())?;
     let sites: Vec<_> = waste.sites.iter().collect();
-    Ok(crate::waste::export::families(&waste, &sites))
+    Ok(allocinfo_output::waste::families(&waste, &sites))
 }
 
 /// The fault-injection families, from the control file's listing.

@@ -15,8 +15,8 @@ mod screen;
 use crate::args::{FilterArgs, InputArgs, OutputArgs, ViewArgs};
 use crate::input::{self, Loaded};
 use crate::time::Utc;
-use crate::waste::RateFigures;
 use allocinfo_output::{Command, Format, Meta, TableOptions};
+use allocinfo_report::rates::RateFigures;
 use allocinfo_report::{Query, Report, SortKey};
 use anyhow::{Context, Result};
 use clap::Args;
@@ -102,7 +102,7 @@ impl Watcher {
             .view
             .query(&self.args.filter, self.format, self.sort, false)?;
         let old = self.prev.as_ref().and_then(|p| p.waste.as_ref());
-        Ok(Some(crate::waste::rates(old, new, &query)))
+        Ok(Some(allocinfo_report::rates::rates(old, new, &query)))
     }
 
     /// The waste figures read with each frame: `--waste`, or those next to

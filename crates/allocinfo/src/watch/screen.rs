@@ -4,8 +4,8 @@
 
 use super::keys::{self, Input, Key, TICK};
 use super::{Watcher, stop_flag};
-use crate::waste::RateFigures;
 use allocinfo_output::TableOptions;
+use allocinfo_report::rates::RateFigures;
 use anyhow::{Context, Result};
 use crossterm::style::{Attribute, Print, SetAttribute};
 use crossterm::terminal::{self, ClearType};

@@ -1,10 +1,14 @@
 //! Allocations per second from two reads of the waste figures: the
 //! ALLOCS/S column of `diff` and `watch`.
 
+use crate::{GroupBy, Key, Query};
 use allocinfo_format::waste::Waste;
-use allocinfo_output::Rates;
-use allocinfo_report::{GroupBy, Key, Query};
 use std::collections::BTreeMap;
+
+/// Allocations per second per row (diff and watch, from the kernel's waste
+/// accounting, `/proc/allocwaste`): the allocations counted between the two
+/// reads over the time between them. A row without a rate shows `-`.
+pub type Rates = BTreeMap<Key, f64>;
 
 /// Allocations per second per row, and how many call sites' counts fell.
 #[derive(Debug, Default)]
