@@ -202,32 +202,33 @@ impl std::fmt::Display for Overflow {
 
 impl std::error::Error for Overflow {}
 
-/// Groups `objects` by site and stack, most bytes first.
-pub fn by_stack(objects: &[&Object]) -> Result<Vec<Group>, Overflow> {
-    let mut groups: BTreeMap<(&str, &[String]), Group> = BTreeMap::new();
-    for o in objects {
+/// Groups `objects` by `key`, in the key's order: each group sums the
+/// objects of one key.
+fn group<'a, K: Ord>(
+    objects: &[&'a Object],
+    key: impl Fn(&'a Object) -> K,
+) -> Result<Vec<Group>, Overflow> {
+    let mut groups: BTreeMap<K, Group> = BTreeMap::new();
+    for &o in objects {
         groups
-            .entry((o.site.as_str(), o.stack.as_slice()))
+            .entry(key(o))
             .or_insert_with(|| Group::new(o))
             .add(o)
             .ok_or(Overflow)?;
     }
-    let mut v: Vec<Group> = groups.into_values().collect();
+    Ok(groups.into_values().collect())
+}
+
+/// Groups `objects` by site and stack, most bytes first.
+pub fn by_stack(objects: &[&Object]) -> Result<Vec<Group>, Overflow> {
+    let mut v = group(objects, |o| (o.site.as_str(), o.stack.as_slice()))?;
     v.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(b.count.cmp(&a.count)));
     Ok(v)
 }
 
 /// Groups `objects` by process (thread group), most bytes first.
 pub fn by_process(objects: &[&Object]) -> Result<Vec<Group>, Overflow> {
-    let mut groups: BTreeMap<i64, Group> = BTreeMap::new();
-    for o in objects {
-        groups
-            .entry(o.tgid)
-            .or_insert_with(|| Group::new(o))
-            .add(o)
-            .ok_or(Overflow)?;
-    }
-    let mut v: Vec<Group> = groups.into_values().collect();
+    let mut v = group(objects, |o| o.tgid)?;
     v.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.processes.cmp(&b.processes)));
     Ok(v)
 }
@@ -236,17 +237,7 @@ pub fn by_process(objects: &[&Object]) -> Result<Vec<Group>, Overflow> {
 mod tests {
     use super::*;
 
-    const LIVE: &str = "\
-object age_ns=3000000000 bytes=256 pid=7 tgid=7 comm=cat cpu=0 ctx=task gfp=0xcc0 kind=slab addr=0xffff888001 site=lib/m.c:42 [m] func:f
-  f+0x1a/0x40 [m]
-  do_one_initcall+0x5c/0x2f0
-object age_ns=1000000 bytes=4096 pid=9 tgid=8 comm=sh cpu=1 ctx=task gfp=0xcc0 kind=pages order=0 pfn=0x1234 site=lib/m.c:42 [m] func:f
-  f+0x1a/0x40 [m]
-  do_one_initcall+0x5c/0x2f0
-object age_ns=2000000 bytes=256 pid=7 tgid=7 comm=cat cpu=0 ctx=hardirq gfp=0x820 kind=slab addr=0xffff888002 site=lib/m.c:50 [m] func:g
-  g+0x10/0x20 [m]
-untracked objects=2 bytes=512 dropped=1 busy=0
-";
+    const LIVE: &str = include_str!("../tests/data/debugfs/live.txt");
 
     /// Linux process names may hold spaces (and even ` cpu=`): the name is
     /// everything from `comm=` to the line's last ` cpu=`, as the kernel

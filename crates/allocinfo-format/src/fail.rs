@@ -243,14 +243,7 @@ pub fn find<'a>(rules: &'a [Rule], selectors: &[String]) -> Option<&'a Rule> {
 mod tests {
     use super::*;
 
-    const LISTING: &str = "\
-rule 1 probability=100 interval=1 times=-1 space=0 verbose=1 pid=0 injected=2 sites=1 unarmed=0 select=module:m func:f
-site rule=1 injected=2 lib/m.c:42 [m] func:f
-rule 3 probability=50 interval=10 times=5 space=4096 verbose=0 pid=77 injected=0 sites=2 unarmed=1 future=yes select=rust/kernel/alloc.rs
-site rule=3 injected=0 rust/kernel/alloc.rs:7 func:kernel::alloc::KVec::push
-site rule=3 injected=12345 rust/kernel/alloc.rs:90 [rnull] func:<rnull::Dev as Drop>::drop
-rule 32 probability=0 interval=1 times=0 space=0 verbose=2 pid=0 injected=0 sites=0 unarmed=0 select=func:nothing_yet
-";
+    const LISTING: &str = include_str!("../tests/data/debugfs/fail-listing.txt");
 
     #[test]
     fn parses_rules_and_sites() {

@@ -9,8 +9,10 @@ use allocinfo_format::{Totals, Version};
 use allocinfo_report::{GroupBy, Key, Report, Row};
 use std::io::{self, Write};
 
+pub mod capture;
 mod csv_out;
 mod document;
+pub mod fail;
 mod json;
 pub mod prometheus;
 pub mod table;

@@ -134,10 +134,7 @@ pub fn parse(text: &str) -> Result<Listing, String> {
 mod tests {
     use super::*;
 
-    const LISTING: &str = "capture limit=4096 size=4096 used=5 dropped=1 busy=2\n\
-        selection 1 sites=1 unmarked=0 select=module:t func:hold\n\
-        site selection=1 live=5 live_bytes=2560 untracked=3 untracked_bytes=96 lib/t.c:172 [t] func:hold\n\
-        selection 3 sites=0 unmarked=2 select=mm/slub.c\n";
+    const LISTING: &str = include_str!("../../tests/data/debugfs/capture-listing.txt");
 
     #[test]
     fn parses_pool_selections_and_sites() {

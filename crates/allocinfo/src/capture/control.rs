@@ -7,7 +7,7 @@ use crate::messages::{self, usage};
 use crate::select::Target;
 use allocinfo_format::capture::listing;
 use allocinfo_format::capture::{Command, Object, by_process, by_stack, parse};
-use allocinfo_output::Document;
+use allocinfo_output::{Document, capture};
 use anyhow::{Context, Result, anyhow, bail};
 use std::io::Write;
 
@@ -55,8 +55,13 @@ fn run_in(args: CaptureArgs, trust: Trust, out: &mut dyn Write) -> Result<()> {
             // Checked in both modes: a file that is no listing is an error.
             let listing = listing::parse(&text)
                 .map_err(|e| anyhow!("capture list: {}: {e}", path.display()))?;
-            Document::either(a.json, a.pretty, || super::listing::json(&listing), || text)
-                .write(out)?;
+            Document::either(
+                a.json,
+                a.pretty,
+                || capture::listing_json(&listing),
+                || text,
+            )
+            .write(out)?;
         }
     }
     out.flush()?;
@@ -81,11 +86,11 @@ pub fn live(args: LiveArgs) -> Result<()> {
     messages::emit(&Document::either(
         args.json,
         args.pretty,
-        || super::json(view, &objects, &groups, &live.untracked),
+        || capture::json(view, &objects, &groups, &live.untracked),
         || match args.by {
-            LiveBy::Object => super::objects_table(&objects, &live.untracked),
-            LiveBy::Stack => super::stacks_table(&groups, &live.untracked),
-            LiveBy::Process => super::processes_table(&groups, &live.untracked),
+            LiveBy::Object => capture::objects_table(&objects, &live.untracked),
+            LiveBy::Stack => capture::stacks_table(&groups, &live.untracked),
+            LiveBy::Process => capture::processes_table(&groups, &live.untracked),
         },
     ))
 }

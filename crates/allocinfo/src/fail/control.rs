@@ -6,6 +6,7 @@ use crate::messages::usage;
 use crate::select::Target;
 use allocinfo_format::fail::{Command, OtherLines, find, parse};
 use allocinfo_output::Document;
+use allocinfo_output::fail::{armed, json, table};
 use anyhow::{Context, Result, anyhow, bail};
 use std::io::Write;
 
@@ -29,7 +30,7 @@ fn run_in(args: FailArgs, trust: Trust, out: &mut dyn Write) -> Result<()> {
                 .and_then(|text| parse(&text, OtherLines::Skip).map_err(anyhow::Error::msg))
                 .unwrap_or_default();
             let rule = find(&rules, &a.select.selectors);
-            writeln!(out, "{}", super::armed(rule, &a.select.selectors))?;
+            writeln!(out, "{}", armed(rule, &a.select.selectors))?;
         }
         FailCmd::Remove(a) => {
             let target = a.target().map_err(usage)?;
@@ -58,13 +59,7 @@ fn run_in(args: FailArgs, trust: Trust, out: &mut dyn Write) -> Result<()> {
             let text = CONTROL.read(path).context("fail list")?;
             let rules = parse(&text, OtherLines::Refuse)
                 .map_err(|e| anyhow!("fail list: {}: {e}", path.display()))?;
-            Document::either(
-                a.json(),
-                a.pretty,
-                || super::json(&rules),
-                || super::table(&rules),
-            )
-            .write(out)?;
+            Document::either(a.json(), a.pretty, || json(&rules), || table(&rules)).write(out)?;
         }
     }
     out.flush()?;
