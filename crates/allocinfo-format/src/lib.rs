@@ -38,6 +38,7 @@ pub mod fail;
 mod model;
 mod parse;
 pub mod size;
+pub mod status;
 pub mod waste;
 
 pub use model::{COLUMN_HEADER, OverflowError, Profile, Tag, Totals, Version};

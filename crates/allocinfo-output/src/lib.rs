@@ -15,6 +15,7 @@ mod document;
 pub mod fail;
 mod json;
 pub mod prometheus;
+pub mod status;
 pub mod table;
 pub mod tags;
 pub mod waste;

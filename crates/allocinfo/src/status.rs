@@ -6,33 +6,17 @@
 //! Kconfig changes would free enough of them, from how `page->flags`' bits
 //! are spent.
 //!
-//! `page_flags`' `unused` is 6.12's `NR_UNUSED_PAGEFLAG_BITS`, which counts
-//! last_cpupid by its shift even where it does not fit in page flags (and
-//! lives in `struct page` instead): it is then negative, and `free_bits`
-//! is 0. The fields, `unused` included, add up to `long` all the same, and
-//! vmlinux's tags are short by `needed_bits - unused`.
 //!
-//! The file is one `key: value` a line; keys this tool does not know are
-//! skipped (later kernels may add lines), a key it needs that is missing is
-//! an error naming it. The last two, `module_tags` (the module data memory
-//! that holds loaded and unloaded modules' tags) and `unloaded_modules` (the
-//! modules unloaded with live allocations, whose tags are kept), came later:
-//! an older kernel's file has neither, and they are then not reported.
-
-mod fit;
-mod parse;
-mod render;
-#[cfg(test)]
-mod tests;
-
-use parse::Status;
-use render::{json, text};
+//! The file's model and parser, and the fit with the Kconfig changes, are
+//! `allocinfo_format::status`; its text and JSON `allocinfo_output::status`.
 
 use crate::args::InputArgs;
 use crate::debugfs::{DEBUGFS, DEBUGFS_MAGIC};
 use crate::input;
 use crate::messages;
+use allocinfo_format::status::Status;
 use allocinfo_output::Document;
+use allocinfo_output::status::{json, text};
 use anyhow::{Result, anyhow};
 use clap::{Arg, Args};
 use std::io;
@@ -180,4 +164,69 @@ pub fn run(args: StatusArgs) -> Result<()> {
         || json(&status),
         || text(&status),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_file_reasons() {
+        let missing = io::Error::from_raw_os_error(libc::ENOENT);
+        let p = Path::new(STATUS);
+        let unmounted = open_error(p, &missing, Some(false), None).to_string();
+        assert!(
+            unmounted.starts_with("reading /sys/kernel/debug/alloctag/status: No such file")
+                && unmounted.contains("mount -t debugfs none /sys/kernel/debug")
+                && unmounted.contains("CONFIG_DEBUG_FS")
+                && unmounted.contains("debugfs=off or debugfs=no-mount"),
+            "{unmounted}"
+        );
+        let mounted = open_error(p, &missing, Some(true), Some("on")).to_string();
+        assert!(
+            mounted.ends_with(
+                "debugfs is mounted, but this kernel has no such file: it lacks alloctag's \
+                 Rust core (CONFIG_MEM_ALLOC_PROFILING_RUST), or is older than the file"
+            ),
+            "{mounted}"
+        );
+        let unknown = open_error(p, &missing, None, None).to_string();
+        for reason in [
+            "mount -t debugfs",
+            "debugfs=off",
+            "debugfs=no-mount",
+            "CONFIG_DEBUG_FS",
+            "CONFIG_MEM_ALLOC_PROFILING_RUST",
+        ] {
+            assert!(unknown.contains(reason), "{reason}: {unknown}");
+        }
+        // debugfs=off or no-mount on the command line: nothing to mount.
+        for param in ["off", "no-mount"] {
+            for mounted in [Some(false), None] {
+                let e = open_error(p, &missing, mounted, Some(param)).to_string();
+                assert!(
+                    e.ends_with(&format!(
+                        "debugfs is not mounted, and cannot be: the kernel was booted with \
+                         debugfs={param} (boot without it, or with debugfs=on)"
+                    )),
+                    "{e}"
+                );
+            }
+        }
+        let denied = open_error(p, &io::Error::from_raw_os_error(libc::EACCES), None, None);
+        assert!(denied.to_string().ends_with("run as root"), "{denied}");
+        let eperm = open_error(p, &io::Error::from_raw_os_error(libc::EPERM), None, None);
+        assert!(eperm.to_string().contains("not root"), "{eperm}");
+        // Lockdown neither keeps debugfs from making the file nor this
+        // read-only 0400 file from opening.
+        for e in [&unmounted, &mounted, &unknown, &eperm.to_string()] {
+            assert!(!e.contains("lockdown"), "{e}");
+        }
+        // A file named by hand: its error alone.
+        let other = open_error(Path::new("/tmp/status"), &missing, Some(false), None).to_string();
+        assert_eq!(
+            other,
+            "reading /tmp/status: No such file or directory (os error 2)"
+        );
+    }
 }

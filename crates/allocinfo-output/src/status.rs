@@ -1,8 +1,11 @@
-//! `allocinfo status`'s outputs: a text for people and a JSON document.
+//! `allocinfo status`'s outputs: a text for people and a JSON document
+//! (`allocinfo_format::status`: the status file and the fit).
 
-use super::fit::{Change, Fit, Fixes, MAX_INDEX_BITS, fixes};
-use super::parse::{ModuleTags, PageTags, Status, UnloadedModules};
 use allocinfo_format::size::format_iec_u64;
+use allocinfo_format::status::{
+    Change, Fit, Fixes, MAX_INDEX_BITS, ModuleTags, PageTags, Status, UnloadedModules, fixes,
+    plural,
+};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
 
@@ -11,12 +14,6 @@ const COMPRESSED: &str = "sysctl.vm.mem_profiling=1,compressed";
 
 /// The schema of `status --json`.
 pub const SCHEMA: &str = "allocinfo-status/1";
-
-/// `n thing`, `n things`.
-pub(super) fn plural(n: impl Into<u64>, thing: &str) -> String {
-    let n = n.into();
-    format!("{n} {thing}{}", if n == 1 { "" } else { "s" })
-}
 
 /// Why vmlinux's tags do or do not fit, as a sentence, and what would free the bits.
 fn fit_text(s: &Status, out: &mut String, fits_lead: &str, short_lead: &str) {
@@ -268,3 +265,6 @@ pub fn json(s: &Status) -> Value {
         })),
     })
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,7 +1,7 @@
 //! The kernel's status file, `key: value` a line, parsed: where page tags
 //! live, the widths of `page->flags`' fields and what the module tags take.
 
-use super::render::plural;
+use super::plural;
 use std::collections::HashMap;
 
 /// Where page tags live.
@@ -14,7 +14,7 @@ pub enum PageTags {
 }
 
 impl PageTags {
-    pub(super) fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             PageTags::PageFlags => "page_flags",
             PageTags::PageExt => "page_ext",
@@ -285,7 +285,7 @@ fn numbers(value: &str, pattern: &[&str]) -> Option<Vec<u64>> {
 }
 
 /// `page_flags: long 64 flags 24 ...`: names and widths in pairs.
-pub(super) fn parse_layout((n, value): (usize, &str)) -> Result<Layout, String> {
+pub fn parse_layout((n, value): (usize, &str)) -> Result<Layout, String> {
     let words: Vec<&str> = value.split_ascii_whitespace().collect();
     let mut fields: Vec<(String, i32)> = Vec::new();
     for pair in words.chunks(2) {

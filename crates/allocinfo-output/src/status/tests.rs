@@ -1,7 +1,5 @@
-use super::fit::*;
-use super::parse::*;
-use super::render::*;
 use super::*;
+use allocinfo_format::status::*;
 use serde_json::Value;
 
 const DEBIAN: &str = "\
@@ -397,65 +395,5 @@ fn sections_and_kasan_tags_are_suggested() {
             "KASAN_SW_TAGS=n and KASAN_HW_TAGS=n (kasan_tag: 8 bits)",
             "SPARSEMEM_VMEMMAP=y (sections: 12 bits)"
         ]
-    );
-}
-
-#[test]
-fn missing_file_reasons() {
-    let missing = io::Error::from_raw_os_error(libc::ENOENT);
-    let p = Path::new(STATUS);
-    let unmounted = open_error(p, &missing, Some(false), None).to_string();
-    assert!(
-        unmounted.starts_with("reading /sys/kernel/debug/alloctag/status: No such file")
-            && unmounted.contains("mount -t debugfs none /sys/kernel/debug")
-            && unmounted.contains("CONFIG_DEBUG_FS")
-            && unmounted.contains("debugfs=off or debugfs=no-mount"),
-        "{unmounted}"
-    );
-    let mounted = open_error(p, &missing, Some(true), Some("on")).to_string();
-    assert!(
-        mounted.ends_with(
-            "debugfs is mounted, but this kernel has no such file: it lacks alloctag's \
-                 Rust core (CONFIG_MEM_ALLOC_PROFILING_RUST), or is older than the file"
-        ),
-        "{mounted}"
-    );
-    let unknown = open_error(p, &missing, None, None).to_string();
-    for reason in [
-        "mount -t debugfs",
-        "debugfs=off",
-        "debugfs=no-mount",
-        "CONFIG_DEBUG_FS",
-        "CONFIG_MEM_ALLOC_PROFILING_RUST",
-    ] {
-        assert!(unknown.contains(reason), "{reason}: {unknown}");
-    }
-    // debugfs=off or no-mount on the command line: nothing to mount.
-    for param in ["off", "no-mount"] {
-        for mounted in [Some(false), None] {
-            let e = open_error(p, &missing, mounted, Some(param)).to_string();
-            assert!(
-                e.ends_with(&format!(
-                    "debugfs is not mounted, and cannot be: the kernel was booted with \
-                         debugfs={param} (boot without it, or with debugfs=on)"
-                )),
-                "{e}"
-            );
-        }
-    }
-    let denied = open_error(p, &io::Error::from_raw_os_error(libc::EACCES), None, None);
-    assert!(denied.to_string().ends_with("run as root"), "{denied}");
-    let eperm = open_error(p, &io::Error::from_raw_os_error(libc::EPERM), None, None);
-    assert!(eperm.to_string().contains("not root"), "{eperm}");
-    // Lockdown neither keeps debugfs from making the file nor this
-    // read-only 0400 file from opening.
-    for e in [&unmounted, &mounted, &unknown, &eperm.to_string()] {
-        assert!(!e.contains("lockdown"), "{e}");
-    }
-    // A file named by hand: its error alone.
-    let other = open_error(Path::new("/tmp/status"), &missing, Some(false), None).to_string();
-    assert_eq!(
-        other,
-        "reading /tmp/status: No such file or directory (os error 2)"
     );
 }

@@ -3,7 +3,7 @@
 //! layout spends them.
 
 use super::parse::{Layout, Status};
-use super::render::plural;
+use super::plural;
 
 /// The most bits an index may have (include/linux/alloctag_pgflags.h).
 pub const MAX_INDEX_BITS: u32 = 16;
@@ -26,7 +26,7 @@ impl Status {
     /// The bits this configuration leaves, as vmlinux's tags are short of them:
     /// `unused`, negative where last_cpupid is counted but does not fit; or
     /// `free_bits` where that is less (figures that disagree, warned about).
-    pub(super) fn left(&self) -> i32 {
+    pub fn left(&self) -> i32 {
         self.page_flags
             .get("unused")
             .min(self.free_bits.min(64).cast_signed())
@@ -105,7 +105,7 @@ pub enum Fixes {
 }
 
 impl Fixes {
-    pub(super) fn list(&self) -> &[Fix] {
+    pub fn list(&self) -> &[Fix] {
         match self {
             Fixes::Alone(f) | Fixes::Together(f) => f,
             Fixes::NotEnough(_) => &[],
