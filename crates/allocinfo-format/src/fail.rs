@@ -196,8 +196,8 @@ fn parse_site(mut rest: &str) -> Result<(u32, Site), String> {
         }
         rest = next;
     }
-    let rule = rule.ok_or_else(|| format!("site without rule="))?;
-    let injected = injected.ok_or_else(|| format!("site without injected="))?;
+    let rule = rule.ok_or_else(|| "site without rule=".to_owned())?;
+    let injected = injected.ok_or_else(|| "site without injected=".to_owned())?;
     let (file, line, module, function) = parse_location(rest)?;
     let site = Site {
         injected,

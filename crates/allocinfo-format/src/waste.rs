@@ -23,7 +23,7 @@
 //!             64 48 16 3 2 0 mm/util.c:22 func:kstrdup\n";
 //! let w = Waste::parse(text.as_bytes()).unwrap();
 //! assert!(!w.on);
-//! assert_eq!(w.sites[0].slack, 16);
+//! assert_eq!(w.sites[0].counts.slack, 16);
 //! assert_eq!(w.sites[0].tag.function, "kstrdup");
 //! ```
 
@@ -76,9 +76,9 @@ pub enum WasteErrorKind {
     Tag(ParseErrorKind),
 }
 
-/// One call site's figures.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WasteSite {
+/// The six counters of a line, in its order, or their sums ([`Totals`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
     /// Live bytes of the objects allocated while accounting was on.
     pub bytes: u64,
     /// Live bytes requested by those objects.
@@ -92,6 +92,19 @@ pub struct WasteSite {
     /// Live bytes `/proc/allocinfo` counts for the site but this file does
     /// not (allocated while accounting was off).
     pub untracked: u64,
+}
+
+impl Counts {
+    /// `slack / bytes`, 0 when `bytes` is 0.
+    pub fn ratio(&self) -> f64 {
+        share(self.slack, self.bytes)
+    }
+}
+
+/// One call site's figures.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WasteSite {
+    pub counts: Counts,
     /// The call site; its `bytes` and `calls` are zero.
     pub tag: Tag,
 }
@@ -99,20 +112,16 @@ pub struct WasteSite {
 impl WasteSite {
     /// `slack / bytes`, 0 when `bytes` is 0.
     pub fn ratio(&self) -> f64 {
-        share(self.slack, self.bytes)
+        self.counts.ratio()
     }
 }
 
-/// Sums over every site: [`WasteSite`]'s counters, added up.
+/// Sums over every site.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Totals {
     pub sites: usize,
-    pub bytes: u64,
-    pub requested: u64,
-    pub slack: u64,
-    pub allocs: u64,
-    pub frees: u64,
-    pub untracked: u64,
+    /// Each counter summed over the sites.
+    pub counts: Counts,
 }
 
 impl Totals {
@@ -127,20 +136,16 @@ impl Totals {
                     line: s.tag.line,
                 })
             };
+            let (sum, c) = (&mut t.counts, &s.counts);
             t.sites += 1;
-            t.bytes = add(t.bytes, s.bytes, "bytes")?;
-            t.requested = add(t.requested, s.requested, "requested bytes")?;
-            t.slack = add(t.slack, s.slack, "slack")?;
-            t.allocs = add(t.allocs, s.allocs, "allocations")?;
-            t.frees = add(t.frees, s.frees, "frees")?;
-            t.untracked = add(t.untracked, s.untracked, "untracked bytes")?;
+            sum.bytes = add(sum.bytes, c.bytes, "bytes")?;
+            sum.requested = add(sum.requested, c.requested, "requested bytes")?;
+            sum.slack = add(sum.slack, c.slack, "slack")?;
+            sum.allocs = add(sum.allocs, c.allocs, "allocations")?;
+            sum.frees = add(sum.frees, c.frees, "frees")?;
+            sum.untracked = add(sum.untracked, c.untracked, "untracked bytes")?;
         }
         Ok(t)
-    }
-
-    /// Slack as a share of the bytes, 0 without bytes.
-    pub fn ratio(&self) -> f64 {
-        share(self.slack, self.bytes)
     }
 }
 
@@ -261,12 +266,14 @@ fn parse_site(line: &str) -> Result<WasteSite, WasteErrorKind> {
     let tag = parse_tag_info(words).map_err(K::Tag)?;
     let [bytes, requested, slack, allocs, frees, untracked] = v;
     Ok(WasteSite {
-        bytes,
-        requested,
-        slack,
-        allocs,
-        frees,
-        untracked,
+        counts: Counts {
+            bytes,
+            requested,
+            slack,
+            allocs,
+            frees,
+            untracked,
+        },
         tag,
     })
 }
@@ -290,12 +297,12 @@ mod tests {
         let s = one("        1280         1000          280           10            0            0 lib/t.c:120 [alloctag_test] func:hold_object").unwrap();
         assert_eq!(
             (
-                s.bytes,
-                s.requested,
-                s.slack,
-                s.allocs,
-                s.frees,
-                s.untracked
+                s.counts.bytes,
+                s.counts.requested,
+                s.counts.slack,
+                s.counts.allocs,
+                s.counts.frees,
+                s.counts.untracked
             ),
             (1280, 1000, 280, 10, 0, 0)
         );
@@ -305,7 +312,7 @@ mod tests {
         assert_eq!(s.tag.module, None);
         assert_eq!(s.tag.function, "kstrdup");
         assert!(!s.tag.is_accurate());
-        assert_eq!((s.untracked, s.ratio()), (128, 0.25));
+        assert_eq!((s.counts.untracked, s.ratio()), (128, 0.25));
         assert_eq!(one("0 0 0 0 0 0 a.c:1 func:f").unwrap().ratio(), 0.0);
     }
 

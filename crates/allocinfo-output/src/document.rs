@@ -5,6 +5,7 @@
 //!
 //! [`Report`]: allocinfo_report::Report
 
+use serde::Serialize;
 use serde_json::Value;
 use std::io::{self, Write};
 
@@ -40,19 +41,24 @@ impl Document {
     pub fn write(&self, out: &mut dyn Write) -> io::Result<()> {
         match self {
             Document::Text(text) => out.write_all(text.as_bytes()),
-            Document::Json {
-                value,
-                pretty: false,
-            } => writeln!(out, "{value}"),
-            Document::Json {
-                value,
-                pretty: true,
-            } => {
-                serde_json::to_writer_pretty(&mut *out, value)?;
-                writeln!(out)
-            }
+            Document::Json { value, pretty } => write_json(out, value, *pretty),
         }
     }
+}
+
+/// Writes `value` as JSON and a newline: on one line, or indented
+/// (`pretty`). Every JSON this crate writes is written here.
+pub(crate) fn write_json(
+    out: &mut dyn Write,
+    value: &impl Serialize,
+    pretty: bool,
+) -> io::Result<()> {
+    if pretty {
+        serde_json::to_writer_pretty(&mut *out, value)?;
+    } else {
+        serde_json::to_writer(&mut *out, value)?;
+    }
+    writeln!(out)
 }
 
 #[cfg(test)]

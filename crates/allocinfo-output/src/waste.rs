@@ -30,13 +30,13 @@ pub fn csv(rows: &[&WasteSite]) -> String {
             t.line,
             field(t.module.as_deref().unwrap_or(BUILTIN_MODULE)),
             field(&t.function),
-            s.bytes,
-            s.requested,
-            s.slack,
+            s.counts.bytes,
+            s.counts.requested,
+            s.counts.slack,
             rounded(s.ratio()),
-            s.allocs,
-            s.frees,
-            s.untracked,
+            s.counts.allocs,
+            s.counts.frees,
+            s.counts.untracked,
             t.is_accurate()
         ));
     }
@@ -59,12 +59,12 @@ pub fn families(waste: &Waste, rows: &[&WasteSite]) -> Vec<Family> {
         );
         let e = sums.entry(key).or_default();
         for (sum, v) in e.iter_mut().zip([
-            s.bytes,
-            s.requested,
-            s.slack,
-            s.untracked,
-            s.allocs,
-            s.frees,
+            s.counts.bytes,
+            s.counts.requested,
+            s.counts.slack,
+            s.counts.untracked,
+            s.counts.allocs,
+            s.counts.frees,
         ]) {
             *sum = sum.saturating_add(v);
         }
@@ -151,13 +151,13 @@ pub fn json(waste: &Waste, t: &Totals, rows: &[&WasteSite], slab: Option<u64>) -
                 "site": format!("{}:{}", s.tag.file, s.tag.line),
                 "function": s.tag.function,
                 "module": s.tag.module,
-                "bytes": s.bytes,
-                "requested": s.requested,
-                "slack": s.slack,
+                "bytes": s.counts.bytes,
+                "requested": s.counts.requested,
+                "slack": s.counts.slack,
                 "ratio": rounded(s.ratio()),
-                "allocs": s.allocs,
-                "frees": s.frees,
-                "untracked": s.untracked,
+                "allocs": s.counts.allocs,
+                "frees": s.counts.frees,
+                "untracked": s.counts.untracked,
                 "accurate": s.tag.is_accurate(),
                 "extra": extra,
             })
@@ -172,15 +172,15 @@ pub fn json(waste: &Waste, t: &Totals, rows: &[&WasteSite], slab: Option<u64>) -
         "sites": sites,
         "totals": {
             "sites": t.sites,
-            "bytes": t.bytes,
-            "requested": t.requested,
-            "slack": t.slack,
-            "ratio": rounded(t.ratio()),
-            "allocs": t.allocs,
-            "frees": t.frees,
-            "untracked": t.untracked,
+            "bytes": t.counts.bytes,
+            "requested": t.counts.requested,
+            "slack": t.counts.slack,
+            "ratio": rounded(t.counts.ratio()),
+            "allocs": t.counts.allocs,
+            "frees": t.counts.frees,
+            "untracked": t.counts.untracked,
             "slab_bytes": slab,
-            "slab_share": slab.map(|s| rounded(share(t.slack, s))),
+            "slab_share": slab.map(|s| rounded(share(t.counts.slack, s))),
         },
     })
 }
@@ -238,13 +238,13 @@ pub fn table(
                 site.push_str(&format!(" {k}:{v}"));
             }
             [
-                size(s.slack),
+                size(s.counts.slack),
                 percent(s.ratio()),
-                size(s.bytes),
-                size(s.requested),
-                s.allocs.to_string(),
-                s.frees.to_string(),
-                size(s.untracked),
+                size(s.counts.bytes),
+                size(s.counts.requested),
+                s.counts.allocs.to_string(),
+                s.counts.frees.to_string(),
+                size(s.counts.untracked),
                 site,
             ]
         })
@@ -284,16 +284,16 @@ pub fn table(
     }
     out.push_str(&format!(
         "total: {} allocated, {} requested, {} slack ({} of the bytes), {} untracked\n",
-        size(t.bytes),
-        size(t.requested),
-        size(t.slack),
-        percent(t.ratio()),
-        size(t.untracked)
+        size(t.counts.bytes),
+        size(t.counts.requested),
+        size(t.counts.slack),
+        percent(t.counts.ratio()),
+        size(t.counts.untracked)
     ));
     if let Some(slab) = slab {
         out.push_str(&format!(
             "slack: {} of Slab: in meminfo ({})\n",
-            percent(share(t.slack, slab)),
+            percent(share(t.counts.slack, slab)),
             size(slab)
         ));
     }

@@ -62,13 +62,13 @@ pub fn rates(old: Option<&Waste>, new: &Waste, query: &Query) -> RateFigures {
     if !restarted {
         for s in &old.sites {
             let e = before.entry(Key::of(&s.tag, GroupBy::Site)).or_default();
-            *e = e.saturating_add(s.allocs);
+            *e = e.saturating_add(s.counts.allocs);
         }
     }
     let mut now: BTreeMap<Key, u64> = BTreeMap::new();
     for s in &new.sites {
         let e = now.entry(Key::of(&s.tag, GroupBy::Site)).or_default();
-        *e = e.saturating_add(s.allocs);
+        *e = e.saturating_add(s.counts.allocs);
     }
     let mut counted: BTreeMap<Key, Option<u64>> = BTreeMap::new();
     for s in new.sites.iter().filter(|s| query.filter.matches(&s.tag)) {

@@ -121,11 +121,11 @@ pub fn sorted(mut sites: Vec<&WasteSite>, sort: WasteSort, reverse: bool) -> Vec
     };
     sites.sort_by(|a, b| {
         let order = match sort {
-            WasteSort::Slack => b.slack.cmp(&a.slack),
+            WasteSort::Slack => b.counts.slack.cmp(&a.counts.slack),
             WasteSort::Ratio => b.ratio().total_cmp(&a.ratio()),
-            WasteSort::Allocs => b.allocs.cmp(&a.allocs),
-            WasteSort::Frees => b.frees.cmp(&a.frees),
-            WasteSort::Bytes => b.bytes.cmp(&a.bytes),
+            WasteSort::Allocs => b.counts.allocs.cmp(&a.counts.allocs),
+            WasteSort::Frees => b.counts.frees.cmp(&a.counts.frees),
+            WasteSort::Bytes => b.counts.bytes.cmp(&a.counts.bytes),
             WasteSort::Name => std::cmp::Ordering::Equal,
         };
         order.then_with(|| name(a).cmp(&name(b)))
@@ -216,7 +216,7 @@ fn show(args: &WasteShowArgs) -> Result<()> {
         .filter(|s| {
             filter
                 .min_bytes
-                .is_none_or(|min| i128::from(s.bytes) >= i128::from(min))
+                .is_none_or(|min| i128::from(s.counts.bytes) >= i128::from(min))
         })
         .collect();
     let n = matched.len();
