@@ -105,19 +105,35 @@ fn fault(text: &str) -> Result<Vec<Family>> {
         injected.add(&[("rule", &id), ("selection", &r.selection)], r.injected);
         for s in &r.sites {
             let line = s.line.to_string();
-            sites.add(
-                &[
-                    ("rule", &id),
-                    ("file", &s.file),
-                    ("line", &line),
-                    ("module", s.module.as_deref().unwrap_or_default()),
-                    ("function", &s.function),
-                ],
-                s.injected,
+            let labels = site(
+                ("rule", &id),
+                &s.file,
+                &line,
+                s.module.as_deref(),
+                &s.function,
             );
+            sites.add(&labels, s.injected);
         }
     }
     Ok(vec![count, injected, sites])
+}
+
+/// A call site's labels, after `first` (its rule or selection): as
+/// `/proc/allocinfo` names it, the module empty for built-in code.
+fn site<'a>(
+    first: (&'a str, &'a str),
+    file: &'a str,
+    line: &'a str,
+    module: Option<&'a str>,
+    function: &'a str,
+) -> [(&'a str, &'a str); 5] {
+    [
+        first,
+        ("file", file),
+        ("line", line),
+        ("module", module.unwrap_or_default()),
+        ("function", function),
+    ]
 }
 
 /// The capture families, from the control file's listing (see
@@ -199,16 +215,14 @@ fn capture(text: &str) -> Result<Vec<Family>> {
         for s in &l.sites {
             let selection = s.selection.to_string();
             let line = s.line.to_string();
-            f.add(
-                &[
-                    ("selection", &selection),
-                    ("file", &s.file),
-                    ("line", &line),
-                    ("module", s.module.as_deref().unwrap_or_default()),
-                    ("function", &s.function),
-                ],
-                get(s),
+            let labels = site(
+                ("selection", &selection),
+                &s.file,
+                &line,
+                s.module.as_deref(),
+                &s.function,
             );
+            f.add(&labels, get(s));
         }
         out.push(f);
     }
