@@ -162,6 +162,8 @@ mod tests {
     use allocinfo_format::capture::{by_process, listing, parse};
 
     const LIVE: &str = include_str!("../../allocinfo-format/tests/data/debugfs/live.txt");
+    const LISTING: &str =
+        include_str!("../../allocinfo-format/tests/data/debugfs/capture-listing.txt");
 
     #[test]
     fn processes_table_has_a_row_per_process() {
@@ -194,9 +196,6 @@ mod tests {
         );
         assert_eq!(v["processes"][0]["processes"][0]["tgid"], 8);
     }
-
-    const LISTING: &str =
-        include_str!("../../allocinfo-format/tests/data/debugfs/capture-listing.txt");
 
     #[test]
     fn json_has_the_pool_and_each_selection_with_its_sites() {

@@ -104,36 +104,36 @@ fn fault(text: &str) -> Result<Vec<Family>> {
         let id = r.id.to_string();
         injected.add(&[("rule", &id), ("selection", &r.selection)], r.injected);
         for s in &r.sites {
-            let line = s.line.to_string();
-            let labels = site(
-                ("rule", &id),
-                &s.file,
-                &line,
+            let at = (
+                s.file.as_str(),
+                s.line,
                 s.module.as_deref(),
-                &s.function,
+                s.function.as_str(),
             );
-            sites.add(&labels, s.injected);
+            add_site(&mut sites, ("rule", &id), at, s.injected);
         }
     }
     Ok(vec![count, injected, sites])
 }
 
-/// A call site's labels, after `first` (its rule or selection): as
-/// `/proc/allocinfo` names it, the module empty for built-in code.
-fn site<'a>(
-    first: (&'a str, &'a str),
-    file: &'a str,
-    line: &'a str,
-    module: Option<&'a str>,
-    function: &'a str,
-) -> [(&'a str, &'a str); 5] {
-    [
+/// Adds a call site's sample to `family`, labelled `first` (its rule or
+/// selection), then as `/proc/allocinfo` names it (`at`: file, line,
+/// module, function; the module empty for built-in code).
+fn add_site(
+    family: &mut Family,
+    first: (&str, &str),
+    (file, line, module, function): (&str, u32, Option<&str>, &str),
+    value: u64,
+) {
+    let line = line.to_string();
+    let labels = [
         first,
         ("file", file),
-        ("line", line),
+        ("line", &line),
         ("module", module.unwrap_or_default()),
         ("function", function),
-    ]
+    ];
+    family.add(&labels, value);
 }
 
 /// The capture families, from the control file's listing (see
@@ -213,16 +213,13 @@ fn capture(text: &str) -> Result<Vec<Family>> {
     for (name, help, get) in per_site {
         let mut f = Family::new(name, "gauge", help);
         for s in &l.sites {
-            let selection = s.selection.to_string();
-            let line = s.line.to_string();
-            let labels = site(
-                ("selection", &selection),
-                &s.file,
-                &line,
+            let at = (
+                s.file.as_str(),
+                s.line,
                 s.module.as_deref(),
-                &s.function,
+                s.function.as_str(),
             );
-            f.add(&labels, get(s));
+            add_site(&mut f, ("selection", &s.selection.to_string()), at, get(s));
         }
         out.push(f);
     }
