@@ -1,7 +1,7 @@
 //! alloctag's status file, `/sys/kernel/debug/alloctag/status`: where the
-//! kernel keeps page tags ([`parse`]), and whether vmlinux's tags fit in
+//! kernel keeps page tags (`status/parse.rs`), and whether vmlinux's tags fit in
 //! the free bits of `page->flags`, or which Kconfig changes would free
-//! enough of them ([`fit`]). No I/O.
+//! enough of them (`status/fit.rs`). No I/O.
 //!
 //! `page_flags`' `unused` is 6.12's `NR_UNUSED_PAGEFLAG_BITS`, which counts
 //! last_cpupid by its shift even where it does not fit in page flags (and

@@ -92,7 +92,7 @@ pub fn write(
     write_with_rates(out, format, report, meta, table, None)
 }
 
-/// As [`write`], with an allocations-per-second column (the table's
+/// As [`write()`], with an allocations-per-second column (the table's
 /// `ALLOCS/S`, JSON's `allocs_per_sec`) when `rates` is given. CSV and the
 /// Prometheus format are as without.
 pub fn write_with_rates(

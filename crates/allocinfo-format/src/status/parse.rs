@@ -45,7 +45,7 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// The width of `name`: one of [`FIELDS`], which parsing made sure are there.
+    /// The width of `name`: one of `FIELDS`, which parsing made sure are there.
     pub fn get(&self, name: &str) -> i32 {
         self.fields
             .iter()
