@@ -32,9 +32,13 @@
 //! assert_eq!(profile.to_string(), text);
 //! ```
 
+pub mod capture;
+pub mod duration;
+pub mod fail;
 mod model;
 mod parse;
 pub mod size;
+pub mod status;
 pub mod waste;
 
 pub use model::{COLUMN_HEADER, OverflowError, Profile, Tag, Totals, Version};

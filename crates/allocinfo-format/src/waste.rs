@@ -23,7 +23,7 @@
 //!             64 48 16 3 2 0 mm/util.c:22 func:kstrdup\n";
 //! let w = Waste::parse(text.as_bytes()).unwrap();
 //! assert!(!w.on);
-//! assert_eq!(w.sites[0].slack, 16);
+//! assert_eq!(w.sites[0].counts.slack, 16);
 //! assert_eq!(w.sites[0].tag.function, "kstrdup");
 //! ```
 
@@ -76,9 +76,9 @@ pub enum WasteErrorKind {
     Tag(ParseErrorKind),
 }
 
-/// One call site's figures.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WasteSite {
+/// The six counters of a line, in its order, or their sums ([`Totals`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
     /// Live bytes of the objects allocated while accounting was on.
     pub bytes: u64,
     /// Live bytes requested by those objects.
@@ -92,6 +92,19 @@ pub struct WasteSite {
     /// Live bytes `/proc/allocinfo` counts for the site but this file does
     /// not (allocated while accounting was off).
     pub untracked: u64,
+}
+
+impl Counts {
+    /// `slack / bytes`, 0 when `bytes` is 0.
+    pub fn ratio(&self) -> f64 {
+        share(self.slack, self.bytes)
+    }
+}
+
+/// One call site's figures.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WasteSite {
+    pub counts: Counts,
     /// The call site; its `bytes` and `calls` are zero.
     pub tag: Tag,
 }
@@ -99,11 +112,63 @@ pub struct WasteSite {
 impl WasteSite {
     /// `slack / bytes`, 0 when `bytes` is 0.
     pub fn ratio(&self) -> f64 {
-        if self.bytes == 0 {
-            0.0
-        } else {
-            self.slack as f64 / self.bytes as f64
+        self.counts.ratio()
+    }
+}
+
+/// Sums over every site.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Totals {
+    pub sites: usize,
+    /// Each counter summed over the sites.
+    pub counts: Counts,
+}
+
+impl Totals {
+    /// The sums; a sum past 64 bits is an error, as `top` refuses one.
+    pub fn of(waste: &Waste) -> Result<Totals, SumOverflow> {
+        let mut t = Totals::default();
+        for s in &waste.sites {
+            let add = |sum: u64, v: u64, what: &'static str| {
+                sum.checked_add(v).ok_or_else(|| SumOverflow {
+                    what,
+                    file: s.tag.file.clone(),
+                    line: s.tag.line,
+                })
+            };
+            let (sum, c) = (&mut t.counts, &s.counts);
+            t.sites += 1;
+            sum.bytes = add(sum.bytes, c.bytes, "bytes")?;
+            sum.requested = add(sum.requested, c.requested, "requested bytes")?;
+            sum.slack = add(sum.slack, c.slack, "slack")?;
+            sum.allocs = add(sum.allocs, c.allocs, "allocations")?;
+            sum.frees = add(sum.frees, c.frees, "frees")?;
+            sum.untracked = add(sum.untracked, c.untracked, "untracked bytes")?;
         }
+        Ok(t)
+    }
+}
+
+/// Sums past 64 bits: not figures a kernel reports.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the {what} of the call sites sum past 64 bits (at {file}:{line}): not figures a kernel reports"
+)]
+pub struct SumOverflow {
+    /// The counter, as people say it (`requested bytes`).
+    pub what: &'static str,
+    /// The call site whose figure passed 64 bits.
+    pub file: String,
+    pub line: u32,
+}
+
+/// `part / whole`, 0 when `whole` is 0: the slack's share of the bytes, or of
+/// meminfo's `Slab:`.
+pub fn share(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 / whole as f64
     }
 }
 
@@ -201,12 +266,14 @@ fn parse_site(line: &str) -> Result<WasteSite, WasteErrorKind> {
     let tag = parse_tag_info(words).map_err(K::Tag)?;
     let [bytes, requested, slack, allocs, frees, untracked] = v;
     Ok(WasteSite {
-        bytes,
-        requested,
-        slack,
-        allocs,
-        frees,
-        untracked,
+        counts: Counts {
+            bytes,
+            requested,
+            slack,
+            allocs,
+            frees,
+            untracked,
+        },
         tag,
     })
 }
@@ -230,12 +297,12 @@ mod tests {
         let s = one("        1280         1000          280           10            0            0 lib/t.c:120 [alloctag_test] func:hold_object").unwrap();
         assert_eq!(
             (
-                s.bytes,
-                s.requested,
-                s.slack,
-                s.allocs,
-                s.frees,
-                s.untracked
+                s.counts.bytes,
+                s.counts.requested,
+                s.counts.slack,
+                s.counts.allocs,
+                s.counts.frees,
+                s.counts.untracked
             ),
             (1280, 1000, 280, 10, 0, 0)
         );
@@ -245,7 +312,7 @@ mod tests {
         assert_eq!(s.tag.module, None);
         assert_eq!(s.tag.function, "kstrdup");
         assert!(!s.tag.is_accurate());
-        assert_eq!((s.untracked, s.ratio()), (128, 0.25));
+        assert_eq!((s.counts.untracked, s.ratio()), (128, 0.25));
         assert_eq!(one("0 0 0 0 0 0 a.c:1 func:f").unwrap().ratio(), 0.0);
     }
 

@@ -149,10 +149,5 @@ pub fn write(
             })
             .collect(),
     };
-    if pretty {
-        serde_json::to_writer_pretty(&mut *out, &doc).map_err(io::Error::from)?;
-    } else {
-        serde_json::to_writer(&mut *out, &doc).map_err(io::Error::from)?;
-    }
-    writeln!(out)
+    crate::document::write_json(out, &doc, pretty)
 }

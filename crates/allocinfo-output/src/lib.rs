@@ -1,20 +1,26 @@
 //! Prints [`Report`]s. One report, four formats chosen by flag: a table for
 //! people, and JSON, CSV and the Prometheus text format for machines. All
 //! formats take the fields of a row from [`Fields`], so they agree.
-//! [`tags`] prints plain lists of tags (`allocinfo query`).
+//! [`tags`] prints plain lists of tags (`allocinfo query`); a [`Document`]
+//! is the output of a command that prints one text or one JSON value.
 //! The schemas are documented in `Documentation/allocinfo-tool.rst`.
 
 use allocinfo_format::{Totals, Version};
 use allocinfo_report::{GroupBy, Key, Report, Row};
-use std::collections::BTreeMap;
 use std::io::{self, Write};
 
+pub mod capture;
 mod csv_out;
+mod document;
+pub mod fail;
 mod json;
 pub mod prometheus;
+pub mod status;
 pub mod table;
 pub mod tags;
+pub mod waste;
 
+pub use document::Document;
 pub use table::TableOptions;
 
 /// Output format.
@@ -73,10 +79,7 @@ pub struct Meta {
     pub old_source: Option<Source>,
 }
 
-/// Allocations per second per row (diff and watch, from the kernel's waste
-/// accounting, `/proc/allocwaste`): the allocations counted between the two
-/// reads over the time between them. A row without a rate shows `-`.
-pub type Rates = BTreeMap<Key, f64>;
+pub use allocinfo_report::rates::Rates;
 
 /// Writes `report` in `format`; `table` only matters for [`Format::Table`].
 pub fn write(
@@ -89,7 +92,7 @@ pub fn write(
     write_with_rates(out, format, report, meta, table, None)
 }
 
-/// As [`write`], with an allocations-per-second column (the table's
+/// As [`write()`], with an allocations-per-second column (the table's
 /// `ALLOCS/S`, JSON's `allocs_per_sec`) when `rates` is given. CSV and the
 /// Prometheus format are as without.
 pub fn write_with_rates(

@@ -64,10 +64,5 @@ pub fn write_json(out: &mut dyn Write, source: &str, tags: &[Tag], pretty: bool)
             })
             .collect(),
     };
-    if pretty {
-        serde_json::to_writer_pretty(&mut *out, &doc).map_err(io::Error::from)?;
-    } else {
-        serde_json::to_writer(&mut *out, &doc).map_err(io::Error::from)?;
-    }
-    writeln!(out)
+    crate::document::write_json(out, &doc, pretty)
 }

@@ -5,6 +5,7 @@
 
 mod filter;
 mod key;
+pub mod rates;
 
 pub use filter::{Filter, NamePattern, PatternError, is_path_suffix};
 pub use key::Key;

@@ -9,14 +9,20 @@ use std::os::fd::AsRawFd;
 use std::path::Path;
 
 /// Where debugfs is mounted.
-const DEBUGFS: &str = "/sys/kernel/debug";
+pub const DEBUGFS: &str = "/sys/kernel/debug";
+
+/// alloctag's directory in debugfs: the capture files and the status.
+pub const ALLOCTAG_DIR: &str = "/sys/kernel/debug/alloctag";
+
+/// The fault-injection control file.
+pub const FAIL: &str = "/sys/kernel/debug/alloctag/fail";
 
 /// The longest command the kernel takes, newline included.
 const MAX_COMMAND: usize = 1024;
 
 /// `DEBUGFS_MAGIC` of include/uapi/linux/magic.h: the filesystem the
 /// kernel's control files live on.
-const DEBUGFS_MAGIC: i64 = 0x6462_6720;
+pub const DEBUGFS_MAGIC: i64 = 0x6462_6720;
 
 /// The most read from a control or report file (a live report of 2^20
 /// records with their stacks fits).
@@ -56,7 +62,7 @@ impl Control {
     pub fn send(&self, path: &Path, command: &dyn Display, trust: Trust) -> Result<()> {
         let line = format!("{command}\n");
         if line.len() > MAX_COMMAND {
-            return Err(crate::usage(format!(
+            return Err(crate::messages::usage(format!(
                 "command longer than {MAX_COMMAND} bytes: '{command}'"
             )));
         }
@@ -242,7 +248,7 @@ mod tests {
             .unwrap_err();
         assert!(err.to_string().contains("longer than 1024 bytes"));
         assert!(
-            err.downcast_ref::<crate::Usage>().is_some(),
+            err.downcast_ref::<crate::messages::Usage>().is_some(),
             "a usage error"
         );
     }

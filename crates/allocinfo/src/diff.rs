@@ -2,10 +2,12 @@
 //! with allocations per second when both have waste figures beside them.
 
 use crate::args::{FilterArgs, OutputArgs, ViewArgs};
-use crate::{input, print_with_rates, usage, warn_unmarked, warn_unmatched, waste};
+use crate::input;
+use crate::messages::{print_with_rates, usage, warn_unmarked, warn_unmatched};
 use allocinfo_format::Tag;
 use allocinfo_output::{Command, Meta};
 use allocinfo_report::SortKey;
+use allocinfo_report::rates::rates;
 use anyhow::Result;
 use clap::Args;
 use std::path::PathBuf;
@@ -55,7 +57,7 @@ pub fn run(a: DiffArgs) -> Result<()> {
                     o.now_ns, n.now_ns
                 );
             }
-            let figures = waste::rates(Some(o), n, &query);
+            let figures = rates(Some(o), n, &query);
             if let Some(note) = figures.note() {
                 eprintln!("{note}");
             }

@@ -2,6 +2,7 @@
 
 use allocinfo_format::Profile;
 use allocinfo_format::waste::Waste;
+use allocinfo_output::Source;
 use anyhow::{Result, anyhow, bail};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -12,6 +13,16 @@ pub struct Loaded {
     pub profile: Profile,
     /// The waste figures read with it (`diff`, `watch`), if any.
     pub waste: Option<Waste>,
+}
+
+impl Loaded {
+    /// Where the profile came from, for the report's header.
+    pub fn source(&self) -> Source {
+        Source {
+            path: self.path.clone(),
+            version: self.profile.version,
+        }
+    }
 }
 
 /// The most read from one profile: a kernel's is a few MiB (50,000 call

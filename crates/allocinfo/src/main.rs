@@ -19,9 +19,11 @@ mod diff;
 mod fail;
 mod input;
 mod man;
+mod messages;
 mod metrics;
 mod outfile;
 mod query;
+mod select;
 mod snapshot;
 mod status;
 mod time;
@@ -31,16 +33,12 @@ mod via;
 mod waste;
 mod watch;
 
-use allocinfo_format::Tag;
-use allocinfo_output::{Format, Meta, Source};
-use allocinfo_report::Filter;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{CommandFactory, FromArgMatches};
 use cli::{Cli, Cmd};
-use std::io::{self, Write};
-use std::path::Path;
+use messages::{Usage, write_stdout};
+use std::io;
 use std::process::ExitCode;
-use via::ViaArgs;
 
 fn main() -> ExitCode {
     let matches = match Cli::command().try_get_matches() {
@@ -108,24 +106,6 @@ fn clap_exit(e: clap::Error) -> ExitCode {
     exit_code(write_stdout(e.render().to_string().as_bytes()))
 }
 
-/// A usage error found after parsing: exit status 2, with the usage of
-/// the subcommand, as clap's own.
-#[derive(Debug)]
-pub struct Usage(pub String);
-
-impl std::fmt::Display for Usage {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Usage {}
-
-/// A usage error, for `?`.
-pub fn usage(msg: impl Into<String>) -> anyhow::Error {
-    Usage(msg.into()).into()
-}
-
 /// Prints `msg` with the usage of the subcommand at `path` and exits 2.
 fn usage_exit(path: &[String], msg: &str) -> ! {
     let mut cmd = Cli::command();
@@ -141,37 +121,12 @@ fn usage_exit(path: &[String], msg: &str) -> ! {
         .exit()
 }
 
-/// A listing command's filter patterns that match nothing are said on
-/// standard error (the output, empty or not, is still the answer).
-pub fn warn_unmatched(filter: &Filter, tags: &[Tag], source: &str) {
-    let source = allocinfo_output::source_name(source);
-    for (what, pattern) in filter.unmatched(tags) {
-        eprintln!("allocinfo: warning: {what} pattern '{pattern}' matches nothing in {source}");
-    }
-}
-
-/// `--unloaded` on a profile of format 1.x, which marks no tag, is said on
-/// standard error, as a pattern that matches nothing is.
-pub fn warn_unmarked(filter: &Filter, version: allocinfo_format::Version, source: &str) {
-    if filter.unloaded && version.major < 2 {
-        eprintln!(
-            "allocinfo: warning: --unloaded matches nothing in {}: format {version} does not mark the tags of unloaded modules (2.0 does)",
-            allocinfo_output::source_name(source)
-        );
-    }
-}
-
 /// `allocinfo top | head` is not an error.
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<io::Error>()
             .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
     })
-}
-
-/// `--via ioctl` with a file is a usage error (exit status 2).
-pub fn check_via(args: &ViaArgs, input: &Path) -> Result<()> {
-    via::plan(args.via, input).map(drop).map_err(usage)
 }
 
 /// One function per command; each starts from its arguments' checks.
@@ -200,53 +155,4 @@ fn completions(a: cli::CompletionsArgs) -> Result<()> {
     let mut script = Vec::new();
     clap_complete::generate(a.shell, &mut Cli::command(), "allocinfo", &mut script);
     write_stdout(&script)
-}
-
-/// What a write error on standard output is said with.
-pub const STDOUT: &str = "writing standard output";
-
-/// Writes `bytes` to standard output; an error names it.
-pub fn write_stdout(bytes: &[u8]) -> Result<()> {
-    let mut out = io::stdout().lock();
-    out.write_all(bytes).context(STDOUT)?;
-    out.flush().context(STDOUT)
-}
-
-pub fn print(
-    format: Format,
-    report: &allocinfo_report::Report,
-    meta: &Meta,
-    exact: bool,
-    pretty: bool,
-) -> Result<()> {
-    print_with_rates(format, report, meta, exact, pretty, None)
-}
-
-pub fn print_with_rates(
-    format: Format,
-    report: &allocinfo_report::Report,
-    meta: &Meta,
-    exact: bool,
-    pretty: bool,
-    rates: Option<&allocinfo_output::Rates>,
-) -> Result<()> {
-    let mut out = io::BufWriter::new(io::stdout().lock());
-    let table = allocinfo_output::TableOptions {
-        exact,
-        pretty,
-        ..Default::default()
-    };
-    allocinfo_output::write_with_rates(&mut out, format, report, meta, &table, rates)
-        .context(STDOUT)?;
-    out.flush().context(STDOUT)?;
-    Ok(())
-}
-
-impl input::Loaded {
-    fn source(&self) -> Source {
-        Source {
-            path: self.path.clone(),
-            version: self.profile.version,
-        }
-    }
 }

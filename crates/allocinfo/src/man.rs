@@ -3,7 +3,8 @@
 //! (`allocinfo-top(1)`, `allocinfo-fail-add(1)`), each with its options
 //! and its examples under EXAMPLES.
 
-use crate::{outfile, usage, write_stdout};
+use crate::messages::{usage, write_stdout};
+use crate::outfile;
 use anyhow::{Context, Result};
 use clap::{Args, Command};
 use std::path::PathBuf;

@@ -17,10 +17,10 @@
 //!   that exists but could not be read (the others are still written).
 
 use crate::args::InputArgs;
-use crate::capture;
-use crate::debugfs::MAX_READ;
-use crate::fail::{self, OtherLines};
+use crate::debugfs::{self, MAX_READ};
 use crate::input;
+use allocinfo_format::capture::listing;
+use allocinfo_format::fail::{self, OtherLines};
 use allocinfo_output::prometheus::Family;
 use allocinfo_output::{Command, Format, Meta, Source, TableOptions};
 use allocinfo_report::Query;
@@ -40,10 +40,10 @@ pub struct MetricsArgs {
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// The fault-injection control file, read if it exists.
-    #[arg(long, value_name = "PATH", default_value = fail::args::DEFAULT)]
+    #[arg(long, value_name = "PATH", default_value = debugfs::FAIL)]
     pub control: PathBuf,
     /// The capture directory, whose `capture` file is read if it exists.
-    #[arg(long, value_name = "DIR", default_value = capture::args::DEFAULT_DIR)]
+    #[arg(long, value_name = "DIR", default_value = debugfs::ALLOCTAG_DIR)]
     pub dir: PathBuf,
     /// The waste figures, read if they exist.
     #[arg(long, value_name = "FILE", default_value = input::WASTE)]
@@ -78,12 +78,12 @@ fn listing(path: &Path) -> Result<Option<String>> {
 fn waste(text: &str) -> Result<Vec<Family>> {
     let waste = allocinfo_format::waste::Waste::parse(text.as_bytes())?;
     let sites: Vec<_> = waste.sites.iter().collect();
-    Ok(crate::waste::export::families(&waste, &sites))
+    Ok(allocinfo_output::waste::families(&waste, &sites))
 }
 
 /// The fault-injection families, from the control file's listing.
 fn fault(text: &str) -> Result<Vec<Family>> {
-    let rules = fail::parse(text, OtherLines::Refuse)?;
+    let rules = fail::parse(text, OtherLines::Refuse).map_err(anyhow::Error::msg)?;
     let mut count = Family::new(
         "allocinfo_fault_rules",
         "gauge",
@@ -104,26 +104,42 @@ fn fault(text: &str) -> Result<Vec<Family>> {
         let id = r.id.to_string();
         injected.add(&[("rule", &id), ("selection", &r.selection)], r.injected);
         for s in &r.sites {
-            let line = s.line.to_string();
-            sites.add(
-                &[
-                    ("rule", &id),
-                    ("file", &s.file),
-                    ("line", &line),
-                    ("module", s.module.as_deref().unwrap_or_default()),
-                    ("function", &s.function),
-                ],
-                s.injected,
+            let at = (
+                s.file.as_str(),
+                s.line,
+                s.module.as_deref(),
+                s.function.as_str(),
             );
+            add_site(&mut sites, ("rule", &id), at, s.injected);
         }
     }
     Ok(vec![count, injected, sites])
 }
 
+/// Adds a call site's sample to `family`, labelled `first` (its rule or
+/// selection), then as `/proc/allocinfo` names it (`at`: file, line,
+/// module, function; the module empty for built-in code).
+fn add_site(
+    family: &mut Family,
+    first: (&str, &str),
+    (file, line, module, function): (&str, u32, Option<&str>, &str),
+    value: u64,
+) {
+    let line = line.to_string();
+    let labels = [
+        first,
+        ("file", file),
+        ("line", &line),
+        ("module", module.unwrap_or_default()),
+        ("function", function),
+    ];
+    family.add(&labels, value);
+}
+
 /// The capture families, from the control file's listing (see
 /// Documentation/capture.rst): the pool line, `selection` and `site` lines.
 fn capture(text: &str) -> Result<Vec<Family>> {
-    let l = crate::capture::listing::parse(text)?;
+    let l = listing::parse(text).map_err(anyhow::Error::msg)?;
     let mut out = Vec::new();
     if let Some(p) = l.pool {
         let pool: [(&'static str, &'static str, &'static str, u64); 5] = [
@@ -171,7 +187,7 @@ fn capture(text: &str) -> Result<Vec<Family>> {
     );
     count.add(&[], l.selections.len() as u64);
     out.push(count);
-    type Get = fn(&crate::capture::listing::Site) -> u64;
+    type Get = fn(&listing::Site) -> u64;
     let per_site: [(&'static str, &'static str, Get); 4] = [
         (
             "allocinfo_capture_live_objects",
@@ -197,18 +213,13 @@ fn capture(text: &str) -> Result<Vec<Family>> {
     for (name, help, get) in per_site {
         let mut f = Family::new(name, "gauge", help);
         for s in &l.sites {
-            let selection = s.selection.to_string();
-            let line = s.line.to_string();
-            f.add(
-                &[
-                    ("selection", &selection),
-                    ("file", &s.file),
-                    ("line", &line),
-                    ("module", s.module.as_deref().unwrap_or_default()),
-                    ("function", &s.function),
-                ],
-                get(s),
+            let at = (
+                s.file.as_str(),
+                s.line,
+                s.module.as_deref(),
+                s.function.as_str(),
             );
+            add_site(&mut f, ("selection", &s.selection.to_string()), at, get(s));
         }
         out.push(f);
     }
@@ -272,7 +283,7 @@ pub fn run(args: MetricsArgs) -> Result<()> {
     let text = render(&args)?;
     match &args.output {
         Some(path) => crate::outfile::write(path, text.as_bytes()),
-        None => crate::write_stdout(text.as_bytes()),
+        None => crate::messages::write_stdout(text.as_bytes()),
     }
 }
 

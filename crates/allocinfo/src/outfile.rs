@@ -39,7 +39,7 @@ fn resolve(path: &Path) -> io::Result<PathBuf> {
 /// target; anything else written through.
 pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
     if is_stdout(path) {
-        return crate::write_stdout(bytes);
+        return crate::messages::write_stdout(bytes);
     }
     let target = resolve(path).with_context(|| format!("writing {}", path.display()))?;
     match std::fs::metadata(&target) {

@@ -2,8 +2,8 @@
 //! where it has one, printed as the kernel's lines or JSON.
 
 use crate::args::{InputArgs, pattern_arg, size_arg};
+use crate::messages::{STDOUT, usage};
 use crate::via::{self, ViaArgs};
-use crate::{STDOUT, check_via, usage};
 use allocinfo_format::Tag;
 use allocinfo_report::NamePattern;
 use anyhow::{Context, Result};
@@ -133,7 +133,7 @@ impl QueryFilterArgs {
 impl QueryArgs {
     /// The usage errors no reading can fix, found before anything is read.
     pub fn validate(&self) -> Result<()> {
-        check_via(&self.via, &self.input.path())?;
+        via::check(&self.via, &self.input.path())?;
         if !self.filter.filter().is_valid() {
             return Err(usage(
                 "--min-size is above --max-size (the kernel refuses such a filter)",

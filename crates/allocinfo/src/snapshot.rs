@@ -27,7 +27,7 @@ pub struct SnapshotArgs {
 
 pub fn run(a: SnapshotArgs) -> Result<()> {
     if let Some(path) = write(&a.input.path(), &a.output)? {
-        writeln!(io::stdout().lock(), "{}", path.display()).context(crate::STDOUT)?;
+        writeln!(io::stdout().lock(), "{}", path.display()).context(crate::messages::STDOUT)?;
     }
     Ok(())
 }
@@ -51,7 +51,7 @@ pub fn write(from: &Path, to: &Path) -> Result<Option<PathBuf>> {
         )
     })?;
     if outfile::is_stdout(to) {
-        crate::write_stdout(&raw)?;
+        crate::messages::write_stdout(&raw)?;
         return Ok(None);
     }
     let waste = input::waste_companion(from)

@@ -2,8 +2,8 @@
 //! functions or path prefixes.
 
 use crate::args::{FilterArgs, InputArgs, OutputArgs, ViewArgs};
+use crate::messages::{print, usage, warn_unmarked, warn_unmatched};
 use crate::via::{self, ViaArgs};
-use crate::{check_via, print, usage, warn_unmarked, warn_unmatched};
 use allocinfo_output::{Command, Meta};
 use allocinfo_report::SortKey;
 use anyhow::Result;
@@ -26,7 +26,7 @@ pub struct TopArgs {
 impl TopArgs {
     /// The usage errors no reading can fix, found before anything is read.
     pub fn validate(&self) -> Result<()> {
-        check_via(&self.via, &self.input.path())?;
+        via::check(&self.via, &self.input.path())?;
         if self.view.sort.is_some_and(|s| s.is_delta()) {
             return Err(usage(format!(
                 "--sort {} needs two profiles: use it with diff or watch",

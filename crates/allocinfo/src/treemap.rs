@@ -2,7 +2,8 @@
 //! directory or by slack ratio.
 
 use crate::args::{FilterArgs, InputArgs};
-use crate::{input, outfile, usage, warn_unmarked, warn_unmatched};
+use crate::messages::{usage, warn_unmarked, warn_unmatched};
+use crate::{input, outfile};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -83,8 +84,8 @@ pub fn run(a: TreemapArgs) -> Result<()> {
             let mut sums = std::collections::BTreeMap::<String, (u64, u64)>::new();
             for s in &waste.sites {
                 let e = sums.entry(s.tag.location().to_string()).or_default();
-                e.0 = e.0.saturating_add(s.slack);
-                e.1 = e.1.saturating_add(s.bytes);
+                e.0 = e.0.saturating_add(s.counts.slack);
+                e.1 = e.1.saturating_add(s.counts.bytes);
             }
             let ratios: allocinfo_treemap::SlackRatios = sums
                 .into_iter()

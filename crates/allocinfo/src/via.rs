@@ -7,6 +7,7 @@
 //! text. `--via ioctl` fails where `auto` would fall back.
 
 use crate::input::{self, Loaded};
+use crate::messages::usage;
 use allocinfo_format::{Profile, Tag};
 use allocinfo_ioctl::abi::AllocinfoFilter;
 use allocinfo_ioctl::{DEFAULT_ATTEMPTS, Device, Error, ProcFile, TagFilter, Walk};
@@ -78,6 +79,11 @@ pub enum Plan {
 /// What `--via` asks for `input`; an error for `--via ioctl` on a file.
 pub fn plan(via: Via, input: &Path) -> Result<Plan, String> {
     plan_for(via, input, Path::new(PROC))
+}
+
+/// `--via ioctl` with a file is a usage error (exit status 2).
+pub fn check(args: &ViaArgs, input: &Path) -> Result<()> {
+    plan(args.via, input).map(drop).map_err(usage)
 }
 
 /// [`plan`], with `proc` as the kernel's file (unit tests give one that

@@ -4,20 +4,15 @@
 //! debugfs control file. Also the allocations per second that `diff` and
 //! `watch` show from two reads of the figures ([`rates`]).
 
-use crate::capture::age;
 pub mod args;
-pub mod export;
-mod rates;
-
-pub use rates::{RateFigures, rates};
 
 use crate::debugfs::{Control, Trust};
-use crate::input;
-use allocinfo_format::size::format_iec_u64;
-use allocinfo_format::waste::{Waste, WasteSite};
+use crate::{input, messages};
+use allocinfo_format::waste::{Totals, WasteSite};
+use allocinfo_output::Document;
+use allocinfo_output::waste::{csv, json, prometheus, table};
 use anyhow::{Context, Result, anyhow};
 use args::{WasteArgs, WasteCmd, WasteShowArgs, WasteSort};
-use serde_json::{Value, json};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -60,7 +55,7 @@ pub fn run(args: WasteArgs) -> Result<()> {
         Some(cmd) => {
             let mut out = Vec::new();
             control(cmd, Trust::Debugfs, &mut out)?;
-            crate::write_stdout(&out)
+            messages::write_stdout(&out)
         }
         None => show(&args.show),
     }
@@ -126,11 +121,11 @@ pub fn sorted(mut sites: Vec<&WasteSite>, sort: WasteSort, reverse: bool) -> Vec
     };
     sites.sort_by(|a, b| {
         let order = match sort {
-            WasteSort::Slack => b.slack.cmp(&a.slack),
+            WasteSort::Slack => b.counts.slack.cmp(&a.counts.slack),
             WasteSort::Ratio => b.ratio().total_cmp(&a.ratio()),
-            WasteSort::Allocs => b.allocs.cmp(&a.allocs),
-            WasteSort::Frees => b.frees.cmp(&a.frees),
-            WasteSort::Bytes => b.bytes.cmp(&a.bytes),
+            WasteSort::Allocs => b.counts.allocs.cmp(&a.counts.allocs),
+            WasteSort::Frees => b.counts.frees.cmp(&a.counts.frees),
+            WasteSort::Bytes => b.counts.bytes.cmp(&a.counts.bytes),
             WasteSort::Name => std::cmp::Ordering::Equal,
         };
         order.then_with(|| name(a).cmp(&name(b)))
@@ -139,62 +134,6 @@ pub fn sorted(mut sites: Vec<&WasteSite>, sort: WasteSort, reverse: bool) -> Vec
         sites.reverse();
     }
     sites
-}
-
-/// Sums over every site.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Totals {
-    pub sites: usize,
-    pub bytes: u64,
-    pub requested: u64,
-    pub slack: u64,
-    pub allocs: u64,
-    pub frees: u64,
-    pub untracked: u64,
-}
-
-impl Totals {
-    /// The sums; a sum past 64 bits is an error, as `top` refuses one.
-    pub fn of(waste: &Waste) -> Result<Totals> {
-        let mut t = Totals::default();
-        for s in &waste.sites {
-            let add = |sum: u64, v: u64, what: &str| {
-                sum.checked_add(v).ok_or_else(|| {
-                    anyhow!(
-                        "the {what} of the call sites sum past 64 bits (at {}:{}): \
-                         not figures a kernel reports",
-                        s.tag.file,
-                        s.tag.line
-                    )
-                })
-            };
-            t.sites += 1;
-            t.bytes = add(t.bytes, s.bytes, "bytes")?;
-            t.requested = add(t.requested, s.requested, "requested bytes")?;
-            t.slack = add(t.slack, s.slack, "slack")?;
-            t.allocs = add(t.allocs, s.allocs, "allocations")?;
-            t.frees = add(t.frees, s.frees, "frees")?;
-            t.untracked = add(t.untracked, s.untracked, "untracked bytes")?;
-        }
-        Ok(t)
-    }
-
-    /// Slack as a share of the bytes, 0 without bytes.
-    pub fn ratio(&self) -> f64 {
-        share(self.slack, self.bytes)
-    }
-}
-
-fn share(part: u64, whole: u64) -> f64 {
-    if whole == 0 {
-        0.0
-    } else {
-        part as f64 / whole as f64
-    }
-}
-
-fn rounded(v: f64) -> f64 {
-    (v * 1e6).round() / 1e6
 }
 
 /// `Slab:` of a meminfo text, in bytes.
@@ -261,7 +200,7 @@ fn show(args: &WasteShowArgs) -> Result<()> {
     // The filters as in top (--min-size on the site's bytes); the totals
     // cover every site, as top's cover the whole profile.
     let filter = args.filter.filter();
-    crate::warn_unmatched(
+    messages::warn_unmatched(
         &filter,
         &waste
             .sites
@@ -277,197 +216,27 @@ fn show(args: &WasteShowArgs) -> Result<()> {
         .filter(|s| {
             filter
                 .min_bytes
-                .is_none_or(|min| i128::from(s.bytes) >= i128::from(min))
+                .is_none_or(|min| i128::from(s.counts.bytes) >= i128::from(min))
         })
         .collect();
     let n = matched.len();
     let mut rows = sorted(matched, args.sort, args.reverse);
     rows.truncate(limit.unwrap_or(usize::MAX));
-    let text = if args.json {
-        let v = json(&waste, &totals, &rows, slab);
-        if args.pretty {
-            format!("{}\n", serde_json::to_string_pretty(&v)?)
-        } else {
-            format!("{v}\n")
-        }
-    } else if args.csv {
-        export::csv(&rows)
-    } else if args.prometheus {
-        export::prometheus(&waste, &rows)
-    } else {
-        let name = allocinfo_output::source_name(&path.to_string_lossy()).to_owned();
-        table(&waste, &totals, &name, &rows, n, slab, args.exact)
-    };
-    crate::write_stdout(text.as_bytes())
-}
-
-/// The schema of `waste --json`, as top's is allocinfo-report/1.
-pub const SCHEMA: &str = "allocinfo-waste/1";
-
-/// The JSON document: the header's figures, the sites shown and the
-/// totals over all sites.
-pub fn json(waste: &Waste, t: &Totals, rows: &[&WasteSite], slab: Option<u64>) -> Value {
-    let sites: Vec<Value> = rows
-        .iter()
-        .map(|s| {
-            let extra: serde_json::Map<String, Value> = s
-                .tag
-                .extra
-                .iter()
-                .filter(|(k, _)| k != "accurate")
-                .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
-                .collect();
-            json!({
-                "site": format!("{}:{}", s.tag.file, s.tag.line),
-                "function": s.tag.function,
-                "module": s.tag.module,
-                "bytes": s.bytes,
-                "requested": s.requested,
-                "slack": s.slack,
-                "ratio": rounded(s.ratio()),
-                "allocs": s.allocs,
-                "frees": s.frees,
-                "untracked": s.untracked,
-                "accurate": s.tag.is_accurate(),
-                "extra": extra,
-            })
-        })
-        .collect();
-    json!({
-        "schema": SCHEMA,
-        "version": waste.version.to_string(),
-        "state": waste.state(),
-        "since_ns": waste.since_ns,
-        "now_ns": waste.now_ns,
-        "sites": sites,
-        "totals": {
-            "sites": t.sites,
-            "bytes": t.bytes,
-            "requested": t.requested,
-            "slack": t.slack,
-            "ratio": rounded(t.ratio()),
-            "allocs": t.allocs,
-            "frees": t.frees,
-            "untracked": t.untracked,
-            "slab_bytes": slab,
-            "slab_share": slab.map(|s| rounded(share(t.slack, s))),
-        },
-    })
-}
-
-fn percent(v: f64) -> String {
-    format!("{:.1}%", 100.0 * v)
-}
-
-/// The table: a header line, one row per site (at most `limit`), then the totals.
-pub fn table(
-    waste: &Waste,
-    t: &Totals,
-    name: &str,
-    shown: &[&WasteSite],
-    matched: usize,
-    slab: Option<u64>,
-    exact: bool,
-) -> String {
-    let size = |v: u64| {
-        if exact {
-            v.to_string()
-        } else {
-            format_iec_u64(v)
-        }
-    };
-    let state = if waste.on {
-        format!(
-            "accounting on for {}",
-            age(waste.now_ns.saturating_sub(waste.since_ns))
-        )
-    } else {
-        "accounting off (the figures are frozen)".to_owned()
-    };
-    let n = waste.sites.len();
-    let mut out = format!(
-        "{name} (format {}): {state}, {n} call site{}\n",
-        waste.version,
-        if n == 1 { "" } else { "s" }
-    );
-    let titles = [
-        "SLACK",
-        "RATIO",
-        "BYTES",
-        "REQUESTED",
-        "ALLOCS",
-        "FREES",
-        "UNTRACKED",
-        "CALL SITE",
-    ];
-    let rows: Vec<[String; 8]> = shown
-        .iter()
-        .map(|s| {
-            let mut site = s.tag.location().to_string();
-            for (k, v) in &s.tag.extra {
-                site.push_str(&format!(" {k}:{v}"));
-            }
-            [
-                size(s.slack),
-                percent(s.ratio()),
-                size(s.bytes),
-                size(s.requested),
-                s.allocs.to_string(),
-                s.frees.to_string(),
-                size(s.untracked),
-                site,
-            ]
-        })
-        .collect();
-    let mut widths = titles.map(str::len);
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let line = |cells: &[&str]| {
-        let mut l = String::new();
-        for (i, cell) in cells.iter().enumerate() {
-            if i + 1 == cells.len() {
-                l.push_str(cell);
+    messages::emit(&Document::either(
+        args.json,
+        args.pretty,
+        || json(&waste, &totals, &rows, slab),
+        || {
+            if args.csv {
+                csv(&rows)
+            } else if args.prometheus {
+                prometheus(&waste, &rows)
             } else {
-                let pad = widths[i].saturating_sub(cell.chars().count());
-                l.push_str(&" ".repeat(pad));
-                l.push_str(cell);
-                l.push_str("  ");
+                let name = allocinfo_output::source_name(&path.to_string_lossy()).to_owned();
+                table(&waste, &totals, &name, &rows, n, slab, args.exact)
             }
-        }
-        l.push('\n');
-        l
-    };
-    out.push_str(&line(&titles));
-    for row in &rows {
-        out.push_str(&line(&row.each_ref().map(String::as_str)));
-    }
-    if rows.is_empty() {
-        out.push_str("(no call sites)\n");
-    } else if rows.len() < matched {
-        out.push_str(&format!(
-            "({} of {matched} rows; -n 0 shows all)\n",
-            rows.len()
-        ));
-    }
-    out.push_str(&format!(
-        "total: {} allocated, {} requested, {} slack ({} of the bytes), {} untracked\n",
-        size(t.bytes),
-        size(t.requested),
-        size(t.slack),
-        percent(t.ratio()),
-        size(t.untracked)
-    ));
-    if let Some(slab) = slab {
-        out.push_str(&format!(
-            "slack: {} of Slab: in meminfo ({})\n",
-            percent(share(t.slack, slab)),
-            size(slab)
-        ));
-    }
-    out
+        },
+    ))
 }
 
 #[cfg(test)]

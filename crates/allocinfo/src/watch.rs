@@ -15,8 +15,8 @@ mod screen;
 use crate::args::{FilterArgs, InputArgs, OutputArgs, ViewArgs};
 use crate::input::{self, Loaded};
 use crate::time::Utc;
-use crate::waste::RateFigures;
 use allocinfo_output::{Command, Format, Meta, TableOptions};
+use allocinfo_report::rates::RateFigures;
 use allocinfo_report::{Query, Report, SortKey};
 use anyhow::{Context, Result};
 use clap::Args;
@@ -102,7 +102,7 @@ impl Watcher {
             .view
             .query(&self.args.filter, self.format, self.sort, false)?;
         let old = self.prev.as_ref().and_then(|p| p.waste.as_ref());
-        Ok(Some(crate::waste::rates(old, new, &query)))
+        Ok(Some(allocinfo_report::rates::rates(old, new, &query)))
     }
 
     /// The waste figures read with each frame: `--waste`, or those next to
@@ -184,19 +184,19 @@ impl WatchArgs {
     /// The usage errors no reading can fix, found before anything is read.
     pub fn validate(&self) -> Result<()> {
         if self.input.path().as_os_str() == "-" {
-            return Err(crate::usage(
+            return Err(crate::messages::usage(
                 "watch re-reads its input every interval: give a file, not standard input",
             ));
         }
         let format = self.output.format();
         let frames = if self.once { Some(1) } else { self.count };
         if format == Format::Prometheus && frames != Some(1) {
-            return Err(crate::usage(
+            return Err(crate::messages::usage(
                 "--prometheus is one exposition, so one frame: use -c 1 (or allocinfo metrics on a timer)",
             ));
         }
         if !self.plain() && format != Format::Table {
-            return Err(crate::usage(
+            return Err(crate::messages::usage(
                 "--json, --csv and --prometheus need --plain (or output that is not a terminal)",
             ));
         }
@@ -219,8 +219,8 @@ pub fn run(args: WatchArgs) -> Result<()> {
     let cur = input::load_with_waste(&args.input.path(), waste_path(&args).as_deref())?;
     if plain {
         // Said once, before the frames (full screen would wipe it).
-        crate::warn_unmatched(&args.filter.filter(), &cur.profile.tags, &cur.path);
-        crate::warn_unmarked(&args.filter.filter(), cur.profile.version, &cur.path);
+        crate::messages::warn_unmatched(&args.filter.filter(), &cur.profile.tags, &cur.path);
+        crate::messages::warn_unmarked(&args.filter.filter(), cur.profile.version, &cur.path);
     }
     let mut w = Watcher {
         args,
@@ -282,8 +282,8 @@ fn run_plain(w: &mut Watcher) -> Result<()> {
             rates.as_ref().map(|r| &r.rates),
         )?;
         let frame = stream_frame(w.format, frame, w.frame, &Utc::now().rfc3339())?;
-        out.write_all(&frame).context(crate::STDOUT)?;
-        out.flush().context(crate::STDOUT)?;
+        out.write_all(&frame).context(crate::messages::STDOUT)?;
+        out.flush().context(crate::messages::STDOUT)?;
         if w.done() {
             return Ok(());
         }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 mod common;
-use common::{ok_in, run_in, BIN};
+use common::{BIN, ok_in, run_in};
 
 fn waste_dir() -> PathBuf {
     common::crate_data().join("waste")

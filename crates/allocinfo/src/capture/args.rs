@@ -1,18 +1,16 @@
 //! The arguments of `allocinfo capture` and `allocinfo live`.
 
-use crate::capture;
-use crate::fail;
-use crate::fail::args::{IdOrSelector, SelectorArgs, Target, id_or_selector, target};
+use crate::debugfs;
+use crate::select::{IdOrSelector, SelectorArgs, Target, id_or_selector, target};
+use allocinfo_format::duration::duration_ns;
+use allocinfo_format::fail::MAX_SELECTORS;
 use clap::{Args, Subcommand, ValueEnum};
 use std::path::PathBuf;
-
-/// Where debugfs has the capture files.
-pub const DEFAULT_DIR: &str = "/sys/kernel/debug/alloctag";
 
 #[derive(Args, Debug)]
 pub struct CaptureArgs {
     /// The kernel's capture directory in debugfs.
-    #[arg(long, value_name = "DIR", default_value = DEFAULT_DIR, global = true)]
+    #[arg(long, value_name = "DIR", default_value = debugfs::ALLOCTAG_DIR, global = true)]
     pub dir: PathBuf,
     #[command(subcommand)]
     pub command: CaptureCmd,
@@ -51,7 +49,7 @@ pub struct CaptureAddArgs {
 pub struct CaptureRemoveArgs {
     /// The selection's id, as `capture list` shows it, or its selectors
     /// (the selection that is exactly these).
-    #[arg(value_name = "ID|SELECTOR", num_args = 1..=fail::MAX_SELECTORS, value_parser = selection_arg)]
+    #[arg(value_name = "ID|SELECTOR", num_args = 1..=MAX_SELECTORS, value_parser = selection_arg)]
     pub target: Vec<IdOrSelector>,
     /// End every selection.
     #[arg(long)]
@@ -81,13 +79,13 @@ pub enum LiveBy {
 #[derive(Args, Debug)]
 pub struct LiveArgs {
     /// The kernel's capture directory in debugfs.
-    #[arg(long, value_name = "DIR", default_value = DEFAULT_DIR)]
+    #[arg(long, value_name = "DIR", default_value = debugfs::ALLOCTAG_DIR)]
     pub dir: PathBuf,
     /// One row per object (oldest first), per allocation stack, or per process.
     #[arg(short = 'b', long, value_enum, default_value = "object")]
     pub by: LiveBy,
     /// Only objects at least this old, e.g. 30s, 5m, 2h.
-    #[arg(long, value_name = "DURATION", value_parser = capture::duration_ns)]
+    #[arg(long, value_name = "DURATION", value_parser = duration_ns)]
     pub older_than: Option<u64>,
     /// JSON, one document per line.
     #[arg(long)]

@@ -2,10 +2,12 @@
 //! file, and the live objects read from the `live` report.
 
 use super::args::{CaptureArgs, CaptureCmd, LiveArgs, LiveBy};
-use super::{Command, Object};
 use crate::debugfs::{Control, Trust};
-use crate::fail::args::Target;
-use crate::usage;
+use crate::messages::{self, usage};
+use crate::select::Target;
+use allocinfo_format::capture::listing;
+use allocinfo_format::capture::{Command, Object, by_process, by_stack, parse};
+use allocinfo_output::{Document, capture};
 use anyhow::{Context, Result, anyhow, bail};
 use std::io::Write;
 
@@ -13,7 +15,7 @@ pub fn run(args: CaptureArgs) -> Result<()> {
     // Printed once the command succeeded; a write error names stdout.
     let mut out = Vec::new();
     run_in(args, Trust::Debugfs, &mut out)?;
-    crate::write_stdout(&out)
+    messages::write_stdout(&out)
 }
 
 fn run_in(args: CaptureArgs, trust: Trust, out: &mut dyn Write) -> Result<()> {
@@ -51,18 +53,15 @@ fn run_in(args: CaptureArgs, trust: Trust, out: &mut dyn Write) -> Result<()> {
         CaptureCmd::List(a) => {
             let text = CONTROL.read(&path).context("capture list")?;
             // Checked in both modes: a file that is no listing is an error.
-            let listing = super::listing::parse(&text)
+            let listing = listing::parse(&text)
                 .map_err(|e| anyhow!("capture list: {}: {e}", path.display()))?;
-            if a.json {
-                let v = super::listing::json(&listing);
-                if a.pretty {
-                    writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
-                } else {
-                    writeln!(out, "{v}")?;
-                }
-            } else {
-                out.write_all(text.as_bytes())?
-            }
+            Document::either(
+                a.json,
+                a.pretty,
+                || capture::listing_json(&listing),
+                || text,
+            )
+            .write(out)?;
         }
     }
     out.flush()?;
@@ -72,7 +71,7 @@ fn run_in(args: CaptureArgs, trust: Trust, out: &mut dyn Write) -> Result<()> {
 pub fn live(args: LiveArgs) -> Result<()> {
     let path = args.dir.join("live");
     let text = CONTROL.read(&path).context("live")?;
-    let live = super::parse(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let live = parse(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     let objects: Vec<&Object> = live
         .objects
         .iter()
@@ -80,27 +79,20 @@ pub fn live(args: LiveArgs) -> Result<()> {
         .collect();
     let (view, groups) = match args.by {
         LiveBy::Object => ("objects", Ok(Vec::new())),
-        LiveBy::Stack => ("stacks", super::by_stack(&objects)),
-        LiveBy::Process => ("processes", super::by_process(&objects)),
+        LiveBy::Stack => ("stacks", by_stack(&objects)),
+        LiveBy::Process => ("processes", by_process(&objects)),
     };
     let groups = groups.map_err(|e| anyhow!("{}: {e}", path.display()))?;
-    let mut out = Vec::new();
-    if args.json {
-        let value = super::json(view, &objects, &groups, &live.untracked);
-        if args.pretty {
-            writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
-        } else {
-            writeln!(out, "{value}")?;
-        }
-    } else {
-        let text = match args.by {
-            LiveBy::Object => super::objects_table(&objects, &live.untracked),
-            LiveBy::Stack => super::stacks_table(&groups, &live.untracked),
-            LiveBy::Process => super::processes_table(&groups, &live.untracked),
-        };
-        out.write_all(text.as_bytes())?;
-    }
-    crate::write_stdout(&out)
+    messages::emit(&Document::either(
+        args.json,
+        args.pretty,
+        || capture::json(view, &objects, &groups, &live.untracked),
+        || match args.by {
+            LiveBy::Object => capture::objects_table(&objects, &live.untracked),
+            LiveBy::Stack => capture::stacks_table(&groups, &live.untracked),
+            LiveBy::Process => capture::processes_table(&groups, &live.untracked),
+        },
+    ))
 }
 
 /// The id of the selection `selection` in the capture file's listing

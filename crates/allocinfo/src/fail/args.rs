@@ -1,13 +1,12 @@
 //! The arguments of `allocinfo fail`: rules armed, removed and listed, and
-//! the ids or selectors `remove` takes (shared with `capture remove`).
+//! the ids or selectors `remove` takes ([`crate::select`]).
 
-use crate::fail;
+use crate::debugfs;
+use crate::select::{IdOrSelector, SelectorArgs, Target, id_or_selector, target};
+use allocinfo_format::fail::{MAX_RULES, MAX_SELECTORS};
 use allocinfo_format::size::parse_size;
 use clap::{Args, Subcommand, ValueEnum};
 use std::path::PathBuf;
-
-/// Where debugfs has the control file.
-pub const DEFAULT: &str = "/sys/kernel/debug/alloctag/fail";
 
 #[derive(Args, Debug)]
 pub struct FailArgs {
@@ -15,7 +14,7 @@ pub struct FailArgs {
     #[arg(
         long,
         value_name = "PATH",
-        default_value = DEFAULT,
+        default_value = debugfs::FAIL,
         global = true
     )]
     pub control: PathBuf,
@@ -31,20 +30,6 @@ pub enum FailCmd {
     Remove(FailRemoveArgs),
     /// List the rules and their armed call sites.
     List(FailListArgs),
-}
-
-/// The selectors of `fail add` and `capture add`.
-#[derive(Args, Debug)]
-pub struct SelectorArgs {
-    /// Up to 4 selectors in /proc/allocinfo's words, all of which a call site
-    /// must match: FILE:LINE, FILE (a path suffix), func:NAME, module:NAME.
-    #[arg(
-        value_name = "SELECTOR",
-        required = true,
-        num_args = 1..=fail::MAX_SELECTORS,
-        value_parser = fail::selector
-    )]
-    pub selectors: Vec<String>,
 }
 
 #[derive(Args, Debug)]
@@ -133,52 +118,8 @@ fn pid_knob(s: &str) -> Result<i64, String> {
     knob(s, "pid", 0..=i32::MAX.into(), "a process id, or 0 for any")
 }
 
-/// What `remove` ends: one by its id, one by its selectors (the one whose
-/// selection is exactly these), or all.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Target {
-    Id(u32),
-    Selection(Vec<String>),
-    All,
-}
-
-/// An id (digits, 1 to `max`) or a selector.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum IdOrSelector {
-    Id(u32),
-    Selector(String),
-}
-
-pub fn id_or_selector(s: &str, what: &str, max: u32) -> Result<IdOrSelector, String> {
-    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
-        return match s.parse::<u32>() {
-            Ok(id) if (1..=max).contains(&id) => Ok(IdOrSelector::Id(id)),
-            _ => Err(format!("invalid {what} id {s:?}: expected 1 to {max}")),
-        };
-    }
-    fail::selector(s).map(IdOrSelector::Selector)
-}
-
 fn rule_arg(s: &str) -> Result<IdOrSelector, String> {
-    id_or_selector(s, "rule", fail::MAX_RULES)
-}
-
-/// The target of `remove`: one id alone, or selectors, or `--all`.
-pub fn target(items: &[IdOrSelector], all: bool) -> Result<Target, String> {
-    match items {
-        [] if all => Ok(Target::All),
-        [IdOrSelector::Id(id)] => Ok(Target::Id(*id)),
-        _ if items.iter().all(|i| matches!(i, IdOrSelector::Selector(_))) => Ok(Target::Selection(
-            items
-                .iter()
-                .map(|i| match i {
-                    IdOrSelector::Selector(s) => s.clone(),
-                    IdOrSelector::Id(_) => unreachable!(),
-                })
-                .collect(),
-        )),
-        _ => Err("give one id, or selectors, not both".to_owned()),
-    }
+    id_or_selector(s, "rule", MAX_RULES)
 }
 
 #[derive(Args, Debug)]
@@ -186,7 +127,7 @@ pub fn target(items: &[IdOrSelector], all: bool) -> Result<Target, String> {
 pub struct FailRemoveArgs {
     /// The rule's id, as `fail list` shows it, or the selectors it was armed
     /// with (the rule whose selection is exactly these).
-    #[arg(value_name = "ID|SELECTOR", num_args = 1..=fail::MAX_SELECTORS, value_parser = rule_arg)]
+    #[arg(value_name = "ID|SELECTOR", num_args = 1..=MAX_SELECTORS, value_parser = rule_arg)]
     pub target: Vec<IdOrSelector>,
     /// Remove every rule.
     #[arg(long)]

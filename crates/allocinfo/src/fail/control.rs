@@ -1,9 +1,12 @@
 //! `allocinfo fail`: commands to the control file and its listing.
 
-use super::args::{FailArgs, FailCmd, Target};
-use super::{Command, OtherLines};
+use super::args::{FailArgs, FailCmd};
 use crate::debugfs::{Control, Trust};
-use crate::usage;
+use crate::messages::usage;
+use crate::select::Target;
+use allocinfo_format::fail::{Command, OtherLines, find, parse};
+use allocinfo_output::Document;
+use allocinfo_output::fail::{armed, json, table};
 use anyhow::{Context, Result, anyhow, bail};
 use std::io::Write;
 
@@ -11,7 +14,7 @@ pub fn run(args: FailArgs) -> Result<()> {
     // Printed once the command succeeded; a write error names stdout.
     let mut out = Vec::new();
     run_in(args, Trust::Debugfs, &mut out)?;
-    crate::write_stdout(&out)
+    crate::messages::write_stdout(&out)
 }
 
 fn run_in(args: FailArgs, trust: Trust, out: &mut dyn Write) -> Result<()> {
@@ -24,10 +27,10 @@ fn run_in(args: FailArgs, trust: Trust, out: &mut dyn Write) -> Result<()> {
             // skip such lines, and a listing that cannot be read is no error.
             let rules = CONTROL
                 .read(path)
-                .and_then(|text| super::parse(&text, OtherLines::Skip))
+                .and_then(|text| parse(&text, OtherLines::Skip).map_err(anyhow::Error::msg))
                 .unwrap_or_default();
-            let rule = super::find(&rules, &a.select.selectors);
-            writeln!(out, "{}", super::armed(rule, &a.select.selectors))?;
+            let rule = find(&rules, &a.select.selectors);
+            writeln!(out, "{}", armed(rule, &a.select.selectors))?;
         }
         FailCmd::Remove(a) => {
             let target = a.target().map_err(usage)?;
@@ -36,9 +39,9 @@ fn run_in(args: FailArgs, trust: Trust, out: &mut dyn Write) -> Result<()> {
                 Target::All => (Command::Clear, "removed all rules".to_owned()),
                 Target::Selection(selectors) => {
                     let text = CONTROL.read(path).context("fail remove")?;
-                    let rules = super::parse(&text, OtherLines::Refuse)
+                    let rules = parse(&text, OtherLines::Refuse)
                         .map_err(|e| anyhow!("fail remove: {}: {e}", path.display()))?;
-                    let Some(rule) = super::find(&rules, &selectors) else {
+                    let Some(rule) = find(&rules, &selectors) else {
                         bail!(
                             "fail remove: no rule's selection is exactly '{}' \
                              (see allocinfo fail list)",
@@ -54,14 +57,9 @@ fn run_in(args: FailArgs, trust: Trust, out: &mut dyn Write) -> Result<()> {
         }
         FailCmd::List(a) => {
             let text = CONTROL.read(path).context("fail list")?;
-            let rules = super::parse(&text, OtherLines::Refuse)
+            let rules = parse(&text, OtherLines::Refuse)
                 .map_err(|e| anyhow!("fail list: {}: {e}", path.display()))?;
-            let json = super::json(&rules);
-            match (a.json(), a.pretty) {
-                (false, _) => write!(out, "{}", super::table(&rules))?,
-                (true, false) => writeln!(out, "{json}")?,
-                (true, true) => writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?,
-            }
+            Document::either(a.json(), a.pretty, || json(&rules), || table(&rules)).write(out)?;
         }
     }
     out.flush()?;

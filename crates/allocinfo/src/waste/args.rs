@@ -1,7 +1,7 @@
 //! The arguments of `allocinfo waste`: showing the figures, and `on`/`off`.
 
 use crate::args::{FilterArgs, InputArgs, limit_arg};
-use crate::capture;
+use crate::debugfs;
 use clap::{Arg, Args, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -25,7 +25,7 @@ pub enum WasteCmd {
 #[derive(Args, Debug)]
 pub struct WasteControlArgs {
     /// The kernel's alloctag directory in debugfs, holding the `waste` control file.
-    #[arg(long, value_name = "DIR", default_value = capture::args::DEFAULT_DIR)]
+    #[arg(long, value_name = "DIR", default_value = debugfs::ALLOCTAG_DIR)]
     pub dir: PathBuf,
 }
 

@@ -4,8 +4,8 @@
 
 use super::keys::{self, Input, Key, TICK};
 use super::{Watcher, stop_flag};
-use crate::waste::RateFigures;
 use allocinfo_output::TableOptions;
+use allocinfo_report::rates::RateFigures;
 use anyhow::{Context, Result};
 use crossterm::style::{Attribute, Print, SetAttribute};
 use crossterm::terminal::{self, ClearType};
@@ -186,9 +186,9 @@ pub(super) fn run(w: &mut Watcher) -> Result<()> {
             drop(screen);
             let mut out = io::stdout().lock();
             for line in &lines {
-                writeln!(out, "{line}").context(crate::STDOUT)?;
+                writeln!(out, "{line}").context(crate::messages::STDOUT)?;
             }
-            out.flush().context(crate::STDOUT)?;
+            out.flush().context(crate::messages::STDOUT)?;
             return Ok(());
         }
         let deadline = Instant::now() + w.interval;

@@ -1,10 +1,14 @@
 //! Allocations per second from two reads of the waste figures: the
 //! ALLOCS/S column of `diff` and `watch`.
 
+use crate::{GroupBy, Key, Query};
 use allocinfo_format::waste::Waste;
-use allocinfo_output::Rates;
-use allocinfo_report::{GroupBy, Key, Query};
 use std::collections::BTreeMap;
+
+/// Allocations per second per row (diff and watch, from the kernel's waste
+/// accounting, `/proc/allocwaste`): the allocations counted between the two
+/// reads over the time between them. A row without a rate shows `-`.
+pub type Rates = BTreeMap<Key, f64>;
 
 /// Allocations per second per row, and how many call sites' counts fell.
 #[derive(Debug, Default)]
@@ -58,13 +62,13 @@ pub fn rates(old: Option<&Waste>, new: &Waste, query: &Query) -> RateFigures {
     if !restarted {
         for s in &old.sites {
             let e = before.entry(Key::of(&s.tag, GroupBy::Site)).or_default();
-            *e = e.saturating_add(s.allocs);
+            *e = e.saturating_add(s.counts.allocs);
         }
     }
     let mut now: BTreeMap<Key, u64> = BTreeMap::new();
     for s in &new.sites {
         let e = now.entry(Key::of(&s.tag, GroupBy::Site)).or_default();
-        *e = e.saturating_add(s.allocs);
+        *e = e.saturating_add(s.counts.allocs);
     }
     let mut counted: BTreeMap<Key, Option<u64>> = BTreeMap::new();
     for s in new.sites.iter().filter(|s| query.filter.matches(&s.tag)) {

@@ -7,9 +7,7 @@
 //! site selection=1 live=5 live_bytes=2560 untracked=0 untracked_bytes=0 lib/t.c:172 [t] func:hold_object
 //! ```
 
-use crate::fail;
-use anyhow::{Result, anyhow, bail};
-use serde_json::{Value, json};
+use crate::fail::parse_location;
 
 /// The record pool (the `capture` line).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,21 +66,21 @@ fn pairs(rest: &str) -> (Vec<(&str, &str)>, &str) {
     }
 }
 
-fn value<T: std::str::FromStr>(pairs: &[(&str, &str)], key: &str) -> Result<T> {
+fn value<T: std::str::FromStr>(pairs: &[(&str, &str)], key: &str) -> Result<T, String> {
     let v = pairs
         .iter()
         .find(|(k, _)| *k == key)
-        .ok_or_else(|| anyhow!("no {key}="))?
+        .ok_or_else(|| format!("no {key}="))?
         .1;
-    v.parse().map_err(|_| anyhow!("invalid {key}={v:?}"))
+    v.parse().map_err(|_| format!("invalid {key}={v:?}"))
 }
 
 /// Parses the listing; errors name the line. Unknown keys are ignored.
-pub fn parse(text: &str) -> Result<Listing> {
+pub fn parse(text: &str) -> Result<Listing, String> {
     let mut l = Listing::default();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim_end();
-        let done = (|| -> Result<()> {
+        let done = (|| -> Result<(), String> {
             if let Some(rest) = line.strip_prefix("capture ") {
                 let (p, _) = pairs(rest);
                 l.pool = Some(Pool {
@@ -96,11 +94,11 @@ pub fn parse(text: &str) -> Result<Listing> {
                 let (id, rest) = rest.split_once(' ').unwrap_or((rest, ""));
                 let id = id
                     .parse()
-                    .map_err(|_| anyhow!("invalid selection id {id:?}"))?;
+                    .map_err(|_| format!("invalid selection id {id:?}"))?;
                 let (p, rest) = pairs(rest);
                 let select = rest
                     .strip_prefix("select=")
-                    .ok_or_else(|| anyhow!("selection {id} without select="))?;
+                    .ok_or_else(|| format!("selection {id} without select="))?;
                 l.selections.push(Selection {
                     id,
                     unmarked: value(&p, "unmarked")?,
@@ -108,7 +106,7 @@ pub fn parse(text: &str) -> Result<Listing> {
                 });
             } else if let Some(rest) = line.strip_prefix("site ") {
                 let (p, location) = pairs(rest);
-                let (file, line, module, function) = fail::parse_location(location)?;
+                let (file, line, module, function) = parse_location(location)?;
                 l.sites.push(Site {
                     selection: value(&p, "selection")?,
                     live: value(&p, "live")?,
@@ -121,70 +119,31 @@ pub fn parse(text: &str) -> Result<Listing> {
                     function,
                 });
             } else if !line.is_empty() {
-                bail!("expected a capture, selection or site line, found {line:?}");
+                return Err(format!(
+                    "expected a capture, selection or site line, found {line:?}"
+                ));
             }
             Ok(())
         })();
-        done.map_err(|e| anyhow!("line {}: {e}", i + 1))?;
+        done.map_err(|e| format!("line {}: {e}", i + 1))?;
     }
     Ok(l)
-}
-
-/// The listing as one JSON object: `pool` (or null), `selections`, each
-/// with its `sites`.
-pub fn json(l: &Listing) -> Value {
-    let selections: Vec<Value> = l
-        .selections
-        .iter()
-        .map(|s| {
-            let sites: Vec<Value> = l
-                .sites
-                .iter()
-                .filter(|site| site.selection == s.id)
-                .map(|site| {
-                    json!({
-                        "file": site.file, "line": site.line, "module": site.module,
-                        "function": site.function, "live": site.live,
-                        "live_bytes": site.live_bytes, "untracked": site.untracked,
-                        "untracked_bytes": site.untracked_bytes,
-                    })
-                })
-                .collect();
-            json!({"id": s.id, "select": s.select, "unmarked": s.unmarked, "sites": sites})
-        })
-        .collect();
-    let pool = l.pool.map(|p| {
-        json!({"limit": p.limit, "size": p.size, "used": p.used,
-               "dropped": p.dropped, "busy": p.busy})
-    });
-    json!({"pool": pool, "selections": selections})
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const LISTING: &str = "capture limit=4096 size=4096 used=5 dropped=1 busy=2\n\
-        selection 1 sites=1 unmarked=0 select=module:t func:hold\n\
-        site selection=1 live=5 live_bytes=2560 untracked=3 untracked_bytes=96 lib/t.c:172 [t] func:hold\n\
-        selection 3 sites=0 unmarked=2 select=mm/slub.c\n";
+    const LISTING: &str = include_str!("../../tests/data/debugfs/capture-listing.txt");
 
     #[test]
-    fn parses_and_prints_json() {
+    fn parses_pool_selections_and_sites() {
         let l = parse(LISTING).unwrap();
         assert_eq!(l.pool.unwrap().used, 5);
         assert_eq!(l.selections.len(), 2);
         assert_eq!(l.selections[1].select, "mm/slub.c");
         assert_eq!(l.sites[0].untracked_bytes, 96);
         assert_eq!(l.sites[0].module.as_deref(), Some("t"));
-        let v = json(&l);
-        assert_eq!(v["pool"]["dropped"], 1);
-        assert_eq!(v["selections"][0]["sites"][0]["live_bytes"], 2560);
-        assert_eq!(v["selections"][1]["sites"], json!([]));
-        assert_eq!(
-            json(&parse("").unwrap()),
-            json!({"pool": null, "selections": []})
-        );
         let err = parse("capture limit=1\n").unwrap_err();
         assert_eq!(err.to_string(), "line 1: no size=");
         assert!(parse("site selection=1 live=x lib/t.c:1 func:f\n").is_err());
