@@ -563,7 +563,7 @@ test_rw_capture_no_page_record_without_a_charge() {
 	echo 0 >$HOLD_LIST || fail "freeing failed"
 	left=$(grep -c "^object .* kind=pages .*func:hold_exact$" "$CAP_DIR/live" || true)
 	rounds=$(cat /tmp/capture-toggle.rounds 2>/dev/null || echo 0)
-	report "guest-test: # $pages pages allocated, $rounds sysctl off-on rounds: $held page records, $left left after the frees"
+	guest_note "$pages pages allocated, $rounds sysctl off-on rounds: $held page records, $left left after the frees"
 	[ "$left" = 0 ] || fail "$left records of freed pages left (of $held, $pages pages): $(grep -m 3 "^object .*func:hold_exact$" "$CAP_DIR/live")"
 	[ "$held" -gt 0 ] || fail "no page recorded"
 }
@@ -611,7 +611,7 @@ test_rw_capture_opens_need_no_room_for_records() {
 		">$CAP_CTL") write_peak=$((peak - base_write)) ;;
 		esac
 	done
-	report "guest-test: # $used records: a reading open of the control file charged $read_peak bytes at its peak, a writing open $write_peak"
+	guest_note "$used records: a reading open of the control file charged $read_peak bytes at its peak, a writing open $write_peak"
 	# In 1 MiB: the read, then clear.
 	c=$cg/alloctag-cap-small
 	mkdir $c

@@ -438,7 +438,7 @@ test_inject_rules_change_while_modules_load() {
 	done
 	wait "$loader" || fail "the loads: $(cat "$race/error" 2>/dev/null)"
 	read -r loads ok failed <"$race/loads"
-	report "guest-test: # $loads loads: $ok loaded, $failed failed with ENOMEM; $rounds rounds of rules counted $injected failures injected"
+	guest_note "$loads loads: $ok loaded, $failed failed with ENOMEM; $rounds rounds of rules counted $injected failures injected"
 	[ "$ok" -ge 1 ] || fail "none of $loads loads succeeded"
 	[ "$failed" -ge 1 ] || fail "none of $loads loads failed"
 	[ "$injected" -ge 1 ] || fail "the rules counted no failure injected ($failed loads failed)"

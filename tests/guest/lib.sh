@@ -60,6 +60,78 @@ wait_unlisted() {
 	done
 }
 
+# The results go to the host in KTAP (the kernel's
+# Documentation/dev-tools/ktap.rst), written by the kernel's own helpers,
+# tools/testing/selftests/kselftest/ktap_helpers.sh (in the initramfs as
+# /alloctag/ktap_helpers.sh, sourced by run.sh): ktap_print_header,
+# ktap_set_plan, ktap_test_pass, ktap_test_fail, ktap_test_skip and
+# ktap_finished. They print to standard output; each of their lines goes to
+# the console through report(), after "guest-test: ", which tells the
+# runner's lines from the kernel's (scripts/manifest.sh reads the lines with
+# it, and parses them with the kernel's KTAP parser), and after KTAP_INDENT,
+# a subtest's four spaces.
+KTAP_INDENT=
+
+# Reports /tmp/ktap.out's lines, what a helper printed.
+ktap_report() {
+	while IFS= read -r _kt_line; do
+		report "guest-test: $KTAP_INDENT$_kt_line"
+	done </tmp/ktap.out
+}
+
+# ktap FUNCTION [ARG...]: runs a function of ktap_helpers.sh in this shell,
+# so that its counters count, and reports what it printed. The helpers pass
+# their arguments to echo unquoted: no pattern is expanded meanwhile.
+ktap() {
+	case $- in *f*) _kt_glob= ;; *) _kt_glob=1 && set -f ;; esac
+	"$@" >/tmp/ktap.out
+	[ -z "$_kt_glob" ] || set +f
+	ktap_report
+}
+
+# ktap_exit FUNCTION [ARG...]: for ktap_finished and ktap_exit_fail_msg,
+# which end the shell with the run's verdict: they run in a subshell, their
+# lines are reported, then this shell exits as they did.
+ktap_exit() {
+	_kt_rc=0
+	(
+		set -f
+		"$@"
+	) >/tmp/ktap.out || _kt_rc=$?
+	ktap_report
+	exit "$_kt_rc"
+}
+
+# A KTAP diagnostic line, "# TEXT": a figure a test reports, or a line of a
+# failed test's output. Written as it is: ktap_helpers.sh's ktap_print_msg
+# passes its words to echo unquoted, which would close up a test output's
+# spacing.
+guest_note() {
+	report "guest-test: $KTAP_INDENT# $*"
+}
+
+# Opens the running test's block of subtests (the KUnit cases that
+# tests/guest/suites.sh runs), once: "# Subtest: TEST" (GUEST_TEST, set by
+# run.sh), which the test's own result line closes. Within it the helpers
+# count from 1 again, in the test's subshell only.
+guest_subtests() {
+	[ -z "$KTAP_INDENT" ] || return 0
+	KTAP_INDENT='    '
+	KTAP_TESTNO=1
+	KTAP_CNT_PASS=0
+	KTAP_CNT_FAIL=0
+	KTAP_CNT_SKIP=0
+	ktap ktap_print_header
+	report "guest-test: $KTAP_INDENT# Subtest: $GUEST_TEST"
+}
+
+# guest_subtest pass|fail|skip NAME: a result of the running test's
+# subtests.
+guest_subtest() {
+	guest_subtests
+	ktap "ktap_test_$1" "$2"
+}
+
 # Prints its arguments and fails: cmd || fail "why".
 fail() {
 	echo "$*"
@@ -67,8 +139,8 @@ fail() {
 }
 
 # A test whose precondition the machine cannot give (not the code under
-# test: memory's state) ends with this, and run.sh reports it "ok - NAME #
-# SKIP" with the reason; its manifest line must say "may-skip NAME"
+# test: memory's state) ends with this, and run.sh reports it "ok N NAME #
+# SKIP" after the reason; its manifest line must say "may-skip NAME"
 # (tests/manifest/README), or the skip fails the run.
 SKIP_RC=77
 skip() {

@@ -228,7 +228,7 @@ test_rw_allocwaste_opens_are_small_and_charged() {
 	set -- $(opens_cost /proc/allocwaste $n)
 	waste=$((($1 - base) / n)) slab=$(($2 * 1024 / n))
 	# The figures, for Documentation/alloctag.rst.
-	report "guest-test: # per open: allocinfo $info bytes charged, allocwaste $waste charged, $slab of Slab"
+	guest_note "per open: allocinfo $info bytes charged, allocwaste $waste charged, $slab of Slab"
 	[ "$info" -ge 4096 ] || fail "an open of /proc/allocinfo charged $info bytes"
 	[ "$waste" -ge 4096 ] || fail "an open of /proc/allocwaste charged $waste bytes"
 	[ "$waste" -le $((info + 2048)) ] || fail "an open of /proc/allocwaste charged $waste, of /proc/allocinfo $info"
@@ -266,5 +266,5 @@ test_rw_allocwaste_opens_are_small_and_charged() {
 	if echo "$log" | grep -Eq "BUG:|WARNING:|KASAN:|Oops|INFO: possible|circular locking|inconsistent lock state|UBSAN:"; then
 		fail "a kernel report beside the cgroup OOM: $(echo "$log" | grep -E -m 3 -A 3 "BUG:|WARNING:|KASAN:|Oops|INFO:|UBSAN:")"
 	fi
-	report "guest-test: # in a 2 MiB cgroup: $(echo "$out" | head -1), Slab grew $grown KiB; $events"
+	guest_note "in a 2 MiB cgroup: $(echo "$out" | head -1), Slab grew $grown KiB; $events"
 }
