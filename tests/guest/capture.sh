@@ -360,18 +360,7 @@ test_capture_bad_commands_change_nothing() {
 # logged, and changes nothing.
 test_capture_33rd_selection_is_enospc() {
 	capture_ready
-	i=1
-	while [ "$i" -le 32 ]; do
-		echo "add func:alloctag_never_called_$i" >"$CAP_CTL" || fail "selection $i refused"
-		i=$((i + 1))
-	done
-	[ "$(grep -c '^selection ' "$CAP_CTL")" = 32 ] || fail "not 32 selections: $(cat "$CAP_CTL")"
-	before=$(cat "$CAP_CTL")
-	got=$(rawwrite "$CAP_CTL" 'add func:alloctag_never_called_33') || true
-	[ "$got" = ENOSPC ] || fail "the 33rd selection: $got, expected ENOSPC"
-	[ "$(cat "$CAP_CTL")" = "$before" ] || fail "the refused 33rd selection changed the state"
-	dmesg | grep -q "capture: 'add func:alloctag_never_called_33' refused" ||
-		fail "no log line for the 33rd selection"
+	enospc_at_33rd "$CAP_CTL" selection capture
 	echo clear >"$CAP_CTL"
 	grep -q "^selection " "$CAP_CTL" && fail "clear left selections"
 	return 0

@@ -141,17 +141,7 @@ test_inject_logs_rate_limited_and_escaped() {
 # nothing and is logged; a freed slot takes a rule again.
 test_inject_33rd_rule_is_enospc() {
 	fail_ctl_ready
-	i=1
-	while [ "$i" -le 32 ]; do
-		echo "add func:alloctag_never_called_$i verbose=0" >"$FAIL_CTL" || fail "rule $i refused"
-		i=$((i + 1))
-	done
-	[ "$(grep -c '^rule ' "$FAIL_CTL")" = 32 ] || fail "not 32 rules: $(grep -c '^rule ' "$FAIL_CTL")"
-	before=$(cat "$FAIL_CTL")
-	got=$(rawwrite "$FAIL_CTL" 'add func:alloctag_never_called_33') || true
-	[ "$got" = ENOSPC ] || fail "the 33rd rule: $got, expected ENOSPC"
-	[ "$(cat "$FAIL_CTL")" = "$before" ] || fail "the refused 33rd rule changed the rules"
-	dmesg | grep -q "fail: 'add func:alloctag_never_called_33' refused" || fail "no log line for the 33rd rule"
+	enospc_at_33rd "$FAIL_CTL" rule fail verbose=0
 	echo "remove 7" >"$FAIL_CTL" || fail "remove 7 refused"
 	echo "add func:alloctag_never_called_33 verbose=0" >"$FAIL_CTL" || fail "no rule after a slot was freed"
 	[ "$(grep -c '^rule ' "$FAIL_CTL")" = 32 ] || fail "not 32 rules after the slot was taken again"

@@ -204,6 +204,31 @@ counters_moving() {
 		fail "probe: $PROBE_N allocations and their free moved hold_object's calls by $_pr_moves, expected $PROBE_N 0"
 }
 
+# enospc_at_33rd FILE ENTRY LOG [ARG...]: a control file of at most 32
+# entries (capture's selections, fault injection's rules) takes 32 (each
+# "add func:alloctag_never_called_N ARG...", listed in FILE as a line
+# "ENTRY ..."); the 33rd is refused with ENOSPC, changes nothing, and is
+# logged as "LOG: 'add ...' refused".
+enospc_at_33rd() {
+	_en_file=$1
+	_en_entry=$2
+	_en_log=$3
+	shift 3
+	_en_i=1
+	while [ "$_en_i" -le 32 ]; do
+		echo "add func:alloctag_never_called_$_en_i${*:+ $*}" >"$_en_file" ||
+			fail "$_en_entry $_en_i refused" || return 1
+		_en_i=$((_en_i + 1))
+	done
+	[ "$(grep -c "^$_en_entry " "$_en_file")" = 32 ] || fail "not 32 ${_en_entry}s: $(cat "$_en_file")" || return 1
+	_en_before=$(cat "$_en_file")
+	_en_got=$(rawwrite "$_en_file" 'add func:alloctag_never_called_33') || true
+	[ "$_en_got" = ENOSPC ] || fail "the 33rd $_en_entry: $_en_got, expected ENOSPC" || return 1
+	[ "$(cat "$_en_file")" = "$_en_before" ] || fail "the refused 33rd $_en_entry changed $_en_file" || return 1
+	dmesg | grep -q "$_en_log: 'add func:alloctag_never_called_33' refused" ||
+		fail "no log line for the 33rd $_en_entry"
+}
+
 # Fails unless the sysctl reads $1.
 expect_sysctl() {
 	v=$(cat "$SYSCTL")
