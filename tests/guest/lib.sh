@@ -47,6 +47,19 @@ settled_module_tags() {
 	echo "$_st_a"
 }
 
+# module_tags_back_to BYTES SECONDS WHY: waits (SECONDS at most) until the
+# bytes of module tags (status_word module_tags 6) read BYTES again, as
+# before a module came and went; fails saying WHY when they do not.
+module_tags_back_to() {
+	_mt_n=0
+	while [ "$(status_word module_tags 6)" != "$1" ] && [ "$_mt_n" -lt $(($2 * 5)) ]; do
+		sleep 0.2
+		_mt_n=$((_mt_n + 1))
+	done
+	[ "$(status_word module_tags 6)" = "$1" ] ||
+		fail "$3: $(status_word module_tags 6) bytes, not $1"
+}
+
 # Waits (30 s at most) until no kept tag of an unloaded module matches the
 # pattern $1 (grep's): they go at the core's first check after their last
 # allocation's free (every 8 s at least while it keeps any, every second
@@ -202,6 +215,20 @@ counters_moving() {
 	_pr_moves=$(probe_moves) || return 1
 	[ "$_pr_moves" = "$PROBE_N 0" ] ||
 		fail "probe: $PROBE_N allocations and their free moved hold_object's calls by $_pr_moves, expected $PROBE_N 0"
+}
+
+# refuses_each FILE COMMAND...: the control file FILE refuses each COMMAND,
+# and none of them changes what it lists.
+refuses_each() {
+	_rf_file=$1
+	shift
+	_rf_before=$(cat "$_rf_file")
+	for _rf_cmd; do
+		if echo "$_rf_cmd" >"$_rf_file" 2>/dev/null; then
+			fail "'$_rf_cmd' accepted" || return 1
+		fi
+		[ "$(cat "$_rf_file")" = "$_rf_before" ] || fail "'$_rf_cmd' changed $_rf_file" || return 1
+	done
 }
 
 # enospc_at_33rd FILE ENTRY LOG [ARG...]: a control file of at most 32

@@ -94,13 +94,7 @@ test_module_built_for_ccore_refused_and_freed() {
 		fail "the refused module's tags read in use"
 		return 1
 	fi
-	_n=0
-	while [ "$(status_word module_tags 6)" != "$used_before" ] && [ $_n -lt 50 ]; do
-		sleep 0.2
-		_n=$((_n + 1))
-	done
-	[ "$(status_word module_tags 6)" = "$used_before" ] ||
-		fail "the refused module's tag section stayed: $(status_word module_tags 6) bytes, not $used_before"
+	module_tags_back_to "$used_before" 10 "the refused module's tag section stayed"
 }
 
 # A module unloaded while allocations it made live, freed later by another
@@ -155,13 +149,7 @@ test_module_leak_listed_until_freed() {
 	wait_unlisted '\[alloctag_test\] func:hold_' || return 1
 	[ "$(grep -c '\[alloctag_test\] func:hold_' "$PROC_ALLOCINFO")" = 0 ] || fail "hold_* lines left"
 	# The tags' memory goes at the check after the one that dropped the lines.
-	_n=0
-	while [ "$(status_word module_tags 6)" != "$used_before" ] && [ $_n -lt 150 ]; do
-		sleep 0.2
-		_n=$((_n + 1))
-	done
-	[ "$(status_word module_tags 6)" = "$used_before" ] ||
-		fail "the kept tags' memory was not freed: $(status_word module_tags 6) bytes, not $used_before"
+	module_tags_back_to "$used_before" 30 "the kept tags' memory was not freed" || return 1
 	[ "$(status_word unloaded_modules 1)" = "$kept_before" ] || fail "the unloaded module is still kept"
 	rmmod alloctag_holder
 	trap - EXIT
@@ -214,12 +202,7 @@ test_module_leak_cycles_keep_only_tags() {
 		fail "not 100 kept hold_kmalloc lines"
 	echo 1 >"$HOLDER_RELEASE"
 	wait_unlisted '\[alloctag_test\] func:hold_' || return 1
-	_n=0
-	while [ "$(status_word module_tags 6)" != "$used_before" ] && [ $_n -lt 150 ]; do
-		sleep 0.2
-		_n=$((_n + 1))
-	done
-	[ "$(status_word module_tags 6)" = "$used_before" ] || fail "kept tags' memory not freed"
+	module_tags_back_to "$used_before" 30 "kept tags' memory not freed" || return 1
 	[ "$(status_word unloaded_modules 3)" = "$names_before" ] || fail "names' copies not freed"
 	rmmod alloctag_holder
 	trap - EXIT
