@@ -15,10 +15,11 @@ tests and maps their status. STATUS is pass, fail or skip.
   guest  tests/guest/run.sh's KTAP: each test by its own name, a test's
          subtests (tests/guest/suites.sh's kunit:SUITE.CASE) after it
 
-A test the parser made up for a missing result (a crashed run's plan not
-met) has no name and is not listed: the manifest check names it as a test
-that did not run. One whose "# Subtest:" line came but not its result line
-is listed as failed.
+Only a test with a result line ("ok N NAME", "not ok N NAME") is listed,
+with the status that line gives: one the parser made up for a plan not met,
+or whose "# Subtest:" line came but not its result line (a run that ended
+inside it), is left out, and the manifest check names it as a test that
+did not run.
 """
 
 import io
@@ -40,16 +41,26 @@ def main() -> int:
 		kunit_parser.TestStatus.SUCCESS: 'pass',
 		kunit_parser.TestStatus.SKIPPED: 'skip',
 	}
+	# The parser keeps no mark of a result line; it sets the status from
+	# one, and may change it later (a subtest's crash): note it then.
+	parse_test_result = kunit_parser.parse_test_result
+
+	def noted_result(lines, test, expected_num):
+		found = parse_test_result(lines, test, expected_num)
+		if found:
+			test.result_line_status = test.status
+		return found
+
+	kunit_parser.parse_test_result = noted_result
 	root = kunit_parser.parse_run_tests(sys.stdin)
 	kunit = sys.argv[2] == 'kunit'
 
 	def walk(test, path, depth):
 		for sub in test.subtests:
-			if not sub.name:
-				continue
 			name = f'{path}.{sub.name}' if kunit and path else sub.name
-			if depth >= (2 if kunit else 1):
-				print(status.get(sub.status, 'fail'), name)
+			result = getattr(sub, 'result_line_status', None)
+			if result and depth >= (2 if kunit else 1):
+				print(status.get(result, 'fail'), name)
 			walk(sub, name if kunit else '', depth + 1)
 
 	walk(root, '', 1)
