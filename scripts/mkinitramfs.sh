@@ -44,6 +44,8 @@ install -m 644 "$ALLOCTAG_ROOT/scripts/guest/report.sh" "$stage/alloctag/report.
 install -m 755 "$ALLOCTAG_ROOT/scripts/guest/demo.sh" "$stage/alloctag/demo.sh"
 install -m 755 "$ALLOCTAG_ROOT/scripts/guest/smoke.sh" "$stage/alloctag/smoke.sh" # scripts/build-matrix.sh
 install -m 755 "$ALLOCTAG_ROOT/tests/guest/run.sh" "$stage/alloctag/tests.sh"
+# The kernel's KTAP helpers, which the runner reports its results with.
+install -m 644 "$SRC_TREE/tools/testing/selftests/kselftest/ktap_helpers.sh" "$stage/alloctag/ktap_helpers.sh"
 for t in "$ALLOCTAG_ROOT"/tests/guest/*.sh; do
 	[ "$(basename "$t")" = run.sh ] || install -m 644 "$t" "$stage/alloctag/tests/"
 done

@@ -250,7 +250,7 @@ prepare_guest() {
 # boot NAME KERNEL [QEMU_SMP=N] [QEMU_TIMEOUT=S] [kernel command line ...]:
 # one boot running the tests that its command line selects.
 boot() {
-	local name=$1 kernel=$2 rc=0 p f
+	local name=$1 kernel=$2 rc=0 p f res
 	local -a env=("QEMU_TIMEOUT=${QEMU_TIMEOUT:-600}") cmdline=(alloctag_run=tests "alloctag_kernel=$kernel")
 	shift 2
 	while [ $# -gt 0 ]; do
@@ -274,8 +274,11 @@ boot() {
 	env "${env[@]}" "$ALLOCTAG_ROOT/scripts/run-qemu.sh" "${images[$kernel]}" "${initrds[$kernel]}" \
 		"$logs/guest-$name.log" "${cmdline[@]}" "$@" || rc=1
 	grep '^guest-test: ' "$logs/guest-$name.log"
-	p=$(grep '^guest-test: ok ' "$logs/guest-$name.log" | grep -vc ' # SKIP$' || true)
-	f=$(grep -c '^guest-test: not ok ' "$logs/guest-$name.log")
+	# Its KTAP's results, as the kernel's parser reads them (scripts/manifest.sh):
+	# every test and subtest (tests/guest/suites.sh's KUnit cases).
+	res=$("$ALLOCTAG_ROOT/scripts/manifest.sh" results "guest/$name" "$logs/guest-$name.log" 2>&1) || res=
+	p=$(grep -c '^pass ' <<<"$res" || true)
+	f=$(grep -c '^fail ' <<<"$res" || true)
 	# A boot that failed outside a test (report, timeout) counts as a failure.
 	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
 		echo "guest-test: not ok - boot '$name' (see $logs/guest-$name.log)"

@@ -331,14 +331,9 @@ test_capture_bad_commands_change_nothing() {
 	before=$(cat "$CAP_CTL")
 	# The two whose log lines are checked first: refusals are logged 10 per
 	# 5 s at most.
-	for bad in "limit 0" "limit 5" "add" "add func:" "add x.c:0" "add a b c d e" "remove" \
+	refuses_each "$CAP_CTL" "limit 0" "limit 5" "add" "add func:" "add x.c:0" "add a b c d e" "remove" \
 		"remove x" "remove 1 2" "remove 9" "limit" "limit x" "clear now" "bogus" \
-		"add func:alloctag_never_called_anywhere"; do
-		if echo "$bad" >"$CAP_CTL" 2>/dev/null; then
-			fail "'$bad' accepted"
-		fi
-		[ "$(cat "$CAP_CTL")" = "$before" ] || fail "'$bad' changed the state"
-	done
+		"add func:alloctag_never_called_anywhere"
 	dmesg | grep -q "capture: 'limit 0' refused" || fail "no log line for a refused command"
 	# The error reads EBUSY or Error(16), as the kernel names errors or not.
 	dmesg | grep -Eq "capture: 'limit 5' refused: (EBUSY|Error\(16\))" || fail "no EBUSY for a limit while on"
@@ -360,18 +355,7 @@ test_capture_bad_commands_change_nothing() {
 # logged, and changes nothing.
 test_capture_33rd_selection_is_enospc() {
 	capture_ready
-	i=1
-	while [ "$i" -le 32 ]; do
-		echo "add func:alloctag_never_called_$i" >"$CAP_CTL" || fail "selection $i refused"
-		i=$((i + 1))
-	done
-	[ "$(grep -c '^selection ' "$CAP_CTL")" = 32 ] || fail "not 32 selections: $(cat "$CAP_CTL")"
-	before=$(cat "$CAP_CTL")
-	got=$(rawwrite "$CAP_CTL" 'add func:alloctag_never_called_33') || true
-	[ "$got" = ENOSPC ] || fail "the 33rd selection: $got, expected ENOSPC"
-	[ "$(cat "$CAP_CTL")" = "$before" ] || fail "the refused 33rd selection changed the state"
-	dmesg | grep -q "capture: 'add func:alloctag_never_called_33' refused" ||
-		fail "no log line for the 33rd selection"
+	enospc_at_33rd "$CAP_CTL" selection capture
 	echo clear >"$CAP_CTL"
 	grep -q "^selection " "$CAP_CTL" && fail "clear left selections"
 	return 0
@@ -563,7 +547,7 @@ test_rw_capture_no_page_record_without_a_charge() {
 	echo 0 >$HOLD_LIST || fail "freeing failed"
 	left=$(grep -c "^object .* kind=pages .*func:hold_exact$" "$CAP_DIR/live" || true)
 	rounds=$(cat /tmp/capture-toggle.rounds 2>/dev/null || echo 0)
-	report "guest-test: # $pages pages allocated, $rounds sysctl off-on rounds: $held page records, $left left after the frees"
+	guest_note "$pages pages allocated, $rounds sysctl off-on rounds: $held page records, $left left after the frees"
 	[ "$left" = 0 ] || fail "$left records of freed pages left (of $held, $pages pages): $(grep -m 3 "^object .*func:hold_exact$" "$CAP_DIR/live")"
 	[ "$held" -gt 0 ] || fail "no page recorded"
 }
@@ -611,7 +595,7 @@ test_rw_capture_opens_need_no_room_for_records() {
 		">$CAP_CTL") write_peak=$((peak - base_write)) ;;
 		esac
 	done
-	report "guest-test: # $used records: a reading open of the control file charged $read_peak bytes at its peak, a writing open $write_peak"
+	guest_note "$used records: a reading open of the control file charged $read_peak bytes at its peak, a writing open $write_peak"
 	# In 1 MiB: the read, then clear.
 	c=$cg/alloctag-cap-small
 	mkdir $c

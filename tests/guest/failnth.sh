@@ -120,7 +120,7 @@ test_failnth_module_unload() {
 		n=$((n + 1))
 		[ "$n" -le 500 ] || fail "more than 500 fault points" || return 1
 	done
-	report "guest-test: # delete_module: $hit fault points, each failed in turn; every unload returned 0 and took the tags"
+	guest_note "delete_module: $hit fault points, each failed in turn; every unload returned 0 and took the tags"
 	[ "$hit" -ge 1 ] || fail "delete_module() reached no fault point: fail-nth failed no allocation"
 }
 
@@ -184,7 +184,7 @@ test_failnth_leaking_module_load() {
 		[ "$(kept_init_lines)" = $((kept0 + leaked)) ] ||
 			fail "N=$n: $(kept_init_lines) kept lines of alloctag_test_init, not $((kept0 + leaked))" || return 1
 	done
-	report "guest-test: # leak=1: $hit of $loads loads reached their fault point: $failed failed cleanly;" \
+	guest_note "leak=1: $hit of $loads loads reached their fault point: $failed failed cleanly;" \
 		"$loaded loaded, $leaked of them leaked their object at unload"
 	[ "$injected" = 0 ] || fail "the last load, N=$n, still reached its fault point" || return 1
 	[ "$hit" -ge 1 ] || fail "no load reached its fault point: fail-nth failed no allocation" || return 1
@@ -224,7 +224,7 @@ test_failnth_allocinfo_read() {
 		n=$((n + 1))
 		[ "$n" -le 200 ] || fail "more than 200 fault points" || return 1
 	done
-	report "guest-test: # /proc/allocinfo: $hit fault points, each failed in turn: $failed reads failed with ENOMEM, $((hit - failed)) went on"
+	guest_note "/proc/allocinfo: $hit fault points, each failed in turn: $failed reads failed with ENOMEM, $((hit - failed)) went on"
 	[ "$hit" -ge 1 ] || fail "open() and read() reached no fault point: fail-nth failed no allocation" || return 1
 	[ "$failed" -ge 1 ] || fail "no injected failure made a read fail" || return 1
 	failnth_tags </proc/allocinfo >/tmp/failnth-after ||

@@ -336,6 +336,19 @@ ioctl_find_long_names() {
 	echo "$(wc -l </tmp/io-long) tags with a name over 63 characters"
 }
 
+# cut_name_finds function|file NAME CUT FILE LINE: the tag at FILE:LINE (as
+# the ioctl gives the file) has a name NAME over 63 characters, which the
+# ioctl gives as CUT: its last 63 characters, which find the tag as a
+# filter, where NAME and a shorter end of it find none.
+cut_name_finds() {
+	[ ${#3} = 63 ] || fail "$1 cut to ${#3} characters: $3" || return 1
+	ioctl_expect --at-least 1 "--$1" "$3" || return 1
+	allocinfo-check count /tmp/io-d --file "$4" --line "$5" --at-least 1 >/dev/null ||
+		fail "the cut $1 $3 does not find the tag" || return 1
+	ioctl_expect_none "--$1" "$2" || return 1
+	ioctl_expect_none "--$1" "${3#?}"
+}
+
 ioctl_check_long_names() {
 	ioctl_find_long_names
 	[ -s /tmp/io-long ] || fail "no tag with a name over 63 characters" || return 1
@@ -348,20 +361,10 @@ ioctl_check_long_names() {
 	while read -r cfile line cfn file fn <&3; do
 		echo "$file:$line func:$fn" | tee -a /tmp/io-checked-long
 		if [ ${#fn} -gt 63 ]; then
-			[ ${#cfn} = 63 ] || fail "function cut to ${#cfn} characters: $cfn"
-			ioctl_expect --at-least 1 --function "$cfn"
-			allocinfo-check count /tmp/io-d --file "$cfile" --line "$line" --at-least 1 >/dev/null ||
-				fail "the cut name $cfn does not find the tag"
-			ioctl_expect_none --function "$fn"
-			ioctl_expect_none --function "${cfn#?}"
+			cut_name_finds function "$fn" "$cfn" "$cfile" "$line" || return 1
 		fi
 		if [ ${#file} -gt 63 ]; then
-			[ ${#cfile} = 63 ] || fail "file cut to ${#cfile} characters: $cfile"
-			ioctl_expect --at-least 1 --file "$cfile"
-			allocinfo-check count /tmp/io-d --file "$cfile" --line "$line" --at-least 1 >/dev/null ||
-				fail "the cut file $cfile does not find the tag"
-			ioctl_expect_none --file "$file"
-			ioctl_expect_none --file "${cfile#?}"
+			cut_name_finds file "$file" "$cfile" "$cfile" "$line" || return 1
 		fi
 	done 3</tmp/io-long3
 }

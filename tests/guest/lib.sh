@@ -47,6 +47,19 @@ settled_module_tags() {
 	echo "$_st_a"
 }
 
+# module_tags_back_to BYTES SECONDS WHY: waits (SECONDS at most) until the
+# bytes of module tags (status_word module_tags 6) read BYTES again, as
+# before a module came and went; fails saying WHY when they do not.
+module_tags_back_to() {
+	_mt_n=0
+	while [ "$(status_word module_tags 6)" != "$1" ] && [ "$_mt_n" -lt $(($2 * 5)) ]; do
+		sleep 0.2
+		_mt_n=$((_mt_n + 1))
+	done
+	[ "$(status_word module_tags 6)" = "$1" ] ||
+		fail "$3: $(status_word module_tags 6) bytes, not $1"
+}
+
 # Waits (30 s at most) until no kept tag of an unloaded module matches the
 # pattern $1 (grep's): they go at the core's first check after their last
 # allocation's free (every 8 s at least while it keeps any, every second
@@ -60,6 +73,78 @@ wait_unlisted() {
 	done
 }
 
+# The results go to the host in KTAP (the kernel's
+# Documentation/dev-tools/ktap.rst), written by the kernel's own helpers,
+# tools/testing/selftests/kselftest/ktap_helpers.sh (in the initramfs as
+# /alloctag/ktap_helpers.sh, sourced by run.sh): ktap_print_header,
+# ktap_set_plan, ktap_test_pass, ktap_test_fail, ktap_test_skip and
+# ktap_finished. They print to standard output; each of their lines goes to
+# the console through report(), after "guest-test: ", which tells the
+# runner's lines from the kernel's (scripts/manifest.sh reads the lines with
+# it, and parses them with the kernel's KTAP parser), and after KTAP_INDENT,
+# a subtest's four spaces.
+KTAP_INDENT=
+
+# Reports /tmp/ktap.out's lines, what a helper printed.
+ktap_report() {
+	while IFS= read -r _kt_line; do
+		report "guest-test: $KTAP_INDENT$_kt_line"
+	done </tmp/ktap.out
+}
+
+# ktap FUNCTION [ARG...]: runs a function of ktap_helpers.sh in this shell,
+# so that its counters count, and reports what it printed. The helpers pass
+# their arguments to echo unquoted: no pattern is expanded meanwhile.
+ktap() {
+	case $- in *f*) _kt_glob= ;; *) _kt_glob=1 && set -f ;; esac
+	"$@" >/tmp/ktap.out
+	[ -z "$_kt_glob" ] || set +f
+	ktap_report
+}
+
+# ktap_exit FUNCTION [ARG...]: for ktap_finished and ktap_exit_fail_msg,
+# which end the shell with the run's verdict: they run in a subshell, their
+# lines are reported, then this shell exits as they did.
+ktap_exit() {
+	_kt_rc=0
+	(
+		set -f
+		"$@"
+	) >/tmp/ktap.out || _kt_rc=$?
+	ktap_report
+	exit "$_kt_rc"
+}
+
+# A KTAP diagnostic line, "# TEXT": a figure a test reports, or a line of a
+# failed test's output. Written as it is: ktap_helpers.sh's ktap_print_msg
+# passes its words to echo unquoted, which would close up a test output's
+# spacing.
+guest_note() {
+	report "guest-test: $KTAP_INDENT# $*"
+}
+
+# Opens the running test's block of subtests (the KUnit cases that
+# tests/guest/suites.sh runs), once: "# Subtest: TEST" (GUEST_TEST, set by
+# run.sh), which the test's own result line closes. Within it the helpers
+# count from 1 again, in the test's subshell only.
+guest_subtests() {
+	[ -z "$KTAP_INDENT" ] || return 0
+	KTAP_INDENT='    '
+	KTAP_TESTNO=1
+	KTAP_CNT_PASS=0
+	KTAP_CNT_FAIL=0
+	KTAP_CNT_SKIP=0
+	ktap ktap_print_header
+	report "guest-test: $KTAP_INDENT# Subtest: $GUEST_TEST"
+}
+
+# guest_subtest pass|fail|skip NAME: a result of the running test's
+# subtests.
+guest_subtest() {
+	guest_subtests
+	ktap "ktap_test_$1" "$2"
+}
+
 # Prints its arguments and fails: cmd || fail "why".
 fail() {
 	echo "$*"
@@ -67,8 +152,8 @@ fail() {
 }
 
 # A test whose precondition the machine cannot give (not the code under
-# test: memory's state) ends with this, and run.sh reports it "ok - NAME #
-# SKIP" with the reason; its manifest line must say "may-skip NAME"
+# test: memory's state) ends with this, and run.sh reports it "ok N NAME #
+# SKIP" after the reason; its manifest line must say "may-skip NAME"
 # (tests/manifest/README), or the skip fails the run.
 SKIP_RC=77
 skip() {
@@ -130,6 +215,45 @@ counters_moving() {
 	_pr_moves=$(probe_moves) || return 1
 	[ "$_pr_moves" = "$PROBE_N 0" ] ||
 		fail "probe: $PROBE_N allocations and their free moved hold_object's calls by $_pr_moves, expected $PROBE_N 0"
+}
+
+# refuses_each FILE COMMAND...: the control file FILE refuses each COMMAND,
+# and none of them changes what it lists.
+refuses_each() {
+	_rf_file=$1
+	shift
+	_rf_before=$(cat "$_rf_file")
+	for _rf_cmd; do
+		if echo "$_rf_cmd" >"$_rf_file" 2>/dev/null; then
+			fail "'$_rf_cmd' accepted" || return 1
+		fi
+		[ "$(cat "$_rf_file")" = "$_rf_before" ] || fail "'$_rf_cmd' changed $_rf_file" || return 1
+	done
+}
+
+# enospc_at_33rd FILE ENTRY LOG [ARG...]: a control file of at most 32
+# entries (capture's selections, fault injection's rules) takes 32 (each
+# "add func:alloctag_never_called_N ARG...", listed in FILE as a line
+# "ENTRY ..."); the 33rd is refused with ENOSPC, changes nothing, and is
+# logged as "LOG: 'add ...' refused".
+enospc_at_33rd() {
+	_en_file=$1
+	_en_entry=$2
+	_en_log=$3
+	shift 3
+	_en_i=1
+	while [ "$_en_i" -le 32 ]; do
+		echo "add func:alloctag_never_called_$_en_i${*:+ $*}" >"$_en_file" ||
+			fail "$_en_entry $_en_i refused" || return 1
+		_en_i=$((_en_i + 1))
+	done
+	[ "$(grep -c "^$_en_entry " "$_en_file")" = 32 ] || fail "not 32 ${_en_entry}s: $(cat "$_en_file")" || return 1
+	_en_before=$(cat "$_en_file")
+	_en_got=$(rawwrite "$_en_file" 'add func:alloctag_never_called_33') || true
+	[ "$_en_got" = ENOSPC ] || fail "the 33rd $_en_entry: $_en_got, expected ENOSPC" || return 1
+	[ "$(cat "$_en_file")" = "$_en_before" ] || fail "the refused 33rd $_en_entry changed $_en_file" || return 1
+	dmesg | grep -q "$_en_log: 'add func:alloctag_never_called_33' refused" ||
+		fail "no log line for the 33rd $_en_entry"
 }
 
 # Fails unless the sysctl reads $1.

@@ -94,13 +94,7 @@ test_module_built_for_ccore_refused_and_freed() {
 		fail "the refused module's tags read in use"
 		return 1
 	fi
-	_n=0
-	while [ "$(status_word module_tags 6)" != "$used_before" ] && [ $_n -lt 50 ]; do
-		sleep 0.2
-		_n=$((_n + 1))
-	done
-	[ "$(status_word module_tags 6)" = "$used_before" ] ||
-		fail "the refused module's tag section stayed: $(status_word module_tags 6) bytes, not $used_before"
+	module_tags_back_to "$used_before" 10 "the refused module's tag section stayed"
 }
 
 # A module unloaded while allocations it made live, freed later by another
@@ -137,7 +131,7 @@ test_module_leak_listed_until_freed() {
 	[ "$(status_word unloaded_modules 1)" = $((kept_before + 1)) ] || fail "not one more unloaded module kept"
 	[ "$(status_word module_tags 6)" = "$used_loaded" ] || fail "the kept tags' memory changed at unload"
 	[ "$(status_word unloaded_modules 3)" -gt 0 ] || fail "no names copied"
-	report "guest-test: # loader areas in vmallocinfo: $areas_loaded loaded, $areas_kept after the unload; tags $((used_loaded - used_before)) bytes, names $(status_word unloaded_modules 3) bytes"
+	guest_note "loader areas in vmallocinfo: $areas_loaded loaded, $areas_kept after the unload; tags $((used_loaded - used_before)) bytes, names $(status_word unloaded_modules 3) bytes"
 	# Where vmallocinfo names the loader as their caller, the module's own
 	# areas went at unload.
 	if [ "$areas_loaded" -gt 0 ]; then
@@ -155,13 +149,7 @@ test_module_leak_listed_until_freed() {
 	wait_unlisted '\[alloctag_test\] func:hold_' || return 1
 	[ "$(grep -c '\[alloctag_test\] func:hold_' "$PROC_ALLOCINFO")" = 0 ] || fail "hold_* lines left"
 	# The tags' memory goes at the check after the one that dropped the lines.
-	_n=0
-	while [ "$(status_word module_tags 6)" != "$used_before" ] && [ $_n -lt 150 ]; do
-		sleep 0.2
-		_n=$((_n + 1))
-	done
-	[ "$(status_word module_tags 6)" = "$used_before" ] ||
-		fail "the kept tags' memory was not freed: $(status_word module_tags 6) bytes, not $used_before"
+	module_tags_back_to "$used_before" 30 "the kept tags' memory was not freed" || return 1
 	[ "$(status_word unloaded_modules 1)" = "$kept_before" ] || fail "the unloaded module is still kept"
 	rmmod alloctag_holder
 	trap - EXIT
@@ -203,7 +191,7 @@ test_module_leak_cycles_keep_only_tags() {
 	vmalloc_after=$(sed -n 's/^VmallocUsed: *\([0-9]*\) kB/\1/p' /proc/meminfo)
 	percpu_after=$(sed -n 's/^Percpu: *\([0-9]*\) kB/\1/p' /proc/meminfo)
 	held=$(unloaded_tags | awk '/\[alloctag_test\] func:hold_vmalloc / { sum += $1 } END { print sum + 0 }')
-	report "guest-test: # 100 cycles: $kept kept, tags $used bytes ($tags a cycle), names $named bytes ($names a cycle), chunks +$mapped bytes, loader areas $areas_before then $areas, VmallocUsed $vmalloc_before then $vmalloc_after kB ($held bytes of it held vmalloc objects), Percpu $percpu_before then $percpu_after kB"
+	guest_note "100 cycles: $kept kept, tags $used bytes ($tags a cycle), names $named bytes ($names a cycle), chunks +$mapped bytes, loader areas $areas_before then $areas, VmallocUsed $vmalloc_before then $vmalloc_after kB ($held bytes of it held vmalloc objects), Percpu $percpu_before then $percpu_after kB"
 	[ "$kept" = 100 ] || fail "$kept unloaded instances kept, not 100"
 	[ "$tags" -gt 0 ] && [ "$used" = $((100 * tags)) ] || fail "tags kept: $used bytes, not 100 x $tags"
 	[ "$names" -gt 0 ] && [ "$named" = $((100 * names)) ] || fail "names kept: $named bytes, not 100 x $names"
@@ -214,12 +202,7 @@ test_module_leak_cycles_keep_only_tags() {
 		fail "not 100 kept hold_kmalloc lines"
 	echo 1 >"$HOLDER_RELEASE"
 	wait_unlisted '\[alloctag_test\] func:hold_' || return 1
-	_n=0
-	while [ "$(status_word module_tags 6)" != "$used_before" ] && [ $_n -lt 150 ]; do
-		sleep 0.2
-		_n=$((_n + 1))
-	done
-	[ "$(status_word module_tags 6)" = "$used_before" ] || fail "kept tags' memory not freed"
+	module_tags_back_to "$used_before" 30 "kept tags' memory not freed" || return 1
 	[ "$(status_word unloaded_modules 3)" = "$names_before" ] || fail "names' copies not freed"
 	rmmod alloctag_holder
 	trap - EXIT

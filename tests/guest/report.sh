@@ -9,7 +9,7 @@
 # before this test (the header, or the verdict of the test before, which
 # comes after anything that test cleared with dmesg -c) is there.
 test_report_lines_are_kernel_log_records() {
-	dmesg | grep -Eq "^(\[ *[0-9]+\.[0-9]+\] )?guest-test: (# kernel '|ok - test_|not ok - test_)" ||
+	dmesg | grep -Eq "^(\[ *[0-9]+\.[0-9]+\] )?guest-test: (# kernel '|(not )?ok [0-9]+ test_)" ||
 		fail "no line of the runner in the kernel log: $(dmesg | tail -n 3)"
 }
 

@@ -3,8 +3,11 @@
 #
 # In-guest test runner. Sources every tests/*.sh and runs each selected
 # function named test_* in a subshell under set -e; a function passes when it
-# returns 0. Prints "guest-test: ok - NAME" or "guest-test: not ok - NAME"
-# (then the last lines of its output), which the host counts.
+# returns 0. Reports the results in KTAP through the kernel's helpers
+# (ktap_helpers.sh; tests/guest/lib.sh's ktap says how), each line after
+# "guest-test: ": "ok N NAME", "ok N NAME # SKIP" or "not ok N NAME" (after
+# the last lines of its output), then the totals; the host parses them with
+# the kernel's KTAP parser (scripts/manifest.sh).
 #
 # A test's name says what it needs of the kernel, so that one set of files
 # serves every boot of tests/guest/boots.txt:
@@ -68,7 +71,8 @@ fi
 set +f # the tests may glob
 # shellcheck disable=SC1091 # scripts/guest/report.sh, in the initramfs
 . /alloctag/report.sh
-report "guest-test: # kernel '${kernel:-?}', tests $tests"
+# shellcheck disable=SC1091 # the kernel's, in the initramfs (scripts/mkinitramfs.sh)
+. /alloctag/ktap_helpers.sh
 
 # Succeeds when test $1 matches the selection $tests.
 selected() {
@@ -97,19 +101,26 @@ selected() {
 # the boot decided (tests/guest/pgflags.sh) is read from here.
 dmesg >/tmp/dmesg.boot
 
-passed=0
-failed=0
-skipped=0
 for file in /alloctag/tests/*.sh; do
 	# shellcheck disable=SC1090 # the test files, found at run time
 	. "$file"
 done
+ktap ktap_print_header
+guest_note "kernel '${kernel:-?}', tests $tests"
 # ash cannot list functions, so they are found in the files.
+selection=
 # shellcheck disable=SC2013 # function names, one word each
 for t in $(sed -n 's/^\(test_[a-zA-Z0-9_]*\) *().*/\1/p' /alloctag/tests/*.sh); do
-	selected "$t" || continue
+	! selected "$t" || selection="$selection $t"
+done
+[ -n "$selection" ] || ktap_exit ktap_exit_fail_msg "no test matches '$tests'"
+# shellcheck disable=SC2086 # one word per test
+set -- $selection
+ktap ktap_set_plan $#
+for t in $selection; do
 	# The output goes to a file, not through a pipe that a process the test
 	# left behind would hold open; a watchdog ends a test that hangs.
+	GUEST_TEST=$t
 	(set -e; "$t") >/tmp/test.out 2>&1 &
 	test_pid=$!
 	(
@@ -125,23 +136,15 @@ for t in $(sed -n 's/^\(test_[a-zA-Z0-9_]*\) *().*/\1/p' /alloctag/tests/*.sh); 
 	kill "$watchdog" 2>/dev/null || true
 	wait "$watchdog" 2>/dev/null || true
 	if [ "$rc" -eq 0 ]; then
-		report "guest-test: ok - $t"
-		passed=$((passed + 1))
+		ktap ktap_test_pass "$t"
 	elif [ "$rc" -eq "$SKIP_RC" ]; then
-		report "guest-test: ok - $t # SKIP"
-		report "guest-test: #   $(tail -n 1 /tmp/test.out)"
-		skipped=$((skipped + 1))
+		guest_note "  $(tail -n 1 /tmp/test.out)"
+		ktap ktap_test_skip "$t"
 	else
-		report "guest-test: not ok - $t"
 		tail -n 20 /tmp/test.out | while IFS= read -r line; do
-			report "guest-test: #   $line"
+			guest_note "  $line"
 		done
-		failed=$((failed + 1))
+		ktap ktap_test_fail "$t"
 	fi
 done
-if [ $((passed + failed + skipped)) -eq 0 ]; then
-	report "guest-test: not ok - no test matches '$tests'"
-	failed=1
-fi
-report "guest-test: summary $passed passed, $failed failed, $skipped skipped"
-[ "$failed" -eq 0 ]
+ktap_exit ktap_finished

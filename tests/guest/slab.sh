@@ -94,7 +94,7 @@ test_ro_slab_vectors_come_from_no_objext_caches() {
 	kill $job
 	wait $job 2>/dev/null || true
 	closed=$(slab_vectors) || return 1
-	report "guest-test: # vectors and slabs (objects in kmalloc-no-objext, normal kmalloc slabs, larger, per-CPU): at rest $rest; 2000 opens held $held; closed $closed"
+	guest_note "vectors and slabs (objects in kmalloc-no-objext, normal kmalloc slabs, larger, per-CPU): at rest $rest; 2000 opens held $held; closed $closed"
 	slab_vectors_match "2000 opens held" "$held" || return 1
 	slab_vectors_match "opens closed" "$closed" || return 1
 	# The opens made slabs, and closing them freed most of those again: the

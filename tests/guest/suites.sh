@@ -11,8 +11,9 @@
 # (kfence.sample_interval) and KUnit enabled for modules only
 # (kunit.filter_glob matches no built-in suite at boot; the tests set it).
 #
-# Each case is also reported as a test of its own, "kunit:SUITE.CASE" (a
-# skipped case with "# SKIP"), so that the boots' manifests list the cases.
+# Each case is also reported as a subtest of the test that ran its suite,
+# "kunit:SUITE.CASE" (lib.sh's guest_subtest), so that the boots' manifests
+# list the cases.
 #
 # KASAN's and KFENCE's suites make reports on purpose. The console is quieted
 # while a suite runs, and its log is judged instead: each report of the
@@ -49,33 +50,30 @@ kernel_suite() {
 	dmesg -n "$ks_level"
 	# The log from the mark on, without printk's time stamps.
 	dmesg | sed -n "/$ks_mark/,\$p" | sed 's/^\[ *[0-9]*\.[0-9]*\] \{0,1\}//' >/tmp/suite.log
-	# Its cases: the KTAP lines one level in, under "# Subtest: SUITE".
+	# Its cases: the KTAP lines one level in, under "# Subtest: SUITE", as
+	# "pass|fail|skip kunit:SUITE.CASE".
 	awk -v s="$2" '
 	$0 == "    # Subtest: " s { on = 1; next }
 	on && /^    (not )?ok [0-9]+ / {
-		st = $1 == "not" ? "not ok" : "ok"
 		rest = $0; sub(/^    (not )?ok [0-9]+ /, "", rest)
 		name = rest; sub(/ *#.*$/, "", name)
-		skip = rest ~ /# *SKIP/ ? " # SKIP" : ""
-		print st " - kunit:" s "." name skip
+		print (rest ~ /# *SKIP/ ? "skip" : $1 == "not" ? "fail" : "pass"), "kunit:" s "." name
 	}
 	on && /^(not )?ok [0-9]+ / { exit }' /tmp/suite.log >/tmp/suite.cases
-	while IFS= read -r ks_line; do
-		report "guest-test: $ks_line"
+	while read -r ks_status ks_name; do
+		guest_subtests
 		# A failed case's own lines, for its report.
-		case "$ks_line" in
-		"not ok - kunit:"*)
-			ks_case=${ks_line#not ok - kunit:$2.}
-			grep -B 15 "^    not ok [0-9]* $ks_case$" /tmp/suite.log | while IFS= read -r l; do
-				report "guest-test: #   $l"
+		if [ "$ks_status" = fail ]; then
+			grep -B 15 "^    not ok [0-9]* ${ks_name#kunit:$2.}$" /tmp/suite.log | while IFS= read -r l; do
+				guest_note "  $l"
 			done
-			;;
-		esac
+		fi
+		guest_subtest "$ks_status" "$ks_name"
 	done </tmp/suite.cases
 	[ "$ks_rc" = 0 ] || fail "insmod $ks_mod: rc $ks_rc" || return 1
 	[ -s /tmp/suite.cases ] || fail "suite $2 reported no case: $(head -40 /tmp/suite.log)" || return 1
 	grep -q "^ok [0-9]* $2$" /tmp/suite.log ||
-		fail "suite $2: $(grep -E "^(not )?ok [0-9]+ $2" /tmp/suite.log; grep "^not ok" /tmp/suite.cases)" || return 1
+		fail "suite $2: $(grep -E "^(not )?ok [0-9]+ $2" /tmp/suite.log; grep "^fail " /tmp/suite.cases)" || return 1
 	# Kernel reports other than the sanitizers' (and the one above).
 	ks_other=$(awk '
 	/^=+$/ && length($0) >= 60 { inside = !inside; next }

@@ -20,6 +20,19 @@ waste_ready() {
 	trap 'echo off >"$WASTE_CTL" 2>/dev/null; rmmod alloctag_test 2>/dev/null || true' EXIT
 }
 
+# json_then_released BYTES FILE FIGURES WANT: allocinfo waste --json
+# lists the BYTES requested that the test module holds; writing 0 to its
+# debugfs FILE frees them, and FIGURES (hold_figures and the like) then
+# reads WANT.
+json_then_released() {
+	_jr_out=$(allocinfo waste --json) || fail "allocinfo waste --json failed" || return 1
+	echo "$_jr_out" | grep -q "\"requested\": *$1" || fail "json: $_jr_out" || return 1
+	echo 0 >"$2" || fail "release failed" || return 1
+	_jr_want=$4
+	set -- $($3)
+	[ "$*" = "$_jr_want" ] || fail "released: '$*'"
+}
+
 # Prints the figures of hold_object()'s line of /proc/allocwaste: bytes
 # requested slack allocs frees untracked.
 hold_figures() {
@@ -61,11 +74,7 @@ test_waste_cli_exact_figures_of_the_test_module() {
 $(head -3 /proc/allocwaste)"
 	out=$(allocinfo waste --sort slack) || fail "allocinfo waste failed"
 	echo "$out" | grep -q "hold_object" || fail "not listed: $out"
-	out=$(allocinfo waste --json) || fail "allocinfo waste --json failed"
-	echo "$out" | grep -q "\"requested\": *2000" || fail "json: $out"
-	echo 0 >"$WASTE_HOLD" || fail "release failed"
-	set -- $(hold_figures)
-	[ "$*" = "0 0 0 10 10 0" ] || fail "released: '$*'"
+	json_then_released 2000 "$WASTE_HOLD" hold_figures "0 0 0 10 10 0"
 	allocinfo waste off || fail "allocinfo waste off failed"
 	[ "$(cat "$WASTE_CTL")" = off ] || fail "still on"
 	grep -q "^# state: off since_ns: [1-9][0-9]* now_ns: [1-9]" /proc/allocwaste ||
@@ -84,11 +93,7 @@ test_waste_vmalloc_area_through_the_cli() {
 	[ "$slot" -ge 16 ] && [ "$slot" -lt 256 ] || fail "allocinfo charged $charged"
 	set -- $(area_figures)
 	[ "$*" = "$charged 5016 $((charged - 5016)) 2 0 0" ] || fail "held: '$*', allocinfo $charged"
-	out=$(allocinfo waste --json) || fail "allocinfo waste --json failed"
-	echo "$out" | grep -q "\"requested\": *5016" || fail "json: $out"
-	echo 0 >"$WASTE_AREA" || fail "release failed"
-	set -- $(area_figures)
-	[ "$*" = "0 0 0 2 2 0" ] || fail "released: '$*'"
+	json_then_released 5016 "$WASTE_AREA" area_figures "0 0 0 2 2 0"
 	allocinfo waste off || fail "allocinfo waste off failed"
 }
 
@@ -167,11 +172,7 @@ test_boot_waste_pages_through_the_cli() {
 	echo 9000 >"$WASTE_PAGES" || fail "hold_pages 9000 failed"
 	set -- $(exact_figures)
 	[ "$*" = "12288 9000 3288 4 1 0" ] || fail "held: '$*'"
-	out=$(allocinfo waste --json) || fail "allocinfo waste --json failed"
-	echo "$out" | grep -q "\"requested\": *9000" || fail "json: $out"
-	echo 0 >"$WASTE_PAGES" || fail "release failed"
-	set -- $(exact_figures)
-	[ "$*" = "0 0 0 4 4 0" ] || fail "released: '$*'"
+	json_then_released 9000 "$WASTE_PAGES" exact_figures "0 0 0 4 4 0"
 	echo 5000 >"$WASTE_AREA" || fail "hold_area 5000 failed"
 	set -- $(area_figures)
 	[ "$2 $4 $6" = "5016 2 0" ] || fail "area: '$*'"
@@ -228,7 +229,7 @@ test_rw_allocwaste_opens_are_small_and_charged() {
 	set -- $(opens_cost /proc/allocwaste $n)
 	waste=$((($1 - base) / n)) slab=$(($2 * 1024 / n))
 	# The figures, for Documentation/alloctag.rst.
-	report "guest-test: # per open: allocinfo $info bytes charged, allocwaste $waste charged, $slab of Slab"
+	guest_note "per open: allocinfo $info bytes charged, allocwaste $waste charged, $slab of Slab"
 	[ "$info" -ge 4096 ] || fail "an open of /proc/allocinfo charged $info bytes"
 	[ "$waste" -ge 4096 ] || fail "an open of /proc/allocwaste charged $waste bytes"
 	[ "$waste" -le $((info + 2048)) ] || fail "an open of /proc/allocwaste charged $waste, of /proc/allocinfo $info"
@@ -266,5 +267,5 @@ test_rw_allocwaste_opens_are_small_and_charged() {
 	if echo "$log" | grep -Eq "BUG:|WARNING:|KASAN:|Oops|INFO: possible|circular locking|inconsistent lock state|UBSAN:"; then
 		fail "a kernel report beside the cgroup OOM: $(echo "$log" | grep -E -m 3 -A 3 "BUG:|WARNING:|KASAN:|Oops|INFO:|UBSAN:")"
 	fi
-	report "guest-test: # in a 2 MiB cgroup: $(echo "$out" | head -1), Slab grew $grown KiB; $events"
+	guest_note "in a 2 MiB cgroup: $(echo "$out" | head -1), Slab grew $grown KiB; $events"
 }

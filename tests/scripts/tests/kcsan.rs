@@ -149,7 +149,7 @@ fn a_line_from_another_cpu_stays_without_the_listed_report() {
 fn a_line_from_another_cpu_does_not_make_a_race_alloctag_s() {
     // The stress boot's own console lines name alloctag; the report's
     // lines decide whose race it is.
-    let guest = "guest-test: ok - alloctag_stress_modules\n";
+    let guest = "guest-test: ok 2 test_stress_modules\n";
     let log = with_line_inside(KERNEL_ONLY, "read to", guest);
     let (out, err) = drop_listed(&log);
     assert_eq!(out, format!("{RULE}{guest}"));
@@ -161,7 +161,7 @@ fn a_line_from_another_cpu_does_not_make_a_race_alloctag_s() {
 
 #[test]
 fn an_interleaved_line_does_not_excuse_a_race_in_alloctag() {
-    let guest = "guest-test: ok - test_stress_modules\n";
+    let guest = "guest-test: ok 1 test_stress_modules\n";
     let log = with_line_inside(PLANT, "read to", guest);
     let (out, _) = drop_listed(&log);
     assert_eq!(out, log);
