@@ -214,7 +214,7 @@ files_core() {
 		allocinfo/filter.rs allocinfo/ioctl.rs allocinfo/text.rs codetag.rs codetag/tag.rs \
 		codetag/registry.rs codetag/registry/cursor.rs codetag/registry/index.rs \
 		codetag/registry/area.rs codetag/registry/module.rs codetag/registry/names.rs \
-		codetag/registry/reader.rs keys.rs keys/tag.rs layout.c layout.rs \
+		codetag/registry/reader.rs codetag/registry/reap.rs keys.rs keys/tag.rs layout.c layout.rs \
 		percpu.rs profiling.rs rwsem.rs seq.rs debugfs.rs status.rs glue.c static_key.c; do
 		place "src/$f" "lib/alloctag/src/$f"
 	done

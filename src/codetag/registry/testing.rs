@@ -151,7 +151,7 @@ impl Registry {
     /// `module` must be what [`Registry::add_test_module`] was given, or not in the registry.
     pub(crate) unsafe fn remove_test_module(&mut self, module: *mut bindings::module) -> bool {
         // SAFETY: The caller guarantees `module`; without lookup its symbols are not read.
-        unsafe { self.unload_module(module, false) }.0
+        unsafe { self.unload_module(module, false) }.memory_free
     }
 
     /// Has the selections in force mark the dynamic tags made since the last call, as a
