@@ -102,13 +102,8 @@ pub(crate) use capture::{set_capture, set_profiling};
 #[cfg(CONFIG_ALLOCTAG_CAPTURE)]
 mod capture {
     use super::{enabled, set_profiling_key};
-    use crate::rwsem::{RwSem, RwSemStorage};
+    use crate::rwsem::{c_rwsem, RwSem};
     use kernel::bindings;
-
-    extern "C" {
-        /// Defined by `DECLARE_RWSEM()` in src/glue_capture.c.
-        static mut alloctag_keys_lock: RwSemStorage;
-    }
 
     /// What the keys follow, besides the profiling key: each needs the slab hooks' second
     /// variant.
@@ -121,8 +116,8 @@ mod capture {
 
     // SAFETY: `alloctag_keys_lock` is defined with `DECLARE_RWSEM()` for these keys alone.
     static KEYS: RwSem<Keys> = unsafe {
-        RwSem::new(
-            (&raw mut alloctag_keys_lock).cast(),
+        c_rwsem!(
+            alloctag_keys_lock,
             Keys {
                 capture: false,
                 waste: false,

@@ -12,7 +12,7 @@
 use super::Codetag;
 #[cfg(CONFIG_ALLOCTAG_SELECTION)]
 use crate::rwsem::WriteGuard;
-use crate::rwsem::{ReadGuard, RwSem, RwSemStorage};
+use crate::rwsem::{c_rwsem, ReadGuard, RwSem};
 use core::{
     marker::PhantomData,
     mem::size_of,
@@ -269,15 +269,8 @@ impl<T: TagType> Clone for Handle<T> {
 }
 impl<T: TagType> Copy for Handle<T> {}
 
-extern "C" {
-    /// Defined by `DECLARE_RWSEM()` in the C glue; seen as our own storage type, which
-    /// src/rwsem.rs checks against `struct rw_semaphore`'s size and alignment.
-    static mut alloctag_codetag_lock: RwSemStorage;
-}
-
 // SAFETY: `alloctag_codetag_lock` is defined with `DECLARE_RWSEM()` for this registry alone.
-static REGISTRY: RwSem<Registry> =
-    unsafe { RwSem::new((&raw mut alloctag_codetag_lock).cast(), Registry::new()) };
+static REGISTRY: RwSem<Registry> = unsafe { c_rwsem!(alloctag_codetag_lock, Registry::new()) };
 
 /// A tag type's registration in the kernel's registry, made once at boot.
 pub(crate) struct Registration<T: TagType> {

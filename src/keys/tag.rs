@@ -13,13 +13,8 @@
 //! allocation around a flip of a key.
 
 use super::enabled;
-use crate::rwsem::{RwSem, RwSemStorage};
+use crate::rwsem::{c_rwsem, RwSem};
 use kernel::bindings;
-
-extern "C" {
-    /// Defined by `DECLARE_RWSEM()` in src/static_key.c.
-    static mut alloctag_tag_key_lock: RwSemStorage;
-}
 
 /// Who needs call sites to make their tags current: the hooks while profiling is on, fault
 /// injection while a rule is armed. The key holds one count while any does: it starts as the
@@ -31,8 +26,8 @@ struct TagKeyUsers {
 
 // SAFETY: `alloctag_tag_key_lock` is defined with `DECLARE_RWSEM()` for this alone.
 static TAG_KEY: RwSem<TagKeyUsers> = unsafe {
-    RwSem::new(
-        (&raw mut alloctag_tag_key_lock).cast(),
+    c_rwsem!(
+        alloctag_tag_key_lock,
         TagKeyUsers {
             profiling: cfg!(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT),
             fault: false,
