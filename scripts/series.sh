@@ -209,7 +209,7 @@ files_pgflags() {
 
 files_core() {
 	local f
-	for f in alloctag.rs alloc_tag.rs alloc_tag/counters.rs alloc_tag/demangle.rs alloc_tag/dynamic.rs \
+	for f in alloctag.rs alloc_tag/mod.rs alloc_tag/counters.rs alloc_tag/demangle.rs alloc_tag/dynamic.rs \
 		alloc_tag/dynamic/naming.rs alloc_tag/dynamic/chunk.rs alloc_tag/dynamic/unload.rs alloc_tag/early.rs alloc_tag/index.rs alloc_tag/leaks.rs allocinfo.rs \
 		allocinfo/filter.rs allocinfo/ioctl.rs allocinfo/text.rs codetag.rs codetag/tag.rs \
 		codetag/registry.rs codetag/registry/cursor.rs codetag/registry/index.rs \
