@@ -66,14 +66,13 @@ pub(crate) fn enabled() -> bool {
 /// may sleep.
 fn set_profiling_key(enable: bool) {
     #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
-    if enable {
-        tag::profiling_turns_on();
-    }
+    tag::set_profiling(enable);
     // SAFETY: Called in process context (the sysctl handler, tests) or while the kernel parses
     // its early parameters, as C's alloc_tag.c flips the key.
-    unsafe { bindings::alloctag_set_profiling(enable) }
-    #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
-    tag::follow_profiling();
+    #[cfg(not(CONFIG_MEM_ALLOC_PROFILING_RUST))]
+    unsafe {
+        bindings::alloctag_set_profiling(enable)
+    }
 }
 
 /// Turns profiling on or off; may sleep.
