@@ -306,14 +306,8 @@ impl<T: TagType> Registration<T> {
     /// `tags` must hold tags of `T`'s type.
     pub(crate) unsafe fn add_dynamic(&self, tags: &'static dyn DynamicTags) -> Result {
         let handle = self.handle().ok_or(EINVAL)?;
-        let mut registry = REGISTRY.write();
-        if handle.registry != registry.id {
-            return Err(EINVAL);
-        }
-        let ty = registry.types.get_mut(handle.index).ok_or(EINVAL)?;
-        ty.dynamic = Some(tags);
-        ty.generation = ty.generation.wrapping_add(1);
-        Ok(())
+        // SAFETY: The caller guarantees `tags`.
+        unsafe { REGISTRY.write().add_dynamic(handle, tags) }
     }
 
     /// Returns the handle, once registered.
@@ -449,6 +443,25 @@ impl Registry {
             index: self.types.len() - 1,
             _type: PhantomData,
         })
+    }
+
+    /// Lists `tags` after the sections' tags of `handle`'s type.
+    ///
+    /// # Safety
+    ///
+    /// `tags` must hold tags of `T`'s type.
+    unsafe fn add_dynamic<T: TagType>(
+        &mut self,
+        handle: Handle<T>,
+        tags: &'static dyn DynamicTags,
+    ) -> Result {
+        if handle.registry != self.id {
+            return Err(EINVAL);
+        }
+        let ty = self.types.get_mut(handle.index).ok_or(EINVAL)?;
+        ty.dynamic = Some(tags);
+        ty.generation = ty.generation.wrapping_add(1);
+        Ok(())
     }
 
     /// Returns the entry of `handle`'s type, if it was registered here.

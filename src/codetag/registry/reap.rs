@@ -14,17 +14,6 @@ use super::REGISTRY;
 use super::{area, names, Range, Registry};
 use kernel::bindings;
 
-/// What a pass of [`Registry::reap`] did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Reaped {
-    /// Tags are still kept for unloaded modules.
-    pub(crate) kept: bool,
-    /// Something moved towards being freed: the next pass should come soon.
-    pub(crate) changed: bool,
-    /// How many unloaded modules' tags it dropped, with their memory.
-    pub(crate) freed: usize,
-}
-
 impl Range {
     /// A range over tags of `module` (null where not known) in `placed` that the registry does
     /// not list, for its type's checks.
@@ -235,6 +224,17 @@ impl Registry {
         }
         (self.areas.usage(), names, kept)
     }
+}
+
+/// What a pass of [`Registry::reap`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Reaped {
+    /// Tags are still kept for unloaded modules.
+    pub(crate) kept: bool,
+    /// Something moved towards being freed: the next pass should come soon.
+    pub(crate) changed: bool,
+    /// How many unloaded modules' tags it dropped, with their memory.
+    pub(crate) freed: usize,
 }
 
 /// Drops the tags kept for unloaded modules whose allocations are all freed, with their memory.

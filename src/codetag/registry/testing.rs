@@ -135,13 +135,8 @@ impl Registry {
         handle: Handle<T>,
         tags: &'static dyn DynamicTags,
     ) -> Result {
-        if handle.registry != self.id {
-            return Err(EINVAL);
-        }
-        let ty = self.types.get_mut(handle.index).ok_or(EINVAL)?;
-        ty.dynamic = Some(tags);
-        ty.generation = ty.generation.wrapping_add(1);
-        Ok(())
+        // SAFETY: The caller guarantees `tags`.
+        unsafe { self.add_dynamic(handle, tags) }
     }
 
     /// Drops `module`'s tags, as unloading it would; for tests.
