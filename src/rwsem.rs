@@ -25,7 +25,7 @@ pub(crate) struct RwSemStorage {
 /// Declares the `struct rw_semaphore` `$sem` that the C glue defines with `DECLARE_RWSEM()`
 /// (the C macro gives it its lockdep class) and evaluates to its address; with `$data`, to a
 /// [`RwSem`] that guards `$data` with it. Used in a static's initializer, inside an `unsafe`
-/// block whose `// SAFETY:` comment says that `$sem` guards nothing else.
+/// block whose safety comment says that `$sem` guards nothing else.
 ///
 /// # Safety
 ///
