@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The module loader's side of the registry: finding a module's (or vmlinux's) tags by their
-//! section's symbols, and the calls the loader makes at load and unload.
+//! section's symbols, the calls the loader makes at load and unload, and what the registry does
+//! for them: listing a loading module's tags, keeping an unloading module's while they are in
+//! use (the reaper that frees them later is in `reap`).
 //!
 //! C header: [`include/linux/codetag.h`](srctree/include/linux/codetag.h)
 
