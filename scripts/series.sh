@@ -209,12 +209,12 @@ files_pgflags() {
 
 files_core() {
 	local f
-	for f in alloctag.rs alloc_tag.rs alloc_tag/counters.rs alloc_tag/demangle.rs alloc_tag/dynamic.rs \
+	for f in alloctag.rs alloc_tag/mod.rs alloc_tag/counters.rs alloc_tag/demangle.rs alloc_tag/dynamic.rs \
 		alloc_tag/dynamic/naming.rs alloc_tag/dynamic/chunk.rs alloc_tag/dynamic/unload.rs alloc_tag/early.rs alloc_tag/index.rs alloc_tag/leaks.rs allocinfo.rs \
-		allocinfo/filter.rs allocinfo/ioctl.rs allocinfo/text.rs codetag.rs codetag/tag.rs \
+		allocinfo/filter.rs allocinfo/ioctl.rs allocinfo/out.rs allocinfo/text.rs codetag.rs codetag/tag.rs \
 		codetag/registry.rs codetag/registry/cursor.rs codetag/registry/index.rs \
 		codetag/registry/area.rs codetag/registry/module.rs codetag/registry/names.rs \
-		codetag/registry/reader.rs keys.rs keys/tag.rs layout.c layout.rs \
+		codetag/registry/reader.rs codetag/registry/reap.rs keys.rs keys/tag.rs layout.c layout.rs \
 		percpu.rs profiling.rs rwsem.rs seq.rs debugfs.rs status.rs glue.c static_key.c; do
 		place "src/$f" "lib/alloctag/src/$f"
 	done

@@ -18,6 +18,7 @@
 
 mod filter;
 mod ioctl;
+mod out;
 mod text;
 
 use crate::{
@@ -30,7 +31,7 @@ use core::ffi::{c_int, c_uint};
 use kernel::{bindings, c_str, prelude::*, str::CStr};
 
 #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
-pub(crate) use {filter::*, text::*};
+pub(crate) use {filter::*, out::Out, text::*};
 
 /// The state of one open `/proc/allocinfo`.
 struct FileState {
@@ -63,7 +64,7 @@ impl SeqState for FileState {
         let Some(tag) = self.tags.tag() else {
             return;
         };
-        let mut out = text::Out::new(w.free());
+        let mut out = out::Out::new(w.free());
         let v2 = text::version_2();
         let written = (self.tags.pos() != 0 || out.put(text::header()).is_some())
             && text::put_line(&mut out, tag.read(), tag.codetag(), v2).is_some();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! alloctag: memory allocation profiling with a Rust core.
+//! alloctag: memory allocation profiling with a Rust core. This is the crate's root (Kbuild's
+//! `src/alloctag.o`); the allocation tag type is [`alloc_tag`], in src/alloc_tag/.
 //!
 //! C header: [`include/linux/alloc_tag.h`](srctree/include/linux/alloc_tag.h)
 //!

@@ -33,7 +33,7 @@ pub(crate) use pool::{fill, set_purge_seam, HOLDS, HOLD_RECORDS, LONGEST_HOLD_NS
 use crate::{
     alloc_tag::ALLOC_TAGS,
     codetag::{self, Matched, Selection},
-    rwsem::{RwSem, RwSemStorage},
+    rwsem::{c_rwsem, RwSem},
 };
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use kernel::{bindings, prelude::*};
@@ -47,19 +47,13 @@ const DEFAULT_LIMIT: usize = 4096;
 /// Which selection ids are in force; changed under [`CONTROL`].
 static IN_USE: [AtomicBool; MAX_SELECTIONS] = [const { AtomicBool::new(false) }; MAX_SELECTIONS];
 
-extern "C" {
-    /// Defined by `DECLARE_RWSEM()` in src/glue_capture.c.
-    static mut alloctag_capture_control_lock: RwSemStorage;
-}
-
 /// Serializes the control operations. Starting and stopping capture (a pool of up to a million
 /// records, the stack depot's set-up, static-key flips) and a deselection's purge of the pool
 /// happen under it, outside the registry's lock: module load, `/proc/allocinfo` and show_mem()
 /// never wait for them (module unload waits for a purge: [`codetag::flushing`]). Taken
 /// before the registry, never after.
 // SAFETY: `alloctag_capture_control_lock` is defined with `DECLARE_RWSEM()` for this alone.
-static CONTROL: RwSem<()> =
-    unsafe { RwSem::new((&raw mut alloctag_capture_control_lock).cast(), ()) };
+static CONTROL: RwSem<()> = unsafe { c_rwsem!(alloctag_capture_control_lock, ()) };
 
 /// The size of the next pool.
 static LIMIT: AtomicUsize = AtomicUsize::new(DEFAULT_LIMIT);

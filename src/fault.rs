@@ -29,7 +29,7 @@ pub(crate) use sites::{rule_of as rule_of_site, MAX_SITES};
 use crate::{
     alloc_tag::ALLOC_TAGS,
     codetag::{self, Matched, Selection},
-    rwsem::{RwSem, RwSemStorage},
+    rwsem::{c_rwsem, RwSem},
 };
 use kernel::{bindings, prelude::*};
 use rule::Rule;
@@ -39,17 +39,11 @@ pub(crate) const MAX_RULES: usize = 32;
 
 static RULES: [Rule; MAX_RULES] = [const { Rule::new() }; MAX_RULES];
 
-extern "C" {
-    /// Defined by `DECLARE_RWSEM()` in src/glue.c.
-    static mut alloctag_fault_control_lock: RwSemStorage;
-}
-
 /// Serializes the control operations: arming and disarming rules, waiting for grace periods
 /// ([`sites::reap`]) and flipping the key, all outside the registry's lock, so that module load
 /// and unload and `/proc/allocinfo` never wait for them. Taken before the registry, never after.
 // SAFETY: `alloctag_fault_control_lock` is defined with `DECLARE_RWSEM()` for this alone.
-static CONTROL: RwSem<()> =
-    unsafe { RwSem::new((&raw mut alloctag_fault_control_lock).cast(), ()) };
+static CONTROL: RwSem<()> = unsafe { c_rwsem!(alloctag_fault_control_lock, ()) };
 
 /// Turns the hooks on while a rule is armed, and has call sites make their tags current
 /// meanwhile, profiling on or off (src/keys.rs). Under [`CONTROL`].

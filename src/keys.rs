@@ -66,14 +66,13 @@ pub(crate) fn enabled() -> bool {
 /// may sleep.
 fn set_profiling_key(enable: bool) {
     #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
-    if enable {
-        tag::profiling_turns_on();
-    }
+    tag::set_profiling(enable);
     // SAFETY: Called in process context (the sysctl handler, tests) or while the kernel parses
     // its early parameters, as C's alloc_tag.c flips the key.
-    unsafe { bindings::alloctag_set_profiling(enable) }
-    #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
-    tag::follow_profiling();
+    #[cfg(not(CONFIG_MEM_ALLOC_PROFILING_RUST))]
+    unsafe {
+        bindings::alloctag_set_profiling(enable)
+    }
 }
 
 /// Turns profiling on or off; may sleep.
@@ -102,13 +101,8 @@ pub(crate) use capture::{set_capture, set_profiling};
 #[cfg(CONFIG_ALLOCTAG_CAPTURE)]
 mod capture {
     use super::{enabled, set_profiling_key};
-    use crate::rwsem::{RwSem, RwSemStorage};
+    use crate::rwsem::{c_rwsem, RwSem};
     use kernel::bindings;
-
-    extern "C" {
-        /// Defined by `DECLARE_RWSEM()` in src/glue_capture.c.
-        static mut alloctag_keys_lock: RwSemStorage;
-    }
 
     /// What the keys follow, besides the profiling key: each needs the slab hooks' second
     /// variant.
@@ -121,8 +115,8 @@ mod capture {
 
     // SAFETY: `alloctag_keys_lock` is defined with `DECLARE_RWSEM()` for these keys alone.
     static KEYS: RwSem<Keys> = unsafe {
-        RwSem::new(
-            (&raw mut alloctag_keys_lock).cast(),
+        c_rwsem!(
+            alloctag_keys_lock,
             Keys {
                 capture: false,
                 waste: false,

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * C's layout of every kernel struct field that alloctag's Rust reads or
- * writes, turned at build time into constants for src/layout.rs (Kbuild:
- * layout_generated.rs), as the kernel turns asm-offsets.c into
- * asm-offsets.h. src/layout.rs asserts that bindgen's structs agree, so a
- * layout bindgen gets wrong fails the build instead of reading the wrong
- * field: bindgen 0.73 placed task_struct's fields from se on 64 bytes off
- * (it wrapped a 52-byte padding in an 8-byte-aligned array).
+ * writes: the one list of them. Kbuild turns each OFFSET() and SIZE() here,
+ * with its value and expression, into a layout!() line of
+ * layout_generated.rs, as the kernel turns asm-offsets.c into asm-offsets.h,
+ * and src/layout.rs asserts that bindgen's structs agree, so a layout
+ * bindgen gets wrong fails the build instead of reading the wrong field:
+ * bindgen 0.73 placed task_struct's fields from se on 64 bytes off (it
+ * wrapped a 52-byte padding in an 8-byte-aligned array). What the
+ * preprocessor drops here is not checked there. A DEFINE() of another
+ * expression becomes a Rust constant.
  *
  * C glue because only the C compiler knows C's layout.
  */
@@ -67,12 +70,15 @@ void alloctag_layout(void)
 #endif
 
 	OFFSET(TASK_ALLOC_TAG, task_struct, alloc_tag);
+	/* Read by rust/kernel/jump_label.rs where no jump entry can be emitted. */
 	OFFSET(STATIC_KEY_ENABLED, static_key, enabled);
+	/* Read by the jump-label test (src/tests/jump_label.rs). */
 #if defined(CONFIG_JUMP_LABEL) && defined(CONFIG_HAVE_ARCH_JUMP_LABEL_RELATIVE)
 	SIZE(JUMP_ENTRY_SIZE, jump_entry);
 	OFFSET(JUMP_ENTRY_CODE, jump_entry, code);
 	OFFSET(JUMP_ENTRY_KEY, jump_entry, key);
 #endif
+	/* Without modules struct module is incomplete. */
 #ifdef CONFIG_MODULES
 	OFFSET(MODULE_NAME, module, name);
 #endif

@@ -22,6 +22,29 @@ pub(crate) struct RwSemStorage {
     _opaque: [u8; 0],
 }
 
+/// Declares the `struct rw_semaphore` `$sem` that the C glue defines with `DECLARE_RWSEM()`
+/// (the C macro gives it its lockdep class) and evaluates to its address; with `$data`, to a
+/// [`RwSem`] that guards `$data` with it. Used in a static's initializer, inside an `unsafe`
+/// block whose safety comment says that `$sem` guards nothing else.
+///
+/// # Safety
+///
+/// `$sem` must be defined with `DECLARE_RWSEM()`, and used by nothing but what this makes
+/// ([`RwSem::new`]'s requirement).
+macro_rules! c_rwsem {
+    ($sem:ident) => {{
+        extern "C" {
+            // Seen as our opaque storage type: not FFI-safe by value on every configuration.
+            static mut $sem: $crate::rwsem::RwSemStorage;
+        }
+        (&raw mut $sem).cast::<kernel::bindings::rw_semaphore>()
+    }};
+    ($sem:ident, $data:expr $(,)?) => {
+        $crate::rwsem::RwSem::new($crate::rwsem::c_rwsem!($sem), $data)
+    };
+}
+pub(crate) use c_rwsem;
+
 /// A read-write semaphore and the data it guards.
 ///
 /// # Invariants
@@ -110,6 +133,7 @@ impl<T> RwSem<T> {
 /// # Invariants
 ///
 /// The guard holds `lock` for reading.
+#[must_use = "the lock unlocks immediately when the guard is unused"]
 pub(crate) struct ReadGuard<'a, T> {
     lock: &'a RwSem<T>,
     _not_send: PhantomData<*mut ()>,
@@ -138,6 +162,7 @@ impl<T> Drop for ReadGuard<'_, T> {
 /// # Invariants
 ///
 /// The guard holds `lock` for writing.
+#[must_use = "the lock unlocks immediately when the guard is unused"]
 pub(crate) struct WriteGuard<'a, T> {
     lock: &'a RwSem<T>,
     _not_send: PhantomData<*mut ()>,

@@ -66,6 +66,23 @@ pub(crate) unsafe fn migrate_flags(new: *mut bindings::page, old: *mut bindings:
     }
 }
 
+/// Makes a registry of the test's own with `T` registered; `None` where registering failed
+/// (reported).
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+pub(crate) fn registry_of<T: crate::codetag::TagType>(
+    test: &crate::kunit::Test,
+) -> Option<(crate::codetag::Registry, crate::codetag::Handle<T>)> {
+    let mut registry = crate::codetag::Registry::new();
+    let handle = registry.register::<T>();
+    crate::kunit::kunit_expect!(
+        test,
+        handle.is_ok(),
+        "registering: {:?}",
+        handle.as_ref().err()
+    );
+    Some((registry, handle.ok()?))
+}
+
 /// Appends formatted text to a vector, failing when memory runs out.
 #[cfg_attr(
     not(any(CONFIG_ALLOCTAG_FAULT_INJECTION, CONFIG_ALLOCTAG_CAPTURE)),

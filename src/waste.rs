@@ -29,7 +29,7 @@ pub(crate) use control::{register, start_at_boot};
 use crate::{
     alloc_tag::{dynamic, waste::WANTED, ALLOC_TAGS},
     codetag::{self, Cursor},
-    rwsem::{RwSem, RwSemStorage},
+    rwsem::{c_rwsem, RwSem},
 };
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{bindings, prelude::*};
@@ -45,15 +45,10 @@ struct State {
     since_ns: u64,
 }
 
-extern "C" {
-    /// Defined by `DECLARE_RWSEM()` in src/glue_waste.c.
-    static mut alloctag_waste_lock: RwSemStorage;
-}
-
 // SAFETY: `alloctag_waste_lock` is defined with `DECLARE_RWSEM()` for this alone.
 static STATE: RwSem<State> = unsafe {
-    RwSem::new(
-        (&raw mut alloctag_waste_lock).cast(),
+    c_rwsem!(
+        alloctag_waste_lock,
         State {
             period: 0,
             since_ns: 0,

@@ -19,17 +19,12 @@
 //! block later is logged, and its tags are marked inaccurate: their pages are not charged.
 
 use crate::codetag::{name_tags, IndexUsage, TagIndex, FIRST_INDEX};
-use crate::rwsem::RwSemStorage;
+use crate::rwsem::c_rwsem;
 use core::{
     mem::size_of,
     sync::atomic::{AtomicBool, Ordering},
 };
 use kernel::{bindings, c_str, prelude::*};
-
-extern "C" {
-    /// Defined by `DECLARE_RWSEM()` in src/glue.c.
-    static mut alloctag_index_lock: RwSemStorage;
-}
 
 /// The index of the allocation tags outside vmlinux. Its table is the one the page hooks read
 /// (include/linux/alloctag_pgflags.h).
@@ -39,7 +34,7 @@ pub(crate) static INDEX: TagIndex =
     // `READ_ONCE()`.
     unsafe {
         TagIndex::new(
-            &raw mut alloctag_index_lock,
+            c_rwsem!(alloctag_index_lock),
             (&raw mut bindings::alloctag_index_dir).cast(),
             bindings::ALLOCTAG_INDEX_DIR as usize,
         )

@@ -10,7 +10,7 @@
 //! module, what it still holds in all, at how many call sites, and the [`LARGEST`] that hold the
 //! most bytes, largest first: `module M has B bytes in C allocations at module unload, at N call
 //! sites, listed until freed[; the 3 largest]: SITE has B bytes in C allocations; ...`. Static tags
-//! (src/alloc_tag.rs) and Rust's dynamic tags (src/alloc_tag/dynamic/unload.rs) report through
+//! (src/alloc_tag/mod.rs) and Rust's dynamic tags (src/alloc_tag/dynamic/unload.rs) report through
 //! it. Nothing here allocates: module unload cannot fail.
 
 use super::{AllocTag, Counters};

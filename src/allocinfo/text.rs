@@ -14,9 +14,10 @@
 //! kernel command line opts in to 2.0.
 //!
 //! Lines are made without `core::fmt`: numbers with a small decimal writer, names copied as
-//! whole byte slices. (`core::fmt` through the kernel's `CStr` wrote one character at a time,
+//! whole byte slices ([`Out`]). (`core::fmt` through the kernel's `CStr` wrote one character at a time,
 //! which made reading the file twice as slow as the C core's `seq_buf_printf()`.)
 
+use super::out::Out;
 use crate::{alloc_tag::Counters, codetag::Codetag};
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{prelude::*, str::CStr};
@@ -66,57 +67,6 @@ pub(crate) fn header() -> &'static [u8] {
         HEADER_V2
     } else {
         HEADER_V1
-    }
-}
-
-/// A writer into a byte buffer that fails, writing nothing more, once the buffer is full.
-pub(crate) struct Out<'a> {
-    buf: &'a mut [u8],
-    len: usize,
-}
-
-impl<'a> Out<'a> {
-    /// Writes into `buf` from its start.
-    pub(crate) fn new(buf: &'a mut [u8]) -> Self {
-        Self { buf, len: 0 }
-    }
-
-    /// Returns how many bytes were written.
-    pub(crate) fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Appends `bytes`; `None` when they do not fit.
-    pub(crate) fn put(&mut self, bytes: &[u8]) -> Option<()> {
-        let end = self.len.checked_add(bytes.len())?;
-        self.buf.get_mut(self.len..end)?.copy_from_slice(bytes);
-        self.len = end;
-        Some(())
-    }
-
-    /// Appends `value` in decimal, after `-` when `negative`, right-aligned in `width`
-    /// columns with spaces, as `printf("%*llu")` and `printf("%*lli")` do.
-    fn put_number(&mut self, negative: bool, value: u64, width: usize) -> Option<()> {
-        let mut digits = [0u8; 21];
-        let mut at = digits.len();
-        let mut rest = value;
-        loop {
-            at -= 1;
-            digits[at] = b'0' + (rest % 10) as u8;
-            rest /= 10;
-            if rest == 0 {
-                break;
-            }
-        }
-        if negative {
-            at -= 1;
-            digits[at] = b'-';
-        }
-        let number = &digits[at..];
-        for _ in number.len()..width {
-            self.put(b" ")?;
-        }
-        self.put(number)
     }
 }
 

@@ -5,13 +5,14 @@
 //! C header: [`include/linux/codetag.h`](srctree/include/linux/codetag.h)
 //!
 //! Here the registry itself; walking its tags in [`cursor`], the module loader's side in
-//! [`module`], the memory of modules' tags in [`area`], the names an unloaded module's tags keep
+//! [`module`], the tags kept after their module and the reaper that frees them in [`reap`], the
+//! memory of modules' tags in [`area`], the names an unloaded module's tags keep
 //! in [`names`], the selections in force in `selections`, the tests' seams in `testing`.
 
 use super::Codetag;
 #[cfg(CONFIG_ALLOCTAG_SELECTION)]
 use crate::rwsem::WriteGuard;
-use crate::rwsem::{ReadGuard, RwSem, RwSemStorage};
+use crate::rwsem::{c_rwsem, ReadGuard, RwSem};
 use core::{
     marker::PhantomData,
     mem::size_of,
@@ -25,6 +26,7 @@ mod index;
 mod module;
 mod names;
 mod reader;
+mod reap;
 #[cfg(CONFIG_ALLOCTAG_SELECTION)]
 mod selections;
 #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
@@ -141,29 +143,6 @@ impl Range {
         })
     }
 
-    /// A range over tags of `module` (null where not known) in `placed` that the registry does
-    /// not list, for its type's checks.
-    ///
-    /// # Safety
-    ///
-    /// `module` must be null or point to a live module; the tags must live while the range is
-    /// used.
-    unsafe fn unlisted(module: *mut bindings::module, placed: area::Placed) -> Self {
-        // INVARIANT: The caller guarantees the tags; `placed` is a whole section of them.
-        Self {
-            id: u64::MAX,
-            module,
-            // SAFETY: The caller guarantees `module`.
-            name: unsafe { names::ModuleName::of(module) },
-            start: placed.start,
-            stop: placed.start.wrapping_add(placed.len),
-            area: true,
-            names: names::Names::NONE,
-            gone: true,
-            unused_once: false,
-        }
-    }
-
     /// Returns the number of tags of `tag_size` bytes in the range.
     fn len(&self, tag_size: usize) -> usize {
         // `checked_div`: a tag type's size is never 0, and no division may panic.
@@ -211,49 +190,6 @@ pub(crate) unsafe trait DynamicTags: Sync {
     /// Called with the registry locked for writing. A kept tag is freed at the second call in
     /// a row that finds it unused, as [`Registry::reap`] frees a module.
     fn module_unload(&self, module: *mut bindings::module) -> KeptDynamic;
-}
-
-/// Gives a loading module's tags of `ty` a block of `index`'s indices; where none is left,
-/// tells the type, and the log.
-///
-/// # Safety
-///
-/// `module` must point to the module being loaded, whose tags `range` are.
-unsafe fn index_module(
-    index: &TagIndex,
-    ty: &TypeEntry,
-    range: &Range,
-    module: *mut bindings::module,
-) {
-    // SAFETY: The caller guarantees the module, whose section `range` holds tags of `tag_size`
-    // bytes, each beginning with a `struct codetag`; they stay until the range is dropped, which
-    // removes the segment first or keeps the module's memory.
-    match unsafe { index.add(range.start, range.len(ty.tag_size), ty.tag_size) } {
-        Ok(_) | Err(ENODEV) => {}
-        Err(e) => {
-            pr_warn!(
-                "module {}: no index for its {} code tags of type {} ({:?}): they are not \
-                 counted where an index must name them\n",
-                // SAFETY: The module is being loaded.
-                unsafe { module_name(module) },
-                range.len(ty.tag_size),
-                ty.section,
-                e
-            );
-            (ty.not_indexed)(range);
-        }
-    }
-}
-
-/// What a pass of [`Registry::reap`] did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Reaped {
-    /// Tags are still kept for unloaded modules.
-    pub(crate) kept: bool,
-    /// Something moved towards being freed: the next pass should come soon.
-    pub(crate) changed: bool,
-    /// How many unloaded modules' tags it dropped, with their memory.
-    pub(crate) freed: usize,
 }
 
 /// What [`DynamicTags::module_unload`] left.
@@ -333,15 +269,8 @@ impl<T: TagType> Clone for Handle<T> {
 }
 impl<T: TagType> Copy for Handle<T> {}
 
-extern "C" {
-    /// Defined by `DECLARE_RWSEM()` in the C glue; seen as our own storage type, which
-    /// src/rwsem.rs checks against `struct rw_semaphore`'s size and alignment.
-    static mut alloctag_codetag_lock: RwSemStorage;
-}
-
 // SAFETY: `alloctag_codetag_lock` is defined with `DECLARE_RWSEM()` for this registry alone.
-static REGISTRY: RwSem<Registry> =
-    unsafe { RwSem::new((&raw mut alloctag_codetag_lock).cast(), Registry::new()) };
+static REGISTRY: RwSem<Registry> = unsafe { c_rwsem!(alloctag_codetag_lock, Registry::new()) };
 
 /// A tag type's registration in the kernel's registry, made once at boot.
 pub(crate) struct Registration<T: TagType> {
@@ -377,14 +306,8 @@ impl<T: TagType> Registration<T> {
     /// `tags` must hold tags of `T`'s type.
     pub(crate) unsafe fn add_dynamic(&self, tags: &'static dyn DynamicTags) -> Result {
         let handle = self.handle().ok_or(EINVAL)?;
-        let mut registry = REGISTRY.write();
-        if handle.registry != registry.id {
-            return Err(EINVAL);
-        }
-        let ty = registry.types.get_mut(handle.index).ok_or(EINVAL)?;
-        ty.dynamic = Some(tags);
-        ty.generation = ty.generation.wrapping_add(1);
-        Ok(())
+        // SAFETY: The caller guarantees `tags`.
+        unsafe { REGISTRY.write().add_dynamic(handle, tags) }
     }
 
     /// Returns the handle, once registered.
@@ -522,430 +445,30 @@ impl Registry {
         })
     }
 
+    /// Lists `tags` after the sections' tags of `handle`'s type.
+    ///
+    /// # Safety
+    ///
+    /// `tags` must hold tags of `T`'s type.
+    unsafe fn add_dynamic<T: TagType>(
+        &mut self,
+        handle: Handle<T>,
+        tags: &'static dyn DynamicTags,
+    ) -> Result {
+        if handle.registry != self.id {
+            return Err(EINVAL);
+        }
+        let ty = self.types.get_mut(handle.index).ok_or(EINVAL)?;
+        ty.dynamic = Some(tags);
+        ty.generation = ty.generation.wrapping_add(1);
+        Ok(())
+    }
+
     /// Returns the entry of `handle`'s type, if it was registered here.
     fn entry<T: TagType>(&self, handle: Handle<T>) -> Option<&TypeEntry> {
         (handle.registry == self.id)
             .then(|| self.types.get(handle.index))
             .flatten()
-    }
-
-    /// Adds `module`'s tags of every type. A range that cannot be added (no memory) is not
-    /// listed, and [`Registry::unload_module`] still finds it.
-    ///
-    /// # Safety
-    ///
-    /// `module` must point to a module being loaded, which lives until
-    /// [`Registry::unload_module`] is called for it.
-    // The type's index is only needed by selections.
-    #[cfg_attr(not(CONFIG_ALLOCTAG_SELECTION), allow(unused_variables))]
-    unsafe fn load_module(&mut self, module: *mut bindings::module) {
-        let id = self.next_module_id;
-        self.next_module_id += 1;
-        for (index, ty) in self.types.iter_mut().enumerate() {
-            // SAFETY: The caller guarantees `module`.
-            let range = match unsafe { find_range(module, ty.section, ty.tag_size) } {
-                Ok(Some((start, stop))) => Range {
-                    id,
-                    module,
-                    // SAFETY: The caller guarantees `module`.
-                    name: unsafe { names::ModuleName::of(module) },
-                    start,
-                    stop,
-                    // The loader placed the section where `codetag_alloc_module_section` said;
-                    // taken back if the range cannot be listed.
-                    area: self.areas.take(start),
-                    names: names::Names::NONE,
-                    gone: false,
-                    unused_once: false,
-                },
-                Ok(None) => continue,
-                Err(e) => {
-                    pr_warn!(
-                        "Failed to load code tags of type {} from the module {}: {:?}\n",
-                        ty.section,
-                        // SAFETY: The caller guarantees `module`.
-                        unsafe { module_name(module) },
-                        e
-                    );
-                    continue;
-                }
-            };
-            // INVARIANT: The tags live until `unload_module` or `reap` drop the range: in an
-            // area, or in the module's memory, which the loader keeps while they are needed.
-            if ty.ranges.push(range, GFP_KERNEL).is_ok() {
-                ty.generation = ty.generation.wrapping_add(1);
-                if let Some(index) = ty.index {
-                    // SAFETY: The caller guarantees `module`, whose tags `range` are.
-                    unsafe { index_module(index, ty, &range, module) };
-                }
-                (ty.loaded)(&range);
-                // A selection in force also selects the new module's matching tags.
-                #[cfg(CONFIG_ALLOCTAG_SELECTION)]
-                selections::module_loaded(&self.selections, index, &range, ty.tag_size);
-            } else {
-                // Unlisted: the unload checks them still.
-                if range.area {
-                    self.areas.hand_over(
-                        range.start,
-                        area::Owner::Range,
-                        area::Owner::Unlisted(module),
-                    );
-                }
-                pr_warn!(
-                    "Failed to list code tags of type {} of the module {}: {:?}\n",
-                    ty.section,
-                    // SAFETY: The caller guarantees `module`.
-                    unsafe { module_name(module) },
-                    ENOMEM
-                );
-            }
-        }
-    }
-
-    /// Keeps `module`'s tags of every type, marked unloaded, until [`Registry::reap`] finds them
-    /// unused at two passes in a row, this read being the first; only tags that read in use
-    /// stay listed meanwhile. Returns whether the module's memory may be freed (its tags are
-    /// apart from it, with copies of their names), and whether the registry keeps any tag for
-    /// an unloaded module.
-    ///
-    /// With `lookup`, tags of the module that the registry could not list at load (no memory)
-    /// are orphaned, with their counters, until the reaper finds them unused twice; in use,
-    /// the module's memory stays for good (their names are in it).
-    ///
-    /// # Safety
-    ///
-    /// `module` must point to a module that lives across the call; with `lookup`, one the
-    /// module loader is unloading. When the call returns `false` the module's memory must stay
-    /// for good.
-    unsafe fn unload_module(
-        &mut self,
-        module: *mut bindings::module,
-        lookup: bool,
-    ) -> (bool, bool) {
-        let listed = |r: &Range| r.module == module && !r.gone;
-        let mut unload_ok = true;
-        // Tags that stay in the module's memory, which must then stay too.
-        let mut in_module = false;
-        for ty in self.types.iter() {
-            if let Some(range) = ty.ranges.iter().find(|r| listed(r)) {
-                unload_ok &= (ty.unload)(range, true);
-            }
-        }
-        // Orphaned extents of the module wait for the reaper.
-        let mut orphaned = false;
-        if lookup {
-            // Each leaves `unlisted` as it is orphaned.
-            loop {
-                let Some(placed) = self.areas.unlisted(module).next() else {
-                    break;
-                };
-                let from = area::Owner::Unlisted(module);
-                // SAFETY: The caller guarantees `module`; the extent's tags live.
-                let unused = unsafe { self.free_unlisted(module, placed, from, true) };
-                unload_ok &= unused;
-                in_module |= !unused;
-                orphaned = true;
-            }
-        }
-        let mut kept = orphaned;
-        for index in 0..self.types.len() {
-            let ty = &mut self.types[index];
-            let Some(i) = ty.ranges.iter().position(&listed) else {
-                continue;
-            };
-            if unload_ok && !ty.ranges[i].area {
-                // Tags in the module's own memory, which the loader frees when this returns:
-                // the loader places a module's tags in an area once their type is registered
-                // (at boot, before any module loads), so only the tests' stand-ins.
-                (ty.free)(&ty.ranges[i]);
-                self.drop_range(index, i);
-                continue;
-            }
-            // Kept, even when its tags read unused: one sum read while a free is between its
-            // `bytes` and `calls` updates can read zero, so the reaper frees them at its next
-            // pass that finds them unused again, this read being the first (`unused_once`).
-            // Listed for its live allocations, whose frees still count into it, and with its
-            // selections' marks, which go when it does (capture's records of its objects stay
-            // listed meanwhile). Its code is gone: no new allocation is charged to it.
-            let tag_size = ty.tag_size;
-            let range = &mut ty.ranges[i];
-            range.gone = true;
-            range.unused_once = unload_ok;
-            for ct in range.codetags(tag_size) {
-                ct.mark_unloaded();
-            }
-            // Unused, its tags can never be charged again nor leave a record: their selection
-            // marks go now, as they did when such a module's tags went at unload.
-            #[cfg(CONFIG_ALLOCTAG_SELECTION)]
-            if unload_ok {
-                selections::module_going(&self.selections, index, range, tag_size);
-            }
-            (ty.drop_unused)(range);
-            // The tags stay where they are, in their area; their names, in the module's
-            // read-only data, are copied out.
-            let copied = if range.area {
-                // SAFETY: The registry is locked for writing (`&mut self`) and the module is
-                // going (the caller's loader unloads it).
-                Some(unsafe { names::Names::copy(range.codetags(tag_size)) })
-            } else {
-                None
-            };
-            match copied {
-                Some(Ok(copies)) => range.names = copies,
-                Some(Err(_)) => {
-                    pr_warn!(
-                        "module {}: no memory to copy its kept tags' names: its memory stays\n",
-                        range.name.as_cstr()
-                    );
-                    in_module = true;
-                }
-                None => in_module = true,
-            }
-            // INVARIANT: Gone: the module's pointer may be reused by another module.
-            range.module = core::ptr::null_mut();
-            ty.generation = ty.generation.wrapping_add(1);
-            kept = true;
-        }
-        for (index, ty) in self.types.iter().enumerate() {
-            if let Some(dynamic) = ty.dynamic {
-                #[cfg(CONFIG_ALLOCTAG_SELECTION)]
-                selections::dynamic_module_going(
-                    &self.selections,
-                    index,
-                    dynamic,
-                    module,
-                    ty.tag_size,
-                );
-                #[cfg(not(CONFIG_ALLOCTAG_SELECTION))]
-                let _ = index;
-                kept |= dynamic.module_unload(module).kept;
-            }
-        }
-        (unload_ok || !in_module, kept)
-    }
-
-    /// Drops range `i` of the type at `index`: its indices, its selections' marks, and the
-    /// range itself.
-    fn drop_range(&mut self, index: usize, i: usize) {
-        let ty = &mut self.types[index];
-        let range = ty.ranges[i];
-        if let Some(tag_index) = ty.index {
-            // SAFETY: The range's tags live while it is in the registry, which it still is.
-            unsafe { tag_index.remove(range.start) };
-        }
-        #[cfg(CONFIG_ALLOCTAG_SELECTION)]
-        selections::module_going(&self.selections, index, &range, ty.tag_size);
-        // A kept range none of whose tags is listed any more changes no listing as it goes.
-        let listed = !range.gone || range.codetags(ty.tag_size).any(|ct| !ct.dropped());
-        let len = ty.ranges.len();
-        ty.ranges.as_mut_slice()[i..].rotate_left(1);
-        // SAFETY: `len - 1 < len`, and `Range` is `Copy`: dropping nothing is right.
-        unsafe { ty.ranges.set_len(len - 1) };
-        if listed {
-            ty.generation = ty.generation.wrapping_add(1);
-        }
-        // Unlisted, and read by no one: readers hold the registry's lock, and no allocation
-        // points to a tag of a range that goes (its type found them unused, or its module
-        // unloads with them unused).
-        // SAFETY: As above, no tag of the range is read any more.
-        unsafe { range.names.free() };
-        if range.area {
-            self.areas.free(range.start);
-        }
-    }
-
-    /// Returns the index of the registered type whose section is `section`.
-    #[cfg(CONFIG_MODULES)]
-    fn section_type(&self, section: &CStr) -> Option<usize> {
-        self.types
-            .iter()
-            .position(|ty| ty.section.as_bytes() == section.as_bytes())
-    }
-
-    /// Gives up the extent `placed`, which `from` owns and whose tags the registry does not
-    /// list: orphaned ([`area::Owner::Orphan`]), it goes with what its type gave its tags at
-    /// the second check in a row, this one included, that finds them unused ([`Registry::reap`]),
-    /// never at once: one sum read while a free is between its `bytes` and `calls` updates can
-    /// read zero. With `report`, its type logs what is live. Returns whether its tags read
-    /// unused.
-    ///
-    /// # Safety
-    ///
-    /// `module` must be null or point to a live module, and the extent's tags must live across
-    /// the call.
-    unsafe fn free_unlisted(
-        &mut self,
-        module: *mut bindings::module,
-        placed: area::Placed,
-        from: area::Owner,
-        report: bool,
-    ) -> bool {
-        // SAFETY: The caller guarantees `module` and the tags.
-        let range = unsafe { Range::unlisted(module, placed) };
-        let Some(ty) = self.types.get(placed.ty) else {
-            // No type counts into them: nothing can be in flight.
-            self.areas.free_owned(placed.start, from);
-            return true;
-        };
-        let unused = (ty.unload)(&range, report);
-        self.areas.hand_over(
-            placed.start,
-            from,
-            area::Owner::Orphan {
-                unused_once: unused,
-            },
-        );
-        unused
-    }
-
-    /// Gives up the section at `start` that the loader placed for a module whose load failed
-    /// before the registry took it: orphaned, it goes at the reaper's next check that finds its
-    /// tags unused again ([`Registry::reap`]); where they are in use (an allocation made while
-    /// the module's parameters were parsed, not freed), with a log line, once that allocation
-    /// is freed. Returns whether the reaper must run.
-    #[cfg(any(CONFIG_MODULES, CONFIG_ALLOCTAG_KUNIT_TEST))]
-    pub(super) fn free_loader_section(&mut self, start: *const u8) -> bool {
-        let Some((placed, area::Owner::Loader)) = self.areas.get(start) else {
-            return false;
-        };
-        if let Some(ty) = self.types.get(placed.ty) {
-            // SAFETY: As below.
-            (ty.abandoned)(&unsafe { Range::unlisted(core::ptr::null_mut(), placed) });
-        }
-        // SAFETY: The module is not known here (null); the loader has not freed the section,
-        // whose tags live across the call.
-        if unsafe { self.free_unlisted(core::ptr::null_mut(), placed, area::Owner::Loader, false) }
-        {
-            return self.areas.get(start).is_some();
-        }
-        // Kept: its first tag, still in the loading module's memory, names the module.
-        // SAFETY: `placed` is a whole section of tags, each starting with its `struct codetag`,
-        // in memory the loader has not freed yet.
-        let first = unsafe { &*placed.start.cast::<Codetag>() };
-        pr_warn!(
-            "code tags in use by a module whose load failed ({}): kept until freed\n",
-            first.modname().unwrap_or(kernel::c_str!("?"))
-        );
-        true
-    }
-
-    /// Drops the tags kept for unloaded modules whose allocations are now all freed, with their
-    /// memory and their names' copies. Kept tags found unused go from the listing.
-    ///
-    /// A module's tags go at the second pass in a row that finds them all unused (the first
-    /// only marks them): a sum across the CPUs read while a free is between its `bytes` and its
-    /// `calls` update can read zero when a split of the block (`split_page()`, which adds
-    /// `calls`, not `bytes`) was counted on a CPU read before it. `bytes` only go down once the
-    /// module's code is gone, so a pass that reads zero bytes everywhere sees no live block,
-    /// hence no split to come; a later pass that still reads zero `calls` saw every free
-    /// finished (one still between its updates keeps a CPU's `calls` up). The read at unload
-    /// is the first pass of a module that unloads unused; orphaned sections (a failed load's,
-    /// an unlisted module's) go by the same rule.
-    pub(crate) fn reap(&mut self) -> Reaped {
-        let mut out = Reaped::default();
-        let mut index = 0;
-        while index < self.types.len() {
-            let mut i = 0;
-            while let Some(range) = self.types[index].ranges.get(i).copied() {
-                let id = range.id;
-                // Each module once: at its first gone range in the first type that has one.
-                let seen_before = self.types[..index]
-                    .iter()
-                    .any(|ty| ty.ranges.iter().any(|r| r.gone && r.id == id));
-                if !range.gone || seen_before {
-                    i += 1;
-                    continue;
-                }
-                // One loop, not an iterator chain: the chain's symbol names grew past
-                // kallsyms' 512 bytes.
-                let (mut unused, mut once) = (true, true);
-                for ty in self.types.iter() {
-                    for r in ty.ranges.iter().filter(|r| r.gone && r.id == id) {
-                        once &= r.unused_once;
-                        unused &= (ty.unload)(r, false);
-                    }
-                }
-                if !unused || !once {
-                    for ty in self.types.iter_mut() {
-                        let drop_unused = ty.drop_unused;
-                        let mut dropped = false;
-                        for r in ty.ranges.iter_mut().filter(|r| r.gone && r.id == id) {
-                            r.unused_once = unused;
-                            // Its tags that are no longer used go from the listing now.
-                            dropped |= !unused && drop_unused(r);
-                        }
-                        if dropped {
-                            ty.generation = ty.generation.wrapping_add(1);
-                        }
-                    }
-                    out.changed |= unused;
-                    i += 1;
-                    continue;
-                }
-                for other in 0..self.types.len() {
-                    while let Some(j) = self.types[other]
-                        .ranges
-                        .iter()
-                        .position(|r| r.gone && r.id == id)
-                    {
-                        (self.types[other].free)(&self.types[other].ranges[j]);
-                        self.drop_range(other, j);
-                    }
-                }
-                out.freed += 1;
-                out.changed = true;
-                // The ranges at and after `i` moved; types before `index` had none of it.
-            }
-            index += 1;
-        }
-        // Orphaned sections: freed with what their type gave their tags, by the same rule.
-        let types = &self.types;
-        let (orphans, moved) = self.areas.pass_orphans(|placed, unused_once| {
-            let ty = types.get(placed.ty)?;
-            // SAFETY: An orphan's tags live in their extent until it is freed here; nothing
-            // lists them, and their module is not known (null).
-            let range = unsafe { Range::unlisted(core::ptr::null_mut(), placed) };
-            let unused = (ty.unload)(&range, false);
-            if unused && unused_once {
-                (ty.free)(&range);
-                return None;
-            }
-            Some(unused)
-        });
-        out.changed |= moved;
-        out.kept = orphans || self.types.iter().any(|ty| ty.ranges.iter().any(|r| r.gone));
-        for ty in self.types.iter() {
-            if let Some(dynamic) = ty.dynamic {
-                let d = dynamic.module_unload(core::ptr::null_mut());
-                out.kept |= d.kept;
-                out.changed |= d.changed;
-            }
-        }
-        out
-    }
-
-    /// Returns what the memory of modules' tags holds, and the bytes of the names copied for
-    /// unloaded modules' tags, and how many such modules are kept for their live allocations
-    /// (not those unloaded unused, which wait for the reaper's second pass, unlisted).
-    #[cfg(any(CONFIG_DEBUG_FS, CONFIG_ALLOCTAG_KUNIT_TEST))]
-    pub(crate) fn area_usage(&self) -> (AreaUsage, usize, usize) {
-        let (mut names, mut kept) = (0, 0);
-        for (index, ty) in self.types.iter().enumerate() {
-            for r in ty.ranges.iter().filter(|r| r.gone) {
-                names += r.names.len();
-                let seen_before = self.types[..index]
-                    .iter()
-                    .any(|t| t.ranges.iter().any(|o| o.gone && o.id == r.id));
-                let listed = self.types.iter().any(|t| {
-                    t.ranges
-                        .iter()
-                        .filter(|o| o.gone && o.id == r.id)
-                        .any(|o| o.codetags(t.tag_size).any(|ct| !ct.dropped()))
-                });
-                kept += usize::from(!seen_before && listed);
-            }
-        }
-        (self.areas.usage(), names, kept)
     }
 
     /// Marks the dynamic tags made since the last call with the selections in force.

@@ -5,7 +5,8 @@
 //! what each selector matches.
 
 use super::{
-    alloc_pages, dynamic::find_dynamic_in, overlap::Overlap, test_tag, with_tag, LineWriter,
+    alloc_pages, dynamic::find_dynamic_in, overlap::Overlap, registry_of, test_tag, with_tag,
+    LineWriter,
 };
 use crate::{
     alloc_tag::{dynamic::Pool, AllocTag},
@@ -70,14 +71,7 @@ fn rust_site_fails_with_enomem(test: &Test) {
     let text = formatted(format_args!("{}:{RUST_SITE_LINE}", file!()));
     let text = core::str::from_utf8(&text).unwrap_or("");
     kunit_expect!(test, uses_rust_site().is_ok(), "before arming");
-    let Some(id) = arm(
-        test,
-        text,
-        Config {
-            verbose: 0,
-            ..Config::default()
-        },
-    ) else {
+    let Some(id) = arm(test, text, quiet()) else {
         return;
     };
     let result = uses_rust_site();
@@ -111,10 +105,7 @@ fn atomic_site() -> Result<usize> {
 /// Arms this file's line `line` to fail every time, quietly.
 fn arm_line(test: &Test, line: u32) -> Option<u32> {
     let text = formatted(format_args!("{}:{line}", file!()));
-    let config = Config {
-        verbose: 0,
-        ..Config::default()
-    };
+    let config = quiet();
     arm(test, core::str::from_utf8(&text).unwrap_or(""), config)
 }
 
@@ -193,6 +184,30 @@ fn plain_site_made_while_registry_busy(test: &Test) {
 }
 
 /// Makes `n` slab allocations at `tag`, freeing each; returns which failed, as a bit mask.
+/// A rule's configuration that logs no injection.
+fn quiet() -> Config {
+    Config {
+        verbose: 0,
+        ..Config::default()
+    }
+}
+
+/// Arms a rule with `config` on `text`, makes `n` allocations (`GFP_KERNEL`) at `tag` and
+/// disarms it; returns which failed, bit `i` for the `i`-th, or `None` where arming failed
+/// (reported).
+fn failures(
+    test: &Test,
+    text: &str,
+    config: Config,
+    tag: &'static AllocTag,
+    n: u32,
+) -> Option<u64> {
+    let id = arm(test, text, config)?;
+    let failed = kmallocs(tag, n, bindings::GFP_KERNEL);
+    kunit_expect!(test, fault::disarm(id).is_ok());
+    Some(failed)
+}
+
 fn kmallocs(tag: &'static AllocTag, n: u32, gfp: bindings::gfp_t) -> u64 {
     let mut failed = 0u64;
     for i in 0..n {
@@ -212,8 +227,7 @@ test_tag!(TIMES_TAG, "alloctag_fault_times");
 fn times_is_exact(test: &Test) {
     let config = Config {
         times: 3,
-        verbose: 0,
-        ..Config::default()
+        ..quiet()
     };
     let Some(id) = arm(test, "func:alloctag_fault_times", config) else {
         return;
@@ -264,8 +278,7 @@ fn times_is_exact_under_concurrency(test: &Test) {
     const TIMES: u32 = 17;
     let config = Config {
         times: TIMES as i64,
-        verbose: 0,
-        ..Config::default()
+        ..quiet()
     };
     let Some(id) = arm(test, "func:alloctag_fault_times_race", config) else {
         return;
@@ -326,10 +339,7 @@ test_tag!(STALE_B_TAG, "alloctag_fault_stale_b");
 /// tag's rule: the hook takes a slot's rule only if the slot is its tag's. Forced: tag B is
 /// given, by hand, the mark of the slot that a rule armed for tag A.
 fn stale_mark_never_applies_another_sites_rule(test: &Test) {
-    let config = Config {
-        verbose: 0,
-        ..Config::default()
-    };
+    let config = quiet();
     let Some(id) = arm(test, "func:alloctag_fault_stale_a", config) else {
         return;
     };
@@ -358,46 +368,35 @@ test_tag!(INTERVAL_TAG, "alloctag_fault_interval");
 fn interval_is_exact(test: &Test) {
     let config = Config {
         interval: 3,
-        verbose: 0,
-        ..Config::default()
+        ..quiet()
     };
-    let Some(id) = arm(test, "func:alloctag_fault_interval", config) else {
-        return;
-    };
-    let failed = kmallocs(INTERVAL_TAG, 9, bindings::GFP_KERNEL);
-    kunit_expect!(test, failed == 0b100_100_100, "failed {failed:#b}");
-    kunit_expect!(test, fault::disarm(id).is_ok());
+    if let Some(failed) = failures(
+        test,
+        "func:alloctag_fault_interval",
+        config,
+        INTERVAL_TAG,
+        9,
+    ) {
+        kunit_expect!(test, failed == 0b100_100_100, "failed {failed:#b}");
+    }
 }
 
 test_tag!(PROBABILITY_TAG, "alloctag_fault_probability");
 
 fn probability_100_and_0(test: &Test) {
     let sel = "func:alloctag_fault_probability";
-    let Some(id) = arm(
-        test,
-        sel,
-        Config {
-            verbose: 0,
-            ..Config::default()
-        },
-    ) else {
+    let Some(failed) = failures(test, sel, quiet(), PROBABILITY_TAG, 20) else {
         return;
     };
-    let failed = kmallocs(PROBABILITY_TAG, 20, bindings::GFP_KERNEL);
     kunit_expect!(test, failed == (1 << 20) - 1, "p=100 failed {failed:#b}");
-    kunit_expect!(test, fault::disarm(id).is_ok());
 
     let config = Config {
         probability: 0,
-        verbose: 0,
-        ..Config::default()
+        ..quiet()
     };
-    let Some(id) = arm(test, sel, config) else {
-        return;
-    };
-    let failed = kmallocs(PROBABILITY_TAG, 20, bindings::GFP_KERNEL);
-    kunit_expect!(test, failed == 0, "p=0 failed {failed:#b}");
-    kunit_expect!(test, fault::disarm(id).is_ok());
+    if let Some(failed) = failures(test, sel, config, PROBABILITY_TAG, 20) {
+        kunit_expect!(test, failed == 0, "p=0 failed {failed:#b}");
+    }
 }
 
 test_tag!(SPACE_TAG, "alloctag_fault_space");
@@ -407,15 +406,11 @@ fn space_lets_bytes_through_first(test: &Test) {
     // from the fourth on, with 4 left, every one fails.
     let config = Config {
         space: 100,
-        verbose: 0,
-        ..Config::default()
+        ..quiet()
     };
-    let Some(id) = arm(test, "func:alloctag_fault_space", config) else {
-        return;
-    };
-    let failed = kmallocs(SPACE_TAG, 6, bindings::GFP_KERNEL);
-    kunit_expect!(test, failed == 0b111000, "failed {failed:#b}");
-    kunit_expect!(test, fault::disarm(id).is_ok());
+    if let Some(failed) = failures(test, "func:alloctag_fault_space", config, SPACE_TAG, 6) {
+        kunit_expect!(test, failed == 0b111000, "failed {failed:#b}");
+    }
 }
 
 test_tag!(PID_TAG, "alloctag_fault_pid");
@@ -435,49 +430,36 @@ fn current_tgid() -> bindings::pid_t {
 
 fn pid_filter_picks_the_thread_group(test: &Test) {
     let tgid = current_tgid();
+    let sel = "func:alloctag_fault_pid";
     let other = Config {
         pid: tgid.wrapping_add(1).max(1),
-        verbose: 0,
-        ..Config::default()
+        ..quiet()
     };
-    let Some(id) = arm(test, "func:alloctag_fault_pid", other) else {
+    let Some(failed) = failures(test, sel, other, PID_TAG, 3) else {
         return;
     };
-    let failed = kmallocs(PID_TAG, 3, bindings::GFP_KERNEL);
     kunit_expect!(
         test,
         failed == 0,
         "another task's rule failed us: {failed:#b}"
     );
-    kunit_expect!(test, fault::disarm(id).is_ok());
     let ours = Config {
         pid: tgid,
-        verbose: 0,
-        ..Config::default()
+        ..quiet()
     };
-    let Some(id) = arm(test, "func:alloctag_fault_pid", ours) else {
-        return;
-    };
-    let failed = kmallocs(PID_TAG, 3, bindings::GFP_KERNEL);
-    kunit_expect!(
-        test,
-        failed == 0b111,
-        "our rule did not fail us: {failed:#b}"
-    );
-    kunit_expect!(test, fault::disarm(id).is_ok());
+    if let Some(failed) = failures(test, sel, ours, PID_TAG, 3) {
+        kunit_expect!(
+            test,
+            failed == 0b111,
+            "our rule did not fail us: {failed:#b}"
+        );
+    }
 }
 
 test_tag!(NOFAIL_TAG, "alloctag_fault_nofail");
 
 fn nofail_never_fails(test: &Test) {
-    let Some(id) = arm(
-        test,
-        "func:alloctag_fault_nofail",
-        Config {
-            verbose: 0,
-            ..Config::default()
-        },
-    ) else {
+    let Some(id) = arm(test, "func:alloctag_fault_nofail", quiet()) else {
         return;
     };
     let nofail = kmallocs(NOFAIL_TAG, 4, bindings::GFP_KERNEL | bindings::__GFP_NOFAIL);
@@ -492,14 +474,7 @@ test_tag!(PAGES_TAG, "alloctag_fault_pages");
 test_tag!(UNARMED_TAG, "alloctag_fault_unarmed");
 
 fn pages_and_vmalloc_fail(test: &Test) {
-    let Some(id) = arm(
-        test,
-        "func:alloctag_fault_pages",
-        Config {
-            verbose: 0,
-            ..Config::default()
-        },
-    ) else {
+    let Some(id) = arm(test, "func:alloctag_fault_pages", quiet()) else {
         return;
     };
     let nowarn = bindings::GFP_KERNEL | bindings::__GFP_NOWARN;
@@ -531,14 +506,7 @@ fn pages_and_vmalloc_fail(test: &Test) {
 test_tag!(DISARM_TAG, "alloctag_fault_disarm");
 
 fn disarming_restores(test: &Test) {
-    let Some(id) = arm(
-        test,
-        "func:alloctag_fault_disarm",
-        Config {
-            verbose: 0,
-            ..Config::default()
-        },
-    ) else {
+    let Some(id) = arm(test, "func:alloctag_fault_disarm", quiet()) else {
         return;
     };
     kunit_expect!(
@@ -639,8 +607,7 @@ fn timed_disarm(test: &Test, id: u32) -> (usize, u64) {
 fn removal_matches_only_its_tags(test: &Test) {
     let config = || Config {
         probability: 0,
-        verbose: 0,
-        ..Config::default()
+        ..quiet()
     };
     let set = "[!abcdefghijklmnopqrstuvwxyz]";
     let mut ids = KVec::new();
@@ -901,9 +868,8 @@ fn failed_vector_marks_tag_inaccurate(test: &Test) {
     let tgid = current_tgid();
     let config = Config {
         times: 1,
-        verbose: 0,
         pid: tgid,
-        ..Config::default()
+        ..quiet()
     };
     if let Some(id) = arm(test, "func:alloc_slab_obj_exts", config) {
         // SAFETY: `cache` is a live cache.
@@ -931,15 +897,7 @@ fn registry_with_pool(
     test: &Test,
     pool: &'static Pool<1, 4>,
 ) -> Option<(Registry, codetag::Handle<KeptTags>)> {
-    let mut registry = Registry::new();
-    let handle = registry.register::<KeptTags>();
-    kunit_expect!(
-        test,
-        handle.is_ok(),
-        "registering: {:?}",
-        handle.as_ref().err()
-    );
-    let handle = handle.ok()?;
+    let (mut registry, handle) = registry_of::<KeptTags>(test)?;
     pool.reserve(1);
     // SAFETY: The pool holds allocation tags.
     let added = unsafe { registry.add_test_dynamic(handle, pool) };

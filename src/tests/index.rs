@@ -12,7 +12,7 @@ use crate::{
     alloc_tag::{dynamic::pool, index, AllocTag},
     codetag::{TagIndex, FIRST_INDEX},
     kunit::{kunit_expect, kunit_suite, Test},
-    rwsem::RwSemStorage,
+    rwsem::c_rwsem,
 };
 use core::{
     panic::Location,
@@ -20,11 +20,6 @@ use core::{
     sync::atomic::{AtomicU32, Ordering},
 };
 use kernel::{bindings, page::PAGE_SIZE, prelude::*};
-
-extern "C" {
-    /// Defined by `DECLARE_RWSEM()` in src/glue_test.c.
-    static mut alloctag_test_index_lock: RwSemStorage;
-}
 
 /// The test index's table: two leaves, indices 0 to 1023.
 static mut TEST_DIR: [*mut usize; 2] = [ptr::null_mut(); 2];
@@ -35,7 +30,7 @@ static TEST_INDEX: TagIndex =
     // `TEST_DIR` is this index's alone and holds 2 null pointers.
     unsafe {
         TagIndex::new(
-            &raw mut alloctag_test_index_lock,
+            c_rwsem!(alloctag_test_index_lock),
             (&raw mut TEST_DIR).cast(),
             2,
         )

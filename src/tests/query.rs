@@ -3,13 +3,14 @@
 //! The allocinfo ioctl's ABI, name trimming and filter matching, and the registry's content
 //! generation.
 
+use super::registry_of;
 use crate::{
     alloc_tag::{AllocTag, AllocTags, Counters},
     allocinfo::{
         copy_name, trimmed, Filter, MASK_FILENAME, MASK_FUNCTION, MASK_INACCURATE, MASK_LINENO,
         MASK_MAX_SIZE, MASK_MIN_SIZE, MASK_MODNAME, MASK_UNLOADED, STR_SIZE,
     },
-    codetag::{Registry, CODETAG_FLAG_INACCURATE, CODETAG_FLAG_UNLOADED},
+    codetag::{CODETAG_FLAG_INACCURATE, CODETAG_FLAG_UNLOADED},
     kunit::{kunit_expect, kunit_suite, Test},
 };
 use core::sync::atomic::Ordering;
@@ -239,9 +240,7 @@ fn accuracy_unloaded_and_size_filters(test: &Test) {
 
 /// The content id changes with every module that adds or drops tags, and only then.
 fn generation_follows_modules(test: &Test) {
-    let mut registry = Registry::new();
-    let Ok(handle) = registry.register::<AllocTags>() else {
-        kunit_expect!(test, false, "registering failed");
+    let Some((mut registry, handle)) = registry_of::<AllocTags>(test) else {
         return;
     };
     // Without counters: removing the module frees a module's counters

@@ -3,7 +3,7 @@
 //! The code-tag registry: vmlinux and module ranges, resumable cursors, module unload, and the
 //! top users that show_mem() asks for.
 
-use super::{alloc_pages, test_tag, with_tag};
+use super::{alloc_pages, registry_of, test_tag, with_tag};
 use crate::{
     alloc_tag::{alloc_tag_top_users, top_users, AllocTag, ALLOC_TAGS},
     codetag::{self, Cursor, ModuleTags, ReadPosition, Registry, TagType},
@@ -141,15 +141,7 @@ fn registry_with_fakes(test: &Test) -> Option<(Registry, codetag::Handle<TestTag
         (&mut (*b).name)[..7].copy_from_slice(&b"fake_b\0".map(|c| c as _));
         (&mut (*c).name)[..7].copy_from_slice(&b"fake_c\0".map(|c| c as _));
     }
-    let mut registry = Registry::new();
-    let handle = registry.register::<TestTags>();
-    kunit_expect!(
-        test,
-        handle.is_ok(),
-        "registering: {:?}",
-        handle.as_ref().err()
-    );
-    let handle = handle.ok()?;
+    let (mut registry, handle) = registry_of::<TestTags>(test)?;
     // SAFETY: The stand-ins are statics with NUL-terminated names.
     let added = unsafe {
         registry.add_test_module(handle, a, &FAKE_A).is_ok()
@@ -641,6 +633,36 @@ fn failed_load_sections_go_when_unused_twice(test: &Test) {
     registry.forget_test_section(unused);
 }
 
+/// Places `tags` as the stand-in `module`'s in the memory of modules' tags, as the loader
+/// does, tells [`TestTags`] where ([`AREA_TAGS`]) and which of them read in use (`used`,
+/// [`USED_AREA`]), and unloads the module; returns the tags placed and whether the module's
+/// memory may go, or `None` where placing failed (reported).
+///
+/// # Safety
+///
+/// `module` must point to a `struct module` with a NUL-terminated name that lives for good.
+unsafe fn unload_placed(
+    test: &Test,
+    registry: &mut Registry,
+    handle: codetag::Handle<TestTags>,
+    module: *mut bindings::module,
+    tags: &[AllocTag],
+    used: usize,
+) -> Option<(&'static [AllocTag], bool)> {
+    // SAFETY: The caller guarantees `module`; the copies are not used once the range goes.
+    let placed = match unsafe { registry.add_test_module_in_area(handle, module, tags) } {
+        Ok(placed) => placed,
+        Err(e) => {
+            kunit_expect!(test, false, "placing: {e:?}");
+            return None;
+        }
+    };
+    AREA_TAGS.store(placed.as_ptr() as usize, Ordering::Relaxed);
+    USED_AREA.store(used, Ordering::Relaxed);
+    // SAFETY: Added above.
+    Some((placed, unsafe { registry.remove_test_module(module) }))
+}
+
 /// A module whose tags read unused at unload keeps them, unlisted, until the reaper's next
 /// check that reads them unused again. Seam: on another CPU a free of the module's last
 /// block sits between its `bytes` and `calls` updates, after a split of that block was
@@ -657,19 +679,12 @@ fn unused_unload_keeps_tags_until_read_unused_twice(test: &Test) {
     let tags = [fake_tag!(), fake_tag!()];
     let before = registry.area_usage();
     let count = registry.count(handle);
-    // SAFETY: The stand-in lives for good; the copies are not used once the range goes.
-    let placed = match unsafe { registry.add_test_module_in_area(handle, d, &tags) } {
-        Ok(placed) => placed,
-        Err(e) => {
-            kunit_expect!(test, false, "placing: {e:?}");
-            return;
-        }
-    };
-    AREA_TAGS.store(placed.as_ptr() as usize, Ordering::Relaxed);
-    USED_AREA.store(0, Ordering::Relaxed);
     FREED_TAGS.store(0, Ordering::Relaxed);
-    // SAFETY: Added above.
-    let memory_ok = unsafe { registry.remove_test_module(d) };
+    // SAFETY: The stand-in lives for good; the copies are not used once the range goes.
+    let Some((_, memory_ok)) = (unsafe { unload_placed(test, &mut registry, handle, d, &tags, 0) })
+    else {
+        return;
+    };
     kunit_expect!(test, memory_ok, "the module's memory must go");
     let (area, _, kept) = registry.area_usage();
     kunit_expect!(
@@ -747,17 +762,11 @@ fn kept_tags_outlive_their_module(test: &Test) {
     let tags = [tag(), tag()];
     let before = registry.area_usage();
     // SAFETY: The stand-in lives for good; the copies are not used once the range goes.
-    let placed = match unsafe { registry.add_test_module_in_area(handle, d, &tags) } {
-        Ok(placed) => placed,
-        Err(e) => {
-            kunit_expect!(test, false, "placing: {e:?}");
-            return;
-        }
+    let Some((placed, memory_ok)) =
+        (unsafe { unload_placed(test, &mut registry, handle, d, &tags, 0b01) })
+    else {
+        return;
     };
-    AREA_TAGS.store(placed.as_ptr() as usize, Ordering::Relaxed);
-    USED_AREA.store(0b01, Ordering::Relaxed);
-    // SAFETY: Added above.
-    let memory_ok = unsafe { registry.remove_test_module(d) };
     kunit_expect!(test, memory_ok, "the module's memory must stay");
     let (area, names, kept) = registry.area_usage();
     kunit_expect!(test, kept == before.2 + 1, "{kept} modules kept");

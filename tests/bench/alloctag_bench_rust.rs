@@ -20,8 +20,9 @@
 //! It then times making one `/proc/allocinfo` line two ways, to account for what the Rust
 //! core's reads cost: `fmt-line` formats it as `src/allocinfo.rs` does (`writeln!` with
 //! `{:12} {:8}` and the tag's `Display`, which writes each `CStr` a character at a time) into
-//! a `KVec`; `bytes-line` copies the same bytes with `extend_from_slice`. Both must give the same
-//! line. Prints `test=fmt-line ops=N ns_per_op=X` (one op is one line).
+//! a `KVec`; `bytes-line` writes the same bytes with the core's own writer, `Out` of
+//! src/allocinfo/out.rs, built in here by `#[path]` (this module is a crate of its own). Both
+//! must give the same line. Prints `test=fmt-line ops=N ns_per_op=X` (one op is one line).
 //!
 //! Without `CONFIG_MEM_ALLOC_PROFILING`, `alloc_hooks!` is the expression alone, so the module
 //! builds in every kernel of the benchmark.
@@ -37,6 +38,11 @@ use kernel::{
     str::CStr,
     time::Ktime,
 };
+
+/// The Rust core's writer of `/proc/allocinfo`'s lines, which needs only `core`.
+#[path = "../../src/allocinfo/out.rs"]
+mod out;
+use out::Out;
 
 module! {
     type: RustBench,
@@ -221,44 +227,21 @@ fn fmt_line(v: &mut KVec<u8>, bytes: i64, calls: u64, tag: &Tag) -> fmt::Result 
     writeln!(LineWriter(v), "{:12} {:8} {} ", bytes, calls, tag)
 }
 
-/// Appends `n` right-aligned in `width` columns.
-fn push_number(v: &mut KVec<u8>, n: i64, width: usize) -> Result<(), AllocError> {
-    const SPACES: [u8; 20] = [b' '; 20];
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    let mut u = n.unsigned_abs();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (u % 10) as u8;
-        u /= 10;
-        if u == 0 {
-            break;
-        }
-    }
-    if n < 0 {
-        i -= 1;
-        digits[i] = b'-';
-    }
-    let len = digits.len() - i;
-    v.extend_from_slice(
-        &SPACES[..width.saturating_sub(len).min(SPACES.len())],
-        GFP_KERNEL,
-    )?;
-    v.extend_from_slice(&digits[i..], GFP_KERNEL)
-}
-
-/// The same line, by copying bytes.
-fn bytes_line(v: &mut KVec<u8>, bytes: i64, calls: u64, tag: &Tag) -> Result<(), AllocError> {
-    push_number(v, bytes, 12)?;
-    v.push(b' ', GFP_KERNEL)?;
-    push_number(v, calls as i64, 8)?;
-    v.push(b' ', GFP_KERNEL)?;
-    v.extend_from_slice(tag.file.as_bytes(), GFP_KERNEL)?;
-    v.push(b':', GFP_KERNEL)?;
-    push_number(v, tag.line.into(), 0)?;
-    v.extend_from_slice(b" func:", GFP_KERNEL)?;
-    v.extend_from_slice(tag.function.as_bytes(), GFP_KERNEL)?;
-    v.extend_from_slice(b" \n", GFP_KERNEL)
+/// The same line, by the core's writer, into `buf`; returns its length, or `None` when it does
+/// not fit.
+fn bytes_line(buf: &mut [u8], bytes: i64, calls: u64, tag: &Tag) -> Option<usize> {
+    let mut out = Out::new(buf);
+    out.put_number(bytes < 0, bytes.unsigned_abs(), 12)?;
+    out.put(b" ")?;
+    out.put_number(false, calls, 8)?;
+    out.put(b" ")?;
+    out.put(tag.file.as_bytes())?;
+    out.put(b":")?;
+    out.put_number(false, tag.line.into(), 0)?;
+    out.put(b" func:")?;
+    out.put(tag.function.as_bytes())?;
+    out.put(b" \n")?;
+    Some(out.len())
 }
 
 fn run_lines() -> Result {
@@ -269,10 +252,10 @@ fn run_lines() -> Result {
         function: c_str!("__kernfs_new_node"),
     };
     let mut a = KVec::with_capacity(256, GFP_KERNEL)?;
-    let mut b = KVec::with_capacity(256, GFP_KERNEL)?;
+    let mut b = [0u8; 256];
     fmt_line(&mut a, 837080, 6155, &tag).map_err(|_| ENOMEM)?;
-    bytes_line(&mut b, 837080, 6155, &tag)?;
-    if a.as_slice() != b.as_slice() {
+    let len = bytes_line(&mut b, 837080, 6155, &tag).ok_or(ENOMEM)?;
+    if a.as_slice() != &b[..len] {
         pr_err!("fmt-line and bytes-line differ\n");
         return Err(EINVAL);
     }
@@ -284,10 +267,11 @@ fn run_lines() -> Result {
             let (bytes, calls) = (core::hint::black_box(837080 + i as i64), 6155 + i as u64);
             if by_fmt {
                 fmt_line(&mut a, bytes, calls, &tag).map_err(|_| ENOMEM)?;
+                core::hint::black_box(&a);
             } else {
-                bytes_line(&mut a, bytes, calls, &tag)?;
+                bytes_line(&mut b, bytes, calls, &tag).ok_or(ENOMEM)?;
+                core::hint::black_box(&b);
             }
-            core::hint::black_box(&a);
         }
         let ns = now() - t0;
         pr_info!(

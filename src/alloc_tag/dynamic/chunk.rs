@@ -9,7 +9,7 @@
 
 use super::{Pool, Slot, CHUNK_TAGS, POOL};
 use crate::alloc_tag::AllocTag;
-use crate::rwsem::{RwSem, RwSemStorage};
+use crate::rwsem::{c_rwsem, RwSem};
 use core::sync::atomic::Ordering;
 use kernel::{
     alloc::{
@@ -35,14 +35,9 @@ pub(super) struct Chunk {
     pub(super) unindexed: bool,
 }
 
-extern "C" {
-    /// Defined by `DECLARE_RWSEM()` in src/glue.c.
-    static mut alloctag_dynamic_grow_lock: RwSemStorage;
-}
-
 /// Serializes the growth of every pool: one chunk made at a time.
 // SAFETY: `alloctag_dynamic_grow_lock` is defined with `DECLARE_RWSEM()` for this alone.
-static GROW: RwSem<()> = unsafe { RwSem::new((&raw mut alloctag_dynamic_grow_lock).cast(), ()) };
+static GROW: RwSem<()> = unsafe { c_rwsem!(alloctag_dynamic_grow_lock, ()) };
 
 impl<const C: usize, const M: usize> Pool<C, M> {
     /// Makes one more chunk, up to `C`; process context, may sleep. Returns whether it did.

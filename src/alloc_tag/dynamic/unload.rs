@@ -39,7 +39,7 @@ impl<const C: usize, const M: usize> Pool<C, M> {
             // whose `Location`s these are, has returned for good (its exit ran), so the counters
             // only go down, but for splits (see above), and two sums of zero in a row mean that
             // no object refers to the tag any more (see `module_unload` of the static tags in
-            // src/alloc_tag.rs). A tag of vmlinux is never freed.
+            // src/alloc_tag/mod.rs). A tag of vmlinux is never freed.
             let zero = tag.read().is_zero();
             if going {
                 self.untable(i);

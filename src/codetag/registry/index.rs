@@ -22,7 +22,7 @@
 //! (the caller removes a segment only when nothing names its tags any more). Changes are rare
 //! (module load and unload, a chunk of dynamic tags made) and take the index's own lock.
 
-use crate::rwsem::{RwSem, RwSemStorage};
+use crate::rwsem::RwSem;
 use core::{
     ptr,
     sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering},
@@ -136,7 +136,7 @@ impl TagIndex {
     /// else uses; `dir` to `dir_len` null pointers that live forever, which others only read,
     /// atomically.
     pub(crate) const unsafe fn new(
-        sem: *mut RwSemStorage,
+        sem: *mut bindings::rw_semaphore,
         dir: *mut *mut usize,
         dir_len: usize,
     ) -> Self {
@@ -147,7 +147,7 @@ impl TagIndex {
             // SAFETY: The caller guarantees `sem`.
             lock: unsafe {
                 RwSem::new(
-                    sem.cast(),
+                    sem,
                     Bounds {
                         first: 0,
                         capacity: 0,

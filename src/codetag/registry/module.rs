@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The module loader's side of the registry: finding a module's (or vmlinux's) tags by their
-//! section's symbols, and the calls the loader makes at load and unload.
+//! section's symbols, the calls the loader makes at load and unload, and what the registry does
+//! for them: listing a loading module's tags, keeping an unloading module's while they are in
+//! use (the reaper that frees them later is in `reap`).
 //!
 //! C header: [`include/linux/codetag.h`](srctree/include/linux/codetag.h)
 
-use super::REGISTRY;
+#[cfg(CONFIG_ALLOCTAG_SELECTION)]
+use super::selections;
+use super::{area, names, Codetag, Range, Registry, TagIndex, TypeEntry, REGISTRY};
 #[cfg(CONFIG_MODULES)]
 use core::ffi::c_void;
-use kernel::{bindings, c_str, prelude::*, str::CStr};
+use kernel::{alloc::flags::GFP_KERNEL, bindings, c_str, prelude::*, str::CStr};
 
 /// The longest symbol name [`find_range`] looks up, with its NUL.
 const SYMBOL_MAX: usize = 64;
@@ -143,19 +147,19 @@ pub(crate) unsafe extern "C" fn codetag_unload_module(module: *mut bindings::mod
     }
     // No tag goes while a deselection flushes outside the registry's lock.
     #[cfg(CONFIG_ALLOCTAG_SELECTION)]
-    let _no_flush = super::selections::no_flush();
+    let _no_flush = selections::no_flush();
     // Let the module's pending kfree_rcu() frees happen before its tags are checked.
     kvfree_rcu_barrier();
     // SAFETY: The caller guarantees `module`; when this returns `false` the loader keeps its
     // memory for good.
     #[cfg_attr(not(CONFIG_MODULES), allow(unused_variables))]
-    let (memory_ok, kept) = unsafe { REGISTRY.write().unload_module(module, true) };
+    let unloaded = unsafe { REGISTRY.write().unload_module(module, true) };
     #[cfg(CONFIG_MODULES)]
-    if kept {
+    if unloaded.kept {
         // SAFETY: Queues the glue's static delayed work; process context.
         unsafe { bindings::alloctag_reap_later() };
     }
-    memory_ok
+    unloaded.memory_free
 }
 
 /// Returns whether the loader places `module`'s section `name` of `size` bytes with
@@ -231,25 +235,6 @@ pub(crate) unsafe extern "C" fn codetag_free_module_section(addr: *mut c_void) {
     }
 }
 
-/// Drops the tags kept for unloaded modules whose allocations are all freed, with their memory.
-/// Returns 0 when no tag is kept any more, 1 when tags are kept and nothing changed (the next
-/// pass may wait), 2 when something moved towards being freed (the next pass should come soon).
-///
-/// Called by the glue's delayed work (src/glue.c) while tags are kept.
-#[cfg(CONFIG_MODULES)]
-#[no_mangle]
-pub(crate) extern "C" fn alloctag_codetag_reap() -> u32 {
-    // No tag goes while a deselection flushes outside the registry's lock.
-    #[cfg(CONFIG_ALLOCTAG_SELECTION)]
-    let _no_flush = super::selections::no_flush();
-    let reaped = REGISTRY.write().reap();
-    match (reaped.kept, reaped.changed) {
-        (false, _) => 0,
-        (true, false) => 1,
-        (true, true) => 2,
-    }
-}
-
 #[cfg(CONFIG_MODULES)]
 c_declared!(codetag_load_module);
 #[cfg(CONFIG_MODULES)]
@@ -260,5 +245,282 @@ c_declared!(codetag_module_section);
 c_declared!(codetag_alloc_module_section);
 #[cfg(CONFIG_MODULES)]
 c_declared!(codetag_free_module_section);
-#[cfg(CONFIG_MODULES)]
-c_declared!(alloctag_codetag_reap);
+
+/// Gives a loading module's tags of `ty` a block of `index`'s indices; where none is left,
+/// tells the type, and the log.
+///
+/// # Safety
+///
+/// `module` must point to the module being loaded, whose tags `range` are.
+unsafe fn index_module(
+    index: &TagIndex,
+    ty: &TypeEntry,
+    range: &Range,
+    module: *mut bindings::module,
+) {
+    // SAFETY: The caller guarantees the module, whose section `range` holds tags of `tag_size`
+    // bytes, each beginning with a `struct codetag`; they stay until the range is dropped, which
+    // removes the segment first or keeps the module's memory.
+    match unsafe { index.add(range.start, range.len(ty.tag_size), ty.tag_size) } {
+        Ok(_) | Err(ENODEV) => {}
+        Err(e) => {
+            pr_warn!(
+                "module {}: no index for its {} code tags of type {} ({:?}): they are not \
+                 counted where an index must name them\n",
+                // SAFETY: The module is being loaded.
+                unsafe { name(module) },
+                range.len(ty.tag_size),
+                ty.section,
+                e
+            );
+            (ty.not_indexed)(range);
+        }
+    }
+}
+
+/// What [`Registry::unload_module`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Unloaded {
+    /// The module's memory may be freed: its tags are unused, or apart from it (in their area,
+    /// with copies of their names).
+    pub(super) memory_free: bool,
+    /// The registry keeps tags for an unloaded module: the reaper must run.
+    pub(super) kept: bool,
+}
+
+impl Registry {
+    /// Adds `module`'s tags of every type. A range that cannot be added (no memory) is not
+    /// listed, and [`Registry::unload_module`] still finds it.
+    ///
+    /// # Safety
+    ///
+    /// `module` must point to a module being loaded, which lives until
+    /// [`Registry::unload_module`] is called for it.
+    // The type's index is only needed by selections.
+    #[cfg_attr(not(CONFIG_ALLOCTAG_SELECTION), allow(unused_variables))]
+    unsafe fn load_module(&mut self, module: *mut bindings::module) {
+        let id = self.next_module_id;
+        self.next_module_id += 1;
+        for (index, ty) in self.types.iter_mut().enumerate() {
+            // SAFETY: The caller guarantees `module`.
+            let range = match unsafe { find_range(module, ty.section, ty.tag_size) } {
+                Ok(Some((start, stop))) => Range {
+                    id,
+                    module,
+                    // SAFETY: The caller guarantees `module`.
+                    name: unsafe { names::ModuleName::of(module) },
+                    start,
+                    stop,
+                    // The loader placed the section where `codetag_alloc_module_section` said;
+                    // taken back if the range cannot be listed.
+                    area: self.areas.take(start),
+                    names: names::Names::NONE,
+                    gone: false,
+                    unused_once: false,
+                },
+                Ok(None) => continue,
+                Err(e) => {
+                    pr_warn!(
+                        "Failed to load code tags of type {} from the module {}: {:?}\n",
+                        ty.section,
+                        // SAFETY: The caller guarantees `module`.
+                        unsafe { name(module) },
+                        e
+                    );
+                    continue;
+                }
+            };
+            // INVARIANT: The tags live until `unload_module` or `reap` drop the range: in an
+            // area, or in the module's memory, which the loader keeps while they are needed.
+            if ty.ranges.push(range, GFP_KERNEL).is_ok() {
+                ty.generation = ty.generation.wrapping_add(1);
+                if let Some(index) = ty.index {
+                    // SAFETY: The caller guarantees `module`, whose tags `range` are.
+                    unsafe { index_module(index, ty, &range, module) };
+                }
+                (ty.loaded)(&range);
+                // A selection in force also selects the new module's matching tags.
+                #[cfg(CONFIG_ALLOCTAG_SELECTION)]
+                selections::module_loaded(&self.selections, index, &range, ty.tag_size);
+            } else {
+                // Unlisted: the unload checks them still.
+                if range.area {
+                    self.areas.hand_over(
+                        range.start,
+                        area::Owner::Range,
+                        area::Owner::Unlisted(module),
+                    );
+                }
+                pr_warn!(
+                    "Failed to list code tags of type {} of the module {}: {:?}\n",
+                    ty.section,
+                    // SAFETY: The caller guarantees `module`.
+                    unsafe { name(module) },
+                    ENOMEM
+                );
+            }
+        }
+    }
+
+    /// Keeps `module`'s tags of every type, marked unloaded, until [`Registry::reap`] finds them
+    /// unused at two passes in a row, this read being the first; only tags that read in use
+    /// stay listed meanwhile.
+    ///
+    /// With `lookup`, tags of the module that the registry could not list at load (no memory)
+    /// are orphaned, with their counters, until the reaper finds them unused twice; in use,
+    /// the module's memory stays for good (their names are in it).
+    ///
+    /// # Safety
+    ///
+    /// `module` must point to a module that lives across the call; with `lookup`, one the
+    /// module loader is unloading. Where [`Unloaded::memory_free`] is `false` the module's
+    /// memory must stay for good.
+    pub(super) unsafe fn unload_module(
+        &mut self,
+        module: *mut bindings::module,
+        lookup: bool,
+    ) -> Unloaded {
+        let listed = |r: &Range| r.module == module && !r.gone;
+        let mut unload_ok = true;
+        // Tags that stay in the module's memory, which must then stay too.
+        let mut in_module = false;
+        for ty in self.types.iter() {
+            if let Some(range) = ty.ranges.iter().find(|r| listed(r)) {
+                unload_ok &= (ty.unload)(range, true);
+            }
+        }
+        // Orphaned extents of the module wait for the reaper.
+        let mut orphaned = false;
+        if lookup {
+            // Each leaves `unlisted` as it is orphaned.
+            loop {
+                let Some(placed) = self.areas.unlisted(module).next() else {
+                    break;
+                };
+                let from = area::Owner::Unlisted(module);
+                // SAFETY: The caller guarantees `module`; the extent's tags live.
+                let unused = unsafe { self.free_unlisted(module, placed, from, true) };
+                unload_ok &= unused;
+                in_module |= !unused;
+                orphaned = true;
+            }
+        }
+        let mut kept = orphaned;
+        for index in 0..self.types.len() {
+            let ty = &mut self.types[index];
+            let Some(i) = ty.ranges.iter().position(&listed) else {
+                continue;
+            };
+            if unload_ok && !ty.ranges[i].area {
+                // Tags in the module's own memory, which the loader frees when this returns:
+                // the loader places a module's tags in an area once their type is registered
+                // (at boot, before any module loads), so only the tests' stand-ins.
+                (ty.free)(&ty.ranges[i]);
+                self.drop_range(index, i);
+                continue;
+            }
+            // Kept, even when its tags read unused: one sum read while a free is between its
+            // `bytes` and `calls` updates can read zero, so the reaper frees them at its next
+            // pass that finds them unused again, this read being the first (`unused_once`).
+            // Listed for its live allocations, whose frees still count into it, and with its
+            // selections' marks, which go when it does (capture's records of its objects stay
+            // listed meanwhile). Its code is gone: no new allocation is charged to it.
+            let tag_size = ty.tag_size;
+            let range = &mut ty.ranges[i];
+            range.gone = true;
+            range.unused_once = unload_ok;
+            for ct in range.codetags(tag_size) {
+                ct.mark_unloaded();
+            }
+            // Unused, its tags can never be charged again nor leave a record: their selection
+            // marks go now, as they did when such a module's tags went at unload.
+            #[cfg(CONFIG_ALLOCTAG_SELECTION)]
+            if unload_ok {
+                selections::module_going(&self.selections, index, range, tag_size);
+            }
+            (ty.drop_unused)(range);
+            // The tags stay where they are, in their area; their names, in the module's
+            // read-only data, are copied out.
+            let copied = if range.area {
+                // SAFETY: The registry is locked for writing (`&mut self`) and the module is
+                // going (the caller's loader unloads it).
+                Some(unsafe { names::Names::copy(range.codetags(tag_size)) })
+            } else {
+                None
+            };
+            match copied {
+                Some(Ok(copies)) => range.names = copies,
+                Some(Err(_)) => {
+                    pr_warn!(
+                        "module {}: no memory to copy its kept tags' names: its memory stays\n",
+                        range.name.as_cstr()
+                    );
+                    in_module = true;
+                }
+                None => in_module = true,
+            }
+            // INVARIANT: Gone: the module's pointer may be reused by another module.
+            range.module = core::ptr::null_mut();
+            ty.generation = ty.generation.wrapping_add(1);
+            kept = true;
+        }
+        for (index, ty) in self.types.iter().enumerate() {
+            if let Some(dynamic) = ty.dynamic {
+                #[cfg(CONFIG_ALLOCTAG_SELECTION)]
+                selections::dynamic_module_going(
+                    &self.selections,
+                    index,
+                    dynamic,
+                    module,
+                    ty.tag_size,
+                );
+                #[cfg(not(CONFIG_ALLOCTAG_SELECTION))]
+                let _ = index;
+                kept |= dynamic.module_unload(module).kept;
+            }
+        }
+        Unloaded {
+            memory_free: unload_ok || !in_module,
+            kept,
+        }
+    }
+
+    /// Returns the index of the registered type whose section is `section`.
+    #[cfg(CONFIG_MODULES)]
+    fn section_type(&self, section: &CStr) -> Option<usize> {
+        self.types
+            .iter()
+            .position(|ty| ty.section.as_bytes() == section.as_bytes())
+    }
+
+    /// Gives up the section at `start` that the loader placed for a module whose load failed
+    /// before the registry took it: orphaned, it goes at the reaper's next check that finds its
+    /// tags unused again ([`Registry::reap`]); where they are in use (an allocation made while
+    /// the module's parameters were parsed, not freed), with a log line, once that allocation
+    /// is freed. Returns whether the reaper must run.
+    #[cfg(any(CONFIG_MODULES, CONFIG_ALLOCTAG_KUNIT_TEST))]
+    pub(super) fn free_loader_section(&mut self, start: *const u8) -> bool {
+        let Some((placed, area::Owner::Loader)) = self.areas.get(start) else {
+            return false;
+        };
+        if let Some(ty) = self.types.get(placed.ty) {
+            // SAFETY: As below.
+            (ty.abandoned)(&unsafe { Range::unlisted(core::ptr::null_mut(), placed) });
+        }
+        // SAFETY: The module is not known here (null); the loader has not freed the section,
+        // whose tags live across the call.
+        if unsafe { self.free_unlisted(core::ptr::null_mut(), placed, area::Owner::Loader, false) }
+        {
+            return self.areas.get(start).is_some();
+        }
+        // Kept: its first tag, still in the loading module's memory, names the module.
+        // SAFETY: `placed` is a whole section of tags, each starting with its `struct codetag`,
+        // in memory the loader has not freed yet.
+        let first = unsafe { &*placed.start.cast::<Codetag>() };
+        pr_warn!(
+            "code tags in use by a module whose load failed ({}): kept until freed\n",
+            first.modname().unwrap_or(kernel::c_str!("?"))
+        );
+        true
+    }
+}

@@ -8,7 +8,7 @@
 
 use super::{DynamicTags, Handle, Range, Registry, TagType};
 use crate::codetag::{Codetag, Field, Marker, Matched, Selection};
-use crate::rwsem::{ReadGuard, RwSem, RwSemStorage, WriteGuard};
+use crate::rwsem::{c_rwsem, ReadGuard, RwSem, WriteGuard};
 use core::{
     ptr,
     sync::atomic::{fence, AtomicUsize, Ordering},
@@ -168,11 +168,6 @@ pub(crate) struct TakenBack {
     freed: Option<KVec<*const Codetag>>,
 }
 
-extern "C" {
-    /// Defined by `DECLARE_RWSEM()` in src/glue.c.
-    static mut alloctag_codetag_flush_lock: RwSemStorage;
-}
-
 /// Held for writing by a user that flushes outside the registry's lock, from before
 /// [`Registry::take_back`] to after [`Registry::hand_over`]; for reading by whatever may drop
 /// listed tags or free their memory: module unload and the reaper. So while a flush runs
@@ -180,8 +175,7 @@ extern "C" {
 /// finds in the pool still points to a live tag, and the hand-over's list to listed ones.
 /// Taken before the registry's lock, never after.
 // SAFETY: `alloctag_codetag_flush_lock` is defined with `DECLARE_RWSEM()` for this alone.
-static FLUSHING: RwSem<()> =
-    unsafe { RwSem::new((&raw mut alloctag_codetag_flush_lock).cast(), ()) };
+static FLUSHING: RwSem<()> = unsafe { c_rwsem!(alloctag_codetag_flush_lock, ()) };
 
 /// Holds off module unload and the reaper while a flush runs outside the registry's lock; may
 /// sleep.

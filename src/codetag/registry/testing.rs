@@ -135,13 +135,8 @@ impl Registry {
         handle: Handle<T>,
         tags: &'static dyn DynamicTags,
     ) -> Result {
-        if handle.registry != self.id {
-            return Err(EINVAL);
-        }
-        let ty = self.types.get_mut(handle.index).ok_or(EINVAL)?;
-        ty.dynamic = Some(tags);
-        ty.generation = ty.generation.wrapping_add(1);
-        Ok(())
+        // SAFETY: The caller guarantees `tags`.
+        unsafe { self.add_dynamic(handle, tags) }
     }
 
     /// Drops `module`'s tags, as unloading it would; for tests.
@@ -151,7 +146,7 @@ impl Registry {
     /// `module` must be what [`Registry::add_test_module`] was given, or not in the registry.
     pub(crate) unsafe fn remove_test_module(&mut self, module: *mut bindings::module) -> bool {
         // SAFETY: The caller guarantees `module`; without lookup its symbols are not read.
-        unsafe { self.unload_module(module, false) }.0
+        unsafe { self.unload_module(module, false) }.memory_free
     }
 
     /// Has the selections in force mark the dynamic tags made since the last call, as a
