@@ -10,7 +10,7 @@
 #   (b) kernel-bench-c:    MEM_ALLOC_PROFILING=y, the kernel's C core
 #   (c) kernel-bench-rust: MEM_ALLOC_PROFILING=y, alloctag's Rust core
 # with the benchmark modules (tests/bench/), and one initramfs for all three
-# (scripts/bench/mkinitramfs.sh). Then boots them in QEMU (TCG), in turn,
+# (scripts/mkinitramfs.sh --bench). Then boots them in QEMU (TCG), in turn,
 # BENCH_ROUNDS times, and BENCH_ICOUNT_ROUNDS more times each with -icount;
 # each boot dumps /proc/allocinfo and runs the benchmark (scripts/bench/guest.sh).
 # Prints the markdown tables of scripts/bench/report.py, which it also writes
@@ -202,7 +202,7 @@ for k in "${KERNELS[@]}"; do
 	rm -f "$out"/boot-"$k"-*.log
 done
 # The modules of the kernels built: pgflags boots kernel-bench-rust.
-BENCH_KERNELS="${BUILT[*]}" "$ALLOCTAG_ROOT/scripts/bench/mkinitramfs.sh" "$initrd"
+BENCH_KERNELS="${BUILT[*]}" "$ALLOCTAG_ROOT/scripts/mkinitramfs.sh" --bench "$initrd"
 
 # boot KERNEL LOG CMDLINE [QEMU option ...]: one boot, checked as
 # scripts/run-qemu.sh checks one (same QEMU flags, plus the options given).

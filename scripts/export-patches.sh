@@ -5,7 +5,7 @@
 # (Debian's linux-source-6.12): a cover letter and one patch per concern.
 # Each patch is made by applying its patch file (patches/series) with git am
 # to a git copy of the pristine tree and amending the commit with the files
-# of this checkout that it adds (scripts/series.sh, copied, no symlinks); the
+# of this checkout that it adds (patches/files, copied, no symlinks); the
 # series is git format-patch's, with full blob ids so that `git am -3` can
 # fall back to a three-way merge on a 6.12.y tree whose lines moved. The
 # cover letter is patches/0000-cover-letter.txt (its first line the subject).
@@ -41,20 +41,20 @@ email=$(git -C "$ALLOCTAG_ROOT" config user.email || echo "alloctag@localhost")
 date=$(git -C "$ALLOCTAG_ROOT" log -1 --format=%cI 2>/dev/null || date -u -Iseconds)
 export GIT_COMMITTER_NAME=$name GIT_COMMITTER_EMAIL=$email GIT_COMMITTER_DATE=$date
 
-list=$(series_patches) # an assignment: its die stops the export
+list=$(series_patches) # assignments: their die stops the export
 mapfile -t patches <<<"$list"
-for i in "${!STEPS[@]}"; do
-	p=${patches[$i]}
+SERIES_FILES=$(series_files)
+for p in "${patches[@]}"; do
 	# --empty=keep: a patch whose files are all this checkout's has a
 	# message and no diff of kernel files.
 	if ! am_out=$(git -C "$tree" am -q --empty=keep "$p" 2>&1); then
 		printf '%s\n' "$am_out" >&2
 		die "patches/${p##*/} does not apply to the pristine tree and the patches before it"
 	fi
-	run_files "${STEPS[$i]}"
+	add_files "$p"
 	git -C "$tree" add -A -f
 	git -C "$tree" commit -q --amend --no-edit --allow-empty
-	git -C "$tree" diff --quiet HEAD~1 HEAD && die "series: patches/${p##*/} (files_${STEPS[$i]}) changes nothing"
+	git -C "$tree" diff --quiet HEAD~1 HEAD && die "series: patches/${p##*/} changes nothing (no diff, no files in patches/files)"
 done
 
 rm -rf "$out"
@@ -80,4 +80,4 @@ rm -f "${cover[0]}" "$out/cover.txt"
 # this checkout or the build directory.
 ! grep -l '^new file mode 120000' "$out"/*.patch || die "the series holds a symlink"
 ! grep -lF -e "$ALLOCTAG_ROOT" -e "$BUILD_DIR" "$out"/* || die "the series names the checkout or the build directory"
-log "wrote $out/0000-cover-letter.txt and ${#STEPS[@]} patches, $(ls "$out"/*.patch | wc -l) files *.patch"
+log "wrote $out/0000-cover-letter.txt and ${#patches[@]} patches, $(ls "$out"/*.patch | wc -l) files *.patch"

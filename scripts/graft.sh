@@ -3,7 +3,7 @@
 #
 # Grafts alloctag into a Linux 6.12 source tree, for development: applies the
 # patch files of patches/series to the kernel files they edit, with git apply,
-# and places this checkout's files as symlinks (scripts/series.sh), so that
+# and places this checkout's files (patches/files) as symlinks, so that
 # they stay the single source. scripts/export-patches.sh makes the same
 # changes as a series of real files.
 #
@@ -30,13 +30,22 @@ tree=$(realpath "$tree")
 tree_lock -x "$tree"
 SERIES_MODE=graft
 state=$tree/.alloctag-graft
-# An assignment, not a process substitution, so that series_patches' die stops
-# the graft.
+# Assignments, not process substitutions, so that series_patches' and
+# series_files' die stops the graft.
 list=$(series_patches)
 mapfile -t patches <<<"$list"
+SERIES_FILES=$(series_files)
 
 # The kernel files the patches edit or add.
 mapfile -t files < <(sed -n 's|^+++ b/\(.*\)$|\1|p' "${patches[@]}" | LC_ALL=C sort -u)
+# A file is either a patch's (its diff) or this checkout's (patches/files).
+declare -A by_patch=()
+for f in "${files[@]}"; do
+	by_patch[$f]=1
+done
+while read -r _ _ _ dest; do
+	[ -z "${by_patch[$dest]:-}" ] || die "patches/files places $dest, which a patch's diff writes too"
+done <<<"$SERIES_FILES"
 
 # Their pristine content, saved the first time the series edits them. A file
 # that already carries alloctag's code was grafted some other way: it is no
@@ -45,7 +54,9 @@ mapfile -t files < <(sed -n 's|^+++ b/\(.*\)$|\1|p' "${patches[@]}" | LC_ALL=C s
 mkdir -p "$state/pristine" "$state/grafted"
 for f in "${files[@]}"; do
 	[ -e "$state/pristine/$f" ] || [ -e "$state/absent/$f" ] && continue
-	[ ! -L "$tree/$f" ] || die "patches edit $f, which is a file of this checkout (a link in $tree): move it out of series.sh's files first"
+	# A link is a file an older graft placed (lib/alloctag/Kconfig and Kbuild
+	# were, whole, until they became the patches' diffs): no pristine file.
+	[ ! -L "$tree/$f" ] || rm -f "$tree/$f"
 	if [ -e "$tree/$f" ]; then
 		! grep -q 'alloctag' "$tree/$f" ||
 			die "$tree/$f already holds alloctag's code, and $state has no pristine copy of it: graft a pristine tree"
@@ -127,8 +138,8 @@ fi
 printf '%s\n' "${files[@]}" >"$state/files"
 [ "$changed" = 0 ] || log "grafted ${#patches[@]} patches: $changed kernel files written"
 
-for s in "${STEPS[@]}"; do
-	run_files "$s"
+for p in "${patches[@]}"; do
+	add_files "$p"
 done
 # A file the series no longer names leaves a dangling link: drop it.
 find "$tree/lib/alloctag" "$tree/rust/kernel" "$tree/Documentation/mm" -xtype l -delete

@@ -53,23 +53,48 @@ apply_patches() {
 
 # Writes patches/ from the commits base..HEAD of $work.
 write_patches() {
-	local out n
+	local out list key i m
+	local -a new old
 	[ -f "$stamp" ] && [ "$(cat "$stamp")" = "$(patches_digest)" ] ||
 		die "$work was not applied from patches/ as they are now: run scripts/refresh-patch.sh --apply (or N), redo the change there, then --write"
 	[ -z "$(git -C "$work" status --porcelain --untracked-files=no)" ] ||
 		die "$work has changes not committed (a rebase to finish?)"
 	out=$(mktemp -d)
 	git -C "$work" format-patch -q --full-index --zero-commit --no-signature -o "$out" base..HEAD
-	n=$(find "$out" -name '*.patch' | wc -l)
-	[ "$n" = "${#STEPS[@]}" ] || die "$work holds $n patches, the series ${#STEPS[@]}"
+	mapfile -t new < <(cd "$out" && ls [0-9][0-9][0-9][0-9]-*.patch)
+	list=$(series_patches) # an assignment: its die stops the refresh
+	mapfile -t old <<<"$list"
+	old=("${old[@]##*/}")
+	# patches/files names patches by file name, which a new subject or
+	# order changes: each name there goes to the new patch of the same
+	# subject, or else, with as many patches as before, of the same place.
+	# A name that matches none stops it before patches/ changes.
+	declare -A renamed=()
+	while read -r key; do
+		for m in "${new[@]}"; do
+			[ "${m#[0-9][0-9][0-9][0-9]-}" != "${key#[0-9][0-9][0-9][0-9]-}" ] || renamed[$key]=$m
+		done
+		if [ -z "${renamed[$key]:-}" ] && [ ${#new[@]} = ${#old[@]} ]; then
+			for i in "${!old[@]}"; do
+				[ "${old[$i]}" != "$key" ] || renamed[$key]=${new[$i]}
+			done
+		fi
+		[ -n "${renamed[$key]:-}" ] ||
+			die "patches/files names $key, which $work no longer makes: rename it there to its patch's new name (in $out), then --write again"
+	done < <(grep '^[0-9][0-9][0-9][0-9]-.*\.patch$' "$PATCHES_DIR/files")
 	rm -f "$PATCHES_DIR"/[0-9][0-9][0-9][0-9]-*.patch
 	mv "$out"/*.patch "$PATCHES_DIR/"
 	rmdir "$out"
 	{
 		sed -n '/^#/p' "$PATCHES_DIR/series"
-		(cd "$PATCHES_DIR" && ls [0-9][0-9][0-9][0-9]-*.patch)
+		printf '%s\n' "${new[@]}"
 	} >"$PATCHES_DIR/series.new"
 	mv "$PATCHES_DIR/series.new" "$PATCHES_DIR/series"
+	for key in "${!renamed[@]}"; do
+		[ "$key" = "${renamed[$key]}" ] ||
+			sed -i "s|^$key\$|${renamed[$key]}.new|" "$PATCHES_DIR/files"
+	done
+	sed -i 's|^\([0-9]\{4\}-.*\.patch\)\.new$|\1|' "$PATCHES_DIR/files"
 	patches_digest >"$stamp"
 	git -C "$ALLOCTAG_ROOT" status --short -- patches/
 }

@@ -3,7 +3,7 @@
  * allocinfo_query: times selections of /proc/allocinfo's tags from user
  * space, through the text and through the ioctls (mainline's ABI,
  * include/uapi/linux/alloc_tag.h), for scripts/bench/guest.sh
- * (Documentation/benchmarks.rst). Built static by scripts/bench/mkinitramfs.sh:
+ * (Documentation/benchmarks.rst). Built static by scripts/mkinitramfs.sh --bench:
  *
  *   gcc -static -O2 -I$ALLOCTAG_ROOT/include/uapi allocinfo_query.c
  *

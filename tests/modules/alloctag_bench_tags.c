@@ -7,7 +7,7 @@
  * read and query benchmarks (scripts/bench/guest.sh) run at a few thousand
  * tags without building a kernel with a few thousand call sites. The sites
  * are the SITE() lines of the header named by ALLOCTAG_BENCH_TAGS_SITES.
- * scripts/bench/mkinitramfs.sh generates those headers and, per 1,000 sites,
+ * scripts/mkinitramfs.sh --bench generates those headers and, per 1,000 sites,
  * a module alloctag_bench_tags_I.c that includes this file (with the C
  * core each site's counters are 16 bytes of static per-CPU data, and a
  * module's static per-CPU data is one allocation of at most 32 KiB), and

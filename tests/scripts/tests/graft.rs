@@ -5,7 +5,8 @@
 //! tests). A re-graft must write nothing and keep every time, so that make rebuilds nothing;
 //! every file must come out as the series makes it, never pristine (a re-graft once restored
 //! files of the series at random: `printf | grep -q` under pipefail); a hand edit in the grafted
-//! tree must stop the graft and stay.
+//! tree must stop the graft and stay. And patches/files, the list of this checkout's files each
+//! patch adds: every file the tree needs is in it once, and a wrong list stops the series.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -77,7 +78,11 @@ fn regraft_writes_nothing_and_never_restores_pristine_files() {
     let build = dir.path().join("build");
     let (tree, pristine) = tree(dir.path());
     let out = graft(&build, &tree);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let first = times(&tree);
     for (f, (_, content)) in &first {
         let old = fs::read(pristine.join(f)).expect("pristine");
@@ -86,7 +91,11 @@ fn regraft_writes_nothing_and_never_restores_pristine_files() {
     // Again and again: nothing written, no time changed, nothing pristine.
     for round in 0..8 {
         let out = graft(&build, &tree);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         assert!(
             !String::from_utf8_lossy(&out.stderr).contains("kernel files written"),
             "round {round}: {}",
@@ -112,6 +121,126 @@ fn hand_edit_stops_the_graft_and_stays() {
     let out = graft(&build, &tree);
     assert!(!out.status.success(), "the graft went on over a hand edit");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("mm/slab_common.c") && err.contains("refresh-patch.sh"), "{err}");
-    assert_eq!(fs::read_to_string(&file).expect("read"), edited, "the edit was lost");
+    assert!(
+        err.contains("mm/slab_common.c") && err.contains("refresh-patch.sh"),
+        "{err}"
+    );
+    assert_eq!(
+        fs::read_to_string(&file).expect("read"),
+        edited,
+        "the edit was lost"
+    );
+}
+
+/// patches/files as scripts/series.sh reads it in the checkout `root`, checked: (patch, place or
+/// install, SRC, DEST) per file, or series.sh's error.
+fn placed(root: &Path, build: &Path) -> Result<Vec<[String; 4]>, String> {
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(". scripts/lib.sh; . scripts/series.sh; list=$(series_files) && echo \"$list\"")
+        .current_dir(root)
+        .env("ALLOCTAG_BUILD_DIR", build)
+        .output()
+        .expect("bash runs");
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let w: Vec<&str> = l.split(' ').collect();
+            assert_eq!(w.len(), 4, "series_files printed {l:?}");
+            [w[0], w[1], w[2], w[3]].map(String::from)
+        })
+        .collect())
+}
+
+/// A file of src/, include/, tests/modules/ or tests/bench/ that no patch adds never reaches the
+/// tree; one that two patches add is a list out of date.
+#[test]
+fn every_file_the_tree_needs_is_added_by_one_patch() {
+    let build = tempfile::tempdir().expect("tempdir");
+    let list = placed(root(), build.path()).expect("patches/files");
+    let out = Command::new("git")
+        .args(["ls-files", "src", "include", "tests/modules", "tests/bench"])
+        .current_dir(root())
+        .output()
+        .expect("git runs");
+    assert!(out.status.success());
+    let files = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        files.lines().count() > 80,
+        "{} files",
+        files.lines().count()
+    );
+    for f in files.lines() {
+        let by: Vec<&str> = list
+            .iter()
+            .filter(|[_, _, src, _]| f == src || f.starts_with(&format!("{src}/")))
+            .map(|[patch, ..]| patch.as_str())
+            .collect();
+        assert_eq!(by.len(), 1, "{f} is added by {by:?} (patches/files)");
+    }
+}
+
+/// series.sh refuses a list that names a file the checkout does not have, a patch that
+/// patches/series does not, a verb it does not know, or a place twice.
+#[test]
+fn a_wrong_list_stops_the_series() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let r = dir.path().join("checkout");
+    for d in ["scripts", "patches", "src"] {
+        fs::create_dir_all(r.join(d)).expect("mkdir");
+    }
+    for f in ["scripts/lib.sh", "scripts/series.sh"] {
+        fs::copy(root().join(f), r.join(f)).expect("copy");
+    }
+    fs::write(r.join("patches/series"), "0001-a.patch\n0002-b.patch\n").expect("write");
+    for f in [
+        "patches/0001-a.patch",
+        "patches/0002-b.patch",
+        "src/a.rs",
+        "src/b.h",
+    ] {
+        fs::write(r.join(f), "").expect("write");
+    }
+    let build = dir.path().join("build");
+    let with = |files: &str| {
+        fs::write(r.join("patches/files"), files).expect("write");
+        placed(&r, &build)
+    };
+    assert_eq!(
+        with(
+            "# a comment\n0001-a.patch\n\tplace src/a.rs\n\t# why\n\n0002-b.patch\n\tinstall src/b.h include/linux/b.h\n"
+        ),
+        Ok(vec![
+            ["0001-a.patch", "place", "src/a.rs", "lib/alloctag/src/a.rs"].map(String::from),
+            ["0002-b.patch", "install", "src/b.h", "include/linux/b.h"].map(String::from),
+        ])
+    );
+    for (files, error) in [
+        (
+            "0001-a.patch\n\tplace src/c.rs\n",
+            "src/c.rs is not in the checkout",
+        ),
+        (
+            "0003-c.patch\n\tplace src/a.rs\n",
+            "0003-c.patch is not in patches/series",
+        ),
+        (
+            "0001-a.patch\n\tcopy src/a.rs\n",
+            "'copy' is neither place nor install",
+        ),
+        ("\tplace src/a.rs\n", "a file before any patch's name"),
+        (
+            "0001-a.patch\n\tplace src/a.rs\n0002-b.patch\n\tplace src/b.h lib/alloctag/src/a.rs\n",
+            "lib/alloctag/src/a.rs is placed twice",
+        ),
+    ] {
+        match with(files) {
+            Ok(list) => panic!("{files:?} was taken: {list:?}"),
+            Err(err) => assert!(err.contains(error), "{files:?}: {err}"),
+        }
+    }
 }

@@ -13,19 +13,28 @@ pub fn root() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
 }
 
-/// The kernel files the patch files edit, as `+++ b/` lines name them.
+/// The kernel files the patch files edit, as `--- a/` lines name them: those of the pristine tree
+/// (lib/alloctag/Kconfig and Kbuild, which patches add and later ones extend, are not).
 pub fn series_files() -> Vec<String> {
     let mut files = Vec::new();
+    let mut created = Vec::new();
     for entry in fs::read_dir(root().join("patches")).expect("patches/") {
         let path = entry.expect("entry").path();
         if path.extension().is_some_and(|e| e == "patch") {
-            for line in fs::read_to_string(&path).expect("patch").lines() {
-                if let Some(f) = line.strip_prefix("+++ b/") {
+            let text = fs::read_to_string(&path).expect("patch");
+            let mut lines = text.lines().peekable();
+            while let Some(line) = lines.next() {
+                if let Some(f) = line.strip_prefix("--- a/") {
                     files.push(f.to_string());
+                } else if line == "--- /dev/null" {
+                    if let Some(f) = lines.peek().and_then(|l| l.strip_prefix("+++ b/")) {
+                        created.push(f.to_string());
+                    }
                 }
             }
         }
     }
+    files.retain(|f| !created.contains(f));
     files.sort();
     files.dedup();
     files
