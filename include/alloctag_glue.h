@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Functions shared between alloctag's Rust core and its C glue
- * (src/glue.c, src/static_key.c): each is defined on one side and called
+ * (src/glue*.c, src/static_key.c): each is defined on one side and called
  * from the other.
  */
 #ifndef _ALLOCTAG_GLUE_H
@@ -14,7 +14,7 @@
 
 /* In C (src/static_key.c), for Rust. */
 bool alloctag_profiling_enabled(void);
-void alloctag_set_profiling(bool enable);
+void alloctag_static_key_set(struct static_key *key, bool enable);
 void alloctag_tag_key_get(bool get);
 
 /*
@@ -27,7 +27,6 @@ DECLARE_STATIC_KEY_MAYBE(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT, alloctag
 /* In C (src/static_key.c), for the KUnit test of rust/kernel/jump_label.rs. */
 DECLARE_STATIC_KEY_TRUE(alloctag_test_key_true);
 DECLARE_STATIC_KEY_FALSE(alloctag_test_key_false);
-void alloctag_test_key_set(bool initially_true, bool enable);
 
 /* In C (src/glue_test.c), for the KUnit suites. */
 struct codetag;
@@ -60,25 +59,26 @@ bool alloctag_fail_log_ratelimit(void);
 bool alloctag_refused_log_ratelimit(void);
 bool alloctag_oversized_log_ratelimit(void);
 
-/* In C (src/glue.c), for Rust's fault injection (src/fault/). */
-void alloctag_set_fail_key(bool enable);
+/* In C (src/glue_fault.c), for Rust's fault injection (src/fault/). */
 bool alloctag_in_nmi(void);
 bool alloctag_in_task(void);
 pid_t alloctag_current_tgid(void);
 
-/* In C (src/glue.c), for Rust's dynamic tags (src/alloc_tag/dynamic.rs). */
+/* In C (src/glue_dynamic.c), for Rust's dynamic tags (src/alloc_tag/dynamic.rs). */
 void alloctag_dynamic_lock(void);
 void alloctag_dynamic_unlock(void);
 bool alloctag_irqs_disabled(void);
 void alloctag_dynamic_select_later(void);
 void alloctag_dynamic_grow_later(void);
-void alloctag_reap_later(void);
 struct module *alloctag_module_of(const void *addr, char *name, size_t len);
 unsigned int alloctag_stack(unsigned long *entries, unsigned int n);
 const char *alloctag_symbol(unsigned long addr, char *buf);
 
+/* In C (src/glue_module.c), for the registry's module side: the reaper. */
+void alloctag_reap_later(void);
+
 /*
- * In C (src/glue.c), for the kernel crate's allocators while a tag is wanted
+ * In C (src/glue_dynamic.c), for the kernel crate's allocators while a tag is wanted
  * (rust/kernel/alloc/allocator.rs, rust/kernel/page.rs): the _noprof
  * allocation, charged in interrupt context to the path's fallback tag; in
  * task context to the tag already current, else to the dynamic tag of the
@@ -94,13 +94,13 @@ void *alloctag_rust_charged_vrealloc(const void *p, size_t size, gfp_t flags,
 struct page *alloctag_rust_charged_alloc_pages(gfp_t gfp, unsigned int order,
 					       const void *location);
 
-/* In Rust (src/codetag/registry/module.rs), for C. */
+/* In Rust (src/codetag/registry/module.rs), for C's reaper (src/glue_module.c). */
 unsigned int alloctag_codetag_reap(void);
 
-/* In Rust (src/alloc_tag/counters.rs), for C's module notifier. */
+/* In Rust (src/alloc_tag/counters.rs), for C's module notifier (src/glue_module.c). */
 int alloctag_module_counters(struct module *mod, unsigned long state);
 
-/* In Rust (src/alloc_tag/dynamic.rs), for C. */
+/* In Rust (src/alloc_tag/dynamic.rs), for C (src/glue_dynamic.c). */
 struct alloc_tag *alloctag_dynamic_tag(const void *location);
 void alloctag_dynamic_select_work(void);
 void alloctag_dynamic_grow(void);
@@ -108,8 +108,6 @@ void alloctag_dynamic_stats(unsigned long *used, unsigned long *capacity,
 			    unsigned long *overflows);
 
 /* In C (src/glue_capture.c), for Rust's capture (src/capture/). */
-void alloctag_set_capture_key(bool enable);
-void alloctag_set_slab_plain_key(bool enable);
 unsigned long alloctag_capture_lock(void);
 void alloctag_capture_unlock(unsigned long flags);
 u64 alloctag_capture_now(void);
@@ -125,10 +123,8 @@ void alloctag_capture_mems_put(void);
 
 /*
  * In C (src/glue_waste.c), for Rust's waste accounting (src/waste.rs): the
- * key, and the period that runs (0: off), which Rust writes.
+ * period that runs (0: off), which Rust writes.
  */
-void alloctag_set_waste_key(bool enable);
-void alloctag_set_page_alloc_key(bool enable);
 extern u32 alloctag_waste_current;
 u64 alloctag_waste_now(void);
 
@@ -145,13 +141,13 @@ void alloctag_capture_shrink_record(const void *ref, unsigned int order);
 void alloctag_capture_rekey(const void *from, const void *to,
 			    unsigned long pfn);
 
-/* In C (src/glue.c), for Rust's early pages (src/alloc_tag/early.rs). */
+/* In C (src/glue_pgflags.c), for Rust's early pages (src/alloc_tag/early.rs). */
 void alloctag_page_ref_mark_empty(struct page *page);
 
-/* In Rust (src/alloc_tag/early.rs), for page_ext's init callback (src/glue.c). */
+/* In Rust (src/alloc_tag/early.rs), for page_ext's init callback (src/glue_pgflags.c). */
 void alloctag_early_pages_done(void);
 
-/* In C (src/glue.c), for Rust's page tags in page flags (src/alloc_tag/index.rs). */
+/* In C (src/glue_pgflags.c), for Rust's page tags in page flags (src/alloc_tag/index.rs). */
 int alloctag_pgflags_bits(void);
 int alloctag_pgflags_free_bits(void);
 void alloctag_enable_compressed(void);

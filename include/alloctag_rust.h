@@ -53,8 +53,8 @@ extern struct alloc_tag alloctag_rust_untagged_alloc_pages;
  * allocation there is charged to the fallback tag, never to that task's call
  * site. A call that does not allocate (_allocates false: a free through
  * krealloc(p, 0)) charges nothing and needs no tag. The Rust core does the
- * same in its charged allocators (lib/alloctag/src/glue.c), which the kernel
- * crate calls instead of these helpers while a tag is wanted.
+ * same in its charged allocators (lib/alloctag/src/glue_dynamic.c), which the
+ * kernel crate calls instead of these helpers while a tag is wanted.
  */
 #define alloctag_rust_call(_allocates, _call, _fallback)		\
 	alloctag_rust_with_tag(!(_allocates) ? NULL :			\

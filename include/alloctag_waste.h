@@ -113,7 +113,7 @@ void alloctag_waste_pages_request_slowpath(struct page *page,
  */
 bool alloctag_waste_slots_reserved(void);
 
-/* The page slots, in mm/page_ext.c's list (src/glue_waste.c). */
+/* The page slots, in mm/page_ext.c's list (src/glue_waste_pages.c). */
 extern struct page_ext_operations alloctag_waste_page_ops;
 
 /* Whether pages have slots: page_ext reserved them at boot. */
@@ -319,5 +319,21 @@ static inline void alloctag_waste_pages_request(struct page *page,
 						size_t size) {}
 
 #endif /* CONFIG_ALLOCTAG_WASTE */
+
+/*
+ * __free_pages() is about to free all but the first page of a block of
+ * 2^order pages (order > 0) charged to tag, whose first page someone else
+ * still holds: capture's record and this accounting's slot shrink to that
+ * page. Each tests its own key inline, as it did at the call site: the path
+ * with both off is two patched-out jumps, and the rare path shrinks the
+ * record first, then the slot.
+ */
+static __always_inline void alloctag_pages_shrink_hooks(struct page *page,
+							const struct alloc_tag *tag,
+							unsigned int order)
+{
+	alloctag_capture_shrink(page, tag, order);
+	alloctag_waste_pages_shrink(page, order);
+}
 
 #endif /* _ALLOCTAG_WASTE_H */

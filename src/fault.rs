@@ -52,8 +52,9 @@ fn update_key() {
     if any {
         crate::keys::set_fault_armed(true);
     }
-    // SAFETY: Called in process context.
-    unsafe { bindings::alloctag_set_fail_key(any) };
+    // SAFETY: The key is C's static key (`DEFINE_STATIC_KEY_FALSE()`); called in process
+    // context.
+    unsafe { bindings::alloctag_static_key_set(&raw mut bindings::alloctag_fail_key.key, any) };
     if !any {
         crate::keys::set_fault_armed(false);
     }

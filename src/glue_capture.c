@@ -56,23 +56,6 @@ DECLARE_RWSEM(alloctag_keys_lock);
  */
 DECLARE_RWSEM(alloctag_capture_control_lock);
 
-/* Flip the keys; may sleep. */
-void alloctag_set_capture_key(bool enable)
-{
-	if (enable)
-		static_branch_enable(&alloctag_capture_key);
-	else
-		static_branch_disable(&alloctag_capture_key);
-}
-
-void alloctag_set_slab_plain_key(bool enable)
-{
-	if (enable)
-		static_branch_enable(&alloctag_slab_plain_key);
-	else
-		static_branch_disable(&alloctag_slab_plain_key);
-}
-
 /*
  * The record pool's lock. Raw, with interrupts off: the hooks run in every
  * context, hard interrupts and raw-spinlocked sections included. It is a

@@ -10,7 +10,8 @@
 //!
 //! C header: [`include/linux/alloc_tag.h`](srctree/include/linux/alloc_tag.h)
 //!
-//! The keys are defined and flipped in C (src/static_key.c, src/glue_capture.c):
+//! The keys are defined in C (src/static_key.c, src/glue_capture.c, src/glue_waste.c) and
+//! flipped by one C setter, `alloctag_static_key_set()` (src/static_key.c):
 //! `DEFINE_STATIC_KEY_MAYBE()` and `static_branch_*()` are macros. Every change goes through
 //! here, so that the keys stay in step:
 //!
@@ -67,11 +68,12 @@ pub(crate) fn enabled() -> bool {
 fn set_profiling_key(enable: bool) {
     #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
     tag::set_profiling(enable);
-    // SAFETY: Called in process context (the sysctl handler, tests) or while the kernel parses
-    // its early parameters, as C's alloc_tag.c flips the key.
+    // SAFETY: The key is C's static key (`DEFINE_STATIC_KEY_MAYBE()`). Called in process context
+    // (the sysctl handler, tests) or while the kernel parses its early parameters, as C's
+    // alloc_tag.c flips the key.
     #[cfg(not(CONFIG_MEM_ALLOC_PROFILING_RUST))]
     unsafe {
-        bindings::alloctag_set_profiling(enable)
+        bindings::alloctag_static_key_set(&raw mut bindings::mem_alloc_profiling_key.key, enable)
     }
 }
 
@@ -125,20 +127,33 @@ mod capture {
     };
 
     fn set_capture_key(enable: bool) {
-        // SAFETY: Process context, or early boot; the key functions serialize changes.
-        unsafe { bindings::alloctag_set_capture_key(enable) };
+        // SAFETY: The key is C's static key (`DEFINE_STATIC_KEY_FALSE()`); process context, or
+        // early boot; the key functions serialize changes.
+        unsafe {
+            bindings::alloctag_static_key_set(&raw mut bindings::alloctag_capture_key.key, enable)
+        };
     }
 
     fn set_slab_plain_key(enable: bool) {
         // SAFETY: As for `set_capture_key`.
-        unsafe { bindings::alloctag_set_slab_plain_key(enable) };
+        unsafe {
+            bindings::alloctag_static_key_set(
+                &raw mut bindings::alloctag_slab_plain_key.key,
+                enable,
+            )
+        };
     }
 
     /// The page allocation hooks' shared key (include/alloctag_waste.h).
     #[cfg(CONFIG_ALLOCTAG_WASTE)]
     fn set_page_alloc_key(enable: bool) {
         // SAFETY: As for `set_capture_key`.
-        unsafe { bindings::alloctag_set_page_alloc_key(enable) };
+        unsafe {
+            bindings::alloctag_static_key_set(
+                &raw mut bindings::alloctag_page_alloc_key.key,
+                enable,
+            )
+        };
     }
 
     /// Sets the slab-plain key from the profiling key and `keys`, and the page allocation
@@ -191,8 +206,10 @@ mod capture {
         if enable {
             sync(&keys);
         }
-        // SAFETY: Process context; the key functions serialize changes.
-        unsafe { bindings::alloctag_set_waste_key(enable) };
+        // SAFETY: As for `set_capture_key`.
+        unsafe {
+            bindings::alloctag_static_key_set(&raw mut bindings::alloctag_waste_key.key, enable)
+        };
         if !enable {
             sync(&keys);
         }

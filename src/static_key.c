@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The profiling switch, mem_alloc_profiling_key, for Rust: static_branch_*()
- * and static_key_enabled() are macros, and without CONFIG_JUMP_LABEL the
- * key functions are inline.
+ * The static keys, for Rust: the profiling switch's state, the tag key's
+ * users, and one setter for every key the Rust core flips (profiling,
+ * capture's, waste accounting's, fault injection's, the tests'). C because
+ * static_branch_*() and static_key_enabled() are macros, and without
+ * CONFIG_JUMP_LABEL the key functions are inline.
  */
 
 #include <linux/alloc_tag.h>
@@ -46,13 +48,16 @@ void alloctag_tag_key_get(bool get)
 }
 #endif
 
-/* Flips the key; may sleep. The key functions serialize changes. */
-void alloctag_set_profiling(bool enable)
+/*
+ * Flips key, the .key of a DEFINE_STATIC_KEY_*() (what static_branch_enable()
+ * passes); may sleep. The key functions serialize changes.
+ */
+void alloctag_static_key_set(struct static_key *key, bool enable)
 {
 	if (enable)
-		static_branch_enable(&mem_alloc_profiling_key);
+		static_key_enable(key);
 	else
-		static_branch_disable(&mem_alloc_profiling_key);
+		static_key_disable(key);
 }
 
 #ifdef CONFIG_ALLOCTAG_KUNIT_TEST
@@ -62,16 +67,4 @@ void alloctag_set_profiling(bool enable)
  */
 DEFINE_STATIC_KEY_TRUE(alloctag_test_key_true);
 DEFINE_STATIC_KEY_FALSE(alloctag_test_key_false);
-
-/* Flips one of them; may sleep. */
-void alloctag_test_key_set(bool initially_true, bool enable)
-{
-	struct static_key *key = initially_true ? &alloctag_test_key_true.key :
-						  &alloctag_test_key_false.key;
-
-	if (enable)
-		static_key_enable(key);
-	else
-		static_key_disable(key);
-}
 #endif

@@ -7,8 +7,8 @@
 //!
 //! Root turns it on and off ([`control`]: `/sys/kernel/debug/alloctag/waste`, the boot
 //! parameter `alloctag.waste=on`); `/proc/allocwaste` lists it ([`report`]). Each time it turns
-//! on, a new *period* begins: the slab hooks' slow paths (src/glue_waste.c) mark each object they
-//! track with the period, count into its tag's counters ([`crate::alloc_tag::waste`]), and
+//! on, a new *period* begins: the slab hooks' slow paths (src/glue_waste_slab.c) mark each object
+//! they track with the period, count into its tag's counters ([`crate::alloc_tag::waste`]), and
 //! take back on free only what an object of the running period added. The counters are zeroed
 //! when a period begins, so the figures are those of the objects allocated since: an object
 //! allocated while the accounting was off, or in an earlier period, is untracked, never

@@ -76,7 +76,7 @@ static __always_inline bool alloctag_slab_plain(void)
 
 /*
  * The slow paths that hot paths call before they go on (src/glue_capture.c,
- * and the page allocation one of src/glue_waste.c) save every register they
+ * and the page allocation one of src/glue_waste_pages.c) save every register they
  * use, so that their callers keep none live across them. bindgen
  * cannot express that calling convention, and Rust never calls them: it sees
  * plain declarations (rust/Makefile defines __BINDGEN__).

@@ -64,7 +64,7 @@ extern unsigned long alloctag_kernel_tags_count;
 /* In Rust (src/alloc_tag/index.rs): called by mm_core_init(). */
 void __init alloc_tag_sec_init(void);
 
-/* In C (src/glue.c): the rare paths, out of line. */
+/* In C (src/glue_pgflags.c): the rare paths, out of line. */
 void alloctag_pgflags_unindexed(struct page *page, struct alloc_tag *tag);
 void alloctag_pgflags_split(struct folio *folio, int old_order, int new_order);
 void alloctag_pgflags_copy(struct folio *new, struct folio *old);

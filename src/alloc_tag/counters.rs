@@ -154,7 +154,7 @@ pub(crate) unsafe fn abandon(tags: &[AllocTag]) {
 /// `reap`), never at once, as one sum read while a free is between its `bytes` and `calls`
 /// updates can read zero.
 ///
-/// Called by the glue's module notifier (src/glue.c), first of the module notifiers.
+/// Called by the glue's module notifier (src/glue_module.c), first of the module notifiers.
 ///
 /// # Safety
 ///

@@ -2,8 +2,9 @@
 
 //! The waste counters of an allocation tag (`struct alloc_tag`'s `waste`): per CPU, the
 //! allocations and frees that waste accounting counted at the call site and the live bytes
-//! handed out and requested of the objects it tracks. The slab hooks' slow paths write them
-//! (src/glue_waste.c); the accounting (src/waste.rs) makes, zeroes and reads them here.
+//! handed out and requested of the objects it tracks. The hooks' slow paths write them
+//! (src/glue_waste_slab.c, src/glue_waste_pages.c); the accounting (src/waste.rs) makes, zeroes
+//! and reads them here.
 //!
 //! C header: [`lib/alloctag/include/alloctag_waste.h`](srctree/lib/alloctag/include/alloctag_waste.h)
 //!

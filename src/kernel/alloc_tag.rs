@@ -18,7 +18,7 @@
 //!
 //! [`crate::alloc::allocator`] and [`crate::page`] use the `_noprof` allocators, which charge
 //! the current tag: with the Rust core, through its charged allocators while a tag is wanted
-//! (lib/alloctag/src/glue.c), with 6.12's C core through the helpers (rust/helpers/). A Rust
+//! (lib/alloctag/src/glue_dynamic.c), with 6.12's C core through rust/helpers/. A Rust
 //! allocation made with no tag current is charged to the dynamic tag of its caller's line (the
 //! Rust core, in task context), else to the fallback tag of its path, [`UNTAGGED_KREALLOC`] and
 //! its siblings, whose function names start with `rust_untagged_`.
@@ -118,7 +118,7 @@ pub fn with_tag<R>(tag: &'static CallSiteTag, f: impl FnOnce() -> R) -> R {
 
 /// Returns the location of the code that called the kernel crate's allocating API, for the
 /// core's charged allocators (`alloctag_rust_charged_krealloc()` and its siblings in
-/// lib/alloctag/src/glue.c), which charge the allocation to that line's dynamic tag.
+/// lib/alloctag/src/glue_dynamic.c), which charge the allocation to that line's dynamic tag.
 ///
 /// The allocating APIs of this crate (`KBox::new`, `KVec::push`, `Arc::new`,
 /// `CString::try_from_fmt`, ...) and every function between them and the allocators are

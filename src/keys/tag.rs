@@ -70,9 +70,12 @@ pub(super) fn set_profiling(enable: bool) {
     if enable {
         users.update(|users| users.profiling = true);
     }
-    // SAFETY: Called in process context (the sysctl handler, tests) or while the kernel parses
-    // its early parameters, as C's alloc_tag.c flips the key.
-    unsafe { bindings::alloctag_set_profiling(enable) };
+    // SAFETY: The key is C's static key (`DEFINE_STATIC_KEY_MAYBE()`). Called in process context
+    // (the sysctl handler, tests) or while the kernel parses its early parameters, as C's
+    // alloc_tag.c flips the key.
+    unsafe {
+        bindings::alloctag_static_key_set(&raw mut bindings::mem_alloc_profiling_key.key, enable)
+    };
     // INVARIANT: `profiling` becomes the key's state before the lock is released.
     if !enable {
         users.update(|users| users.profiling = false);

@@ -25,8 +25,16 @@ fn read(initially_true: bool) -> bool {
 }
 
 fn set(initially_true: bool, enable: bool) {
-    // SAFETY: Process context; the key functions serialize changes.
-    unsafe { bindings::alloctag_test_key_set(initially_true, enable) };
+    // SAFETY: Both are C's static keys (`DEFINE_STATIC_KEY_*()`); process context; the key
+    // functions serialize changes.
+    unsafe {
+        let key = if initially_true {
+            &raw mut bindings::alloctag_test_key_true.key
+        } else {
+            &raw mut bindings::alloctag_test_key_false.key
+        };
+        bindings::alloctag_static_key_set(key, enable)
+    };
 }
 
 /// Flips the key away from its initial state and back, reading it inline after each change.

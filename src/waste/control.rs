@@ -133,8 +133,9 @@ unsafe extern "C" fn setup_slots(value: *mut u8) -> c_int {
 #[link_section = ".init.setup"]
 static SLOTS_PARAMETER: EarlyParam = EarlyParam::new(c_str!("alloctag.waste_slots"), setup_slots);
 
-/// Whether every object gets a slot for the accounting (src/glue_waste.c): page_ext asks once,
-/// at boot, and each slab vector as it is made, both after the early parameters.
+/// Whether every object gets a slot for the accounting (src/glue_waste_slab.c,
+/// src/glue_waste_pages.c): page_ext asks once, at boot, and each slab vector as it is made, both
+/// after the early parameters.
 #[no_mangle]
 pub(crate) extern "C" fn alloctag_waste_slots_reserved() -> bool {
     crate::keys::supported()

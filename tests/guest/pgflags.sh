@@ -15,7 +15,7 @@ pgflags_asked() {
 }
 
 # Succeeds when the boot made too few page-flag bits look free for vmlinux's
-# tags (alloctag_test_pgflags_bits=, test kernels only: src/glue.c).
+# tags (alloctag_test_pgflags_bits=, test kernels only: src/glue_pgflags.c).
 pgflags_starved() {
 	grep -Eq '(^| )alloctag_test_pgflags_bits=[0-9]+( |$)' /proc/cmdline
 }

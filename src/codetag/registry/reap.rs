@@ -241,7 +241,7 @@ pub(crate) struct Reaped {
 /// Returns 0 when no tag is kept any more, 1 when tags are kept and nothing changed (the next
 /// pass may wait), 2 when something moved towards being freed (the next pass should come soon).
 ///
-/// Called by the glue's delayed work (src/glue.c) while tags are kept.
+/// Called by the glue's delayed work (src/glue_module.c) while tags are kept.
 #[cfg(CONFIG_MODULES)]
 #[no_mangle]
 pub(crate) extern "C" fn alloctag_codetag_reap() -> u32 {
