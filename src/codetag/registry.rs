@@ -39,9 +39,9 @@ pub(crate) use area::CHUNK as AREA_CHUNK;
 pub(crate) use cursor::{Cursor, ModuleTags, ReadPosition, Tags};
 pub(crate) use index::{name_tags, TagIndex, Usage as IndexUsage, FIRST as FIRST_INDEX};
 use module::find_range;
-pub(crate) use module::name as module_name;
 #[cfg(CONFIG_MODULES)]
 pub(crate) use module::section_tags;
+pub(crate) use names::name as module_name;
 pub(crate) use reader::Reader;
 #[cfg(all(CONFIG_ALLOCTAG_SELECTION, CONFIG_ALLOCTAG_CAPTURE))]
 pub(crate) use selections::flushing;

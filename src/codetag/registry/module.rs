@@ -85,20 +85,6 @@ pub(crate) unsafe fn section_tags<'a, T: super::TagType>(
     Some(unsafe { core::slice::from_raw_parts(start.cast(), len) })
 }
 
-/// Returns a name for `module` in messages.
-///
-/// # Safety
-///
-/// `module` must be null or point to a module that lives for `'a`.
-pub(crate) unsafe fn name<'a>(module: *mut bindings::module) -> &'a CStr {
-    if module.is_null() {
-        return c_str!("(built-in)");
-    }
-    // SAFETY: The caller guarantees that `module` lives for `'a`; its name is a NUL-terminated
-    // array.
-    unsafe { CStr::from_char_ptr((*module).name.as_ptr()) }
-}
-
 /// Waits for every pending `kvfree_rcu()`; may sleep.
 #[cfg(CONFIG_TREE_RCU)]
 pub(crate) fn kvfree_rcu_barrier() {
@@ -268,7 +254,7 @@ unsafe fn index_module(
                 "module {}: no index for its {} code tags of type {} ({:?}): they are not \
                  counted where an index must name them\n",
                 // SAFETY: The module is being loaded.
-                unsafe { name(module) },
+                unsafe { names::name(module) },
                 range.len(ty.tag_size),
                 ty.section,
                 e
@@ -324,7 +310,7 @@ impl Registry {
                         "Failed to load code tags of type {} from the module {}: {:?}\n",
                         ty.section,
                         // SAFETY: The caller guarantees `module`.
-                        unsafe { name(module) },
+                        unsafe { names::name(module) },
                         e
                     );
                     continue;
@@ -355,7 +341,7 @@ impl Registry {
                     "Failed to list code tags of type {} of the module {}: {:?}\n",
                     ty.section,
                     // SAFETY: The caller guarantees `module`.
-                    unsafe { name(module) },
+                    unsafe { names::name(module) },
                     ENOMEM
                 );
             }
@@ -519,7 +505,7 @@ impl Registry {
         let first = unsafe { &*placed.start.cast::<Codetag>() };
         pr_warn!(
             "code tags in use by a module whose load failed ({}): kept until freed\n",
-            first.modname().unwrap_or(kernel::c_str!("?"))
+            first.modname().unwrap_or(c_str!("?"))
         );
         true
     }

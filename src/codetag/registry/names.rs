@@ -17,6 +17,20 @@ const MODULE_NAME_LEN: usize = 64 - size_of::<usize>();
 /// What a dropped tag's names become: it is no longer listed, and its strings went.
 const GONE: &CStr = c_str!("(gone)");
 
+/// Returns a name for `module` in messages.
+///
+/// # Safety
+///
+/// `module` must be null or point to a module that lives for `'a`.
+pub(crate) unsafe fn name<'a>(module: *mut bindings::module) -> &'a CStr {
+    if module.is_null() {
+        return c_str!("(built-in)");
+    }
+    // SAFETY: The caller guarantees that `module` lives for `'a`; its name is a NUL-terminated
+    // array.
+    unsafe { CStr::from_char_ptr((*module).name.as_ptr()) }
+}
+
 /// A module's name, copied.
 #[derive(Clone, Copy)]
 pub(super) struct ModuleName([u8; MODULE_NAME_LEN]);
@@ -28,12 +42,12 @@ impl ModuleName {
     ///
     /// `module` must be null or point to a module alive across the call.
     pub(super) unsafe fn of(module: *mut bindings::module) -> Self {
-        let mut name = [0u8; MODULE_NAME_LEN];
+        let mut copy = [0u8; MODULE_NAME_LEN];
         // SAFETY: The caller guarantees `module`.
-        let from = unsafe { super::module::name(module) }.as_bytes();
+        let from = unsafe { name(module) }.as_bytes();
         let len = from.len().min(MODULE_NAME_LEN - 1);
-        name[..len].copy_from_slice(&from[..len]);
-        Self(name)
+        copy[..len].copy_from_slice(&from[..len]);
+        Self(copy)
     }
 
     /// Returns the name.
