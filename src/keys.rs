@@ -10,8 +10,8 @@
 //!
 //! C header: [`include/linux/alloc_tag.h`](srctree/include/linux/alloc_tag.h)
 //!
-//! The keys are defined in C (src/static_key.c, src/glue_capture.c, src/glue_waste.c) and
-//! flipped by one C setter, `alloctag_static_key_set()` (src/static_key.c):
+//! The keys are defined in C (src/glue.c, static_key.c, glue_capture.c, glue_waste.c and
+//! glue_fault.c) and flipped by one C setter, `alloctag_static_key_set()` (src/static_key.c):
 //! `DEFINE_STATIC_KEY_MAYBE()` and `static_branch_*()` are macros. Every change goes through
 //! here, so that the keys stay in step:
 //!

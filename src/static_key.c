@@ -22,8 +22,8 @@ bool alloctag_profiling_enabled(void)
 /*
  * The key that C's alloc_hooks() tests before it makes a call site's tag
  * current (without MEM_ALLOC_PROFILING_DEBUG: include/linux/alloc_tag.h):
- * on while profiling is on, a fault-injection rule is armed or a sysctl
- * write runs (src/keys/tag.rs counts them), so that otherwise an allocation
+ * on while profiling is on or a fault-injection rule is armed
+ * (src/keys/tag.rs counts them), so that otherwise an allocation
  * costs one patched-out jump, as mainline's alloc_hooks_tag() (6.13) costs
  * with the profiling key alone. It starts as the profiling key does.
  */
