@@ -68,10 +68,10 @@ pub(crate) fn enabled() -> bool {
 fn set_profiling_key(enable: bool) {
     #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
     tag::set_profiling(enable);
+    #[cfg(not(CONFIG_MEM_ALLOC_PROFILING_RUST))]
     // SAFETY: The key is C's static key (`DEFINE_STATIC_KEY_MAYBE()`). Called in process context
     // (the sysctl handler, tests) or while the kernel parses its early parameters, as C's
     // alloc_tag.c flips the key.
-    #[cfg(not(CONFIG_MEM_ALLOC_PROFILING_RUST))]
     unsafe {
         bindings::alloctag_static_key_set(&raw mut bindings::mem_alloc_profiling_key.key, enable)
     }
