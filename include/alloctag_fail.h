@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Per-call-site fault injection (lib/alloctag/src/fault.rs), asked by the
- * slab and page allocators where they already ask failslab and
- * fail_page_alloc. alloctag's patches include this header into mm/slub.c and
- * mm/page_alloc.c.
+ * slab, page and per-CPU allocators, the first two where they already ask
+ * failslab and fail_page_alloc. alloctag's patches include this header into
+ * mm/slub.c, mm/page_alloc.c and mm/percpu.c.
  *
  * The static key is on only while a rule is armed: with none, the test is a
  * patched-out jump and costs nothing measurable.
@@ -44,6 +44,8 @@ bool __alloctag_fail_slowpath alloctag_fail_pages_slowpath(struct alloc_tag *tag
 bool __alloctag_fail_slowpath alloctag_fail_slab_slowpath(struct alloc_tag *tag,
 							  struct kmem_cache *s,
 							  gfp_t gfp);
+bool alloctag_fail_percpu_slowpath(struct alloc_tag *tag, gfp_t gfp,
+				   size_t size);
 
 /*
  * The current call site's tag if a rule armed it: while a rule is armed
@@ -90,6 +92,21 @@ static __always_inline bool alloctag_fail_slab(struct kmem_cache *s, gfp_t gfp)
 	return tag && alloctag_fail_slab_slowpath(tag, s, gfp);
 }
 
+/*
+ * The per-CPU allocator's, first thing in pcpu_alloc(): a rule on a per-CPU
+ * call site fails it whether or not the allocation would have needed new
+ * pages (which the page allocator's hook would fail).
+ */
+static __always_inline bool alloctag_fail_percpu(gfp_t gfp, size_t size)
+{
+	struct alloc_tag *tag;
+
+	if (!static_branch_unlikely(&alloctag_fail_key))
+		return false;
+	tag = alloctag_fail_armed();
+	return tag && alloctag_fail_percpu_slowpath(tag, gfp, size);
+}
+
 #else
 
 static inline bool alloctag_fail_pages(gfp_t gfp, unsigned int order)
@@ -98,6 +115,11 @@ static inline bool alloctag_fail_pages(gfp_t gfp, unsigned int order)
 }
 
 static inline bool alloctag_fail_slab(struct kmem_cache *s, gfp_t gfp)
+{
+	return false;
+}
+
+static inline bool alloctag_fail_percpu(gfp_t gfp, size_t size)
 {
 	return false;
 }

@@ -405,6 +405,10 @@ run_debian() {
 	for m in CONFIG_FAULT_INJECTION CONFIG_ALLOCTAG_FAULT_INJECTION; do
 		has_config "$m" n "$out/.config" || { why="$m is set in $out/.config"; return 1; }
 	done
+	# Without the debug checks vmlinux's tags, C's and Rust's, have no static
+	# per-CPU counters: the first switch-on makes them (src/alloc_tag/counters.rs).
+	m=$(grep -cE '_alloc_tag_cntr|COUNTERS' "$out/System.map") && [ "$m" != 0 ] &&
+		{ why="$out/System.map has $m static tag counters"; return 1; }
 	# Read whole before grep: grep -q would stop llvm-readelf with SIGPIPE, a
 	# failure under pipefail.
 	for m in "$out/vmlinux" $out/lib/alloctag/tests/modules/{alloctag_test,alloctag_rust_plain}.ko; do

@@ -52,6 +52,13 @@ EXPORT_SYMBOL(_shared_alloc_tag);
 DECLARE_RWSEM(alloctag_codetag_lock);
 
 /*
+ * Serializes the first switch-on, which gives every tag its counters, with
+ * modules coming and going (src/alloc_tag/counters.rs); taken before the
+ * registry's lock.
+ */
+DECLARE_RWSEM(alloctag_counters_lock);
+
+/*
  * Held for writing by a selection's user that flushes outside the registry's
  * lock, for reading by module unload and the reaper, which may drop listed
  * tags (src/codetag/registry/selections.rs). Taken before the registry's lock.

@@ -53,6 +53,13 @@ bool __preserve_most alloctag_fail_slab_slowpath(struct alloc_tag *tag,
 }
 
 /* The fault hook's context tests and read-side lock are macros. */
+/* Not __preserve_most: per-CPU allocations are rare, and it saves nothing. */
+bool alloctag_fail_percpu_slowpath(struct alloc_tag *tag, gfp_t gfp,
+				   size_t size)
+{
+	return alloctag_should_fail(tag, gfp & gfp_allowed_mask, size);
+}
+
 bool alloctag_in_nmi(void)
 {
 	return in_nmi();

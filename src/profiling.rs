@@ -207,6 +207,13 @@ unsafe extern "C" fn handle_sysctl(
     // the sysctl core's arguments, passed on unchanged.
     let ret = unsafe { bindings::proc_dointvec_minmax(&parse, write, buffer, lenp, ppos) };
     if ret == 0 && (value != 0) != was {
+        // The first switch-on gives every tag its counters, or fails whole: no memory, and
+        // profiling stays off.
+        if value != 0 {
+            if let Err(e) = crate::alloc_tag::counters::arm() {
+                return e.to_errno();
+            }
+        }
         // Pages recorded by capture just before profiling went off may not have been charged;
         // the purge runs before another write can turn it back on.
         set_enabled_then(value != 0, || {

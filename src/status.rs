@@ -25,7 +25,12 @@
 //! page_flags: long 64 flags 21 sections 0 nodes 0 zones 2 last_cpupid 0 kasan_tag 0 lru_gen 0 lru_refs 0 unused 41
 //! module_tags: chunks 1 mapped 65536 used 12880
 //! unloaded_modules: 1 names 120
+//! counters: made at 0.000000 s
 //! ```
+//!
+//! `counters` says when the tags got their per-CPU counters, in seconds of boot time (as the
+//! log's timestamps): the first time profiling turned on (0 when booted on), or `none` while
+//! it never was and no tag holds any.
 //!
 //! `module_tags` is the memory that holds loaded and unloaded modules' tags (module data memory
 //! in chunks, the bytes of tag sections in it); `unloaded_modules` counts the modules unloaded
@@ -68,7 +73,16 @@ fn write_status(w: &mut SeqWriter, p: &Placement) -> fmt::Result {
         "module_tags: chunks {} mapped {} used {}",
         area.chunks, area.mapped, area.used
     )?;
-    writeln!(w, "unloaded_modules: {kept} names {names}")
+    writeln!(w, "unloaded_modules: {kept} names {names}")?;
+    match crate::alloc_tag::counters::armed_at() {
+        Some(ns) => writeln!(
+            w,
+            "counters: made at {}.{:06} s",
+            ns / 1_000_000_000,
+            ns % 1_000_000_000 / 1000
+        ),
+        None => writeln!(w, "counters: none"),
+    }
 }
 
 single_open!(open, |w: &mut SeqWriter| write_status(w, &placement()));

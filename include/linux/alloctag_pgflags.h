@@ -63,6 +63,12 @@ extern unsigned long alloctag_kernel_tags_count;
 
 /* In Rust (src/alloc_tag/index.rs): called by mm_core_init(). */
 void __init alloc_tag_sec_init(void);
+/*
+ * In Rust (src/alloc_tag/counters.rs): called by mm_core_init() once per-CPU
+ * memory can be allocated; booted on, gives the tags counters, then turns
+ * profiling on.
+ */
+void alloctag_counters_boot(void);
 
 /* In C (src/glue_pgflags.c): the rare paths, out of line. */
 void alloctag_pgflags_unindexed(struct page *page, struct alloc_tag *tag);
@@ -280,6 +286,7 @@ static __always_inline bool alloctag_free_pages_tag(void)
 #define ALLOCTAG_IDX_FIELD	0UL
 
 static inline void alloc_tag_sec_init(void) {}
+static inline void alloctag_counters_boot(void) {}
 
 static __always_inline bool alloctag_pgflags(void)
 {

@@ -18,12 +18,27 @@
 //! listed module's, or the orphaned section of a load that failed or of a module the registry
 //! could not list.
 //!
-//! Booted with profiling `never`, no tag gets counters: the hooks never run, and a tag without
-//! counters reads zero.
+//! No tag gets counters before profiling first turns on ([`arm`]): a kernel booted `0` or
+//! `never` holds none. Without the debug checks vmlinux's tags have no static counters either
+//! (include/linux/alloc_tag.h): the first switch-on makes them, in blocks, for vmlinux and for
+//! every module already there, all or none, in the writer's context; from then on a module gets
+//! them as it comes, and they stay when profiling turns off again (a later free must find its
+//! counters). Booted `1`, the profiling key waits, off, from before the first page allocation
+//! until per-CPU memory can be allocated (`alloc_tag_counters_init()`, after
+//! `vmalloc_init()`); allocations before carry no tag, as those made while off. With the debug
+//! checks vmlinux's tags keep static counters, and module tags get theirs at load unless
+//! booted `never`, as before. A tag without counters reads zero.
 
 use super::AllocTag;
-use crate::codetag::{self, section_tags, CODETAG_FLAG_COUNTERS};
-use core::{mem::size_of, ptr, sync::atomic::Ordering};
+use crate::codetag::CODETAG_FLAG_COUNTERS;
+#[cfg(CONFIG_MODULES)]
+use crate::codetag::{self, section_tags};
+use crate::rwsem::{c_rwsem, RwSem};
+use core::{
+    mem::size_of,
+    ptr,
+    sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering},
+};
 use kernel::{bindings, prelude::*};
 
 type Raw = bindings::alloc_tag_counters;
@@ -37,10 +52,13 @@ impl AllocTag {
         self.codetag().flags().load(Ordering::Relaxed) & CODETAG_FLAG_COUNTERS != 0
     }
 
-    /// Returns the address of the tag's `counters` field.
-    fn counters_field(&self) -> *mut *mut Raw {
-        // SAFETY: A field of the tag, which lives as long as `self`.
-        unsafe { &raw mut (*self.as_raw()).counters }
+    /// Returns the tag's `counters` field, which readers of the tags load while [`arm`] stores
+    /// it: atomically on both sides. (The hooks, in C, load it only while profiling is on,
+    /// after it was stored: the static key's flip orders them.)
+    fn counters_field(&self) -> &AtomicPtr<Raw> {
+        // SAFETY: A field of the tag, aligned as a pointer, which lives as long as `self`;
+        // every Rust access to it is atomic.
+        unsafe { AtomicPtr::from_ptr(&raw mut (*self.as_raw()).counters) }
     }
 }
 
@@ -56,14 +74,11 @@ impl AllocTag {
 /// Nothing may read or write the tags' `counters` field until this returns: no code charges
 /// them, no reader lists them. Refused, no code may charge them ever.
 pub(crate) unsafe fn make(tags: &[AllocTag]) -> Result {
-    let has_counters = |t: &AllocTag| {
-        // SAFETY: The caller guarantees that nothing else accesses the field now.
-        !unsafe { t.counters_field().read() }.is_null()
-    };
     if tags.iter().any(has_counters) {
         for tag in tags {
-            // SAFETY: As above; refused, the tags are never charged.
-            unsafe { tag.counters_field().write(ptr::null_mut()) };
+            // Refused, the tags are never charged.
+            tag.counters_field()
+                .store(ptr::null_mut(), Ordering::Relaxed);
         }
         return Err(EINVAL);
     }
@@ -88,16 +103,21 @@ pub(crate) unsafe fn make(tags: &[AllocTag]) -> Result {
             return Err(ENOMEM);
         }
         for (i, tag) in block.iter().enumerate() {
-            // SAFETY: The caller guarantees that nothing else accesses the field now.
             // INVARIANT: Entry `i` of fresh zeroed per-CPU counters, this tag's alone, freed
-            // only with the tag (`free`).
-            unsafe { tag.counters_field().write(counters.wrapping_add(i)) };
+            // only with the tag (`free`). Release: a reader that loads it reads them zeroed.
+            tag.counters_field()
+                .store(counters.wrapping_add(i), Ordering::Release);
             tag.codetag()
                 .flags()
                 .fetch_or(CODETAG_FLAG_COUNTERS, Ordering::Relaxed);
         }
     }
     Ok(())
+}
+
+/// Returns whether a tag has counters, made or static.
+fn has_counters(tag: &AllocTag) -> bool {
+    !tag.counters_field().load(Ordering::Relaxed).is_null()
 }
 
 /// Frees the counters [`make`] gave `tags` (all of a module's, or a prefix of whole blocks), and
@@ -116,11 +136,10 @@ pub(crate) unsafe fn free(tags: &[AllocTag]) {
         if !block[0].counters_made() {
             continue;
         }
-        // SAFETY: The caller guarantees that nothing else accesses the fields.
-        let counters = unsafe { block[0].counters_field().read() };
+        let counters = block[0].counters_field().load(Ordering::Relaxed);
         for tag in block {
-            // SAFETY: As above.
-            unsafe { tag.counters_field().write(ptr::null_mut()) };
+            tag.counters_field()
+                .store(ptr::null_mut(), Ordering::Relaxed);
             tag.codetag()
                 .flags()
                 .fetch_and(!CODETAG_FLAG_COUNTERS, Ordering::Relaxed);
@@ -141,15 +160,144 @@ pub(crate) unsafe fn free(tags: &[AllocTag]) {
 ///
 /// No allocation may be charged to any of `tags` (none of their module's code ran), and nothing
 /// may read or write their counters meanwhile.
+#[cfg_attr(not(CONFIG_MODULES), allow(dead_code))]
 pub(crate) unsafe fn abandon(tags: &[AllocTag]) {
     for tag in tags.iter().filter(|t| !t.counters_made()) {
-        // SAFETY: The caller guarantees that nothing else accesses the field.
-        unsafe { tag.counters_field().write(ptr::null_mut()) };
+        tag.counters_field()
+            .store(ptr::null_mut(), Ordering::Relaxed);
     }
 }
 
-/// Makes the counters of `module`'s tags when it comes. Returns 0 or a negative errno, which
-/// fails the load. They go with the tags: a listed module's when the reaper frees them, a
+/// Modules that came while no tag got counters and have not gone since, for [`arm`] to give
+/// their tags counters: whether the registry lists them yet (it does only after their
+/// parameters are parsed, which may run their code) or could not. Module addresses, valid while
+/// listed: the loader keeps a module from its coming to its going notification.
+#[cfg_attr(not(CONFIG_MODULES), allow(dead_code))]
+struct Coming {
+    modules: KVec<usize>,
+}
+
+/// Serializes [`arm`] with modules coming and going.
+// SAFETY: `alloctag_counters_lock` is defined with `DECLARE_RWSEM()` (src/glue.c) for this alone.
+static ARM: RwSem<Coming> = unsafe {
+    c_rwsem!(
+        alloctag_counters_lock,
+        Coming {
+            modules: KVec::new()
+        }
+    )
+};
+
+/// Tags get counters: profiling was on once ([`arm`]). Set under [`ARM`]'s lock.
+static ARMED: AtomicBool = AtomicBool::new(false);
+
+/// When [`arm`] gave the tags counters, in nanoseconds of boot time; meaningful once [`ARMED`].
+static ARMED_AT: AtomicU64 = AtomicU64::new(0);
+
+/// Returns when the tags got counters, in nanoseconds of boot time (0 at boot, before the clock
+/// runs; and with the debug checks, whose vmlinux tags have static counters), or `None` while
+/// none has.
+pub(crate) fn armed_at() -> Option<u64> {
+    armed().then(|| ARMED_AT.load(Ordering::Relaxed))
+}
+
+/// Returns whether tags get counters. With the debug checks, whose vmlinux tags have static
+/// counters, whenever profiling can be on, as before.
+pub(crate) fn armed() -> bool {
+    if cfg!(CONFIG_MEM_ALLOC_PROFILING_DEBUG) {
+        crate::keys::supported()
+    } else {
+        ARMED.load(Ordering::Acquire)
+    }
+}
+
+/// Returns vmlinux's tags; empty where its section cannot be found.
+fn vmlinux() -> &'static [AllocTag] {
+    let (start, count) = super::index::vmlinux_tags();
+    if start == 0 {
+        return &[];
+    }
+    // SAFETY: vmlinux's `alloc_tags` section holds `count` `struct alloc_tag`s, which live
+    // forever; `AllocTag` wraps one transparently.
+    unsafe { core::slice::from_raw_parts(start as *const AllocTag, count) }
+}
+
+/// Gives every tag its counters, once, the first time profiling turns on: vmlinux's and every
+/// module's loaded since boot ([`Coming`]); dynamic tags have theirs; all or none (`ENOMEM`, or
+/// `EINVAL` for tags some of which have static counters, and then no tag has counters it did not
+/// have). Tags that have counters keep them. Process context (or
+/// early boot, on one CPU); may sleep; holds the registry's lock for writing meanwhile, so that
+/// no reader reads counters that a failure frees. Nothing charges a tag before it returns: the
+/// profiling key is off until the caller turns it on.
+pub(crate) fn arm() -> Result {
+    if armed() {
+        return Ok(());
+    }
+    let mut coming = ARM.write();
+    if ARMED.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    let mut made = 0usize;
+    let registry = crate::codetag::write();
+    // `'static`: vmlinux's tags, and listed modules' while `ARM`'s lock is held (below).
+    let mut done: KVec<&'static [AllocTag]> = KVec::new();
+    let mut give = |tags: &'static [AllocTag]| -> Result {
+        // Static counters (the debug checks' vmlinux), or made already.
+        if tags.iter().all(has_counters) {
+            return Ok(());
+        }
+        // Some static, some not: a build that mixes cores; `make` would drop the static ones.
+        if tags.iter().any(has_counters) {
+            return Err(EINVAL);
+        }
+        done.reserve(1, GFP_KERNEL)?;
+        // SAFETY: The profiling key is off, so nothing charges the tags; readers of the tags
+        // wait for the registry's lock, held for writing; a module coming waits for `ARM`'s.
+        unsafe { make(tags) }?;
+        // Room reserved above: this cannot fail.
+        done.push(tags, GFP_KERNEL)?;
+        made += tags.len();
+        Ok(())
+    };
+    let mut result = give(vmlinux());
+    #[cfg(CONFIG_MODULES)]
+    for &module in coming.modules.iter() {
+        // SAFETY: A module listed in `Coming` lives until its going notification, which waits
+        // for `ARM`'s lock to take it off the list: its tags outlive every use here.
+        if let Some(tags) = unsafe { section_tags::<super::AllocTags>(module as *mut _) } {
+            result = result.and_then(|()| give(tags));
+        }
+    }
+    if let Err(e) = result {
+        for tags in done.iter() {
+            // SAFETY: Made above; nothing charged them, nor read them but under the registry's
+            // lock, which is still held.
+            unsafe { free(tags) };
+        }
+        return Err(e);
+    }
+    drop(done);
+    drop(registry);
+    // SAFETY: The fast timekeeper reads a dummy clock (0) until timekeeping starts, after
+    // `mm_core_init()`: any time, any context.
+    let now = unsafe { bindings::ktime_get_boot_fast_ns() };
+    ARMED_AT.store(now, Ordering::Relaxed);
+    ARMED.store(true, Ordering::Release);
+    // Once a boot: what profiling costs from now on, on or off.
+    pr_info!(
+        "counters made for {} allocation tags: {} bytes per possible CPU\n",
+        made,
+        made * size_of::<Raw>()
+    );
+    // SAFETY: Empties the list of addresses, which need no drop: every listed module's tags
+    // have counters now.
+    unsafe { coming.modules.set_len(0) };
+    Ok(())
+}
+
+/// Gives `module`'s tags counters when it comes, once tags get counters ([`armed`]); before,
+/// lists it until it goes, for [`arm`]. Returns 0 or a negative errno, which
+/// fails the load. Counters go with the tags: a listed module's when the reaper frees them, a
 /// failed load's or an unlisted module's when it frees their orphaned section (the registry's
 /// `reap`), never at once, as one sum read while a free is between its `bytes` and `calls`
 /// updates can read zero.
@@ -159,18 +307,39 @@ pub(crate) unsafe fn abandon(tags: &[AllocTag]) {
 /// # Safety
 ///
 /// `module` must be the module of the notification, which the loader keeps alive across it.
+#[cfg(CONFIG_MODULES)]
 #[no_mangle]
 pub(crate) unsafe extern "C" fn alloctag_module_counters(
     module: *mut bindings::module,
     state: usize,
 ) -> core::ffi::c_int {
-    if !crate::keys::supported() || state != bindings::module_state_MODULE_STATE_COMING as usize {
+    if !crate::keys::supported() {
+        return 0;
+    }
+    let going = state == bindings::module_state_MODULE_STATE_GOING as usize;
+    if state != bindings::module_state_MODULE_STATE_COMING as usize && !going {
         return 0;
     }
     // SAFETY: The caller guarantees `module`, whose memory holds its tags.
     let Some(tags) = (unsafe { section_tags::<super::AllocTags>(module) }) else {
         return 0;
     };
+    let mut coming = ARM.write();
+    if going {
+        let list = coming.modules.as_mut_slice();
+        if let Some(i) = list.iter().position(|&m| m == module as usize) {
+            let last = list.len() - 1;
+            list.swap(i, last);
+            // SAFETY: Drops the last entry, an address, which needs no drop.
+            unsafe { coming.modules.set_len(last) };
+        }
+        return 0;
+    }
+    let refused = tags.iter().any(has_counters);
+    // Unarmed: listed for `arm`; where the list cannot grow, counters now, as armed.
+    if !refused && !armed() && coming.modules.push(module as usize, GFP_KERNEL).is_ok() {
+        return 0;
+    }
     // SAFETY: The module is coming: none of its code has run, and the registry does not list
     // its tags before the loader hands them over, after this.
     match unsafe { make(tags) } {
@@ -192,4 +361,42 @@ pub(crate) unsafe extern "C" fn alloctag_module_counters(
     }
 }
 
+/// Boot with profiling on, without the debug checks: whether [`alloctag_counters_boot`] turns
+/// it on once vmlinux's tags have counters.
+static BOOT_ON: AtomicBool = AtomicBool::new(false);
+
+/// Holds profiling off from before the first page allocation until vmlinux's tags have
+/// counters: booted on, without the debug checks, whose tags have none yet.
+///
+/// # Safety
+///
+/// Called once, by `alloc_tag_sec_init()`, on the boot CPU before the page allocator hands out
+/// its first page.
+pub(super) unsafe fn boot_hold() {
+    if cfg!(CONFIG_MEM_ALLOC_PROFILING_DEBUG) || !crate::keys::enabled() {
+        return;
+    }
+    BOOT_ON.store(true, Ordering::Relaxed);
+    crate::keys::set_profiling(false);
+}
+
+/// Gives vmlinux's tags their counters and turns profiling on, where it was booted on; called by
+/// `mm_core_init()` once per-CPU memory can be allocated (after `vmalloc_init()`), on the boot
+/// CPU. Without the memory, profiling stays off, and can be turned on later.
+#[no_mangle]
+pub(crate) extern "C" fn alloctag_counters_boot() {
+    if !BOOT_ON.load(Ordering::Relaxed) {
+        return;
+    }
+    match arm() {
+        Ok(()) => crate::keys::set_profiling(true),
+        Err(e) => pr_err!(
+            "the allocation tags get no counters (error {}): profiling stays off\n",
+            e.to_errno()
+        ),
+    }
+}
+
+c_declared!(alloctag_counters_boot);
+#[cfg(CONFIG_MODULES)]
 c_declared!(alloctag_module_counters);

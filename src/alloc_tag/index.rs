@@ -62,7 +62,7 @@ fn vmlinux_symbol(name: &CStr) -> usize {
 }
 
 /// Returns the address of vmlinux's `alloc_tags` section and how many tags it holds.
-fn vmlinux_tags() -> (usize, usize) {
+pub(super) fn vmlinux_tags() -> (usize, usize) {
     let start = vmlinux_symbol(c_str!("__start_alloc_tags"));
     let stop = vmlinux_symbol(c_str!("__stop_alloc_tags"));
     (
@@ -134,6 +134,8 @@ pub(crate) fn placement() -> Placement {
 /// its first page and before page_ext is set up.
 #[no_mangle]
 pub(crate) unsafe extern "C" fn alloc_tag_sec_init() {
+    // SAFETY: Called once, by the caller's guarantee, before the first page allocation.
+    unsafe { super::counters::boot_hold() };
     if !REQUESTED.load(Ordering::Relaxed) || !crate::keys::supported() {
         return;
     }

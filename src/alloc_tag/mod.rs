@@ -4,7 +4,7 @@
 //!
 //! C header: [`include/linux/alloc_tag.h`](srctree/include/linux/alloc_tag.h)
 
-#[cfg(all(CONFIG_MEM_ALLOC_PROFILING_RUST, CONFIG_MODULES))]
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 pub(crate) mod counters;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 pub(crate) mod demangle;
@@ -20,7 +20,10 @@ pub(crate) mod leaks;
 pub(crate) mod waste;
 
 use crate::percpu;
-use core::ptr;
+use core::{
+    ptr,
+    sync::atomic::{AtomicPtr, Ordering},
+};
 use kernel::{bindings, types::Opaque};
 
 /// The totals of one allocation tag over all CPUs.
@@ -128,9 +131,11 @@ impl AllocTag {
     }
 
     fn counters(&self) -> *mut bindings::alloc_tag_counters {
-        // SAFETY: `counters` is set before the tag is reachable (C's initializer, or a module's
-        // coming) and cleared only once it is not any more.
-        unsafe { (*self.as_raw()).counters }
+        // SAFETY: A field of the tag, aligned as a pointer. Set null or static by C's
+        // initializer, or made by src/alloc_tag/counters.rs, which stores it atomically (while
+        // readers may list the tag: the first switch-on), and cleared only once the tag is
+        // unreachable. Acquire: counters made are read zeroed.
+        unsafe { AtomicPtr::from_ptr(&raw mut (*self.as_raw()).counters) }.load(Ordering::Acquire)
     }
 
     /// Sums the counters of the CPUs that have run, which is the sum over all possible CPUs

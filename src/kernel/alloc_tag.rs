@@ -36,10 +36,10 @@ use crate::{bindings, types::Opaque};
 ///
 /// # Invariants
 ///
-/// The tag's `counters` is the `__percpu` address of counters that live forever, or, in a
-/// module with the Rust core, null until the core gives it counters when the module comes
-/// (lib/alloctag/src/alloc_tag/counters.rs), before any of its code runs; its strings are static
-/// and NUL-terminated.
+/// The tag's `counters` is the `__percpu` address of counters that live forever, or, with the
+/// Rust core (in vmlinux, without the debug checks), null until the core gives it counters
+/// (lib/alloctag/src/alloc_tag/counters.rs): when profiling first turns on, or when its module
+/// comes after that, before any of its code runs; its strings are static and NUL-terminated.
 #[cfg(CONFIG_MEM_ALLOC_PROFILING)]
 #[repr(transparent)]
 pub struct CallSiteTag(Opaque<bindings::alloc_tag>);
@@ -56,8 +56,8 @@ impl CallSiteTag {
     /// # Safety
     ///
     /// `counters` must be the `__percpu` address of zeroed counters that live forever and that
-    /// no other tag uses, or null in a module with the Rust core, whose tags get counters when
-    /// the module comes; `module` must be null or a static NUL-terminated string.
+    /// no other tag uses, or null with the Rust core, which gives tags counters before they are
+    /// charged; `module` must be null or a static NUL-terminated string.
     #[doc(hidden)]
     pub const unsafe fn new(
         file: &'static [u8],
@@ -294,9 +294,13 @@ macro_rules! alloc_hooks {
         static __MODULE: [u8; __MODFILE.len() - __MOD_START + 1] =
             $crate::alloc_tag::c_string(__MODFILE, __MOD_START);
 
-        // As C's DEFINE_ALLOC_TAG(): with the Rust core a module's tags get their counters when
-        // it comes, out of the per-CPU module reserve.
-        #[cfg(not(all(MODULE, CONFIG_MEM_ALLOC_PROFILING_RUST)))]
+        // As C's DEFINE_ALLOC_TAG(): with the Rust core tags get their counters from the per-CPU
+        // allocator when profiling first turns on (a module's as it comes, if later); only the
+        // debug checks keep static ones for vmlinux.
+        #[cfg(not(all(
+            CONFIG_MEM_ALLOC_PROFILING_RUST,
+            any(MODULE, not(CONFIG_MEM_ALLOC_PROFILING_DEBUG))
+        )))]
         #[link_section = ".data..percpu"]
         static mut __COUNTERS: $crate::bindings::alloc_tag_counters =
             $crate::bindings::alloc_tag_counters { bytes: 0, calls: 0 };
@@ -306,7 +310,7 @@ macro_rules! alloc_hooks {
         #[used(compiler)]
         #[link_section = "alloc_tags"]
         // SAFETY: `__COUNTERS` is a `.data..percpu` static of this tag alone, zeroed and living
-        // forever, or null in a module with the Rust core; the module name is a static
+        // forever, or null with the Rust core (see `CallSiteTag`); the module name is a static
         // NUL-terminated array.
         static __TAG: $crate::alloc_tag::CallSiteTag = unsafe {
             $crate::alloc_tag::CallSiteTag::new(
@@ -321,9 +325,15 @@ macro_rules! alloc_hooks {
                 },
                 &__FUNCTION,
                 {
-                    #[cfg(all(MODULE, CONFIG_MEM_ALLOC_PROFILING_RUST))]
+                    #[cfg(all(
+                        CONFIG_MEM_ALLOC_PROFILING_RUST,
+                        any(MODULE, not(CONFIG_MEM_ALLOC_PROFILING_DEBUG))
+                    ))]
                     let counters = ::core::ptr::null_mut();
-                    #[cfg(not(all(MODULE, CONFIG_MEM_ALLOC_PROFILING_RUST)))]
+                    #[cfg(not(all(
+                        CONFIG_MEM_ALLOC_PROFILING_RUST,
+                        any(MODULE, not(CONFIG_MEM_ALLOC_PROFILING_DEBUG))
+                    )))]
                     let counters = ::core::ptr::addr_of_mut!(__COUNTERS);
                     counters
                 },
@@ -351,18 +361,34 @@ macro_rules! fallback_tag {
         #[export_name = $symbol]
         #[link_section = "alloc_tags"]
         pub static $name: CallSiteTag = {
+            // As `alloc_hooks!`'s: null, given counters by the Rust core, but with the C core or
+            // the debug checks.
+            #[cfg(not(all(
+                CONFIG_MEM_ALLOC_PROFILING_RUST,
+                not(CONFIG_MEM_ALLOC_PROFILING_DEBUG)
+            )))]
             #[link_section = ".data..percpu"]
             static mut COUNTERS: bindings::alloc_tag_counters =
                 bindings::alloc_tag_counters { bytes: 0, calls: 0 };
-            // SAFETY: `COUNTERS` is a zeroed `.data..percpu` static of this tag alone; the
-            // strings are static and NUL-terminated.
+            #[cfg(all(
+                CONFIG_MEM_ALLOC_PROFILING_RUST,
+                not(CONFIG_MEM_ALLOC_PROFILING_DEBUG)
+            ))]
+            let counters = core::ptr::null_mut();
+            #[cfg(not(all(
+                CONFIG_MEM_ALLOC_PROFILING_RUST,
+                not(CONFIG_MEM_ALLOC_PROFILING_DEBUG)
+            )))]
+            let counters = core::ptr::addr_of_mut!(COUNTERS);
+            // SAFETY: `counters` is a zeroed `.data..percpu` static of this tag alone, or null
+            // with the Rust core; the strings are static and NUL-terminated.
             unsafe {
                 CallSiteTag::new(
                     concat!(file!(), "\0").as_bytes(),
                     line!(),
                     core::ptr::null(),
                     concat!($function, "\0").as_bytes(),
-                    core::ptr::addr_of_mut!(COUNTERS),
+                    counters,
                 )
             }
         };

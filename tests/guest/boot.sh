@@ -94,6 +94,58 @@ page_ext() {
 	esac
 }
 
+# The first switch-on gives every tag its counters (src/alloc_tag/counters.rs):
+# vmlinux's, which have no static ones, and those of modules loaded while
+# off. All or none: with the allocations of that file failed (per-call-site
+# fault injection), writing 1 fails with ENOMEM, profiling stays off and
+# nothing counts. The next write makes them while readers of the text and
+# the ioctl run and a module of 5,000 sites loads and unloads (coming,
+# listed or going as the counters are made), and a module loaded before it
+# counts exactly.
+test_boot_param_0_first_switch_on_fails_whole_without_memory() {
+	booted_with 0
+	status=/sys/kernel/debug/alloctag/status
+	fail_ctl=/sys/kernel/debug/alloctag/fail
+	[ -e "$fail_ctl" ] || mount -t debugfs none /sys/kernel/debug
+	grep -qx 'counters: none' "$status" || fail "booted 0, $status says $(grep counters: "$status")"
+	insmod "$PROBE_MODULE" || fail "insmod $PROBE_MODULE failed" || return 1
+	# The file of the core's own allocation of counters, as allocinfo names it.
+	file=$(awk '$3 ~ /alloc_tag\/counters\.rs:[0-9]+$/ { sub(/:[0-9]+$/, "", $3); print $3; exit }' "$PROC_ALLOCINFO")
+	[ -n "$file" ] || fail "no counters.rs site in $PROC_ALLOCINFO" || return 1
+	echo "add $file times=1" >"$fail_ctl" || fail "add $file refused" || return 1
+	got=$(rawwrite "$SYSCTL" 1) || true
+	injected=$(cat "$fail_ctl")
+	echo clear >"$fail_ctl"
+	[ "$got" = ENOMEM ] || fail "writing 1 with the counters' allocation failed: '$got', expected ENOMEM ($injected)"
+	expect_sysctl 0
+	grep -qx 'counters: none' "$status" || fail "after the failed switch, $status says $(grep counters: "$status")"
+	counters_frozen || fail "counters move after a failed switch-on"
+	rm -f /tmp/switch-stop /tmp/switch-errs
+	(while [ ! -e /tmp/switch-stop ]; do
+		cat "$PROC_ALLOCINFO" >/dev/null || echo "read failed" >>/tmp/switch-errs
+	done) &
+	(while [ ! -e /tmp/switch-stop ]; do
+		allocinfo_ioctl dump >/dev/null || echo "ioctl dump failed" >>/tmp/switch-errs
+	done) &
+	(while [ ! -e /tmp/switch-stop ]; do
+		insmod /lib/modules/alloctag_many_tags.ko site=4999 hold=1 || echo "insmod failed" >>/tmp/switch-errs
+		rmmod alloctag_many_tags || echo "rmmod failed" >>/tmp/switch-errs
+	done) &
+	usleep 500000
+	set_sysctl 1
+	dmesg | grep -q 'alloctag: counters made for [0-9]* allocation tags' ||
+		fail "no log line of the counters made"
+	usleep 500000
+	touch /tmp/switch-stop
+	wait
+	[ ! -s /tmp/switch-errs ] || fail "while switching on: $(sort /tmp/switch-errs | uniq -c)"
+	grep -q '^counters: made' "$status" || fail "switched on, $status says $(grep counters: "$status")"
+	counters_moving || fail "a module loaded while off does not count once on"
+	dmesg | grep -E 'WARNING|BUG' && fail "the log warned"
+	set_sysctl 0
+	rmmod alloctag_test || fail "rmmod alloctag_test failed"
+}
+
 test_boot_param_0_off_and_can_turn_on() {
 	booted_with 0
 	early_param accepted
@@ -109,6 +161,16 @@ test_boot_param_1_on() {
 	early_param accepted
 	late_write 1 ok
 	boot_state 1 644
+	# Booted on, the tags got counters at boot (src/alloc_tag/counters.rs),
+	# in mm_core_init(): before the log's first line from user space, not
+	# at the end of boot's write of the sysctl.
+	[ -e /sys/kernel/debug/alloctag/status ] || mount -t debugfs none /sys/kernel/debug
+	grep -q '^counters: made at ' /sys/kernel/debug/alloctag/status ||
+		fail "booted 1: $(grep counters: /sys/kernel/debug/alloctag/status)"
+	first=$(dmesg | grep -n 'alloctag: counters made for [0-9]* allocation tags' | cut -d: -f1)
+	init=$(dmesg | grep -n 'Run /init as init process' | cut -d: -f1)
+	[ -n "$first" ] && [ -n "$init" ] && [ "$first" -lt "$init" ] ||
+		fail "counters not made at boot: line '$first' of the log, /init at line '$init'"
 	can_turn_off
 }
 
@@ -167,6 +229,9 @@ never_for_good() {
 	[ "$(wc -l </tmp/never-tags)" = 5000 ] || fail "$(wc -l </tmp/never-tags) sites listed, not 5,000"
 	awk '$1 != 0 || $2 != 0' /tmp/never-tags | grep . && fail "a site counts"
 	[ "$(grep -c '\[alloctag_many_tags\]' "$PROC_ALLOCINFO")" = 0 ] || fail "lines left after unload"
+	[ -e /sys/kernel/debug/alloctag/status ] || mount -t debugfs none /sys/kernel/debug
+	grep -qx 'counters: none' /sys/kernel/debug/alloctag/status ||
+		fail "never: $(grep counters: /sys/kernel/debug/alloctag/status)"
 	# A Rust module's call sites (alloc_hooks!) too: none has static
 	# counters that its unload could free as if the core had made them.
 	dmesg -c >/dev/null
