@@ -223,12 +223,11 @@ fn vmlinux() -> &'static [AllocTag] {
 }
 
 /// Gives every tag its counters, once, the first time profiling turns on: vmlinux's and every
-/// module's loaded since boot ([`Coming`]); dynamic tags have theirs; all or none (`ENOMEM`, or
-/// `EINVAL` for tags some of which have static counters, and then no tag has counters it did not
-/// have). Tags that have counters keep them. Process context (or
-/// early boot, on one CPU); may sleep; holds the registry's lock for writing meanwhile, so that
-/// no reader reads counters that a failure frees. Nothing charges a tag before it returns: the
-/// profiling key is off until the caller turns it on.
+/// module's loaded since boot ([`Coming`]); dynamic tags have theirs. All or none: on failure
+/// (`ENOMEM`) no tag has counters it did not have. Tags that have counters keep them. Process
+/// context (or early boot, on one CPU); may sleep; holds the registry's lock for writing
+/// meanwhile, so that no reader reads counters that a failure frees. Nothing charges a tag
+/// before it returns: the profiling key is off until the caller turns it on.
 pub(crate) fn arm() -> Result {
     if armed() {
         return Ok(());
@@ -241,22 +240,19 @@ pub(crate) fn arm() -> Result {
     let registry = crate::codetag::write();
     // `'static`: vmlinux's tags, and listed modules' while `ARM`'s lock is held (below).
     let mut done: KVec<&'static [AllocTag]> = KVec::new();
+    // Each run of tags without counters: static ones (the debug checks' vmlinux, the KUnit
+    // suites' own tags) stay as they are, and so do those made already.
     let mut give = |tags: &'static [AllocTag]| -> Result {
-        // Static counters (the debug checks' vmlinux), or made already.
-        if tags.iter().all(has_counters) {
-            return Ok(());
+        for run in tags.split(has_counters).filter(|run| !run.is_empty()) {
+            done.reserve(1, GFP_KERNEL)?;
+            // SAFETY: The profiling key is off, so nothing charges the tags; readers of the
+            // tags wait for the registry's lock, held for writing; a module coming waits for
+            // `ARM`'s.
+            unsafe { make(run) }?;
+            // Room reserved above: this cannot fail.
+            done.push(run, GFP_KERNEL)?;
+            made += run.len();
         }
-        // Some static, some not: a build that mixes cores; `make` would drop the static ones.
-        if tags.iter().any(has_counters) {
-            return Err(EINVAL);
-        }
-        done.reserve(1, GFP_KERNEL)?;
-        // SAFETY: The profiling key is off, so nothing charges the tags; readers of the tags
-        // wait for the registry's lock, held for writing; a module coming waits for `ARM`'s.
-        unsafe { make(tags) }?;
-        // Room reserved above: this cannot fail.
-        done.push(tags, GFP_KERNEL)?;
-        made += tags.len();
         Ok(())
     };
     let mut result = give(vmlinux());

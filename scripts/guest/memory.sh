@@ -1,0 +1,19 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# What the kernel holds right after boot, for scripts/memory.sh: the
+# /proc/meminfo figures that profiling can move, the per-CPU first chunk's
+# and page_ext's boot lines, and the status of the counters. Run as
+# alloctag_run=memory; each line starts with "memory: " for the host.
+. /alloctag/report.sh
+# Settled: the initramfs freed and the page cache dropped, which otherwise
+# move MemFree by megabytes from one boot to the next.
+sleep 3
+sync
+echo 3 >/proc/sys/vm/drop_caches
+for key in MemTotal MemFree Slab SUnreclaim Percpu VmallocUsed; do
+	report "memory: $key $(awk -v k="$key:" '$1 == k { print $2 }' /proc/meminfo)"
+done
+report "memory: page_ext $(dmesg | sed -n 's/.*allocated \([0-9]*\) bytes of page_ext.*/\1/p' | head -n 1)"
+report "memory: percpu $(dmesg | sed -n 's/.*percpu: Embedded \([0-9]*\) pages\/cpu s\([0-9]*\) .*/\1 \2/p' | head -n 1)"
+report "memory: sysctl $(cat /proc/sys/vm/mem_profiling 2>/dev/null)"

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# What a kernel holds right after boot, booted with each value of
+# sysctl.vm.mem_profiling= given (default: 0 never 1): MemTotal - MemFree,
+# Slab, Percpu and VmallocUsed from /proc/meminfo, page_ext's boot line and
+# the per-CPU first chunk's static size, one boot each, in one table
+# (scripts/guest/memory.sh reads them in the guest). The figures behind
+# Documentation/benchmarks.rst's "What profiling holds while off".
+#
+# Usage: scripts/memory.sh KERNEL_DIR [VALUE...]   VALUE "-" boots without the parameter
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+kdir=${1:?usage: scripts/memory.sh KERNEL_DIR [VALUE...]}
+shift
+[ $# -gt 0 ] || set -- 0 never 1
+image=$kdir/arch/x86/boot/bzImage
+[ -f "$image" ] || die "no $image"
+initrd=$BUILD_DIR/initramfs-memory-$(basename "$kdir").cpio.gz
+"$ALLOCTAG_ROOT/scripts/mkinitramfs.sh" "$kdir" "$initrd" >/dev/null
+out=$(mktemp -d)
+trap '[ -n "${KEEP_LOGS:-}" ] || rm -rf "$out"' EXIT
+
+printf '%-8s %9s %9s %8s %8s %8s %10s %10s %s\n' value total_kB used_kB Slab_kB Percpu_kB Vmalloc_kB page_ext_B pcpu_static sysctl
+for v in "$@"; do
+	args=(alloctag_run=memory)
+	[ "$v" = - ] || args+=("sysctl.vm.mem_profiling=$v")
+	"$ALLOCTAG_ROOT/scripts/run-qemu.sh" "$image" "$initrd" "$out/$v.log" "${args[@]}" >/dev/null ||
+		die "the boot with '$v' failed ($out/$v.log)"
+	get() { sed -n "s/^memory: $1 *//p" "$out/$v.log" | tr -d '\r' | head -n 1; }
+	printf '%-8s %9s %9s %8s %8s %8s %10s %10s %s\n' "$v" "$(get MemTotal)" \
+		$(($(get MemTotal) - $(get MemFree))) "$(get Slab)" "$(get Percpu)" "$(get VmallocUsed)" \
+		"$(get page_ext | sed 's/^$/0/')" "$(get percpu | awk '{print $2}')" "$(get sysctl)"
+done
