@@ -4,7 +4,8 @@
 # What a kernel holds right after boot, booted with each value of
 # sysctl.vm.mem_profiling= given (default: 0 never 1): MemTotal - MemFree,
 # Slab, Percpu and VmallocUsed from /proc/meminfo, page_ext's boot line and
-# the per-CPU first chunk's static size, one boot each, in one table
+# the per-CPU first chunk's static size and the bytes /proc/allocinfo counts,
+# one boot each, in one table
 # (scripts/guest/memory.sh reads them in the guest). The figures behind
 # Documentation/benchmarks.rst's "What profiling holds while off".
 #
@@ -22,14 +23,14 @@ initrd=$BUILD_DIR/initramfs-memory-$(basename "$kdir").cpio.gz
 out=$(mktemp -d)
 trap '[ -n "${KEEP_LOGS:-}" ] || rm -rf "$out"' EXIT
 
-printf '%-8s %9s %9s %8s %8s %8s %10s %10s %s\n' value total_kB used_kB Slab_kB Percpu_kB Vmalloc_kB page_ext_B pcpu_static sysctl
+printf '%-8s %9s %9s %8s %8s %8s %10s %10s %10s %s\n' value total_kB used_kB Slab_kB Percpu_kB Vmalloc_kB page_ext_B pcpu_static counted_B sysctl
 for v in "$@"; do
 	args=(alloctag_run=memory)
 	[ "$v" = - ] || args+=("sysctl.vm.mem_profiling=$v")
 	"$ALLOCTAG_ROOT/scripts/run-qemu.sh" "$image" "$initrd" "$out/$v.log" "${args[@]}" >/dev/null ||
 		die "the boot with '$v' failed ($out/$v.log)"
 	get() { sed -n "s/^memory: $1 *//p" "$out/$v.log" | tr -d '\r' | head -n 1; }
-	printf '%-8s %9s %9s %8s %8s %8s %10s %10s %s\n' "$v" "$(get MemTotal)" \
+	printf '%-8s %9s %9s %8s %8s %8s %10s %10s %10s %s\n' "$v" "$(get MemTotal)" \
 		$(($(get MemTotal) - $(get MemFree))) "$(get Slab)" "$(get Percpu)" "$(get VmallocUsed)" \
-		"$(get page_ext | sed 's/^$/0/')" "$(get percpu | awk '{print $2}')" "$(get sysctl)"
+		"$(get page_ext | sed 's/^$/0/')" "$(get percpu | awk '{print $2}')" "$(get counted)" "$(get sysctl)"
 done

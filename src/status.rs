@@ -29,7 +29,8 @@
 //! ```
 //!
 //! `counters` says when the tags got their per-CPU counters, in seconds of boot time (as the
-//! log's timestamps): the first time profiling turned on (0 when booted on), or `none` while
+//! log's timestamps): the first time profiling turned on (in `mm_core_init()` when booted on;
+//! 0 with the debug checks, as here, whose vmlinux tags have static counters), or `none` while
 //! it never was and no tag holds any.
 //!
 //! `module_tags` is the memory that holds loaded and unloaded modules' tags (module data memory

@@ -16,4 +16,6 @@ for key in MemTotal MemFree Slab SUnreclaim Percpu VmallocUsed; do
 done
 report "memory: page_ext $(dmesg | sed -n 's/.*allocated \([0-9]*\) bytes of page_ext.*/\1/p' | head -n 1)"
 report "memory: percpu $(dmesg | sed -n 's/.*percpu: Embedded \([0-9]*\) pages\/cpu s\([0-9]*\) .*/\1 \2/p' | head -n 1)"
+# What the tags count (the text's first column; version 1.0 has one header line).
+report "memory: counted $(awk 'NR > 1 { s += $1 } END { print s + 0 }' /proc/allocinfo)"
 report "memory: sysctl $(cat /proc/sys/vm/mem_profiling 2>/dev/null)"

@@ -170,12 +170,32 @@ pub(crate) unsafe fn abandon(tags: &[AllocTag]) {
 
 /// Modules that came while no tag got counters and have not gone since, for [`arm`] to give
 /// their tags counters: whether the registry lists them yet (it does only after their
-/// parameters are parsed, which may run their code) or could not. Module addresses, valid while
-/// listed: the loader keeps a module from its coming to its going notification.
-#[cfg_attr(not(CONFIG_MODULES), allow(dead_code))]
+/// parameters are parsed, which may run their code) or could not. Each with its tags, found
+/// when it came: a live module's symbol table keeps only what `CONFIG_KALLSYMS_ALL` keeps, which
+/// may not name its tags' section any more.
 struct Coming {
-    modules: KVec<usize>,
+    modules: KVec<Listed>,
 }
+
+/// A module of [`Coming`]: its address and its tags'.
+///
+/// # Invariants
+///
+/// `tags..tags + len` are the module's tags, which live while it is listed: the loader keeps a
+/// module from its coming to its going notification, and the going notification takes it off
+/// the list first, under [`ARM`]'s lock.
+#[cfg_attr(not(CONFIG_MODULES), allow(dead_code))]
+#[derive(Clone, Copy)]
+struct Listed {
+    module: usize,
+    tags: *const AllocTag,
+    len: usize,
+}
+
+// SAFETY: An address and the tags it names, which `ARM`'s lock guards.
+unsafe impl Send for Listed {}
+// SAFETY: As above; shared references only read the addresses.
+unsafe impl Sync for Listed {}
 
 /// Serializes [`arm`] with modules coming and going.
 // SAFETY: `alloctag_counters_lock` is defined with `DECLARE_RWSEM()` (src/glue.c) for this alone.
@@ -191,12 +211,15 @@ static ARM: RwSem<Coming> = unsafe {
 /// Tags get counters: profiling was on once ([`arm`]). Set under [`ARM`]'s lock.
 static ARMED: AtomicBool = AtomicBool::new(false);
 
-/// When [`arm`] gave the tags counters, in nanoseconds of boot time; meaningful once [`ARMED`].
+/// When [`arm`] gave the tags counters, in nanoseconds of the log's clock; meaningful once
+/// [`ARMED`].
+#[cfg_attr(not(CONFIG_DEBUG_FS), allow(dead_code))]
 static ARMED_AT: AtomicU64 = AtomicU64::new(0);
 
-/// Returns when the tags got counters, in nanoseconds of boot time (0 at boot, before the clock
-/// runs; and with the debug checks, whose vmlinux tags have static counters), or `None` while
-/// none has.
+/// Returns when the tags got counters, in nanoseconds of boot time as the log's timestamps count
+/// it (0 with the debug checks, whose vmlinux tags have static counters), or `None` while none
+/// has.
+#[cfg(CONFIG_DEBUG_FS)]
 pub(crate) fn armed_at() -> Option<u64> {
     armed().then(|| ARMED_AT.load(Ordering::Relaxed))
 }
@@ -256,13 +279,11 @@ pub(crate) fn arm() -> Result {
         Ok(())
     };
     let mut result = give(vmlinux());
-    #[cfg(CONFIG_MODULES)]
-    for &module in coming.modules.iter() {
-        // SAFETY: A module listed in `Coming` lives until its going notification, which waits
-        // for `ARM`'s lock to take it off the list: its tags outlive every use here.
-        if let Some(tags) = unsafe { section_tags::<super::AllocTags>(module as *mut _) } {
-            result = result.and_then(|()| give(tags));
-        }
+    for listed in coming.modules.iter() {
+        // SAFETY: By `Listed`'s invariant the module's tags live while it is listed, which it is
+        // while `ARM`'s lock is held: across every use here (`done` goes before the lock).
+        let tags = unsafe { core::slice::from_raw_parts(listed.tags, listed.len) };
+        result = result.and_then(|()| give(tags));
     }
     if let Err(e) = result {
         for tags in done.iter() {
@@ -274,10 +295,15 @@ pub(crate) fn arm() -> Result {
     }
     drop(done);
     drop(registry);
-    // SAFETY: The fast timekeeper reads a dummy clock (0) until timekeeping starts, after
-    // `mm_core_init()`: any time, any context.
+    // SAFETY: The fast timekeeper reads `local_clock()` until timekeeping starts, after
+    // `mm_core_init()`, then the boot clock: any time, any context.
     let now = unsafe { bindings::ktime_get_boot_fast_ns() };
     ARMED_AT.store(now, Ordering::Relaxed);
+    // Every CPU that sees the profiling key on sees the counters: static keys patch text with
+    // IPIs, which order that, but without `CONFIG_JUMP_LABEL` a key is an atomic the hooks read
+    // relaxed. Once a boot.
+    // SAFETY: Process context, or early boot with one CPU up.
+    unsafe { bindings::kick_all_cpus_sync() };
     ARMED.store(true, Ordering::Release);
     // Once a boot: what profiling costs from now on, on or off.
     pr_info!(
@@ -312,28 +338,36 @@ pub(crate) unsafe extern "C" fn alloctag_module_counters(
     if !crate::keys::supported() {
         return 0;
     }
-    let going = state == bindings::module_state_MODULE_STATE_GOING as usize;
-    if state != bindings::module_state_MODULE_STATE_COMING as usize && !going {
-        return 0;
-    }
-    // SAFETY: The caller guarantees `module`, whose memory holds its tags.
-    let Some(tags) = (unsafe { section_tags::<super::AllocTags>(module) }) else {
-        return 0;
-    };
-    let mut coming = ARM.write();
-    if going {
+    if state == bindings::module_state_MODULE_STATE_GOING as usize {
+        // By address alone: a going module's symbols may no longer name its tags.
+        let mut coming = ARM.write();
         let list = coming.modules.as_mut_slice();
-        if let Some(i) = list.iter().position(|&m| m == module as usize) {
+        if let Some(i) = list.iter().position(|l| l.module == module as usize) {
             let last = list.len() - 1;
             list.swap(i, last);
-            // SAFETY: Drops the last entry, an address, which needs no drop.
+            // SAFETY: Drops the last entry, plain addresses, which need no drop.
             unsafe { coming.modules.set_len(last) };
         }
         return 0;
     }
+    if state != bindings::module_state_MODULE_STATE_COMING as usize {
+        return 0;
+    }
+    // SAFETY: The caller guarantees `module`, whose memory holds its tags; coming, its whole
+    // symbol table is there.
+    let Some(tags) = (unsafe { section_tags::<super::AllocTags>(module) }) else {
+        return 0;
+    };
+    let mut coming = ARM.write();
     let refused = tags.iter().any(has_counters);
+    // INVARIANT: The module's own tags, listed until its going notification.
+    let listed = Listed {
+        module: module as usize,
+        tags: tags.as_ptr(),
+        len: tags.len(),
+    };
     // Unarmed: listed for `arm`; where the list cannot grow, counters now, as armed.
-    if !refused && !armed() && coming.modules.push(module as usize, GFP_KERNEL).is_ok() {
+    if !refused && !armed() && coming.modules.push(listed, GFP_KERNEL).is_ok() {
         return 0;
     }
     // SAFETY: The module is coming: none of its code has run, and the registry does not list
