@@ -3,8 +3,8 @@
 
 use allocinfo_format::size::format_iec_u64;
 use allocinfo_format::status::{
-    Change, Fit, Fixes, MAX_INDEX_BITS, ModuleTags, PageTags, Status, UnloadedModules, fixes,
-    plural,
+    Change, Counters, Fit, Fixes, MAX_INDEX_BITS, ModuleTags, PageTags, Status, UnloadedModules,
+    fixes, plural,
 };
 use serde_json::{Value, json};
 use std::fmt::Write as _;
@@ -209,6 +209,23 @@ pub fn text(s: &Status) -> String {
         }
         None => {}
     }
+    match s.counters {
+        Some(Counters::None) => {
+            let _ = writeln!(
+                out,
+                "counters: none (profiling never on since boot; the first switch-on makes them)"
+            );
+        }
+        Some(Counters::MadeAt { micros }) => {
+            let _ = writeln!(
+                out,
+                "counters: made {}.{:06} s after boot",
+                micros / 1_000_000,
+                micros % 1_000_000
+            );
+        }
+        None => {}
+    }
     out
 }
 
@@ -262,6 +279,13 @@ pub fn json(s: &Status) -> Value {
         "unloaded_modules": s.unloaded_modules.map(|u| json!({
             "count": u.count,
             "names": u.names,
+        })),
+        // null without the line; made_at_us null while no tag has counters.
+        "counters": s.counters.map(|c| json!({
+            "made_at_us": match c {
+                Counters::None => None,
+                Counters::MadeAt { micros } => Some(micros),
+            },
         })),
     })
 }

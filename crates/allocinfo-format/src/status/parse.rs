@@ -85,6 +85,41 @@ pub struct Status {
     pub module_tags: Option<ModuleTags>,
     /// `unloaded_modules:`, if the kernel has the line.
     pub unloaded_modules: Option<UnloadedModules>,
+    /// `counters:`, if the kernel has the line.
+    pub counters: Option<Counters>,
+}
+
+/// `counters: none` or `counters: made at S s`: whether the tags hold per-CPU
+/// counters yet, which the first switch-on since boot makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Counters {
+    /// No tag holds counters: profiling was never on since boot.
+    None,
+    /// Made this many microseconds after boot (the log's clock).
+    MadeAt {
+        /// Microseconds of boot time.
+        micros: u64,
+    },
+}
+
+impl Counters {
+    /// Parses the value of a `counters:` line.
+    fn parse(value: &str) -> Option<Self> {
+        if value == "none" {
+            return Some(Self::None);
+        }
+        let secs = value.strip_prefix("made at ")?.strip_suffix(" s")?;
+        let (whole, frac) = secs.split_once('.')?;
+        if frac.len() != 6 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let micros = whole
+            .parse::<u64>()
+            .ok()?
+            .checked_mul(1_000_000)?
+            .checked_add(frac.parse::<u64>().ok()?)?;
+        Some(Self::MadeAt { micros })
+    }
 }
 
 /// `module_tags: chunks N mapped BYTES used BYTES`: the memory that holds
@@ -110,7 +145,7 @@ pub struct UnloadedModules {
 }
 
 /// The keys read, in the kernel's order.
-const KEYS: [&str; 12] = [
+const KEYS: [&str; 13] = [
     "page_tags",
     "compressed_requested",
     "free_bits",
@@ -123,6 +158,7 @@ const KEYS: [&str; 12] = [
     "page_flags",
     "module_tags",
     "unloaded_modules",
+    "counters",
 ];
 
 /// A width of bits in a long: 0 to 64.
@@ -222,6 +258,13 @@ impl Status {
                         count: v[0],
                         names: v[1],
                     })
+                })
+                .transpose()?,
+            counters: seen
+                .get("counters")
+                .map(|&line| {
+                    Counters::parse(line.1)
+                        .ok_or_else(|| invalid("counters", line, "none or made at S.UUUUUU s"))
                 })
                 .transpose()?,
         })

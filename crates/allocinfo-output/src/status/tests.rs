@@ -397,3 +397,33 @@ fn sections_and_kasan_tags_are_suggested() {
         ]
     );
 }
+
+#[test]
+fn counters_line_read_and_said() {
+    // An older kernel has no such line: nothing said, null in JSON.
+    let old = Status::parse(DEBIAN).unwrap();
+    assert_eq!(old.counters, None);
+    assert!(!text(&old).contains("counters:"));
+    assert_eq!(json(&old)["counters"], Value::Null);
+
+    let none = Status::parse(&format!("{DEBIAN}counters: none\n")).unwrap();
+    assert_eq!(none.counters, Some(Counters::None));
+    assert!(text(&none).contains("counters: none (profiling never on since boot"));
+    assert_eq!(json(&none)["counters"]["made_at_us"], Value::Null);
+
+    let made = Status::parse(&format!("{DEBIAN}counters: made at 12.034567 s\n")).unwrap();
+    assert_eq!(made.counters, Some(Counters::MadeAt { micros: 12_034_567 }));
+    assert!(text(&made).contains("counters: made 12.034567 s after boot"));
+    assert_eq!(json(&made)["counters"]["made_at_us"], 12_034_567);
+
+    for bad in [
+        "made at 12 s",
+        "made at 1.5 s",
+        "made at x.000000 s",
+        "some",
+        "made at 1.000000",
+    ] {
+        let err = Status::parse(&format!("{DEBIAN}counters: {bad}\n")).unwrap_err();
+        assert!(err.contains("invalid counters"), "{bad}: {err}");
+    }
+}
