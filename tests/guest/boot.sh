@@ -120,6 +120,8 @@ test_boot_param_0_first_switch_on_fails_whole_without_memory() {
 	expect_sysctl 0
 	grep -qx 'counters: none' "$status" || fail "after the failed switch, $status says $(grep counters: "$status")"
 	counters_frozen || fail "counters move after a failed switch-on"
+	# Objects allocated while off stay across the switch-on.
+	capwriter "$PROBE_HOLD" "$PROBE_N" >/dev/null || fail "holding $PROBE_N objects failed"
 	rm -f /tmp/switch-stop /tmp/switch-errs
 	(while [ ! -e /tmp/switch-stop ]; do
 		cat "$PROC_ALLOCINFO" >/dev/null || echo "read failed" >>/tmp/switch-errs
@@ -139,6 +141,11 @@ test_boot_param_0_first_switch_on_fails_whole_without_memory() {
 	touch /tmp/switch-stop
 	wait
 	[ ! -s /tmp/switch-errs ] || fail "while switching on: $(sort /tmp/switch-errs | uniq -c)"
+	# Freed once on, they were never charged: nothing is taken back, and the
+	# site reads zero, not below.
+	capwriter "$PROBE_HOLD" 0 >/dev/null || fail "freeing the objects held failed"
+	got=$(awk '$4 == "[alloctag_test]" && $5 == "func:hold_object" { print $1, $2 }' "$PROC_ALLOCINFO")
+	[ "$got" = "0 0" ] || fail "hold_object reads '$got' after freeing what it allocated while off, expected '0 0'"
 	grep -q '^counters: made' "$status" || fail "switched on, $status says $(grep counters: "$status")"
 	counters_moving || fail "a module loaded while off does not count once on"
 	dmesg | grep -E 'WARNING|BUG' && fail "the log warned"
