@@ -301,9 +301,13 @@ pub(crate) fn arm() -> Result {
     ARMED_AT.store(now, Ordering::Relaxed);
     // Every CPU that sees the profiling key on sees the counters: static keys patch text with
     // IPIs, which order that, but without `CONFIG_JUMP_LABEL` a key is an atomic the hooks read
-    // relaxed. Once a boot.
+    // relaxed. Once a boot. (Without SMP the one CPU orders its own accesses, and the function
+    // is an inline that bindgen does not see.)
+    #[cfg(CONFIG_SMP)]
     // SAFETY: Process context, or early boot with one CPU up.
-    unsafe { bindings::kick_all_cpus_sync() };
+    unsafe {
+        bindings::kick_all_cpus_sync()
+    };
     ARMED.store(true, Ordering::Release);
     // Once a boot: what profiling costs from now on, on or off.
     pr_info!(
