@@ -10,9 +10,7 @@
 //! in [`names`], the selections in force in `selections`, the tests' seams in `testing`.
 
 use super::Codetag;
-#[cfg(CONFIG_ALLOCTAG_SELECTION)]
-use crate::rwsem::WriteGuard;
-use crate::rwsem::{c_rwsem, ReadGuard, RwSem};
+use crate::rwsem::{c_rwsem, ReadGuard, RwSem, WriteGuard};
 use core::{
     marker::PhantomData,
     mem::size_of,
@@ -326,8 +324,8 @@ pub(crate) fn read() -> ReadGuard<'static, Registry> {
     REGISTRY.read()
 }
 
-/// Locks the registry for writing; may sleep. Selections change under it.
-#[cfg(CONFIG_ALLOCTAG_SELECTION)]
+/// Locks the registry for writing; may sleep. Selections change under it, and the first
+/// switch-on gives the tags counters under it (src/alloc_tag/counters.rs).
 pub(crate) fn write() -> WriteGuard<'static, Registry> {
     REGISTRY.write()
 }
