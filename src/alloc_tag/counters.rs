@@ -37,7 +37,7 @@ use crate::rwsem::{c_rwsem, RwSem};
 use core::{
     mem::size_of,
     ptr,
-    sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering},
+    sync::atomic::{AtomicBool, AtomicU64, Ordering},
 };
 use kernel::{bindings, prelude::*};
 
@@ -50,15 +50,6 @@ impl AllocTag {
     /// Returns whether [`make`] gave the tag its counters.
     fn counters_made(&self) -> bool {
         self.codetag().flags().load(Ordering::Relaxed) & CODETAG_FLAG_COUNTERS != 0
-    }
-
-    /// Returns the tag's `counters` field, which readers of the tags load while [`arm`] stores
-    /// it: atomically on both sides. (The hooks, in C, load it only while profiling is on,
-    /// after it was stored: the static key's flip orders them.)
-    fn counters_field(&self) -> &AtomicPtr<Raw> {
-        // SAFETY: A field of the tag, aligned as a pointer, which lives as long as `self`;
-        // every Rust access to it is atomic.
-        unsafe { AtomicPtr::from_ptr(&raw mut (*self.as_raw()).counters) }
     }
 }
 

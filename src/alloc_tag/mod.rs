@@ -130,12 +130,21 @@ impl AllocTag {
         unsafe { &*self.as_raw().cast() }
     }
 
+    /// Returns the tag's `counters` field, which readers of the tags load while
+    /// src/alloc_tag/counters.rs stores it (the first switch-on): atomically on both sides. The
+    /// hooks, in C, load it only while profiling is on, after it was stored: the key's flip
+    /// orders them.
+    pub(super) fn counters_field(&self) -> &AtomicPtr<bindings::alloc_tag_counters> {
+        // SAFETY: A field of the tag, aligned as a pointer, which lives as long as `self`; every
+        // Rust access to it is atomic.
+        unsafe { AtomicPtr::from_ptr(&raw mut (*self.as_raw()).counters) }
+    }
+
+    /// Returns the tag's counters: null, static (C's initializer), or made by
+    /// src/alloc_tag/counters.rs and cleared only once the tag is unreachable. Acquire: counters
+    /// made are read zeroed.
     fn counters(&self) -> *mut bindings::alloc_tag_counters {
-        // SAFETY: A field of the tag, aligned as a pointer. Set null or static by C's
-        // initializer, or made by src/alloc_tag/counters.rs, which stores it atomically (while
-        // readers may list the tag: the first switch-on), and cleared only once the tag is
-        // unreachable. Acquire: counters made are read zeroed.
-        unsafe { AtomicPtr::from_ptr(&raw mut (*self.as_raw()).counters) }.load(Ordering::Acquire)
+        self.counters_field().load(Ordering::Acquire)
     }
 
     /// Sums the counters of the CPUs that have run, which is the sum over all possible CPUs
