@@ -153,7 +153,11 @@ int alloctag_pgflags_free_bits(void);
 void alloctag_enable_compressed(void);
 bool alloctag_compressed_enabled(void);
 
-/* In Rust (src/profiling.rs), for C. */
+/* In Rust (src/alloc_tag/page_ext.rs), page_ext's callbacks (src/glue_pgflags.c). */
 bool alloctag_page_ext_needed(void);
+bool alloctag_page_ext_needed_later(void);
+
+/* In C (src/glue_pgflags.c), for Rust's page tags in page_ext made late. */
+int alloctag_page_ext_make(void);
 
 #endif /* _ALLOCTAG_GLUE_H */

@@ -453,7 +453,25 @@ run_debian() {
 	want='smoke: debugfs=capture dynamic_tags live live_processes live_stacks status waste'
 	grep -qx "$want" "$console" ||
 		{ why="guest's debugfs files differ: $(grep '^smoke: debugfs=' "$console" || echo none), expected ${want#smoke: } ($console)"; return 1; }
-	detail="build ${t_build} s, boot $((SECONDS - t0)) s, $(sed -n 's/^smoke: \(page_tags=.*\)$/\1/p' "$console"), $(grep -c '^smoke: ok' "$console") smoke checks ok"
+	# Built off by default (debian.config): without the parameter it boots 0,
+	# switchable, with no page_ext, which the first switch-on makes
+	# (scripts/guest/smoke.sh, smoke_switch).
+	smoke_boot debian "$out/arch/x86/boot/bzImage" "$logs/debian-off-console.log" smoke_switch || return 1
+	for m in 'booted 0 by default, switchable' 'page_ext made at the switch-on' \
+		'32768 bytes of pages (order 3) count exactly'; do
+		grep -qx "smoke: ok - $m" "$logs/debian-off-console.log" ||
+			{ why="booted without the parameter, not '$m' ($logs/debian-off-console.log)"; return 1; }
+	done
+	# And off costs what never costs: Slab + Percpu + page_ext within 64 KiB
+	# (scripts/memory.sh, one boot each).
+	"$ALLOCTAG_ROOT/scripts/memory.sh" "$out" never - >"$logs/debian-memory.txt" 2>>"$build_log" ||
+		{ why="scripts/memory.sh failed ($build_log)"; return 1; }
+	m=$(awk '$1 == "never" { n = ($4 + $5) * 1024 + $7 } $1 == "-" { d = ($4 + $5) * 1024 + $7 }
+		END { if (n == "" || d == "") exit 1; print d - n }' "$logs/debian-memory.txt") ||
+		{ why="no figures in $logs/debian-memory.txt"; return 1; }
+	[ "${m#-}" -le 65536 ] ||
+		{ why="booted off it holds $m bytes more than never (Slab + Percpu + page_ext; $logs/debian-memory.txt)"; return 1; }
+	detail="build ${t_build} s, boot $((SECONDS - t0)) s, $(sed -n 's/^smoke: \(page_tags=.*\)$/\1/p' "$console"), $(grep -c '^smoke: ok' "$console") + $(grep -c '^smoke: ok' "$logs/debian-off-console.log") smoke checks ok, off holds $m B over never"
 }
 
 # The builds alone (--build-only), with their output on stdout.

@@ -9,7 +9,9 @@
 # (scripts/guest/memory.sh reads them in the guest). The figures behind
 # Documentation/benchmarks.rst's "What profiling holds while off".
 #
-# Usage: scripts/memory.sh KERNEL_DIR [VALUE...]   VALUE "-" boots without the parameter
+# Usage: scripts/memory.sh KERNEL_DIR [VALUE...]   VALUE "-" boots without the parameter;
+# VALUE+on (0+on, -+on) switches profiling on first, timed (switch_us), and
+# gives the figures after that.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -23,14 +25,17 @@ initrd=$BUILD_DIR/initramfs-memory-$(basename "$kdir").cpio.gz
 out=$(mktemp -d)
 trap '[ -n "${KEEP_LOGS:-}" ] || rm -rf "$out"' EXIT
 
-printf '%-8s %9s %9s %8s %8s %8s %10s %10s %10s %s\n' value total_kB used_kB Slab_kB Percpu_kB Vmalloc_kB page_ext_B pcpu_static counted_B sysctl
+printf '%-8s %9s %9s %8s %8s %8s %10s %10s %10s %6s %s\n' value total_kB used_kB Slab_kB Percpu_kB Vmalloc_kB page_ext_B pcpu_static counted_B sysctl switch_us
 for v in "$@"; do
 	args=(alloctag_run=memory)
-	[ "$v" = - ] || args+=("sysctl.vm.mem_profiling=$v")
+	boot=${v%+on}
+	[ "$boot" = "$v" ] || args+=(memory_switch)
+	[ "$boot" = - ] || args+=("sysctl.vm.mem_profiling=$boot")
 	"$ALLOCTAG_ROOT/scripts/run-qemu.sh" "$image" "$initrd" "$out/$v.log" "${args[@]}" >/dev/null ||
 		die "the boot with '$v' failed ($out/$v.log)"
 	get() { sed -n "s/^memory: $1 *//p" "$out/$v.log" | tr -d '\r' | head -n 1; }
-	printf '%-8s %9s %9s %8s %8s %8s %10s %10s %10s %s\n' "$v" "$(get MemTotal)" \
+	printf '%-8s %9s %9s %8s %8s %8s %10s %10s %10s %6s %s\n' "$v" "$(get MemTotal)" \
 		$(($(get MemTotal) - $(get MemFree))) "$(get Slab)" "$(get Percpu)" "$(get VmallocUsed)" \
-		"$(get page_ext | sed 's/^$/0/')" "$(get percpu | awk '{print $2}')" "$(get counted)" "$(get sysctl)"
+		"$(get page_ext | sed 's/^$/0/')" "$(get percpu | awk '{print $2}')" "$(get counted)" "$(get sysctl)" \
+		"$(get switch_us | sed 's/^$/-/')"
 done

@@ -175,6 +175,17 @@ static __init bool need_page_alloc_tagging(void)
 	return alloctag_page_ext_needed();
 }
 
+static __init bool need_page_alloc_tagging_later(void)
+{
+	return alloctag_page_ext_needed_later();
+}
+
+/* page_ext made when profiling first turns on (src/alloc_tag/page_ext.rs) */
+int alloctag_page_ext_make(void)
+{
+	return page_ext_init_late(&page_alloc_tagging_ops);
+}
+
 /* page_ext is up: the pages allocated before get their references marked. */
 static __init void init_page_alloc_tagging(void)
 {
@@ -205,5 +216,6 @@ struct page_ext_operations page_alloc_tagging_ops = {
 	.size = sizeof(union codetag_ref),
 	.need = need_page_alloc_tagging,
 	.init = init_page_alloc_tagging,
+	.need_later = need_page_alloc_tagging_later,
 };
 EXPORT_SYMBOL(page_alloc_tagging_ops);

@@ -37,12 +37,14 @@ pub(crate) use tag::set_fault_armed;
 #[cfg(all(CONFIG_MEM_ALLOC_PROFILING_RUST, CONFIG_ALLOCTAG_KUNIT_TEST))]
 pub(crate) use tag::UPDATES as TAG_KEY_UPDATES;
 
-/// Whether profiling can be turned on: not after a boot with `sysctl.vm.mem_profiling=never`
-/// (or built off by default and not turned on at boot), when page_ext reserves no tag space.
-/// Set by the boot parameter (src/profiling.rs), read by the layers below it (the tag index,
-/// dynamic tags, waste accounting): it lives here, below all of them.
+/// Whether profiling can be turned on: not after a boot with `sysctl.vm.mem_profiling=never`,
+/// which makes nothing for it, ever. Built with profiling off by default, the kernel boots `0`
+/// (6.12 boots `never`): off costs what `never` costs, as what profiling needs is made when it
+/// first turns on (src/alloc_tag/counters.rs, src/alloc_tag/page_ext.rs). Set by the boot
+/// parameter (src/profiling.rs), read by the layers below it (the tag index, dynamic tags,
+/// waste accounting): it lives here, below all of them.
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
-static SUPPORTED: AtomicBool = AtomicBool::new(cfg!(CONFIG_MEM_ALLOC_PROFILING_ENABLED_BY_DEFAULT));
+static SUPPORTED: AtomicBool = AtomicBool::new(true);
 
 /// Returns whether profiling can be turned on.
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]

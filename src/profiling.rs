@@ -7,9 +7,10 @@
 //! [`include/linux/init.h`](srctree/include/linux/init.h),
 //! [`include/linux/sysctl.h`](srctree/include/linux/sysctl.h)
 //!
-//! Profiling is *supported* unless booted with `never` (or built with it off by default and not
-//! turned on at boot): then page_ext reserves no tag space and it can never be turned on.
-//! *Enabled* is the static key the allocator hooks test.
+//! Profiling is *supported* unless booted with `never`: then nothing is ever made for it and it
+//! can never be turned on. Built with it off by default, the kernel boots `0`, not `never` as
+//! 6.12 does: off costs the same, and it can be turned on. *Enabled* is the static key the
+//! allocator hooks test.
 
 #[cfg(CONFIG_PROC_SYSCTL)]
 use crate::keys::set_profiling_then as set_enabled_then;
@@ -23,13 +24,6 @@ use kernel::{bindings, c_str, error::to_result, prelude::*, str::CStr};
 #[no_mangle]
 pub(crate) extern "C" fn mem_alloc_profiling_permanently_disabled() -> bool {
     !supported()
-}
-
-/// Whether page_ext must keep a tag reference per page; asked once, at boot, after
-/// `alloc_tag_sec_init()` decided whether page tags go in page flags instead.
-#[no_mangle]
-pub(crate) extern "C" fn alloctag_page_ext_needed() -> bool {
-    supported() && !crate::alloc_tag::index::compressed()
 }
 
 /// A value of `sysctl.vm.mem_profiling=`.
@@ -306,5 +300,3 @@ pub(crate) fn register_sysctl() -> Result {
 pub(crate) fn register_sysctl() -> Result {
     Ok(())
 }
-
-c_declared!(alloctag_page_ext_needed);

@@ -26,6 +26,7 @@
 //! module_tags: chunks 1 mapped 65536 used 12880
 //! unloaded_modules: 1 names 120
 //! counters: made at 0.000000 s
+//! page_ext: none
 //! ```
 //!
 //! `counters` says when the tags got their per-CPU counters, in seconds of boot time (as the
@@ -33,13 +34,23 @@
 //! 0 with the debug checks, as here, whose vmlinux tags have static counters), or `none` while
 //! it never was and no tag holds any.
 //!
+//! `page_ext` says where page tags' page_ext (8 bytes a page) came from: `none` (page tags are
+//! in page flags, as here, or profiling has not been on since a boot that reserved nothing),
+//! `reserved at boot` (booted on, with the debug checks, or with flat memory), `reserved at
+//! boot for another user` (page_owner, page_table_check or waste accounting's slots needed
+//! page_ext at boot, and page tags' room could not be added later), or `made at the first
+//! switch-on` (src/alloc_tag/page_ext.rs).
+//!
 //! `module_tags` is the memory that holds loaded and unloaded modules' tags (module data memory
 //! in chunks, the bytes of tag sections in it); `unloaded_modules` counts the modules unloaded
 //! while allocations they made live, whose tags stay listed, and the bytes of their names'
 //! copies.
 
 use crate::{
-    alloc_tag::index::{placement, PageFlags, Placement},
+    alloc_tag::{
+        index::{placement, PageFlags, Placement},
+        page_ext::State,
+    },
     codetag,
     debugfs::{self, single_open, Fops},
     seq::SeqWriter,
@@ -83,7 +94,17 @@ fn write_status(w: &mut SeqWriter, p: &Placement) -> fmt::Result {
             ns % 1_000_000_000 / 1000
         ),
         None => writeln!(w, "counters: none"),
-    }
+    }?;
+    writeln!(
+        w,
+        "page_ext: {}",
+        match crate::alloc_tag::page_ext::state() {
+            State::None => "none",
+            State::Booted => "reserved at boot",
+            State::Shared => "reserved at boot for another user",
+            State::Made => "made at the first switch-on",
+        }
+    )
 }
 
 single_open!(open, |w: &mut SeqWriter| write_status(w, &placement()));

@@ -11,6 +11,16 @@
 sleep 3
 sync
 echo 3 >/proc/sys/vm/drop_caches
+# memory_switch (scripts/memory.sh's VALUE+on): profiling switched on first,
+# timed, so that the figures are those after the first switch-on.
+if grep -qw memory_switch /proc/cmdline; then
+	t0=$(date +%s%N)
+	echo 1 >/proc/sys/vm/mem_profiling
+	t1=$(date +%s%N)
+	report "memory: switch_us $(((t1 - t0) / 1000))"
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+fi
 for key in MemTotal MemFree Slab SUnreclaim Percpu VmallocUsed; do
 	report "memory: $key $(awk -v k="$key:" '$1 == k { print $2 }' /proc/meminfo)"
 done

@@ -69,6 +69,41 @@ else
 	report "smoke: debugfs=none"
 fi
 
+# Booted without sysctl.vm.mem_profiling= on a kernel built with profiling
+# off by default (smoke_switch, scripts/build-matrix.sh's debian boot): the
+# kernel boots 0, switchable, with no page_ext; the first switch-on makes
+# page_ext, and pages of order 0 and 3 count exactly. Profiling is on for the
+# checks after.
+st=/sys/kernel/debug/alloctag/status
+held_pages() {
+	awk '$4 == "[alloctag_test]" && $5 == "func:hold_exact" { print $1, $2 }' /proc/allocinfo
+}
+# shellcheck disable=SC2317 # called through check
+holds_pages() {
+	echo "$1" >/sys/kernel/debug/alloctag_test/hold_pages || return 1
+	got=$(held_pages)
+	echo 0 >/sys/kernel/debug/alloctag_test/hold_pages || return 1
+	[ "${got% *}" = "$1" ] && [ "$(held_pages)" = "0 0" ] ||
+		{ report "smoke: hold_exact read '$got' holding $1 bytes, then '$(held_pages)'"; return 1; }
+}
+if grep -qw smoke_switch /proc/cmdline; then
+	check "booted 0 by default, switchable" \
+		[ "$(cat /proc/sys/vm/mem_profiling) $(stat -c %a /proc/sys/vm/mem_profiling)" = "0 644" ]
+	check "no page_ext at boot" sh -c "! dmesg | grep -q 'bytes of page_ext'"
+	check "status: no page_ext, no counters" \
+		sh -c "grep -qx 'page_ext: none' $st && grep -qx 'counters: none' $st"
+	check "switched on" sh -c 'echo 1 >/proc/sys/vm/mem_profiling'
+	check "page_ext made at the switch-on" \
+		sh -c "[ \"\$(dmesg | grep -c 'allocated [0-9]* bytes of page_ext')\" = 1 ] && grep -qx 'page_ext: made at the first switch-on' $st"
+	if insmod /lib/modules/alloctag_test.ko; then
+		check "4096 bytes of pages count exactly" holds_pages 4096
+		check "32768 bytes of pages (order 3) count exactly" holds_pages 32768
+		check "rmmod alloctag_test" rmmod alloctag_test
+	else
+		check "insmod alloctag_test" false
+	fi
+fi
+
 check "allocinfo header" \
 	[ "$(sed -n 1p /proc/allocinfo)" = 'allocinfo - version: 1.0' ]
 check "allocinfo column header" \
@@ -147,11 +182,11 @@ if [ -d /sys/kernel/debug/alloctag ]; then
 	done
 fi
 
-# Waste accounting, where built (booted with its slots reserved,
-# alloctag.waste_slots=on: scripts/build-matrix.sh): on, a module's objects
+# Waste accounting, where built and booted with its slots reserved
+# (alloctag.waste_slots=on: scripts/build-matrix.sh): on, a module's objects
 # are counted exactly (10 of 200 bytes at hold_object()), off again.
 waste=/sys/kernel/debug/alloctag/waste
-if [ -w "$waste" ] && [ -e /lib/modules/alloctag_test.ko ]; then
+if [ -w "$waste" ] && [ -e /lib/modules/alloctag_test.ko ] && grep -qw alloctag.waste_slots=on /proc/cmdline; then
 	echo on >"$waste"
 	insmod /lib/modules/alloctag_test.ko
 	echo 10 >/sys/kernel/debug/alloctag_test/hold

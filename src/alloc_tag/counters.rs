@@ -276,6 +276,9 @@ pub(crate) fn arm() -> Result {
         let tags = unsafe { core::slice::from_raw_parts(listed.tags, listed.len) };
         result = result.and_then(|()| give(tags));
     }
+    // Page tags' storage last: the counters made can still be freed if it fails, page_ext
+    // made cannot be taken back but by itself (all or nothing).
+    result = result.and_then(|()| super::page_ext::make());
     if let Err(e) = result {
         for tags in done.iter() {
             // SAFETY: Made above; nothing charged them, nor read them but under the registry's
@@ -389,6 +392,11 @@ pub(crate) unsafe extern "C" fn alloctag_module_counters(
 /// Boot with profiling on, without the debug checks: whether [`alloctag_counters_boot`] turns
 /// it on once vmlinux's tags have counters.
 static BOOT_ON: AtomicBool = AtomicBool::new(false);
+
+/// Returns whether profiling was booted on (without the debug checks).
+pub(super) fn booted_on() -> bool {
+    BOOT_ON.load(Ordering::Relaxed)
+}
 
 /// Holds profiling off from before the first page allocation until vmlinux's tags have
 /// counters: booted on, without the debug checks, whose tags have none yet.

@@ -16,6 +16,8 @@ pub(crate) mod early;
 pub(crate) mod index;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 pub(crate) mod leaks;
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+pub(crate) mod page_ext;
 #[cfg(CONFIG_ALLOCTAG_WASTE)]
 pub(crate) mod waste;
 

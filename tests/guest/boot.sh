@@ -85,9 +85,10 @@ can_turn_off() {
 
 # page_ext RESERVED|NONE: whether page_ext was set up at boot, which with
 # this kernel's configuration only profiling needs (mm/page_ext.c logs
-# "allocated N bytes of page_ext" when a user needs it).
+# "allocated N bytes of page_ext" when a user needs it, and when profiling
+# makes it later: the log up to /init's first line is the boot's).
 page_ext() {
-	msg=$(dmesg | grep -E 'allocated [0-9]+ bytes of page_ext' || true)
+	msg=$(dmesg | sed '/Run \/init as init process/q' | grep -E 'allocated [0-9]+ bytes of page_ext' || true)
 	case "$1" in
 	reserved) [ -n "$msg" ] || fail "no page_ext reserved: $(dmesg | grep -i page_ext)" ;;
 	none) [ -z "$msg" ] || fail "page_ext reserved: $msg" ;;
@@ -102,6 +103,12 @@ page_ext() {
 # the ioctl run and a module of 5,000 sites loads and unloads (coming,
 # listed or going as the counters are made), and a module loaded before it
 # counts exactly.
+# alloctag_test's alloc_pages_exact() site, and what it holds (hold_pages).
+HOLD_PAGES=/sys/kernel/debug/alloctag_test/hold_pages
+exact_pages() {
+	awk '$4 == "[alloctag_test]" && $5 == "func:hold_exact" { print $1, $2 }' "$PROC_ALLOCINFO"
+}
+
 test_boot_param_0_first_switch_on_fails_whole_without_memory() {
 	booted_with 0
 	status=/sys/kernel/debug/alloctag/status
@@ -120,8 +127,27 @@ test_boot_param_0_first_switch_on_fails_whole_without_memory() {
 	expect_sysctl 0
 	grep -qx 'counters: none' "$status" || fail "after the failed switch, $status says $(grep counters: "$status")"
 	counters_frozen || fail "counters move after a failed switch-on"
-	# Objects allocated while off stay across the switch-on.
+	# No page_ext at boot (page tags in page_ext, nothing else needs it): the
+	# first switch-on makes it. With its allocations failed, the write fails
+	# whole: the counters made before it are freed.
+	grep -qx 'page_ext: none' "$status" || fail "booted 0, $status says $(grep page_ext: "$status")"
+	page_ext none
+	file=$(awk '$3 ~ /^mm\/page_ext\.c:[0-9]+$/ { sub(/:[0-9]+$/, "", $3); print $3; exit }' "$PROC_ALLOCINFO")
+	[ -n "$file" ] || fail "no mm/page_ext.c site in $PROC_ALLOCINFO" || return 1
+	echo "add $file" >"$fail_ctl" || fail "add $file refused" || return 1
+	got=$(rawwrite "$SYSCTL" 1) || true
+	injected=$(cat "$fail_ctl")
+	echo clear >"$fail_ctl"
+	[ "$got" = ENOMEM ] || fail "writing 1 with page_ext's allocation failed: '$got', expected ENOMEM ($injected)"
+	expect_sysctl 0
+	grep -qx 'counters: none' "$status" || fail "after page_ext failed, $status says $(grep counters: "$status")"
+	grep -qx 'page_ext: none' "$status" || fail "after page_ext failed, $status says $(grep page_ext: "$status")"
+	! dmesg | grep -Eq 'allocated [0-9]+ bytes of page_ext' || fail "page_ext made by a failed switch-on"
+	counters_frozen || fail "counters move after a failed switch-on"
+	# Objects allocated while off stay across the switch-on: slab objects,
+	# and order-3 pages, whose page_ext did not exist when allocated.
 	capwriter "$PROBE_HOLD" "$PROBE_N" >/dev/null || fail "holding $PROBE_N objects failed"
+	capwriter "$HOLD_PAGES" 32768 >/dev/null || fail "holding 32768 bytes of pages failed"
 	rm -f /tmp/switch-stop /tmp/switch-errs
 	(while [ ! -e /tmp/switch-stop ]; do
 		cat "$PROC_ALLOCINFO" >/dev/null || echo "read failed" >>/tmp/switch-errs
@@ -147,6 +173,23 @@ test_boot_param_0_first_switch_on_fails_whole_without_memory() {
 	got=$(awk '$4 == "[alloctag_test]" && $5 == "func:hold_object" { print $1, $2 }' "$PROC_ALLOCINFO")
 	[ "$got" = "0 0" ] || fail "hold_object reads '$got' after freeing what it allocated while off, expected '0 0'"
 	grep -q '^counters: made' "$status" || fail "switched on, $status says $(grep counters: "$status")"
+	capwriter "$HOLD_PAGES" 0 >/dev/null || fail "freeing the pages held failed"
+	got=$(exact_pages)
+	[ "$got" = "0 0" ] || fail "hold_exact reads '$got' after freeing what it allocated while off, expected '0 0'"
+	# page_ext made at the switch-on, once: pages of order 0 and 3 count
+	# exactly, and their free takes it back.
+	grep -qx 'page_ext: made at the first switch-on' "$status" ||
+		fail "switched on, $status says $(grep page_ext: "$status")"
+	n=$(dmesg | grep -Ec 'allocated [0-9]+ bytes of page_ext')
+	[ "$n" = 1 ] || fail "$n log lines of page_ext made, expected 1"
+	for bytes in 4096 32768; do
+		capwriter "$HOLD_PAGES" "$bytes" >/dev/null || fail "holding $bytes bytes of pages failed"
+		got=$(exact_pages)
+		[ "${got% *}" = "$bytes" ] || fail "hold_exact holds $bytes bytes and reads '$got'"
+		capwriter "$HOLD_PAGES" 0 >/dev/null || fail "freeing $bytes bytes of pages failed"
+		got=$(exact_pages)
+		[ "$got" = "0 0" ] || fail "hold_exact reads '$got' after freeing $bytes bytes, expected '0 0'"
+	done
 	counters_moving || fail "a module loaded while off does not count once on"
 	dmesg | grep -E 'WARNING|BUG' && fail "the log warned"
 	set_sysctl 0
@@ -158,8 +201,9 @@ test_boot_param_0_off_and_can_turn_on() {
 	early_param accepted
 	late_write 0 ok
 	boot_state 0 644
-	# Off, not never: the room for tag references is there, for later.
-	page_ext reserved
+	# Off, not never, and without page_ext (nothing else needs it): the
+	# first switch-on makes it.
+	page_ext none
 	can_turn_on
 }
 
@@ -178,7 +222,36 @@ test_boot_param_1_on() {
 	init=$(dmesg | grep -n 'Run /init as init process' | cut -d: -f1)
 	[ -n "$first" ] && [ -n "$init" ] && [ "$first" -lt "$init" ] ||
 		fail "counters not made at boot: line '$first' of the log, /init at line '$init'"
+	# Page tags count from boot: their page_ext is reserved then.
+	page_ext reserved
+	grep -qx 'page_ext: reserved at boot' /sys/kernel/debug/alloctag/status ||
+		fail "booted 1: $(grep page_ext: /sys/kernel/debug/alloctag/status)"
 	can_turn_off
+}
+
+# Booted 0 with waste accounting's page slots (alloctag.waste_slots=on), which
+# need page_ext at boot: page tags' room is reserved with them, as page_ext
+# cannot grow later, and the boot says so; the switch-on makes none.
+test_boot_param_0_shared_page_ext_reserved_with_another_user() {
+	booted_with 0
+	[ -e /sys/kernel/debug/alloctag/status ] || mount -t debugfs none /sys/kernel/debug
+	page_ext reserved
+	dmesg | grep -q 'alloctag: page_ext is needed at boot by another user: 8 bytes a page are reserved for page tags too' ||
+		fail "the boot does not say why page tags' page_ext is reserved"
+	grep -qx 'page_ext: reserved at boot for another user' /sys/kernel/debug/alloctag/status ||
+		fail "$(grep page_ext: /sys/kernel/debug/alloctag/status)"
+	insmod "$PROBE_MODULE" || fail "insmod $PROBE_MODULE failed" || return 1
+	set_sysctl 1
+	n=$(dmesg | grep -Ec 'allocated [0-9]+ bytes of page_ext')
+	[ "$n" = 1 ] || fail "$n log lines of page_ext made, expected 1 (at boot)"
+	capwriter "$HOLD_PAGES" 32768 >/dev/null || fail "holding 32768 bytes of pages failed"
+	got=$(exact_pages)
+	[ "${got% *}" = 32768 ] || fail "hold_exact holds 32768 bytes and reads '$got'"
+	capwriter "$HOLD_PAGES" 0 >/dev/null || fail "freeing the pages failed"
+	got=$(exact_pages)
+	[ "$got" = "0 0" ] || fail "hold_exact reads '$got' after the free, expected '0 0'"
+	set_sysctl 0
+	rmmod alloctag_test || fail "rmmod alloctag_test failed"
 }
 
 test_boot_param_on_is_on() {

@@ -20,7 +20,9 @@ mod fit;
 mod parse;
 
 pub use fit::{Change, Fit, Fix, Fixes, MAX_INDEX_BITS, fixes};
-pub use parse::{Counters, Layout, ModuleTags, PageTags, Status, UnloadedModules, parse_layout};
+pub use parse::{
+    Counters, Layout, ModuleTags, PageExt, PageTags, Status, UnloadedModules, parse_layout,
+};
 
 /// `n thing`, `n things`.
 pub fn plural(n: impl Into<u64>, thing: &str) -> String {

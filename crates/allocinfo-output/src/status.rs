@@ -3,8 +3,8 @@
 
 use allocinfo_format::size::format_iec_u64;
 use allocinfo_format::status::{
-    Change, Counters, Fit, Fixes, MAX_INDEX_BITS, ModuleTags, PageTags, Status, UnloadedModules,
-    fixes, plural,
+    Change, Counters, Fit, Fixes, MAX_INDEX_BITS, ModuleTags, PageExt, PageTags, Status,
+    UnloadedModules, fixes, plural,
 };
 use serde_json::{Value, json};
 use std::fmt::Write as _;
@@ -226,6 +226,21 @@ pub fn text(s: &Status) -> String {
         }
         None => {}
     }
+    let page_ext = match s.page_ext {
+        Some(PageExt::None) => {
+            Some("none (page tags in page flags, or in page_ext that the first switch-on makes)")
+        }
+        Some(PageExt::ReservedAtBoot) => Some("reserved at boot, 8 bytes a page"),
+        Some(PageExt::ReservedForAnotherUser) => Some(
+            "reserved at boot, 8 bytes a page: another user needed page_ext at boot, which \
+             cannot grow later",
+        ),
+        Some(PageExt::MadeAtSwitchOn) => Some("made at the first switch-on, 8 bytes a page"),
+        None => None,
+    };
+    if let Some(p) = page_ext {
+        let _ = writeln!(out, "page_ext for page tags: {p}");
+    }
     out
 }
 
@@ -287,6 +302,8 @@ pub fn json(s: &Status) -> Value {
                 Counters::MadeAt { micros } => Some(micros),
             },
         })),
+        // null without the line.
+        "page_ext": s.page_ext.map(PageExt::name),
     })
 }
 

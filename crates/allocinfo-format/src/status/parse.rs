@@ -87,6 +87,45 @@ pub struct Status {
     pub unloaded_modules: Option<UnloadedModules>,
     /// `counters:`, if the kernel has the line.
     pub counters: Option<Counters>,
+    /// `page_ext:`, if the kernel has the line.
+    pub page_ext: Option<PageExt>,
+}
+
+/// `page_ext:`: where page tags' page_ext (8 bytes a page) came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PageExt {
+    /// None: page tags are in page flags, or profiling has not been on since
+    /// a boot that reserved none.
+    None,
+    /// Reserved at boot for page tags (booted on, debug checks, flat memory).
+    ReservedAtBoot,
+    /// Reserved at boot because another user needed page_ext then.
+    ReservedForAnotherUser,
+    /// Made when profiling first turned on.
+    MadeAtSwitchOn,
+}
+
+impl PageExt {
+    /// Parses the value of a `page_ext:` line.
+    fn parse(value: &str) -> Option<Self> {
+        Some(match value {
+            "none" => Self::None,
+            "reserved at boot" => Self::ReservedAtBoot,
+            "reserved at boot for another user" => Self::ReservedForAnotherUser,
+            "made at the first switch-on" => Self::MadeAtSwitchOn,
+            _ => return None,
+        })
+    }
+
+    /// The name JSON gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::ReservedAtBoot => "reserved_at_boot",
+            Self::ReservedForAnotherUser => "reserved_for_another_user",
+            Self::MadeAtSwitchOn => "made_at_switch_on",
+        }
+    }
 }
 
 /// `counters: none` or `counters: made at S s`: whether the tags hold per-CPU
@@ -144,8 +183,12 @@ pub struct UnloadedModules {
     pub names: u64,
 }
 
+/// What a `page_ext:` line may say.
+const PAGE_EXT: &str = "none, reserved at boot, reserved at boot for another user or made at the \
+                        first switch-on";
+
 /// The keys read, in the kernel's order.
-const KEYS: [&str; 13] = [
+const KEYS: [&str; 14] = [
     "page_tags",
     "compressed_requested",
     "free_bits",
@@ -159,6 +202,7 @@ const KEYS: [&str; 13] = [
     "module_tags",
     "unloaded_modules",
     "counters",
+    "page_ext",
 ];
 
 /// A width of bits in a long: 0 to 64.
@@ -265,6 +309,12 @@ impl Status {
                 .map(|&line| {
                     Counters::parse(line.1)
                         .ok_or_else(|| invalid("counters", line, "none or made at S.UUUUUU s"))
+                })
+                .transpose()?,
+            page_ext: seen
+                .get("page_ext")
+                .map(|&line| {
+                    PageExt::parse(line.1).ok_or_else(|| invalid("page_ext", line, PAGE_EXT))
                 })
                 .transpose()?,
         })

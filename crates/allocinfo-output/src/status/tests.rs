@@ -427,3 +427,48 @@ fn counters_line_read_and_said() {
         assert!(err.contains("invalid counters"), "{bad}: {err}");
     }
 }
+
+#[test]
+fn page_ext_line_read_and_said() {
+    // An older kernel has no such line: nothing said, null in JSON.
+    let old = Status::parse(DEBIAN).unwrap();
+    assert_eq!(old.page_ext, None);
+    assert!(!text(&old).contains("page_ext for page tags"));
+    assert_eq!(json(&old)["page_ext"], Value::Null);
+
+    for (line, want, said, name) in [
+        (
+            "none",
+            PageExt::None,
+            "none (page tags in page flags",
+            "none",
+        ),
+        (
+            "reserved at boot",
+            PageExt::ReservedAtBoot,
+            "reserved at boot, 8 bytes a page",
+            "reserved_at_boot",
+        ),
+        (
+            "reserved at boot for another user",
+            PageExt::ReservedForAnotherUser,
+            "another user needed page_ext at boot",
+            "reserved_for_another_user",
+        ),
+        (
+            "made at the first switch-on",
+            PageExt::MadeAtSwitchOn,
+            "made at the first switch-on, 8 bytes a page",
+            "made_at_switch_on",
+        ),
+    ] {
+        let s = Status::parse(&format!("{DEBIAN}page_ext: {line}\n")).unwrap();
+        assert_eq!(s.page_ext, Some(want));
+        assert!(text(&s).contains(said), "{line}: {}", text(&s));
+        assert_eq!(json(&s)["page_ext"], name);
+    }
+    for bad in ["made", "reserved", "None", ""] {
+        let err = Status::parse(&format!("{DEBIAN}page_ext: {bad}\n")).unwrap_err();
+        assert!(err.contains("invalid page_ext"), "{bad}: {err}");
+    }
+}
