@@ -12,6 +12,7 @@
 //! 6.12 does: off costs the same, and it can be turned on. *Enabled* is the static key the
 //! allocator hooks test.
 
+use crate::alloc_tag::index::Request;
 #[cfg(CONFIG_PROC_SYSCTL)]
 use crate::keys::set_profiling_then as set_enabled_then;
 use crate::keys::{enabled, set_profiling as set_enabled, set_supported, supported};
@@ -57,18 +58,24 @@ impl BootValue {
     }
 }
 
-/// Parses a whole value of `sysctl.vm.mem_profiling=`: [`BootValue::parse`]'s, and whether
-/// it ends in `,compressed` (page tags in page flags, mainline's spelling since 6.13). What
+/// Parses a whole value of `sysctl.vm.mem_profiling=`: [`BootValue::parse`]'s, and where page
+/// tags go: `,compressed` (page flags, mainline's spelling since 6.13) or `,page_ext`. What
 /// 6.12 takes, `1,anything` among it (`kstrtobool()` reads the first characters only), is
-/// taken as 6.12 takes it.
-pub(crate) fn parse_boot_value(value: &CStr) -> Result<(BootValue, bool)> {
+/// taken as 6.12 takes it; `never` has no page tags.
+pub(crate) fn parse_boot_value(value: &CStr) -> Result<(BootValue, Request)> {
     let parsed = BootValue::parse(value)?;
     let bytes = value.as_bytes();
-    let compressed = bytes
+    let suffix = bytes
         .iter()
         .position(|&c| c == b',')
-        .is_some_and(|comma| &bytes[comma + 1..] == b"compressed");
-    Ok((parsed, compressed && parsed != BootValue::Never))
+        .map(|comma| &bytes[comma + 1..]);
+    let request = match suffix {
+        _ if parsed == BootValue::Never => Request::Default,
+        Some(b"compressed") => Request::PageFlags,
+        Some(b"page_ext") => Request::PageExt,
+        _ => Request::Default,
+    };
+    Ok((parsed, request))
 }
 
 /// Handles `sysctl.vm.mem_profiling=`; runs while the kernel parses the early parameters. A
@@ -84,7 +91,7 @@ unsafe extern "C" fn setup_boot_parameter(value: *mut u8) -> c_int {
         // SAFETY: The caller passes a NUL-terminated string.
         parse_boot_value(unsafe { CStr::from_char_ptr(value) })
     };
-    let (parsed, compressed) = match parsed {
+    let (parsed, request) = match parsed {
         Ok(parsed) => parsed,
         Err(e) => {
             pr_err!(
@@ -102,7 +109,7 @@ unsafe extern "C" fn setup_boot_parameter(value: *mut u8) -> c_int {
         }
     };
     set_supported(parsed != BootValue::Never);
-    crate::alloc_tag::index::request(compressed);
+    crate::alloc_tag::index::request(request);
     if enabled() != (parsed == BootValue::On) {
         set_enabled(parsed == BootValue::On);
     }

@@ -289,6 +289,8 @@ pub(crate) fn arm() -> Result {
     }
     drop(done);
     drop(registry);
+    // Outside the registry's lock: a static key takes the CPU hotplug lock.
+    super::index::switch_on();
     // SAFETY: The fast timekeeper reads `local_clock()` until timekeeping starts, after
     // `mm_core_init()`, then the boot clock: any time, any context.
     let now = unsafe { bindings::ktime_get_boot_fast_ns() };

@@ -17,12 +17,17 @@
 //! where vmlinux's tags alone need more indices than the free page-flag bits hold, page tags
 //! stay in page_ext, with a log line. A module or a chunk of dynamic tags that finds no free
 //! block later is logged, and its tags are marked inaccurate: their pages are not charged.
+//!
+//! Asked for with `,compressed`, or booted `0` without `,page_ext`, page tags go in page flags
+//! where they fit. Booted `0`, the key that moves the hooks there turns on at the first
+//! switch-on ([`switch_on`]), with the profiling key: until then nothing is in page flags, and
+//! page_ext is neither reserved nor made (src/alloc_tag/page_ext.rs).
 
 use crate::codetag::{name_tags, IndexUsage, TagIndex, FIRST_INDEX};
 use crate::rwsem::c_rwsem;
 use core::{
     mem::size_of,
-    sync::atomic::{AtomicBool, Ordering},
+    sync::atomic::{AtomicBool, AtomicU8, Ordering},
 };
 use kernel::{bindings, c_str, prelude::*};
 
@@ -40,19 +45,59 @@ pub(crate) static INDEX: TagIndex =
         )
     };
 
-/// Whether the boot parameter asked for page tags in page flags.
-static REQUESTED: AtomicBool = AtomicBool::new(false);
-
-/// Records whether the boot parameter asks for page tags in page flags; decided at
-/// [`alloc_tag_sec_init`].
-pub(crate) fn request(compressed: bool) {
-    REQUESTED.store(compressed, Ordering::Relaxed);
+/// Where the boot parameter asks page tags to go (`sysctl.vm.mem_profiling=V[,WHERE]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Request {
+    /// Nothing said: page_ext, or booted `0`, page flags where they fit.
+    Default = 0,
+    /// `,compressed`: page flags where they fit (mainline's spelling since 6.13).
+    PageFlags = 1,
+    /// `,page_ext`: page_ext.
+    PageExt = 2,
 }
 
-/// Returns whether page tags are in page flags.
+/// What the boot parameter asked for: a [`Request`].
+static REQUESTED: AtomicU8 = AtomicU8::new(Request::Default as u8);
+
+/// Page tags go in page flags at the first switch-on: booted `0`, they fit.
+static PLANNED: AtomicBool = AtomicBool::new(false);
+
+/// Records where the boot parameter asks page tags to go; decided at [`alloc_tag_sec_init`].
+pub(crate) fn request(request: Request) {
+    REQUESTED.store(request as u8, Ordering::Relaxed);
+}
+
+/// Returns what the boot parameter asked for.
+fn requested() -> Request {
+    match REQUESTED.load(Ordering::Relaxed) {
+        1 => Request::PageFlags,
+        2 => Request::PageExt,
+        _ => Request::Default,
+    }
+}
+
+/// Returns whether page tags are in page flags now.
 pub(crate) fn compressed() -> bool {
     // SAFETY: Reads a static key; any context.
     unsafe { bindings::alloctag_compressed_enabled() }
+}
+
+/// Returns whether page tags are in page flags, or go there at the first switch-on.
+pub(crate) fn in_page_flags() -> bool {
+    compressed() || PLANNED.load(Ordering::Relaxed)
+}
+
+/// Moves page tags to page flags where [`alloc_tag_sec_init`] planned it for the first
+/// switch-on; called by it ([`super::counters::arm`]) before the profiling key turns on, so that
+/// no hook finds profiling on and page tags nowhere. Process context; may sleep.
+pub(crate) fn switch_on() {
+    if PLANNED.load(Ordering::Relaxed) && !compressed() {
+        // SAFETY: Process context. Nothing reads page tags while profiling is off, and nothing
+        // was charged in page flags: the bits it takes read zero, no tag.
+        unsafe { bindings::alloctag_enable_compressed() };
+        pr_info!("page tags in page flags from the first switch-on\n");
+    }
 }
 
 /// Returns the address of a symbol of vmlinux, or 0.
@@ -94,7 +139,8 @@ fn bits_needed(count: usize) -> u32 {
 /// says.
 #[cfg_attr(not(CONFIG_DEBUG_FS), allow(dead_code))]
 pub(crate) struct Placement {
-    /// Whether page tags are in page flags (else in page_ext).
+    /// Whether page tags are in page flags, or go there at the first switch-on (else in
+    /// page_ext).
     pub(crate) compressed: bool,
     /// Whether the boot parameter asked for page flags.
     pub(crate) requested: bool,
@@ -116,8 +162,8 @@ pub(crate) struct Placement {
 pub(crate) fn placement() -> Placement {
     let (_, vmlinux_tags) = vmlinux_tags();
     Placement {
-        compressed: compressed(),
-        requested: REQUESTED.load(Ordering::Relaxed),
+        compressed: in_page_flags(),
+        requested: requested() == Request::PageFlags,
         free_bits: unused_bits().max(0) as u32,
         index_bits: index_bits(),
         needed_bits: bits_needed(vmlinux_tags),
@@ -136,7 +182,18 @@ pub(crate) fn placement() -> Placement {
 pub(crate) unsafe extern "C" fn alloc_tag_sec_init() {
     // SAFETY: Called once, by the caller's guarantee, before the first page allocation.
     unsafe { super::counters::boot_hold() };
-    if !REQUESTED.load(Ordering::Relaxed) || !crate::keys::supported() {
+    let request = requested();
+    // Booted on (held above until the counters are made), or with the debug checks, whose
+    // sysctl is read-only: page tags count from boot. Else from the first switch-on.
+    let now = super::counters::booted_on()
+        || crate::keys::enabled()
+        || cfg!(CONFIG_MEM_ALLOC_PROFILING_DEBUG);
+    let wanted = match request {
+        Request::PageFlags => true,
+        Request::PageExt => false,
+        Request::Default => !now,
+    };
+    if !wanted || !crate::keys::supported() {
         return;
     }
     let size = size_of::<bindings::alloc_tag>();
@@ -144,13 +201,22 @@ pub(crate) unsafe extern "C" fn alloc_tag_sec_init() {
     let bits = index_bits();
     let capacity = 1usize << bits;
     if start == 0 || bits == 0 || FIRST_INDEX + count > capacity {
-        pr_warn!(
-            "{} allocation tags cannot be named in {} free page-flag bits: page tags stay in \
-             page_ext\n",
-            count,
-            bits
-        );
-        log_page_flags(count);
+        if request == Request::PageFlags {
+            pr_warn!(
+                "{} allocation tags cannot be named in {} free page-flag bits: page tags stay \
+                 in page_ext\n",
+                count,
+                bits
+            );
+            log_page_flags(count);
+        } else {
+            pr_info!(
+                "{} allocation tags need {} page-flag bits, {} are free: page tags in page_ext\n",
+                count,
+                bits_needed(count),
+                bits
+            );
+        }
         return;
     }
     // SAFETY: By the caller's guarantee, boot on one CPU: nothing reads these before the key
@@ -163,10 +229,15 @@ pub(crate) unsafe extern "C" fn alloc_tag_sec_init() {
     // reads their indices before the key below is on.
     unsafe { name_tags(start as *const u8, count, size, FIRST_INDEX) };
     INDEX.enable(FIRST_INDEX + count, capacity);
-    // SAFETY: By the caller's guarantee, before the first page allocation: no hook runs yet.
-    unsafe { bindings::alloctag_enable_compressed() };
+    if now {
+        // SAFETY: By the caller's guarantee, before the first page allocation: no hook runs yet.
+        unsafe { bindings::alloctag_enable_compressed() };
+    } else {
+        PLANNED.store(true, Ordering::Relaxed);
+    }
     pr_info!(
-        "page tags in page flags: {} bits of {} free, {} of {} indices for vmlinux's tags\n",
+        "page tags in page flags{}: {} bits of {} free, {} of {} indices for vmlinux's tags\n",
+        if now { "" } else { " from the first switch-on" },
         bits,
         unused_bits(),
         count,

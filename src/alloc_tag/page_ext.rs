@@ -48,9 +48,9 @@ pub(crate) fn state() -> State {
 }
 
 /// Returns whether page tags need page_ext at all: profiling can be on, and they are not in
-/// page flags.
+/// page flags, nor go there at the first switch-on.
 fn wanted() -> bool {
-    crate::keys::supported() && !super::index::compressed()
+    crate::keys::supported() && !super::index::in_page_flags()
 }
 
 /// Returns whether page tags' page_ext, if wanted, is reserved at boot whatever else needs

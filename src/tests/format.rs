@@ -3,7 +3,7 @@
 //! The `/proc/allocinfo` line format and the boot parameter's parser.
 
 use crate::{
-    alloc_tag::{leaks::Leaks, AllocTag, Counters},
+    alloc_tag::{index::Request, leaks::Leaks, AllocTag, Counters},
     allocinfo::{header, parse_version, put_line, set_version, version_2, Out},
     codetag::{Codetag, CODETAG_FLAG_INACCURATE},
     kunit::{kunit_expect, kunit_suite, Test},
@@ -244,18 +244,24 @@ fn boot_values_match_6_12(test: &Test) {
     }
 }
 
-/// `,compressed` asks for page tags in page flags, as mainline spells it; what 6.12 takes with
-/// another suffix is still taken as 6.12 takes it, without compression; `never` is never.
+/// `,compressed` asks for page tags in page flags, as mainline spells it, `,page_ext` for
+/// page_ext; what 6.12 takes with another suffix is still taken as 6.12 takes it, asking for
+/// nothing; `never` is never.
 fn boot_values_with_compressed(test: &Test) {
+    use Request::{Default, PageExt, PageFlags};
     for (value, want) in [
-        (c_str!("1,compressed"), Ok((BootValue::On, true))),
-        (c_str!("0,compressed"), Ok((BootValue::Off, true))),
-        (c_str!("on,compressed"), Ok((BootValue::On, true))),
-        (c_str!("1"), Ok((BootValue::On, false))),
-        (c_str!("1,junk"), Ok((BootValue::On, false))),
-        (c_str!("1,compressedx"), Ok((BootValue::On, false))),
-        (c_str!("1,,compressed"), Ok((BootValue::On, false))),
-        (c_str!("never,compressed"), Ok((BootValue::Never, false))),
+        (c_str!("1,compressed"), Ok((BootValue::On, PageFlags))),
+        (c_str!("0,compressed"), Ok((BootValue::Off, PageFlags))),
+        (c_str!("on,compressed"), Ok((BootValue::On, PageFlags))),
+        (c_str!("1,page_ext"), Ok((BootValue::On, PageExt))),
+        (c_str!("0,page_ext"), Ok((BootValue::Off, PageExt))),
+        (c_str!("1"), Ok((BootValue::On, Default))),
+        (c_str!("1,junk"), Ok((BootValue::On, Default))),
+        (c_str!("1,compressedx"), Ok((BootValue::On, Default))),
+        (c_str!("1,page_extx"), Ok((BootValue::On, Default))),
+        (c_str!("1,,compressed"), Ok((BootValue::On, Default))),
+        (c_str!("never,compressed"), Ok((BootValue::Never, Default))),
+        (c_str!("never,page_ext"), Ok((BootValue::Never, Default))),
         (c_str!("junk,compressed"), Err(EINVAL)),
         (c_str!(",compressed"), Err(EINVAL)),
     ] {

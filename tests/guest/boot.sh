@@ -95,22 +95,22 @@ page_ext() {
 	esac
 }
 
-# The first switch-on gives every tag its counters (src/alloc_tag/counters.rs):
-# vmlinux's, which have no static ones, and those of modules loaded while
-# off. All or none: with the allocations of that file failed (per-call-site
-# fault injection), writing 1 fails with ENOMEM, profiling stays off and
-# nothing counts. The next write makes them while readers of the text and
-# the ioctl run and a module of 5,000 sites loads and unloads (coming,
-# listed or going as the counters are made), and a module loaded before it
-# counts exactly.
 # alloctag_test's alloc_pages_exact() site, and what it holds (hold_pages).
 HOLD_PAGES=/sys/kernel/debug/alloctag_test/hold_pages
 exact_pages() {
 	awk '$4 == "[alloctag_test]" && $5 == "func:hold_exact" { print $1, $2 }' "$PROC_ALLOCINFO"
 }
 
-test_boot_param_0_first_switch_on_fails_whole_without_memory() {
-	booted_with 0
+# first_switch_on WHERE: the first switch-on gives every tag its counters (src/alloc_tag/counters.rs):
+# vmlinux's, which have no static ones, and those of modules loaded while
+# off. All or none: with the allocations of that file failed (per-call-site
+# fault injection), writing 1 fails with ENOMEM, profiling stays off and
+# nothing counts. The next write makes them while readers of the text and
+# the ioctl run and a module of 5,000 sites loads and unloads (coming,
+# listed or going as the counters are made), and a module loaded before it
+# counts exactly. Page tags go to WHERE (page_flags or page_ext) at it, and
+# pages allocated while off and freed after count nothing.
+first_switch_on() {
 	status=/sys/kernel/debug/alloctag/status
 	fail_ctl=/sys/kernel/debug/alloctag/fail
 	[ -e "$fail_ctl" ] || mount -t debugfs none /sys/kernel/debug
@@ -127,11 +127,66 @@ test_boot_param_0_first_switch_on_fails_whole_without_memory() {
 	expect_sysctl 0
 	grep -qx 'counters: none' "$status" || fail "after the failed switch, $status says $(grep counters: "$status")"
 	counters_frozen || fail "counters move after a failed switch-on"
-	# No page_ext at boot (page tags in page_ext, nothing else needs it): the
-	# first switch-on makes it. With its allocations failed, the write fails
-	# whole: the counters made before it are freed.
+	# No page_ext at boot: page tags go in page flags at the switch-on where
+	# they fit, else (or with 0,page_ext) the switch-on makes page_ext.
 	grep -qx 'page_ext: none' "$status" || fail "booted 0, $status says $(grep page_ext: "$status")"
 	page_ext none
+	grep -qx "page_tags: $1" "$status" || fail "booted $(booted_value), $status says $(grep page_tags: "$status")"
+	[ "$(cat /proc/sys/vm/mem_profiling_compressed)" = 0 ] ||
+		fail "booted 0, page tags are in page flags before the switch-on"
+	# With page_ext's allocations failed, the write fails whole: the counters
+	# made before it are freed.
+	[ "$1" = page_ext ] && page_ext_fails
+	# Objects allocated while off stay across the switch-on: slab objects,
+	# and order-3 pages, which carry no tag.
+	capwriter "$PROBE_HOLD" "$PROBE_N" >/dev/null || fail "holding $PROBE_N objects failed"
+	capwriter "$HOLD_PAGES" 32768 >/dev/null || fail "holding 32768 bytes of pages failed"
+	rm -f /tmp/switch-stop /tmp/switch-errs
+	concurrent_switch_on
+	# Freed once on, they were never charged: nothing is taken back, and the
+	# site reads zero, not below.
+	capwriter "$PROBE_HOLD" 0 >/dev/null || fail "freeing the objects held failed"
+	got=$(awk '$4 == "[alloctag_test]" && $5 == "func:hold_object" { print $1, $2 }' "$PROC_ALLOCINFO")
+	[ "$got" = "0 0" ] || fail "hold_object reads '$got' after freeing what it allocated while off, expected '0 0'"
+	grep -q '^counters: made' "$status" || fail "switched on, $status says $(grep counters: "$status")"
+	capwriter "$HOLD_PAGES" 0 >/dev/null || fail "freeing the pages held failed"
+	got=$(exact_pages)
+	[ "$got" = "0 0" ] || fail "hold_exact reads '$got' after freeing what it allocated while off, expected '0 0'"
+	n=$(dmesg | grep -Ec 'allocated [0-9]+ bytes of page_ext' || true)
+	if [ "$1" = page_ext ]; then
+		# page_ext made at the switch-on, once.
+		grep -qx 'page_ext: made at the first switch-on' "$status" ||
+			fail "switched on, $status says $(grep page_ext: "$status")"
+		[ "$n" = 1 ] || fail "$n log lines of page_ext made, expected 1"
+		[ "$(cat /proc/sys/vm/mem_profiling_compressed)" = 0 ] || fail "page tags in page flags"
+	else
+		# Page flags from the switch-on, and no page_ext, ever.
+		grep -qx 'page_ext: none' "$status" || fail "switched on, $status says $(grep page_ext: "$status")"
+		[ "$n" = 0 ] || fail "page_ext made: $(dmesg | grep 'bytes of page_ext')"
+		[ "$(cat /proc/sys/vm/mem_profiling_compressed)" = 1 ] || fail "page tags not in page flags"
+	fi
+	# Pages of order 0 and 3 count exactly, and their free takes it back.
+	for bytes in 4096 32768; do
+		capwriter "$HOLD_PAGES" "$bytes" >/dev/null || fail "holding $bytes bytes of pages failed"
+		got=$(exact_pages)
+		[ "${got% *}" = "$bytes" ] || fail "hold_exact holds $bytes bytes and reads '$got'"
+		capwriter "$HOLD_PAGES" 0 >/dev/null || fail "freeing $bytes bytes of pages failed"
+		got=$(exact_pages)
+		[ "$got" = "0 0" ] || fail "hold_exact reads '$got' after freeing $bytes bytes, expected '0 0'"
+	done
+	counters_moving || fail "a module loaded while off does not count once on"
+	dmesg | grep -E 'WARNING|BUG' && fail "the log warned"
+	set_sysctl 0
+	rmmod alloctag_test || fail "rmmod alloctag_test failed"
+}
+
+# The value of sysctl.vm.mem_profiling= this boot had.
+booted_value() {
+	sed -n 's/.*sysctl\.vm\.mem_profiling=\([^ ]*\).*/\1/p' /proc/cmdline
+}
+
+# page_ext's allocation failed at the switch-on: ENOMEM, nothing made.
+page_ext_fails() {
 	file=$(awk '$3 ~ /^mm\/page_ext\.c:[0-9]+$/ { sub(/:[0-9]+$/, "", $3); print $3; exit }' "$PROC_ALLOCINFO")
 	[ -n "$file" ] || fail "no mm/page_ext.c site in $PROC_ALLOCINFO" || return 1
 	echo "add $file" >"$fail_ctl" || fail "add $file refused" || return 1
@@ -144,11 +199,11 @@ test_boot_param_0_first_switch_on_fails_whole_without_memory() {
 	grep -qx 'page_ext: none' "$status" || fail "after page_ext failed, $status says $(grep page_ext: "$status")"
 	! dmesg | grep -Eq 'allocated [0-9]+ bytes of page_ext' || fail "page_ext made by a failed switch-on"
 	counters_frozen || fail "counters move after a failed switch-on"
-	# Objects allocated while off stay across the switch-on: slab objects,
-	# and order-3 pages, whose page_ext did not exist when allocated.
-	capwriter "$PROBE_HOLD" "$PROBE_N" >/dev/null || fail "holding $PROBE_N objects failed"
-	capwriter "$HOLD_PAGES" 32768 >/dev/null || fail "holding 32768 bytes of pages failed"
-	rm -f /tmp/switch-stop /tmp/switch-errs
+}
+
+# Switches on while readers of the text and the ioctl run, and a module of
+# 5,000 sites loads and unloads.
+concurrent_switch_on() {
 	(while [ ! -e /tmp/switch-stop ]; do
 		cat "$PROC_ALLOCINFO" >/dev/null || echo "read failed" >>/tmp/switch-errs
 	done) &
@@ -167,33 +222,18 @@ test_boot_param_0_first_switch_on_fails_whole_without_memory() {
 	touch /tmp/switch-stop
 	wait
 	[ ! -s /tmp/switch-errs ] || fail "while switching on: $(sort /tmp/switch-errs | uniq -c)"
-	# Freed once on, they were never charged: nothing is taken back, and the
-	# site reads zero, not below.
-	capwriter "$PROBE_HOLD" 0 >/dev/null || fail "freeing the objects held failed"
-	got=$(awk '$4 == "[alloctag_test]" && $5 == "func:hold_object" { print $1, $2 }' "$PROC_ALLOCINFO")
-	[ "$got" = "0 0" ] || fail "hold_object reads '$got' after freeing what it allocated while off, expected '0 0'"
-	grep -q '^counters: made' "$status" || fail "switched on, $status says $(grep counters: "$status")"
-	capwriter "$HOLD_PAGES" 0 >/dev/null || fail "freeing the pages held failed"
-	got=$(exact_pages)
-	[ "$got" = "0 0" ] || fail "hold_exact reads '$got' after freeing what it allocated while off, expected '0 0'"
-	# page_ext made at the switch-on, once: pages of order 0 and 3 count
-	# exactly, and their free takes it back.
-	grep -qx 'page_ext: made at the first switch-on' "$status" ||
-		fail "switched on, $status says $(grep page_ext: "$status")"
-	n=$(dmesg | grep -Ec 'allocated [0-9]+ bytes of page_ext')
-	[ "$n" = 1 ] || fail "$n log lines of page_ext made, expected 1"
-	for bytes in 4096 32768; do
-		capwriter "$HOLD_PAGES" "$bytes" >/dev/null || fail "holding $bytes bytes of pages failed"
-		got=$(exact_pages)
-		[ "${got% *}" = "$bytes" ] || fail "hold_exact holds $bytes bytes and reads '$got'"
-		capwriter "$HOLD_PAGES" 0 >/dev/null || fail "freeing $bytes bytes of pages failed"
-		got=$(exact_pages)
-		[ "$got" = "0 0" ] || fail "hold_exact reads '$got' after freeing $bytes bytes, expected '0 0'"
-	done
-	counters_moving || fail "a module loaded while off does not count once on"
-	dmesg | grep -E 'WARNING|BUG' && fail "the log warned"
-	set_sysctl 0
-	rmmod alloctag_test || fail "rmmod alloctag_test failed"
+}
+
+test_boot_param_0_first_switch_on_fails_whole_without_memory() {
+	booted_with 0
+	first_switch_on page_flags
+}
+
+# Booted 0,page_ext: page tags in page_ext, which the switch-on makes, all or
+# nothing.
+test_boot_param_0_page_ext_made_at_the_first_switch_on() {
+	booted_with 0,page_ext
+	first_switch_on page_ext
 }
 
 test_boot_param_0_off_and_can_turn_on() {
@@ -201,8 +241,8 @@ test_boot_param_0_off_and_can_turn_on() {
 	early_param accepted
 	late_write 0 ok
 	boot_state 0 644
-	# Off, not never, and without page_ext (nothing else needs it): the
-	# first switch-on makes it.
+	# Off, not never, and without page_ext: page tags go in page flags (they
+	# fit) at the first switch-on.
 	page_ext none
 	can_turn_on
 }
@@ -229,11 +269,11 @@ test_boot_param_1_on() {
 	can_turn_off
 }
 
-# Booted 0 with waste accounting's page slots (alloctag.waste_slots=on), which
-# need page_ext at boot: page tags' room is reserved with them, as page_ext
-# cannot grow later, and the boot says so; the switch-on makes none.
+# Booted 0,page_ext with waste accounting's page slots (alloctag.waste_slots=on),
+# which need page_ext at boot: page tags' room is reserved with them, as
+# page_ext cannot grow later, and the boot says so; the switch-on makes none.
 test_boot_param_0_shared_page_ext_reserved_with_another_user() {
-	booted_with 0
+	booted_with 0,page_ext
 	[ -e /sys/kernel/debug/alloctag/status ] || mount -t debugfs none /sys/kernel/debug
 	page_ext reserved
 	dmesg | grep -q 'alloctag: page_ext is needed at boot by another user: 8 bytes a page are reserved for page tags too' ||
@@ -242,7 +282,7 @@ test_boot_param_0_shared_page_ext_reserved_with_another_user() {
 		fail "$(grep page_ext: /sys/kernel/debug/alloctag/status)"
 	insmod "$PROBE_MODULE" || fail "insmod $PROBE_MODULE failed" || return 1
 	set_sysctl 1
-	n=$(dmesg | grep -Ec 'allocated [0-9]+ bytes of page_ext')
+	n=$(dmesg | grep -Ec 'allocated [0-9]+ bytes of page_ext' || true)
 	[ "$n" = 1 ] || fail "$n log lines of page_ext made, expected 1 (at boot)"
 	capwriter "$HOLD_PAGES" 32768 >/dev/null || fail "holding 32768 bytes of pages failed"
 	got=$(exact_pages)
