@@ -39,8 +39,8 @@ pub(crate) use tag::UPDATES as TAG_KEY_UPDATES;
 
 /// Whether profiling can be turned on: not after a boot with `sysctl.vm.mem_profiling=never`,
 /// which makes nothing for it, ever. Built with profiling off by default, the kernel boots `0`
-/// (6.12 boots `never`): off costs what `never` costs, as what profiling needs is made when it
-/// first turns on (src/alloc_tag/counters.rs, src/alloc_tag/page_ext.rs). Set by the boot
+/// (6.12 boots `never`): off holds next to what `never` holds, as what profiling needs is made
+/// when it first turns on (src/alloc_tag/counters.rs, src/alloc_tag/page_ext.rs). Set by the boot
 /// parameter (src/profiling.rs), read by the layers below it (the tag index, dynamic tags,
 /// waste accounting): it lives here, below all of them.
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
