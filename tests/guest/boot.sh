@@ -116,17 +116,8 @@ first_switch_on() {
 	[ -e "$fail_ctl" ] || mount -t debugfs none /sys/kernel/debug
 	grep -qx 'counters: none' "$status" || fail "booted 0, $status says $(grep counters: "$status")"
 	insmod "$PROBE_MODULE" || fail "insmod $PROBE_MODULE failed" || return 1
-	# The file of the core's own allocation of counters, as allocinfo names it.
-	file=$(awk '$3 ~ /alloc_tag\/counters\.rs:[0-9]+$/ { sub(/:[0-9]+$/, "", $3); print $3; exit }' "$PROC_ALLOCINFO")
-	[ -n "$file" ] || fail "no counters.rs site in $PROC_ALLOCINFO" || return 1
-	echo "add $file times=1" >"$fail_ctl" || fail "add $file refused" || return 1
-	got=$(rawwrite "$SYSCTL" 1) || true
-	injected=$(cat "$fail_ctl")
-	echo clear >"$fail_ctl"
-	[ "$got" = ENOMEM ] || fail "writing 1 with the counters' allocation failed: '$got', expected ENOMEM ($injected)"
-	expect_sysctl 0
-	grep -qx 'counters: none' "$status" || fail "after the failed switch, $status says $(grep counters: "$status")"
-	counters_frozen || fail "counters move after a failed switch-on"
+	# The core's own allocation of counters, once.
+	switch_on_fails 'alloc_tag/counters\.rs:[0-9]+$' times=1 "the counters' allocation"
 	# No page_ext at boot: page tags go in page flags at the switch-on where
 	# they fit, else (or with 0,page_ext) the switch-on makes page_ext.
 	grep -qx 'page_ext: none' "$status" || fail "booted 0, $status says $(grep page_ext: "$status")"
@@ -185,20 +176,28 @@ booted_value() {
 	sed -n 's/.*sysctl\.vm\.mem_profiling=\([^ ]*\).*/\1/p' /proc/cmdline
 }
 
-# page_ext's allocation failed at the switch-on: ENOMEM, nothing made.
-page_ext_fails() {
-	file=$(awk '$3 ~ /^mm\/page_ext\.c:[0-9]+$/ { sub(/:[0-9]+$/, "", $3); print $3; exit }' "$PROC_ALLOCINFO")
-	[ -n "$file" ] || fail "no mm/page_ext.c site in $PROC_ALLOCINFO" || return 1
-	echo "add $file" >"$fail_ctl" || fail "add $file refused" || return 1
+# switch_on_fails PATTERN RULE WHAT: with the allocations of the file whose
+# sites match PATTERN (an awk regex on /proc/allocinfo's file:line) failed
+# by a fault rule (RULE: its options), writing 1 fails with ENOMEM, profiling
+# stays off, no tag has counters and nothing counts.
+switch_on_fails() {
+	file=$(PAT=$1 awk '$3 ~ ENVIRON["PAT"] { sub(/:[0-9]+$/, "", $3); print $3; exit }' "$PROC_ALLOCINFO")
+	[ -n "$file" ] || fail "no site of $1 in $PROC_ALLOCINFO" || return 1
+	echo "add $file $2" >"$fail_ctl" || fail "add $file $2 refused" || return 1
 	got=$(rawwrite "$SYSCTL" 1) || true
 	injected=$(cat "$fail_ctl")
 	echo clear >"$fail_ctl"
-	[ "$got" = ENOMEM ] || fail "writing 1 with page_ext's allocation failed: '$got', expected ENOMEM ($injected)"
+	[ "$got" = ENOMEM ] || fail "writing 1 with $3 failed: '$got', expected ENOMEM ($injected)"
 	expect_sysctl 0
-	grep -qx 'counters: none' "$status" || fail "after page_ext failed, $status says $(grep counters: "$status")"
+	grep -qx 'counters: none' "$status" || fail "after $3 failed, $status says $(grep counters: "$status")"
+	counters_frozen || fail "counters move after a failed switch-on"
+}
+
+# page_ext's allocation failed at the switch-on: ENOMEM, nothing made.
+page_ext_fails() {
+	switch_on_fails '^mm/page_ext\.c:[0-9]+$' '' "page_ext's allocation"
 	grep -qx 'page_ext: none' "$status" || fail "after page_ext failed, $status says $(grep page_ext: "$status")"
 	! dmesg | grep -Eq 'allocated [0-9]+ bytes of page_ext' || fail "page_ext made by a failed switch-on"
-	counters_frozen || fail "counters move after a failed switch-on"
 }
 
 # Switches on while readers of the text and the ioctl run, and a module of
