@@ -112,7 +112,10 @@ int alloctag_pgflags_free_bits(void)
 	return NR_UNUSED_PAGEFLAG_BITS;
 }
 
-/* Once, at boot: where page tags live never changes afterwards. */
+/*
+ * Once: at boot, or booted 0 at the first switch-on (src/alloc_tag/index.rs);
+ * where page tags live never changes afterwards.
+ */
 void alloctag_enable_compressed(void)
 {
 	static_branch_enable(&mem_profiling_compressed);

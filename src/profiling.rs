@@ -259,7 +259,8 @@ pub(crate) fn write_sysctl(text: &[u8]) -> c_int {
 /// the sysctl core sees it.
 ///
 /// The second entry, `vm.mem_profiling_compressed`, says whether page tags are in page flags
-/// (mainline's name): read-only, decided at boot.
+/// (mainline's name): read-only, decided at boot, and booted `0` in force from the first
+/// switch-on (0 until then).
 #[cfg(CONFIG_PROC_SYSCTL)]
 static mut SYSCTL_TABLE: [bindings::ctl_table; 2] = [
     bindings::ctl_table {

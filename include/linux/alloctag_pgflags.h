@@ -54,7 +54,10 @@ struct page;
  */
 #define ALLOCTAG_IDX_FIELD	(ALLOCTAG_IDX_MASK << ALLOCTAG_IDX_SHIFT)
 
-/* On from the boot parameter while the tags fit (src/profiling.rs). */
+/*
+ * On where the tags fit: from boot with ,compressed, or booted 0 from the
+ * first switch-on (src/alloc_tag/index.rs).
+ */
 DECLARE_STATIC_KEY_FALSE(mem_profiling_compressed);
 
 /* vmlinux's alloc_tags section, set before the first page is allocated. */
