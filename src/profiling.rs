@@ -9,7 +9,7 @@
 //!
 //! Profiling is *supported* unless booted with `never`: then nothing is ever made for it and it
 //! can never be turned on. Built with it off by default, the kernel boots `0`, not `never` as
-//! 6.12 does: off costs the same, and it can be turned on. *Enabled* is the static key the
+//! 6.12 does: off holds next to what `never` holds, and it can be turned on. *Enabled* is the static key the
 //! allocator hooks test.
 
 use crate::alloc_tag::index::Request;

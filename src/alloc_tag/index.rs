@@ -185,9 +185,7 @@ pub(crate) unsafe extern "C" fn alloc_tag_sec_init() {
     let request = requested();
     // Booted on (held above until the counters are made), or with the debug checks, whose
     // sysctl is read-only: page tags count from boot. Else from the first switch-on.
-    let now = super::counters::booted_on()
-        || crate::keys::enabled()
-        || cfg!(CONFIG_MEM_ALLOC_PROFILING_DEBUG);
+    let now = super::counters::booted_on() || cfg!(CONFIG_MEM_ALLOC_PROFILING_DEBUG);
     let wanted = match request {
         Request::PageFlags => true,
         Request::PageExt => false,

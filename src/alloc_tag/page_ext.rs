@@ -7,7 +7,7 @@
 //!
 //! page_ext takes 8 bytes a page for a page's tag reference, 0.2% of memory. Booted off, with
 //! page tags in page_ext and memory in sections (`SPARSEMEM`), none is reserved at boot: the
-//! first switch-on makes it for every present section (`page_ext_init_late()`, patch 0019),
+//! first switch-on makes it for every online section (`page_ext_init_late()`, patch 0019),
 //! all or nothing, in the writer's context, and from then on for memory onlined later. It
 //! must still be reserved at boot where page_ext cannot be made later: booted on (page tags
 //! count from boot), with the debug checks (no switch: the sysctl is read-only), with flat
