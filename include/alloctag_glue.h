@@ -104,8 +104,9 @@ int alloctag_module_counters(struct module *mod, unsigned long state);
 struct alloc_tag *alloctag_dynamic_tag(const void *location);
 void alloctag_dynamic_select_work(void);
 void alloctag_dynamic_grow(void);
+void alloctag_dynamic_boot(void);
 void alloctag_dynamic_stats(unsigned long *used, unsigned long *capacity,
-			    unsigned long *overflows);
+			    unsigned long *overflows, unsigned long *made);
 
 /* In C (src/glue_capture.c), for Rust's capture (src/capture/). */
 unsigned long alloctag_capture_lock(void);

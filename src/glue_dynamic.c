@@ -142,10 +142,13 @@ void alloctag_dynamic_grow_later(void)
 	schedule_work(&alloctag_dynamic_grow_work);
 }
 
-/* The first chunk, before Rust code allocates (unless profiling is never). */
+/*
+ * The first chunk, before Rust code allocates, where profiling was on from
+ * boot; booted off, the first switch-on makes it.
+ */
 static int __init alloctag_dynamic_init(void)
 {
-	alloctag_dynamic_grow();
+	alloctag_dynamic_boot();
 	return 0;
 }
 core_initcall(alloctag_dynamic_init);
@@ -218,11 +221,11 @@ const char *alloctag_symbol(unsigned long addr, char *buf)
 /* /sys/kernel/debug/alloctag/dynamic_tags: the use of the dynamic tags' pool. */
 static int dynamic_tags_show(struct seq_file *m, void *v)
 {
-	unsigned long used, capacity, overflows;
+	unsigned long used, capacity, overflows, made;
 
-	alloctag_dynamic_stats(&used, &capacity, &overflows);
-	seq_printf(m, "used %lu\ncapacity %lu\noverflows %lu\n", used, capacity,
-		   overflows);
+	alloctag_dynamic_stats(&used, &capacity, &overflows, &made);
+	seq_printf(m, "used %lu\ncapacity %lu\noverflows %lu\nmade %lu\n", used,
+		   capacity, overflows, made);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(dynamic_tags);

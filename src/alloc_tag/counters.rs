@@ -237,7 +237,7 @@ fn vmlinux() -> &'static [AllocTag] {
 }
 
 /// Gives every tag its counters, once, the first time profiling turns on: vmlinux's and every
-/// module's loaded since boot ([`Coming`]); dynamic tags have theirs. All or none: on failure
+/// module's loaded since boot ([`Coming`]), and the dynamic tags' first chunk with theirs. All or none: on failure
 /// (`ENOMEM`) no tag has counters it did not have. Tags that have counters keep them. Process
 /// context (or early boot, on one CPU); may sleep; holds the registry's lock for writing
 /// meanwhile, so that no reader reads counters that a failure frees. Nothing charges a tag
@@ -276,6 +276,9 @@ pub(crate) fn arm() -> Result {
         let tags = unsafe { core::slice::from_raw_parts(listed.tags, listed.len) };
         result = result.and_then(|()| give(tags));
     }
+    // The dynamic tags' first chunk, with its counters: booted off, none was made. Kept if
+    // page_ext fails below (chunks are never freed); the next switch-on uses it.
+    result = result.and_then(|()| super::dynamic::first_chunk());
     // Page tags' storage last: the counters made can still be freed if it fails, page_ext
     // made cannot be taken back but by itself (all or nothing).
     result = result.and_then(|()| super::page_ext::make());

@@ -53,6 +53,7 @@ mod naming;
 mod unload;
 
 use chunk::Chunk;
+pub(crate) use chunk::first_chunk;
 #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
 pub(crate) use naming::NAMED_WITH_IRQS_OFF;
 use naming::{copy_file, find_function};
@@ -561,7 +562,7 @@ pub(crate) extern "C" fn alloctag_dynamic_select_work() {
 #[cfg(CONFIG_ALLOCTAG_SELECTION)]
 c_declared!(alloctag_dynamic_select_work);
 
-/// Writes the use of the kernel's pool, for debugfs.
+/// Writes the use of the kernel's pool, for debugfs: `made` is the tags of the chunks made.
 ///
 /// # Safety
 ///
@@ -571,12 +572,14 @@ pub(crate) unsafe extern "C" fn alloctag_dynamic_stats(
     used: *mut usize,
     capacity: *mut usize,
     overflows: *mut usize,
+    made: *mut usize,
 ) {
     // SAFETY: The caller guarantees the pointers.
     unsafe {
         used.write(POOL.used());
         capacity.write(POOL_TAGS);
         overflows.write(POOL.overflows() as usize);
+        made.write(POOL.grown.load(Ordering::Acquire) * CHUNK_TAGS);
     }
 }
 

@@ -116,8 +116,13 @@ first_switch_on() {
 	[ -e "$fail_ctl" ] || mount -t debugfs none /sys/kernel/debug
 	grep -qx 'counters: none' "$status" || fail "booted 0, $status says $(grep counters: "$status")"
 	insmod "$PROBE_MODULE" || fail "insmod $PROBE_MODULE failed" || return 1
+	# No chunk of dynamic tags either: the first switch-on makes it.
+	dynamic_made 0
 	# The core's own allocation of counters, once.
 	switch_on_fails 'alloc_tag/counters\.rs:[0-9]+$' times=1 "the counters' allocation"
+	# The dynamic tags' first chunk: the write fails whole too.
+	switch_on_fails 'alloc_tag/dynamic/chunk\.rs:[0-9]+$' '' "the dynamic tags' first chunk"
+	dynamic_made 0
 	# No page_ext at boot: page tags go in page flags at the switch-on where
 	# they fit, else (or with 0,page_ext) the switch-on makes page_ext.
 	grep -qx 'page_ext: none' "$status" || fail "booted 0, $status says $(grep page_ext: "$status")"
@@ -166,9 +171,22 @@ first_switch_on() {
 		[ "$got" = "0 0" ] || fail "hold_exact reads '$got' after freeing $bytes bytes, expected '0 0'"
 	done
 	counters_moving || fail "a module loaded while off does not count once on"
+	# The dynamic tags' first chunk, made by the switch-on.
+	dynamic_made 64
+	# Rust allocations count once on: the sample module's five sites hold memory.
+	insmod "$RUST_SAMPLE" || fail "insmod $RUST_SAMPLE failed"
+	n=$(awk '$4 == "[alloctag_rust_sample]" && $1 > 0' "$PROC_ALLOCINFO" | wc -l)
+	rmmod alloctag_rust_sample || fail "rmmod alloctag_rust_sample failed"
+	[ "$n" = 5 ] || fail "$n of the Rust sample's sites hold memory, expected 5"
 	dmesg | grep -E 'WARNING|BUG' && fail "the log warned"
 	set_sysctl 0
 	rmmod alloctag_test || fail "rmmod alloctag_test failed"
+}
+
+# dynamic_made N: the kernel's pool of dynamic tags has made room for N tags.
+dynamic_made() {
+	got=$(sed -n 's/^made //p' /sys/kernel/debug/alloctag/dynamic_tags)
+	[ "$got" = "$1" ] || fail "the dynamic tags' chunks made hold '$got' tags, expected $1"
 }
 
 # The value of sysctl.vm.mem_profiling= this boot had.

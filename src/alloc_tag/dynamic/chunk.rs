@@ -10,7 +10,7 @@
 use super::{Pool, Slot, CHUNK_TAGS, POOL};
 use crate::alloc_tag::AllocTag;
 use crate::rwsem::{c_rwsem, RwSem};
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{
     alloc::{
         flags::{__GFP_ZERO, GFP_KERNEL},
@@ -144,6 +144,20 @@ impl<const C: usize, const M: usize> Pool<C, M> {
         Ok(())
     }
 
+    /// Makes the pool's first chunk unless it has one: `ENOMEM` without the memory. Process
+    /// context; may sleep.
+    pub(crate) fn first_chunk(&self) -> Result {
+        if self.grown.load(Ordering::Acquire) > 0 || self.grow() {
+            return Ok(());
+        }
+        // Another grower may have made it meanwhile.
+        if self.grown.load(Ordering::Acquire) > 0 {
+            Ok(())
+        } else {
+            Err(ENOMEM)
+        }
+    }
+
     /// Makes chunks until the pool has at least `chunks`; process context, may sleep.
     #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
     pub(crate) fn reserve(&self, chunks: usize) {
@@ -161,9 +175,12 @@ impl<const C: usize, const M: usize> Pool<C, M> {
     }
 }
 
+/// Whether the boot made the kernel's pool ready ([`alloctag_dynamic_boot`]): from then on the
+/// first switch-on makes the first chunk ([`first_chunk`]).
+static BOOTED: AtomicBool = AtomicBool::new(false);
+
 /// Makes the next chunk of the kernel's pool, unless profiling is off for good (booted
-/// `never`): at boot (a `core_initcall` of the glue) and when the pool runs low (the glue's work
-/// item). Process context; may sleep.
+/// `never`), when the pool runs low (the glue's work item). Process context; may sleep.
 #[no_mangle]
 pub(crate) extern "C" fn alloctag_dynamic_grow() {
     if crate::keys::supported() {
@@ -171,4 +188,28 @@ pub(crate) extern "C" fn alloctag_dynamic_grow() {
     }
 }
 
+/// Makes the kernel pool's first chunk at boot (a `core_initcall` of the glue), before Rust code
+/// allocates, where the tags have counters already (booted on, or the debug checks); booted off,
+/// no chunk is made, nor its per-CPU counters, until profiling first turns on. Process context;
+/// may sleep.
+#[no_mangle]
+pub(crate) extern "C" fn alloctag_dynamic_boot() {
+    if crate::alloc_tag::counters::armed() {
+        POOL.grow();
+    }
+    BOOTED.store(true, Ordering::Release);
+}
+
+/// Gives the kernel's pool its first chunk, for the first switch-on after boot
+/// (`counters::arm()`): `ENOMEM` without the memory. Before [`alloctag_dynamic_boot`] (booted
+/// on, in `mm_core_init()`), it leaves the chunk to it. Process context; may sleep.
+pub(crate) fn first_chunk() -> Result {
+    if BOOTED.load(Ordering::Acquire) {
+        POOL.first_chunk()
+    } else {
+        Ok(())
+    }
+}
+
 c_declared!(alloctag_dynamic_grow);
+c_declared!(alloctag_dynamic_boot);
