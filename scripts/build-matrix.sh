@@ -308,7 +308,8 @@ run_kcsan() {
 	if ! QEMU_SMP=4 QEMU_TCG_THREAD=multi QEMU_KCSAN_LIST=$kcsan_list QEMU_TIMEOUT=${QEMU_TIMEOUT:-900} "$ALLOCTAG_ROOT/scripts/run-qemu.sh" \
 		"$out/arch/x86/boot/bzImage" "$BUILD_DIR/initramfs-kcsan.cpio.gz" "$console" \
 		alloctag_run=tests alloctag_kernel=kcsan kunit.enable=0 'alloctag_tests=test_stress_*' \
-		alloctag_stress_toggle=1 kcsan.skip_watch=$KCSAN_SKIP_WATCH >>"$build_log" 2>&1; then
+		alloctag_stress_toggle=1 kcsan.skip_watch=$KCSAN_SKIP_WATCH \
+		sysctl.vm.mem_profiling=1,page_ext >>"$build_log" 2>&1; then
 		why="stress boot failed ($console):"$'\n'"$(grep -E -m 5 -A 12 "$KERNEL_REPORTS" "$console.kcsan" 2>/dev/null ||
 			grep -E '^(guest-test: not ok|run-qemu:)' "$console" "$build_log" || tail -n 20 "$console")"
 		return 1

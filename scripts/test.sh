@@ -149,7 +149,9 @@ log "KUnit: tools/testing/kunit/kunit.py run (builds $BUILD_DIR/kernel-test)"
 # kunit.py writes the console to kernel-test/test.log only when it boots: an
 # older one must not stand in for this run's.
 rm -f "$BUILD_DIR/kernel-test/test.log"
-"$ALLOCTAG_ROOT/scripts/kunit.sh" 2>&1 | tee "$logs/kunit.log"
+# Page tags in page_ext (,page_ext): by default they go in page flags, as in
+# the second run below.
+"$ALLOCTAG_ROOT/scripts/kunit.sh" --kernel_args sysctl.vm.mem_profiling=1,page_ext 2>&1 | tee "$logs/kunit.log"
 kunit_rc=${PIPESTATUS[0]}
 # kunit.py starts the kernel only once its configuration and build
 # succeeded: without that line the bzImage in kernel-test is an older
@@ -183,7 +185,8 @@ kunit_results() {
 kunit_results "$logs/kunit.log" "$BUILD_DIR/kernel-test/test.log" kunit-test "$kunit_rc"
 
 # The same suites with page tags in page flags, on the kernel just built
-# (booted with sysctl.vm.mem_profiling=1,compressed): every page hook then
+# (booted with sysctl.vm.mem_profiling=1,compressed, mainline's spelling of
+# the default where vmlinux's tags fit): every page hook then
 # takes the other path. Waste accounting's slots are reserved in this run
 # (alloctag.waste_slots=on): every slab vector's, and pages' in page_ext
 # beside no tag; the first run has none, as by default, and so runs the

@@ -27,6 +27,7 @@
 //! unloaded_modules: 1 names 120
 //! counters: made at 0.000000 s
 //! page_ext: none
+//! page_ext_requested: no
 //! ```
 //!
 //! `counters` says when the tags got their per-CPU counters, in seconds of boot time (as the
@@ -39,7 +40,8 @@
 //! `reserved at boot` (booted on, with the debug checks, or with flat memory), `reserved at
 //! boot for another user` (page_owner, page_table_check or waste accounting's slots needed
 //! page_ext at boot, and page tags' room could not be added later), or `made at the first
-//! switch-on` (src/alloc_tag/page_ext.rs).
+//! switch-on` (src/alloc_tag/page_ext.rs). `page_ext_requested` says whether the boot asked for
+//! page tags in page_ext (`,page_ext`); without it they go in page flags where they fit.
 //!
 //! `module_tags` is the memory that holds loaded and unloaded modules' tags (module data memory
 //! in chunks, the bytes of tag sections in it); `unloaded_modules` counts the modules unloaded
@@ -104,7 +106,8 @@ fn write_status(w: &mut SeqWriter, p: &Placement) -> fmt::Result {
             State::Shared => "reserved at boot for another user",
             State::Made => "made at the first switch-on",
         }
-    )
+    )?;
+    writeln!(w, "page_ext_requested: {}", yes_no(p.page_ext_requested))
 }
 
 single_open!(open, |w: &mut SeqWriter| write_status(w, &placement()));

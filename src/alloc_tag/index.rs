@@ -18,10 +18,13 @@
 //! stay in page_ext, with a log line. A module or a chunk of dynamic tags that finds no free
 //! block later is logged, and its tags are marked inaccurate: their pages are not charged.
 //!
-//! Asked for with `,compressed`, or booted `0` without `,page_ext`, page tags go in page flags
-//! where they fit. Booted `0`, the key that moves the hooks there turns on at the first
-//! switch-on ([`switch_on`]), with the profiling key: until then nothing is in page flags, and
-//! page_ext is neither reserved nor made (src/alloc_tag/page_ext.rs).
+//! Page tags go in page flags where they fit unless the boot parameter asks for page_ext
+//! (`,page_ext`); `,compressed` (mainline's spelling) asks for page flags, as the default does.
+//! This is where alloctag differs from 6.12, which keeps them in page_ext unless asked: page
+//! flags cost no memory, and a fleet should not have to change every command line for it.
+//! Booted `0`, the key that moves the hooks there turns on at the first switch-on
+//! ([`switch_on`]), with the profiling key: until then nothing is in page flags, and page_ext is
+//! neither reserved nor made (src/alloc_tag/page_ext.rs).
 
 use crate::codetag::{name_tags, IndexUsage, TagIndex, FIRST_INDEX};
 use crate::rwsem::c_rwsem;
@@ -49,9 +52,10 @@ pub(crate) static INDEX: TagIndex =
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub(crate) enum Request {
-    /// Nothing said: page_ext, or booted `0`, page flags where they fit.
+    /// Nothing said: page flags where they fit.
     Default = 0,
-    /// `,compressed`: page flags where they fit (mainline's spelling since 6.13).
+    /// `,compressed`: page flags where they fit (mainline's spelling since 6.13), said in the
+    /// log when they do not.
     PageFlags = 1,
     /// `,page_ext`: page_ext.
     PageExt = 2,
@@ -142,8 +146,10 @@ pub(crate) struct Placement {
     /// Whether page tags are in page flags, or go there at the first switch-on (else in
     /// page_ext).
     pub(crate) compressed: bool,
-    /// Whether the boot parameter asked for page flags.
+    /// Whether the boot parameter asked for page flags (`,compressed`).
     pub(crate) requested: bool,
+    /// Whether the boot parameter asked for page_ext (`,page_ext`).
+    pub(crate) page_ext_requested: bool,
     /// The page-flag bits the configuration leaves unused (`NR_UNUSED_PAGEFLAG_BITS`, which
     /// is negative where last_cpupid did not fit: 0 then).
     pub(crate) free_bits: u32,
@@ -164,6 +170,7 @@ pub(crate) fn placement() -> Placement {
     Placement {
         compressed: in_page_flags(),
         requested: requested() == Request::PageFlags,
+        page_ext_requested: requested() == Request::PageExt,
         free_bits: unused_bits().max(0) as u32,
         index_bits: index_bits(),
         needed_bits: bits_needed(vmlinux_tags),
@@ -186,12 +193,7 @@ pub(crate) unsafe extern "C" fn alloc_tag_sec_init() {
     // Booted on (held above until the counters are made), or with the debug checks, whose
     // sysctl is read-only: page tags count from boot. Else from the first switch-on.
     let now = super::counters::booted_on() || cfg!(CONFIG_MEM_ALLOC_PROFILING_DEBUG);
-    let wanted = match request {
-        Request::PageFlags => true,
-        Request::PageExt => false,
-        Request::Default => !now,
-    };
-    if !wanted || !crate::keys::supported() {
+    if request == Request::PageExt || !crate::keys::supported() {
         return;
     }
     let size = size_of::<bindings::alloc_tag>();

@@ -279,10 +279,32 @@ test_boot_param_1_on() {
 	init=$(dmesg | grep -n 'Run /init as init process' | cut -d: -f1)
 	[ -n "$first" ] && [ -n "$init" ] && [ "$first" -lt "$init" ] ||
 		fail "counters not made at boot: line '$first' of the log, /init at line '$init'"
-	# Page tags count from boot: their page_ext is reserved then.
+	# Page tags count from boot, in page flags by default where they fit (they
+	# do in this kernel): no page_ext.
+	page_ext none
+	grep -qx 'page_ext: none' /sys/kernel/debug/alloctag/status ||
+		fail "booted 1: $(grep page_ext: /sys/kernel/debug/alloctag/status)"
+	grep -qx 'page_tags: page_flags' /sys/kernel/debug/alloctag/status ||
+		fail "booted 1: $(grep page_tags: /sys/kernel/debug/alloctag/status)"
+	[ "$(cat /proc/sys/vm/mem_profiling_compressed)" = 1 ] || fail "booted 1, page tags are not in page flags"
+	dmesg | grep -Eq 'alloctag: page tags in page flags: [0-9]+ bits of [0-9]+ free' ||
+		fail "booted 1, the log does not say page tags are in page flags"
+	can_turn_off
+}
+
+# Booted 1,page_ext: page tags count from boot in page_ext, reserved then.
+test_boot_param_1_page_ext_reserved_at_boot() {
+	booted_with 1,page_ext
+	boot_state 1 644
+	[ -e /sys/kernel/debug/alloctag/status ] || mount -t debugfs none /sys/kernel/debug
 	page_ext reserved
 	grep -qx 'page_ext: reserved at boot' /sys/kernel/debug/alloctag/status ||
-		fail "booted 1: $(grep page_ext: /sys/kernel/debug/alloctag/status)"
+		fail "booted 1,page_ext: $(grep page_ext: /sys/kernel/debug/alloctag/status)"
+	grep -qx 'page_tags: page_ext' /sys/kernel/debug/alloctag/status ||
+		fail "booted 1,page_ext: $(grep page_tags: /sys/kernel/debug/alloctag/status)"
+	grep -qx 'page_ext_requested: yes' /sys/kernel/debug/alloctag/status ||
+		fail "booted 1,page_ext: $(grep page_ext_requested: /sys/kernel/debug/alloctag/status)"
+	[ "$(cat /proc/sys/vm/mem_profiling_compressed)" = 0 ] || fail "booted 1,page_ext, page tags in page flags"
 	can_turn_off
 }
 

@@ -637,7 +637,7 @@ test_boot_lockdown_refuses_capture_reports() {
 	if echo clear 2>/dev/null >"$CAP_CTL"; then fail "the control file took a write"; fi
 	head -1 /proc/allocinfo | grep -q "^allocinfo - version:" || fail "/proc/allocinfo: $(head -1 /proc/allocinfo)"
 	# The status file holds no address: read-only, debugfs opens it still.
-	grep -q "^page_tags: page_ext$" /sys/kernel/debug/alloctag/status ||
+	grep -q "^page_tags: page_flags$" /sys/kernel/debug/alloctag/status ||
 		fail "status under lockdown: $(cat /sys/kernel/debug/alloctag/status 2>&1)"
 	memhold_stop
 }

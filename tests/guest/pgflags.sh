@@ -1,17 +1,24 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=sh
 #
-# In-guest tests of page tags in page flags (sysctl.vm.mem_profiling=1,compressed;
-# include/linux/alloctag_pgflags.h). They run in every default boot and check
-# that where page tags are is what the boot asked for (and, in the fallback
-# boot, what room there was); the boots that ask for
-# page flags (tests/guest/boots.txt, pgflags-*) run every other test of the
-# default set too, so that each figure the tests check exactly is checked
-# with the tags in page flags as well.
+# In-guest tests of page tags in page flags (include/linux/alloctag_pgflags.h):
+# where vmlinux's tags fit, as in the test kernels, by default or asked for
+# with sysctl.vm.mem_profiling=1,compressed; in page_ext when asked with
+# ,page_ext. They run in every default boot and check that where page tags
+# are is what the boot asked for (and, in the fallback boot, what room there
+# was); the boots that ask for page_ext (tests/guest/boots.txt, pageext-*)
+# run every other test of the default set too, so that each figure the tests
+# check exactly is checked with the tags in page_ext as well.
 
-# Succeeds when the kernel was booted asking for page tags in page flags.
+# Succeeds when the kernel was booted asking for page tags in page flags by
+# name (,compressed).
 pgflags_asked() {
 	grep -Eq '(^| )sysctl\.vm\.mem_profiling=[^ ,]*,compressed( |$)' /proc/cmdline
+}
+
+# Succeeds when the kernel was booted asking for page tags in page_ext.
+pageext_asked() {
+	grep -Eq '(^| )sysctl\.vm\.mem_profiling=[^ ,]*,page_ext( |$)' /proc/cmdline
 }
 
 # Succeeds when the boot made too few page-flag bits look free for vmlinux's
@@ -20,9 +27,10 @@ pgflags_starved() {
 	grep -Eq '(^| )alloctag_test_pgflags_bits=[0-9]+( |$)' /proc/cmdline
 }
 
-# Succeeds when page tags should be in page flags: asked for, and room.
+# Succeeds when page tags should be in page flags: not asked for page_ext,
+# and room.
 pgflags_expected() {
-	pgflags_asked && ! pgflags_starved
+	! pageext_asked && ! pgflags_starved
 }
 
 test_pgflags_sysctl_says_where_page_tags_are() {
@@ -56,7 +64,7 @@ test_pgflags_page_ext_holds_no_tags() {
 		fi
 	else
 		grep -Eq 'allocated [0-9]+ bytes of page_ext' /tmp/dmesg.boot || fail "no page_ext for tags"
-		! grep -q 'page tags in page flags' /tmp/dmesg.boot || fail "page tags in page flags, not asked for"
+		! grep -q 'page tags in page flags' /tmp/dmesg.boot || fail "page tags in page flags, page_ext asked for"
 	fi
 }
 
@@ -151,9 +159,13 @@ test_pgflags_status_file_says_where_page_tags_are() {
 			grep -q "need an index of $need bits" /tmp/status.out ||
 			fail "allocinfo status does not say why: $(cat /tmp/status.out)"
 	else
-		head -1 /tmp/status.out | grep -q "^page tags: in page_ext (the default)$" ||
+		head -1 /tmp/status.out | grep -q "^page tags: in page_ext, as sysctl.vm.mem_profiling=V,page_ext asked$" ||
 			fail "allocinfo status: $(head -1 /tmp/status.out)"
 	fi
+	asked=no
+	if pageext_asked; then asked=yes; fi
+	[ "$(status_value page_ext_requested)" = "$asked" ] ||
+		fail "page_ext_requested is $(status_value page_ext_requested), want $asked"
 	if pgflags_expected; then
 		[ "$(status_value page_tags)" = page_flags ] || fail "page_tags is not page_flags"
 		[ "$cap" = $((1 << bits)) ] || fail "indices_capacity $cap, not 2^$bits"

@@ -5,7 +5,8 @@
 # 6.12's slub_test (lib/slub_kunit.c), kasan (mm/kasan/kasan_test_c.c) and
 # kfence (mm/kfence/kfence_test.c). The test kernel builds them as modules
 # (tests/kunit/.kunitconfig); each suite runs as its module loads. The boots
-# "suites" (as booted by default) and "suites-all" (page tags in page flags,
+# "suites" (as booted by default: page tags in page flags) and "suites-all"
+# (page tags in page_ext,
 # waste accounting on, and capture selections of each suite's module made
 # by the boot parameter alloctag.capture) run them with KFENCE sampling
 # (kfence.sample_interval) and KUnit enabled for modules only

@@ -11,6 +11,8 @@ use std::fmt::Write as _;
 
 /// The boot parameter that asks for page tags in page flags.
 const COMPRESSED: &str = "sysctl.vm.mem_profiling=1,compressed";
+/// How a boot asks for page tags in page_ext.
+const PAGE_EXT_ASKED: &str = "sysctl.vm.mem_profiling=V,page_ext";
 
 /// The schema of `status --json`.
 pub const SCHEMA: &str = "allocinfo-status/1";
@@ -141,15 +143,32 @@ pub fn text(s: &Status) -> String {
                 fit_text(s, &mut out, "why", "why");
             }
         }
-        (PageTags::PageExt, false) => {
-            let _ = writeln!(out, "page tags: in page_ext (the default)");
-            fit_text(
-                s,
-                &mut out,
-                &format!("with {COMPRESSED} they would fit in page flags"),
-                &format!("with {COMPRESSED} they would not fit in page flags"),
-            );
-        }
+        (PageTags::PageExt, false) => match s.page_ext_requested {
+            Some(true) => {
+                let _ = writeln!(out, "page tags: in page_ext, as {PAGE_EXT_ASKED} asked");
+                fit_text(
+                    s,
+                    &mut out,
+                    "without ,page_ext they would fit in page flags",
+                    "without ,page_ext they would not fit in page flags either",
+                );
+            }
+            // A kernel that puts them in page flags by default where they fit.
+            Some(false) => {
+                let _ = writeln!(out, "page tags: in page_ext, as they do not fit in page flags");
+                fit_text(s, &mut out, "why: not said", "why");
+            }
+            // An older kernel, whose default is page_ext.
+            None => {
+                let _ = writeln!(out, "page tags: in page_ext (the default)");
+                fit_text(
+                    s,
+                    &mut out,
+                    &format!("with {COMPRESSED} they would fit in page flags"),
+                    &format!("with {COMPRESSED} they would not fit in page flags"),
+                );
+            }
+        },
     }
     if s.tags_without_index > 0 {
         let n = s.tags_without_index;
@@ -274,6 +293,7 @@ pub fn json(s: &Status) -> Value {
         "schema": SCHEMA,
         "page_tags": s.page_tags.name(),
         "compressed_requested": s.compressed_requested,
+        "page_ext_requested": s.page_ext_requested,
         "free_bits": s.free_bits,
         "index_bits": s.index_bits,
         "needed_bits": s.needed_bits,

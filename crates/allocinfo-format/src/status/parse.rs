@@ -89,6 +89,10 @@ pub struct Status {
     pub counters: Option<Counters>,
     /// `page_ext:`, if the kernel has the line.
     pub page_ext: Option<PageExt>,
+    /// `page_ext_requested:` (`,page_ext` on the boot parameter), if the
+    /// kernel has the line: one that has it puts page tags in page flags by
+    /// default where they fit.
+    pub page_ext_requested: Option<bool>,
 }
 
 /// `page_ext:`: where page tags' page_ext (8 bytes a page) came from.
@@ -188,7 +192,7 @@ const PAGE_EXT: &str = "none, reserved at boot, reserved at boot for another use
                         first switch-on";
 
 /// The keys read, in the kernel's order.
-const KEYS: [&str; 14] = [
+const KEYS: [&str; 15] = [
     "page_tags",
     "compressed_requested",
     "free_bits",
@@ -203,6 +207,7 @@ const KEYS: [&str; 14] = [
     "unloaded_modules",
     "counters",
     "page_ext",
+    "page_ext_requested",
 ];
 
 /// A width of bits in a long: 0 to 64.
@@ -264,12 +269,17 @@ impl Status {
             "page_ext" => PageTags::PageExt,
             _ => return Err(invalid("page_tags", line, "page_flags or page_ext")),
         };
-        let line = get("compressed_requested")?;
-        let compressed_requested = match line.1 {
-            "yes" => true,
-            "no" => false,
-            _ => return Err(invalid("compressed_requested", line, "yes or no")),
+        let yes_no = |key: &str, line: (usize, &str)| match line.1 {
+            "yes" => Ok(true),
+            "no" => Ok(false),
+            _ => Err(invalid(key, line, "yes or no")),
         };
+        let compressed_requested =
+            yes_no("compressed_requested", get("compressed_requested")?)?;
+        let page_ext_requested = seen
+            .get("page_ext_requested")
+            .map(|&line| yes_no("page_ext_requested", line))
+            .transpose()?;
         Ok(Status {
             page_tags,
             compressed_requested,
@@ -317,6 +327,7 @@ impl Status {
                     PageExt::parse(line.1).ok_or_else(|| invalid("page_ext", line, PAGE_EXT))
                 })
                 .transpose()?,
+            page_ext_requested,
         })
     }
 

@@ -472,3 +472,44 @@ fn page_ext_line_read_and_said() {
         assert!(err.contains("invalid page_ext"), "{bad}: {err}");
     }
 }
+
+#[test]
+fn page_ext_requested_read_and_said() {
+    // Page tags in page_ext, ,compressed not given: an older kernel (no
+    // line) keeps them there by default; a newer one because ,page_ext asked
+    // for it, or because they do not fit.
+    let base = DEBIAN.replace("compressed_requested: yes", "compressed_requested: no");
+    let fits = base
+        .replace("free_bits: 2", "free_bits: 12")
+        .replace("index_bits: 2", "index_bits: 12")
+        .replace("unused 2", "unused 12")
+        .replace("nodes 10", "nodes 0");
+    let old = Status::parse(&fits).unwrap();
+    assert_eq!(old.page_ext_requested, None);
+    assert!(text(&old).starts_with("page tags: in page_ext (the default)\n"), "{}", text(&old));
+    assert_eq!(json(&old)["page_ext_requested"], Value::Null);
+
+    let asked = Status::parse(&format!("{fits}page_ext_requested: yes\n")).unwrap();
+    assert_eq!(asked.page_ext_requested, Some(true));
+    let t = text(&asked);
+    assert!(
+        t.starts_with("page tags: in page_ext, as sysctl.vm.mem_profiling=V,page_ext asked\n")
+            && t.contains("without ,page_ext they would fit in page flags"),
+        "{t}"
+    );
+    assert_eq!(json(&asked)["page_ext_requested"], true);
+
+    let short = Status::parse(&format!("{base}page_ext_requested: no\n")).unwrap();
+    assert_eq!(short.page_ext_requested, Some(false));
+    let t = text(&short);
+    assert!(
+        t.starts_with("page tags: in page_ext, as they do not fit in page flags\nwhy: "),
+        "{t}"
+    );
+    assert_eq!(json(&short)["page_ext_requested"], false);
+
+    for bad in ["maybe", "", "Yes"] {
+        let err = Status::parse(&format!("{fits}page_ext_requested: {bad}\n")).unwrap_err();
+        assert!(err.contains("invalid page_ext_requested"), "{bad}: {err}");
+    }
+}
