@@ -8,7 +8,8 @@
 # (scripts/configs/bench-common.config), differing only in:
 #   (a) kernel-bench-nop:  MEM_ALLOC_PROFILING=n
 #   (b) kernel-bench-c:    MEM_ALLOC_PROFILING=y, the kernel's C core
-#   (c) kernel-bench-rust: MEM_ALLOC_PROFILING=y, alloctag's Rust core
+#   (c) kernel-bench-rust: MEM_ALLOC_PROFILING=y, alloctag's Rust core, booted
+#       with sysctl.vm.mem_profiling=1,page_ext (page tags in page_ext, as (b)'s)
 # with the benchmark modules (tests/bench/), and one initramfs for all three
 # (scripts/mkinitramfs.sh --bench). Then boots them in QEMU (TCG), in turn,
 # BENCH_ROUNDS times, and BENCH_ICOUNT_ROUNDS more times each with -icount;
@@ -99,10 +100,14 @@ image_of() {
 	*) echo "$1" ;;
 	esac
 }
+# The Rust core puts page tags in page flags by default where they fit: its
+# kernels' rows are page_ext's (as the C core's), asked for with ,page_ext;
+# (f) is the page-flags row.
 extra_cmdline() {
 	case $1 in
 	*pgflags) echo "sysctl.vm.mem_profiling=1,compressed" ;;
-	*waste) echo "alloctag.waste_slots=on" ;;
+	*waste) echo "sysctl.vm.mem_profiling=1,page_ext alloctag.waste_slots=on" ;;
+	*rust | *capture) echo "sysctl.vm.mem_profiling=1,page_ext" ;;
 	esac
 }
 # BENCH_BIG=1: the same kernels with bench-big.config added (a few thousand
@@ -233,6 +238,8 @@ boot() {
 	if [ "${k%pgflags}" != "$k" ]; then
 		grep -q '^alloctag-bench-info: mem_profiling_compressed=1$' "$logfile" ||
 			die "page tags are not in page flags ($logfile)"
+	elif grep -q '^alloctag-bench-info: mem_profiling_compressed=1$' "$logfile"; then
+		die "page tags are in page flags, not page_ext ($logfile)"
 	fi
 }
 

@@ -24,8 +24,8 @@ use kernel::{prelude::*, str::CStr};
 
 /// The header of version 1.0 (6.12).
 pub(crate) const HEADER_V1: &[u8] = b"allocinfo - version: 1.0\n#     <size>  <calls> <tag info>\n";
-/// The header of version 2.0 (mainline).
-pub(crate) const HEADER_V2: &[u8] = b"allocinfo - version: 2.0\n#     <size>  <calls> <tag info>\n";
+/// The header of version 2.0 (mainline's), without the end of its column line.
+const HEADER_V2: &[u8] = b"allocinfo - version: 2.0\n#     <size>  <calls> <tag info>";
 
 /// Whether the file is in version 2.0; set once, at boot.
 static VERSION_2: AtomicBool = AtomicBool::new(false);
@@ -61,13 +61,43 @@ pub(crate) fn set_version(value: &CStr) -> Result {
     }
 }
 
-/// Returns the header of the version in force.
-pub(crate) fn header() -> &'static [u8] {
-    if version_2() {
-        HEADER_V2
-    } else {
-        HEADER_V1
+/// Writes the header of the version in force; `None` when it does not fit in `out`.
+///
+/// 2.0's column line ends with since when the counters count, ` counters_since:S.UUUUUU` in
+/// seconds of boot time (as the log's timestamps and `allocinfo status`'s `counters: made at`),
+/// or ` counters_since:none` while no tag has counters: profiling turned on first then, and
+/// allocations made before (or while it was off since) carry no tag. On the column line, not a
+/// line of its own, so that readers that skip two lines, or any line starting with `#`, read
+/// it as before. 1.0 stays 6.12's, byte for byte.
+pub(crate) fn put_header(out: &mut Out<'_>, since_ns: Option<u64>) -> Option<()> {
+    if !version_2() {
+        return out.put(HEADER_V1);
     }
+    out.put(HEADER_V2)?;
+    out.put(b" counters_since:")?;
+    match since_ns {
+        Some(ns) => {
+            out.put_number(false, ns / 1_000_000_000, 0)?;
+            out.put(b".")?;
+            put_zero_padded(out, ns % 1_000_000_000 / 1000, 6)?;
+        }
+        None => out.put(b"none")?,
+    }
+    out.put(b"\n")
+}
+
+/// Appends `value` in decimal in `width` digits, zeros in front (`%0*llu`).
+fn put_zero_padded(out: &mut Out<'_>, value: u64, width: usize) -> Option<()> {
+    let mut digits = 1;
+    let mut rest = value / 10;
+    while rest != 0 {
+        digits += 1;
+        rest /= 10;
+    }
+    for _ in digits..width {
+        out.put(b"0")?;
+    }
+    out.put_number(false, value, 0)
 }
 
 /// Writes the line of `tag` with `counters`, as 6.12 (or, with `accuracy`, mainline's version

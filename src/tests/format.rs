@@ -4,7 +4,7 @@
 
 use crate::{
     alloc_tag::{index::Request, leaks::Leaks, AllocTag, Counters},
-    allocinfo::{header, parse_version, put_line, set_version, version_2, Out},
+    allocinfo::{parse_version, put_header, put_line, set_version, version_2, Out},
     codetag::{Codetag, CODETAG_FLAG_INACCURATE},
     kunit::{kunit_expect, kunit_suite, Test},
     profiling::{parse_boot_value, BootValue},
@@ -98,24 +98,63 @@ fn wide_and_negative_values_keep_printf_alignment(test: &Test) {
     expect_line(test, core::ptr::null(), counters, want);
 }
 
+/// The header written with the counters made at `since_ns`, or none.
+fn header_in(since_ns: Option<u64>) -> Buf {
+    let mut buf = Buf {
+        bytes: [0; 256],
+        len: 0,
+    };
+    let mut out = Out::new(&mut buf.bytes);
+    if put_header(&mut out, since_ns).is_some() {
+        buf.len = out.len();
+    }
+    buf
+}
+
 /// The header that `/proc/allocinfo` shows is 6.12's (lib/alloc_tag.c
-/// `print_allocinfo_header()`), and mainline's 2.0 once `allocinfo.version=2.0` is in force.
+/// `print_allocinfo_header()`), and mainline's 2.0 once `allocinfo.version=2.0` is in force,
+/// its column line ending with since when the counters count.
 fn header_is_6_12s(test: &Test) {
     let was_2 = version_2();
     kunit_expect!(test, set_version(c_str!("1.0")).is_ok());
-    kunit_expect!(
-        test,
-        header() == b"allocinfo - version: 1.0\n#     <size>  <calls> <tag info>\n",
-        "1.0: {:?}",
-        core::str::from_utf8(header())
-    );
+    for since in [None, Some(12_345_678_901)] {
+        let h = header_in(since);
+        kunit_expect!(
+            test,
+            h.bytes[..h.len] == *b"allocinfo - version: 1.0\n#     <size>  <calls> <tag info>\n",
+            "1.0: {:?}",
+            core::str::from_utf8(&h.bytes[..h.len])
+        );
+    }
     kunit_expect!(test, set_version(c_str!("2.0")).is_ok());
-    kunit_expect!(
-        test,
-        header() == b"allocinfo - version: 2.0\n#     <size>  <calls> <tag info>\n",
-        "2.0: {:?}",
-        core::str::from_utf8(header())
-    );
+    let cases: [(Option<u64>, &[u8]); 4] = [
+        (None, b"none"),
+        (Some(0), b"0.000000"),
+        (Some(12_345_678_901), b"12.345678"),
+        (Some(u64::MAX), b"18446744073.709551"),
+    ];
+    for (since, want) in cases {
+        let h = header_in(since);
+        let mut expected = KVec::new();
+        let ok = expected
+            .extend_from_slice(
+                b"allocinfo - version: 2.0\n#     <size>  <calls> <tag info> counters_since:",
+                GFP_KERNEL,
+            )
+            .and_then(|()| expected.extend_from_slice(want, GFP_KERNEL))
+            .and_then(|()| expected.push(b'\n', GFP_KERNEL));
+        kunit_expect!(test, ok.is_ok());
+        kunit_expect!(
+            test,
+            h.bytes[..h.len] == expected[..],
+            "2.0: {:?}",
+            core::str::from_utf8(&h.bytes[..h.len])
+        );
+    }
+    // A buffer too small for the whole header: None, and seq_file retries with a larger one.
+    let mut small = [0u8; 60];
+    let mut out = Out::new(&mut small);
+    kunit_expect!(test, put_header(&mut out, Some(1)).is_none());
     let _ = set_version(if was_2 { c_str!("2.0") } else { c_str!("1.0") });
 }
 

@@ -16,8 +16,13 @@ test_boot_version_2_header() {
 	booted_with_version_2
 	h=$(head -n 1 "$PROC_ALLOCINFO")
 	[ "$h" = "allocinfo - version: 2.0" ] || fail "header '$h'"
+	# Mainline's column line, then since when the counters count: when they
+	# were made, as the status file says it.
+	[ -e /sys/kernel/debug/alloctag/status ] || mount -t debugfs none /sys/kernel/debug
+	since=$(sed -n 's/^counters: made at \([0-9]*\.[0-9]\{6\}\) s$/\1/p' /sys/kernel/debug/alloctag/status)
+	[ -n "$since" ] || fail "status: $(grep counters: /sys/kernel/debug/alloctag/status)"
 	h=$(sed -n 2p "$PROC_ALLOCINFO")
-	[ "$h" = "#     <size>  <calls> <tag info>" ] || fail "second header line '$h'"
+	[ "$h" = "#     <size>  <calls> <tag info> counters_since:$since" ] || fail "second header line '$h'"
 }
 
 test_boot_version_2_refused_value_changes_nothing() {

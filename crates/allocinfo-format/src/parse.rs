@@ -279,6 +279,22 @@ mod tests {
         assert!(t.extra.is_empty() && t.is_accurate());
     }
 
+    /// alloctag's 2.0 column line ends with since when the counters count
+    /// (src/allocinfo/text.rs): still the column line, read as before.
+    #[test]
+    fn column_line_with_counters_since() {
+        for since in ["12.345678", "none"] {
+            let text = format!(
+                "allocinfo - version: 2.0\n#     <size>  <calls> <tag info> counters_since:{since}\n\
+                 \x20       4096        1 mm/percpu.c:3191 func:pcpu_embed_first_chunk \n"
+            );
+            let p = Profile::parse(text.as_bytes()).unwrap();
+            assert_eq!((p.version.major, p.version.minor), (2, 0));
+            assert_eq!(p.tags.len(), 1);
+            assert_eq!(p.tags[0].bytes, 4096);
+        }
+    }
+
     #[test]
     fn negative_bytes_extra_whitespace_and_extras() {
         let t = one("\t -8192   3   a/b.c:7   func:f   accurate:no  x:y:z  ").unwrap();
