@@ -319,6 +319,36 @@ run_kcsan() {
 	grep -Eqx 'guest-test: ok [0-9]+ test_stress_modules_readers_allocators' "$console" ||
 		{ why="the stress test did not pass ($console)"; return 1; }
 	detail="$detail; stress $(grep -c '^guest-test: ok ' "$console") passed, $((SECONDS - t0)) s"
+
+	# The first switch-on of a kernel booted 0 (tests/guest/boot.sh's
+	# param-0 tests: the counters, the dynamic tags' first chunk, and page
+	# flags or page_ext made at that moment; all or nothing under fault
+	# rules; while readers run and a module of 5,000 sites loads) under
+	# lockdep, PREEMPT, the atomic-sleep checks and KCSAN, which neither the
+	# test kernel (its debug checks keep the sysctl read-only) nor nodebug
+	# has. QEMU_FAULT_INJECTION: the failed allocations' warn_alloc().
+	local b name value tests n
+	for b in "param-0|0|test_boot_param_0_*,!test_boot_param_0_shared_*,!test_boot_param_0_page_ext_*" \
+		"param-0-pageext|0,page_ext|test_boot_param_0_page_ext_*"; do
+		IFS='|' read -r name value tests <<<"$b"
+		console=$logs/kcsan-$name.log
+		t0=$SECONDS
+		log "kcsan: booting it at $value with the first switch-on's tests ($tests)"
+		if ! QEMU_SMP=2 QEMU_TCG_THREAD=multi QEMU_FAULT_INJECTION=1 QEMU_KCSAN_LIST=$kcsan_list QEMU_TIMEOUT=${QEMU_TIMEOUT:-900} \
+			"$ALLOCTAG_ROOT/scripts/run-qemu.sh" "$out/arch/x86/boot/bzImage" "$BUILD_DIR/initramfs-kcsan.cpio.gz" "$console" \
+			alloctag_run=tests alloctag_kernel=kcsan kunit.enable=0 "alloctag_tests=$tests" \
+			kcsan.skip_watch=$KCSAN_SKIP_WATCH "sysctl.vm.mem_profiling=$value" >>"$build_log" 2>&1; then
+			why="$name boot failed ($console):"$'\n'"$(grep -E -m 5 -A 12 "$KERNEL_REPORTS" "$console.kcsan" 2>/dev/null ||
+				grep -E '^(guest-test: not ok|run-qemu:)' "$console" "$build_log" || tail -n 20 "$console")"
+			return 1
+		fi
+		n=$(grep -c '^guest-test: ok ' "$console" || true)
+		if [ "$n" = 0 ] || grep -q '^guest-test: not ok' "$console" || grep -q '# SKIP' "$console"; then
+			why="$name boot: $n passed, $(grep -c '^guest-test: not ok' "$console" || true) failed or skipped ($console)"
+			return 1
+		fi
+		detail="$detail; $name $n passed, $((SECONDS - t0)) s"
+	done
 	# Races of 6.12's own code, met but not alloctag's: named, not failed.
 	others=$(grep -h "^kcsan: not alloctag's: " "$kunit_log" "$build_log" | sort | uniq -c |
 		sed "s/ *\([0-9]*\) kcsan: not alloctag's: BUG: KCSAN: data-race in /\1x /" | paste -sd ';' -) || true
