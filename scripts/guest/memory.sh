@@ -31,3 +31,8 @@ report "memory: percpu $(dmesg | sed -n 's/.*percpu: Embedded \([0-9]*\) pages\/
 # What the tags count (the text's first column; version 1.0 has one header line).
 report "memory: counted $(awk 'NR > 1 { s += $1 } END { print s + 0 }' /proc/allocinfo)"
 report "memory: sysctl $(cat /proc/sys/vm/mem_profiling 2>/dev/null)"
+# What alloctag's own code holds (its sites, lib/alloctag/, where profiling
+# counts them: booted 1), for the log (scripts/memory.sh with KEEP_LOGS=1).
+awk '$3 ~ /^lib\/alloctag\// && $1 > 0 { $1 = $1; print }' /proc/allocinfo | while read -r line; do
+	report "memory: site $line"
+done
