@@ -204,13 +204,11 @@ static ARMED: AtomicBool = AtomicBool::new(false);
 
 /// When [`arm`] gave the tags counters, in nanoseconds of the log's clock; meaningful once
 /// [`ARMED`].
-#[cfg_attr(not(CONFIG_DEBUG_FS), allow(dead_code))]
 static ARMED_AT: AtomicU64 = AtomicU64::new(0);
 
 /// Returns when the tags got counters, in nanoseconds of boot time as the log's timestamps count
 /// it (0 with the debug checks, whose vmlinux tags have static counters), or `None` while none
-/// has.
-#[cfg(CONFIG_DEBUG_FS)]
+/// has. (`/proc/allocinfo`'s 2.0 header and the status file say it.)
 pub(crate) fn armed_at() -> Option<u64> {
     armed().then(|| ARMED_AT.load(Ordering::Relaxed))
 }
