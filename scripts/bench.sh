@@ -107,7 +107,7 @@ extra_cmdline() {
 	case $1 in
 	*pgflags) echo "sysctl.vm.mem_profiling=1,compressed" ;;
 	*waste) echo "sysctl.vm.mem_profiling=1,page_ext alloctag.waste_slots=on" ;;
-	*rust | *capture) echo "sysctl.vm.mem_profiling=1,page_ext" ;;
+	*rust | *capture | *fault) echo "sysctl.vm.mem_profiling=1,page_ext" ;;
 	esac
 }
 # BENCH_BIG=1: the same kernels with bench-big.config added (a few thousand

@@ -66,8 +66,8 @@ impl SeqState for FileState {
         };
         let mut out = out::Out::new(w.free());
         let v2 = text::version_2();
-        let since = crate::alloc_tag::counters::armed_at();
-        let written = (self.tags.pos() != 0 || text::put_header(&mut out, since).is_some())
+        let written = (self.tags.pos() != 0
+            || text::put_header(&mut out, crate::alloc_tag::counters::armed_at()).is_some())
             && text::put_line(&mut out, tag.read(), tag.codetag(), v2).is_some();
         let len = out.len();
         w.commit(written.then_some(len));

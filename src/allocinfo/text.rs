@@ -79,25 +79,15 @@ pub(crate) fn put_header(out: &mut Out<'_>, since_ns: Option<u64>) -> Option<()>
         Some(ns) => {
             out.put_number(false, ns / 1_000_000_000, 0)?;
             out.put(b".")?;
-            put_zero_padded(out, ns % 1_000_000_000 / 1000, 6)?;
+            // Microseconds, six digits, as the log's timestamps.
+            let us = ns % 1_000_000_000 / 1000;
+            for p in [100_000, 10_000, 1000, 100, 10, 1] {
+                out.put(&[b'0' + (us / p % 10) as u8])?;
+            }
         }
         None => out.put(b"none")?,
     }
     out.put(b"\n")
-}
-
-/// Appends `value` in decimal in `width` digits, zeros in front (`%0*llu`).
-fn put_zero_padded(out: &mut Out<'_>, value: u64, width: usize) -> Option<()> {
-    let mut digits = 1;
-    let mut rest = value / 10;
-    while rest != 0 {
-        digits += 1;
-        rest /= 10;
-    }
-    for _ in digits..width {
-        out.put(b"0")?;
-    }
-    out.put_number(false, value, 0)
 }
 
 /// Writes the line of `tag` with `counters`, as 6.12 (or, with `accuracy`, mainline's version
