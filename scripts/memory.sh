@@ -11,7 +11,10 @@
 #
 # Usage: scripts/memory.sh KERNEL_DIR [VALUE...]   VALUE "-" boots without the parameter;
 # VALUE+on (0+on, -+on) switches profiling on first, timed (switch_us), and
-# gives the figures after that.
+# gives the figures after that. MEMORY_PERCPU=N holds N per-CPU areas of
+# 32 KiB (alloctag_test's hold_percpu) first, to make per-CPU chunks; the
+# last column is how many chunks made until then the switch-on gave tag
+# vectors.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -25,17 +28,19 @@ initrd=$BUILD_DIR/initramfs-memory-$(basename "$kdir").cpio.gz
 out=$(mktemp -d)
 trap '[ -n "${KEEP_LOGS:-}" ] || rm -rf "$out"' EXIT
 
-printf '%-8s %9s %9s %8s %8s %8s %10s %10s %10s %6s %s\n' value total_kB used_kB Slab_kB Percpu_kB Vmalloc_kB page_ext_B pcpu_static counted_B sysctl switch_us
+printf '%-8s %9s %9s %8s %8s %8s %10s %10s %10s %6s %9s %s\n' value total_kB used_kB Slab_kB Percpu_kB Vmalloc_kB page_ext_B pcpu_static counted_B sysctl switch_us vectors
 for v in "$@"; do
 	args=(alloctag_run=memory)
 	boot=${v%+on}
 	[ "$boot" = "$v" ] || args+=(memory_switch)
 	[ "$boot" = - ] || args+=("sysctl.vm.mem_profiling=$boot")
+	[ -z "${MEMORY_PERCPU:-}" ] || args+=("memory_percpu=$MEMORY_PERCPU")
 	"$ALLOCTAG_ROOT/scripts/run-qemu.sh" "$image" "$initrd" "$out/$v.log" "${args[@]}" >/dev/null ||
 		die "the boot with '$v' failed ($out/$v.log)"
 	get() { sed -n "s/^memory: $1 *//p" "$out/$v.log" | tr -d '\r' | head -n 1; }
-	printf '%-8s %9s %9s %8s %8s %8s %10s %10s %10s %6s %s\n' "$v" "$(get MemTotal)" \
+	! grep -q '^memory: percpu_hold failed' "$out/$v.log" || die "holding per-CPU areas failed ($out/$v.log)"
+	printf '%-8s %9s %9s %8s %8s %8s %10s %10s %10s %6s %9s %s\n' "$v" "$(get MemTotal)" \
 		$(($(get MemTotal) - $(get MemFree))) "$(get Slab)" "$(get Percpu)" "$(get VmallocUsed)" \
 		"$(get page_ext | sed 's/^$/0/')" "$(get percpu | awk '{print $2}')" "$(get counted)" "$(get sysctl)" \
-		"$(get switch_us | sed 's/^$/-/')"
+		"$(get switch_us | sed 's/^$/-/')" "$(get vectors | sed 's/^$/-/')"
 done

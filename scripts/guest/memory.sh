@@ -11,6 +11,15 @@
 sleep 3
 sync
 echo 3 >/proc/sys/vm/drop_caches
+# memory_percpu=N (scripts/memory.sh's MEMORY_PERCPU): N per-CPU areas of
+# 32 KiB held by alloctag_test before anything else, enough to make per-CPU
+# chunks (and, booted 0 or never, chunks without tag vectors).
+n=$(sed -n 's/.*memory_percpu=\([0-9]*\).*/\1/p' /proc/cmdline)
+if [ -n "$n" ]; then
+	[ -e /sys/kernel/debug/alloctag_test ] || mount -t debugfs none /sys/kernel/debug
+	insmod /lib/modules/alloctag_test.ko && echo "$n" >/sys/kernel/debug/alloctag_test/hold_percpu ||
+		report "memory: percpu_hold failed"
+fi
 # memory_switch (scripts/memory.sh's VALUE+on): profiling switched on first,
 # timed, so that the figures are those after the first switch-on.
 if grep -qw memory_switch /proc/cmdline; then
@@ -31,6 +40,7 @@ report "memory: percpu $(dmesg | sed -n 's/.*percpu: Embedded \([0-9]*\) pages\/
 # What the tags count (the text's first column; version 1.0 has one header line).
 report "memory: counted $(awk 'NR > 1 { s += $1 } END { print s + 0 }' /proc/allocinfo)"
 report "memory: sysctl $(cat /proc/sys/vm/mem_profiling 2>/dev/null)"
+report "memory: vectors $(dmesg | sed -n 's/.*tag vectors made for \([0-9]*\) per-CPU chunks.*/\1/p' | head -n 1)"
 # What alloctag's own code holds (its sites, lib/alloctag/, where profiling
 # counts them: booted 1), for the log (scripts/memory.sh with KEEP_LOGS=1).
 awk '$3 ~ /^lib\/alloctag\// && $1 > 0 { $1 = $1; print }' /proc/allocinfo | while read -r line; do

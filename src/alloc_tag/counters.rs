@@ -277,6 +277,10 @@ pub(crate) fn arm() -> Result {
     // The dynamic tags' first chunk, with its counters: booted off, none was made. Kept if
     // page_ext fails below (chunks are never freed); the next switch-on uses it.
     result = result.and_then(|()| super::dynamic::first_chunk());
+    // The per-CPU chunks' tag vectors, all or none; kept too (the allocator's chunks made
+    // from now on get theirs as they are made), to be used by the next switch-on.
+    let mut vectors = 0;
+    result = result.and_then(|()| super::percpu_vectors::make().map(|n| vectors = n));
     // Page tags' storage last: the counters made can still be freed if it fails, page_ext
     // made cannot be taken back but by itself (all or nothing).
     result = result.and_then(|()| super::page_ext::make());
@@ -312,6 +316,12 @@ pub(crate) fn arm() -> Result {
         made,
         made * size_of::<Raw>()
     );
+    if vectors > 0 {
+        pr_info!(
+            "tag vectors made for {} per-CPU chunks made while off\n",
+            vectors
+        );
+    }
     // SAFETY: Empties the list of addresses, which need no drop: every listed module's tags
     // have counters now.
     unsafe { coming.modules.set_len(0) };

@@ -18,6 +18,8 @@ pub(crate) mod index;
 pub(crate) mod leaks;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 pub(crate) mod page_ext;
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+pub(crate) mod percpu_vectors;
 #[cfg(CONFIG_ALLOCTAG_WASTE)]
 pub(crate) mod waste;
 

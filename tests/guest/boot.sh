@@ -101,6 +101,34 @@ exact_pages() {
 	awk '$4 == "[alloctag_test]" && $5 == "func:hold_exact" { print $1, $2 }' "$PROC_ALLOCINFO"
 }
 
+# alloctag_test's per-CPU areas of 32 KiB (hold_percpu), and what they hold.
+HOLD_PERCPU=/sys/kernel/debug/alloctag_test/hold_percpu
+percpu_held() {
+	awk '$4 == "[alloctag_test]" && $5 == "func:hold_percpu" { print $1, $2 }' "$PROC_ALLOCINFO"
+}
+
+# Per-CPU areas held while off (64 of 32 KiB, 2 MiB on each CPU) fill the
+# first chunk and make chunks that have no tag vector while off (patch
+# 0020). The switch-on makes theirs: areas allocated after it in those
+# chunks count exactly, and freeing those allocated before takes nothing.
+percpu_before_switch_on() {
+	capwriter "$HOLD_PERCPU" 64 >/dev/null || fail "holding 64 per-CPU areas failed"
+	[ "$(percpu_held)" = "0 0" ] || fail "hold_percpu reads '$(percpu_held)' while off"
+}
+percpu_after_switch_on() {
+	dmesg | grep -Eq 'alloctag: tag vectors made for [1-9][0-9]* per-CPU chunks made while off' ||
+		fail "no tag vectors made for the chunks made while off: $(dmesg | grep 'tag vectors')"
+	capwriter "$HOLD_PERCPU" 68 >/dev/null || fail "holding 4 more per-CPU areas failed"
+	got=$(percpu_held)
+	bytes=${got% *}
+	cpus=$(grep -c '^processor' /proc/cpuinfo)
+	# Each counts its bytes on every possible CPU (and memcg's pointers).
+	[ "${got#* }" = 4 ] && [ $((bytes % 4)) = 0 ] && [ $((bytes / 4)) -ge $((32768 * cpus)) ] ||
+		fail "hold_percpu reads '$got' after 4 areas held, on $cpus CPUs"
+	capwriter "$HOLD_PERCPU" 0 >/dev/null || fail "freeing the per-CPU areas failed"
+	[ "$(percpu_held)" = "0 0" ] || fail "hold_percpu reads '$(percpu_held)' after the frees"
+}
+
 # first_switch_on WHERE: the first switch-on gives every tag its counters (src/alloc_tag/counters.rs):
 # vmlinux's, which have no static ones, and those of modules loaded while
 # off. All or none: with the allocations of that file failed (per-call-site
@@ -118,11 +146,16 @@ first_switch_on() {
 	insmod "$PROBE_MODULE" || fail "insmod $PROBE_MODULE failed" || return 1
 	# No chunk of dynamic tags either: the first switch-on makes it.
 	dynamic_made 0
+	percpu_before_switch_on
 	# The core's own allocation of counters, once.
 	switch_on_fails 'alloc_tag/counters\.rs:[0-9]+$' times=1 "the counters' allocation"
 	# The dynamic tags' first chunk: the write fails whole too.
 	switch_on_fails 'alloc_tag/dynamic/chunk\.rs:[0-9]+$' '' "the dynamic tags' first chunk"
 	dynamic_made 0
+	# The per-CPU allocator's allocations (the chunks' tag vectors, and the
+	# counters' chunks if they need one).
+	switch_on_fails '^mm/percpu\.c:[0-9]+$' '' "the per-CPU allocator's allocations"
+	! dmesg | grep -q 'tag vectors made' || fail "tag vectors made by a failed switch-on"
 	# No page_ext at boot: page tags go in page flags at the switch-on where
 	# they fit, else (or with 0,page_ext) the switch-on makes page_ext.
 	grep -qx 'page_ext: none' "$status" || fail "booted 0, $status says $(grep page_ext: "$status")"
@@ -171,6 +204,7 @@ first_switch_on() {
 		[ "$got" = "0 0" ] || fail "hold_exact reads '$got' after freeing $bytes bytes, expected '0 0'"
 	done
 	counters_moving || fail "a module loaded while off does not count once on"
+	percpu_after_switch_on
 	# The dynamic tags' first chunk, made by the switch-on.
 	dynamic_made 64
 	# Rust allocations count once on: the sample module's five sites hold memory.

@@ -34,6 +34,11 @@
  *
  * A write of N to hold_page_list holds N more pages, allocated one at a
  * time (at most 65536 held); 0 frees them all.
+ *
+ * A write of N to hold_percpu holds N per-CPU areas of 32 KiB, the most
+ * that alloc_percpu() gives at once (at most 256), allocating more or
+ * freeing the last ones: a few fill the per-CPU allocator's first chunk,
+ * and the next make chunks of their own (tests/guest/boot.sh).
  */
 
 #include <linux/alloctag_pgflags.h>
@@ -45,6 +50,7 @@
 #include <linux/kstrtox.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/percpu.h>
 #include <linux/slab.h>
 #include <linux/sprintf.h>
 #include <linux/vmalloc.h>
@@ -395,6 +401,35 @@ static int hold_page_n_more(unsigned int n)
 	return 0;
 }
 
+#define HOLD_PERCPU_MAX 256
+#define HOLD_PERCPU_SIZE 32768
+static void __percpu *held_percpu[HOLD_PERCPU_MAX];
+static unsigned int held_percpu_n;
+
+/* One call site for per-CPU areas. */
+static noinline void __percpu *hold_percpu(void)
+{
+	return __alloc_percpu(HOLD_PERCPU_SIZE, sizeof(long));
+}
+
+/* Holds n per-CPU areas: allocates more, or frees the last ones held. */
+static int hold_percpu_n(unsigned int n)
+{
+	void __percpu *p;
+
+	if (n > HOLD_PERCPU_MAX)
+		return -EINVAL;
+	while (held_percpu_n > n)
+		free_percpu(held_percpu[--held_percpu_n]);
+	while (held_percpu_n < n) {
+		p = hold_percpu();
+		if (!p)
+			return -ENOMEM;
+		held_percpu[held_percpu_n++] = p;
+	}
+	return 0;
+}
+
 /* A debugfs file of hold_dir: writing N to it runs apply(N). */
 struct hold_file {
 	const char *name;
@@ -409,6 +444,7 @@ static const struct hold_file hold_files[] = {
 	{ "hold_page", hold_page_n },
 	{ "hold_string", hold_string },
 	{ "hold_page_list", hold_page_n_more },
+	{ "hold_percpu", hold_percpu_n },
 };
 
 /* Parses N from a hold file and runs its apply(N) under held_lock. */
@@ -496,6 +532,7 @@ static void __exit alloctag_test_exit(void)
 	free_held_exact();
 	free_page_list();
 	hold_page_n(0);
+	hold_percpu_n(0);
 	kfree(long_named);
 	cache_free();
 	if (!leak)
