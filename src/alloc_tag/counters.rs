@@ -279,8 +279,7 @@ pub(crate) fn arm() -> Result {
     result = result.and_then(|()| super::dynamic::first_chunk());
     // The per-CPU chunks' tag vectors, all or none; kept too (the allocator's chunks made
     // from now on get theirs as they are made), to be used by the next switch-on.
-    let mut vectors = 0;
-    result = result.and_then(|()| super::percpu_vectors::make().map(|n| vectors = n));
+    result = result.and_then(|()| super::percpu_vectors::make());
     // Page tags' storage last: the counters made can still be freed if it fails, page_ext
     // made cannot be taken back but by itself (all or nothing).
     result = result.and_then(|()| super::page_ext::make());
@@ -316,6 +315,7 @@ pub(crate) fn arm() -> Result {
         made,
         made * size_of::<Raw>()
     );
+    let vectors = super::percpu_vectors::made();
     if vectors > 0 {
         pr_info!(
             "tag vectors made for {} per-CPU chunks made while off\n",
