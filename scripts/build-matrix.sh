@@ -44,6 +44,13 @@
 #          tests/kcsan/upstream.txt lists it as a race of 6.12's own
 #          functions; races with no part of alloctag in them are named on
 #          the configuration's line.
+#   kasan  the nodebug kernel with KASAN (scripts/configs/kasan.config on
+#          top of nodebug.config) into $BUILD_DIR/kernel-kasan, booted at 0
+#          and 0,page_ext with tests/guest/boot.sh's first switch-on tests
+#          (counters, page_ext and the per-CPU chunks' tag vectors made at
+#          run time, all or nothing under fault rules, readers and a module
+#          of 5,000 sites racing it), which the test kernel's read-only
+#          sysctl keeps from it; any kernel report fails it.
 #   debian tinyconfig with scripts/configs/debian.config: the options that
 #          shape page flags, per-CPU areas and module loading as Debian's
 #          amd64 configuration sets them (NODES_SHIFT=10, NR_CPUS=8192,
@@ -71,13 +78,13 @@
 # stages leave idle. The checks run every step again and find it done (a no-op
 # make); whatever failed is built again and reported there.
 #
-# Usage: scripts/build-matrix.sh [--build-only] [series] [up] [ccore] [off] [arm64] [kcsan] [debian]
+# Usage: scripts/build-matrix.sh [--build-only] [series] [up] [ccore] [off] [arm64] [kcsan] [kasan] [debian]
 #        (default: all)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 kernel_env
 
-ALL=(series up ccore off arm64 kcsan debian)
+ALL=(series up ccore off arm64 kcsan kasan debian)
 build_only=
 if [ "${1:-}" = --build-only ]; then
 	build_only=1
@@ -133,7 +140,7 @@ run_series() {
 # its log, and fails on an error or any warning. Sets why on failure.
 checked_build() {
 	local build_log=$logs/$1-build.log
-	if ! "$ALLOCTAG_ROOT/scripts/build-kernel.sh" "$1" >"$build_log" 2>&1; then
+	if ! "$ALLOCTAG_ROOT/scripts/build-kernel.sh" "$@" >"$build_log" 2>&1; then
 		why="build failed ($build_log):"$'\n'"$(grep -E -m 10 -B 2 -A 6 '(error|warning)(\[[A-Za-z0-9_]+\])?:' "$build_log" || tail -n 20 "$build_log")"
 		return 1
 	fi
@@ -355,6 +362,45 @@ run_kcsan() {
 	[ -z "$others" ] || detail="$detail; KCSAN reports of 6.12's own code: $others"
 }
 
+# The kasan configuration's build: nodebug's fragment, then kasan's.
+kasan_build() {
+	KERNEL_CONFIG=nodebug KERNEL_TREE=$SRC_TREE checked_build kasan "$ALLOCTAG_ROOT/scripts/configs/kasan.config"
+}
+
+run_kasan() {
+	local out=$BUILD_DIR/kernel-kasan t0=$SECONDS console b name value tests n
+	local build_log=$logs/kasan-build.log
+	log "kasan: building $out (tinyconfig + nodebug.config + kasan.config)"
+	kasan_build || return 1
+	has_config CONFIG_KASAN y "$out/.config" || { why="$out/.config has no CONFIG_KASAN"; return 1; }
+	detail="build $((SECONDS - t0)) s"
+	"$ALLOCTAG_ROOT/scripts/mkinitramfs.sh" "$out" "$BUILD_DIR/initramfs-kasan.cpio.gz" >>"$build_log" 2>&1 ||
+		{ why="mkinitramfs.sh failed ($build_log)"; return 1; }
+	for b in "param-0|0|test_boot_param_0_*,!test_boot_param_0_shared_*,!test_boot_param_0_page_ext_*" \
+		"param-0-pageext|0,page_ext|test_boot_param_0_page_ext_*"; do
+		IFS='|' read -r name value tests <<<"$b"
+		console=$logs/kasan-$name.log
+		t0=$SECONDS
+		log "kasan: booting it at $value with the first switch-on's tests ($tests)"
+		if ! QEMU_FAULT_INJECTION=1 QEMU_TIMEOUT=${QEMU_TIMEOUT:-900} "$ALLOCTAG_ROOT/scripts/run-qemu.sh" \
+			"$out/arch/x86/boot/bzImage" "$BUILD_DIR/initramfs-kasan.cpio.gz" "$console" \
+			alloctag_run=tests alloctag_kernel=kasan "alloctag_tests=$tests" \
+			"sysctl.vm.mem_profiling=$value" >>"$build_log" 2>&1; then
+			why="$name boot failed ($console):"$'\n'"$(grep -E -m 5 -A 12 "$KERNEL_REPORTS" "$console" 2>/dev/null ||
+				grep -E '^(guest-test: not ok|run-qemu:)' "$console" "$build_log" || tail -n 20 "$console")"
+			return 1
+		fi
+		n=$(grep -c '^guest-test: ok ' "$console" || true)
+		if [ "$n" = 0 ] || grep -q '^guest-test: not ok' "$console" || grep -q '# SKIP' "$console"; then
+			why="$name boot: $n passed, $(grep -c '^guest-test: not ok' "$console" || true) failed or skipped ($console)"
+			return 1
+		fi
+		grep -q 'KernelAddressSanitizer initialized' "$console" ||
+			{ why="$name boot: KASAN did not say it initialized ($console)"; return 1; }
+		detail="$detail; $name $n passed, $((SECONDS - t0)) s"
+	done
+}
+
 run_off() {
 	local out=$BUILD_DIR/kernel-off t0=$SECONDS
 	log "off: building $out (tinyconfig + scripts/configs/off.config)"
@@ -512,6 +558,8 @@ build_config() {
 	up | off | debian) KERNEL_TREE=$SRC_TREE "$ALLOCTAG_ROOT/scripts/build-kernel.sh" "$1" ;;
 	ccore) KUNIT_CMD=build ccore_kunit 2>&1 | tee "$logs/ccore-build-only.log" ;;
 	kcsan) KUNIT_CMD=build kcsan_kunit 2>&1 | tee "$logs/kcsan-build-only.log" ;;
+	kasan) KERNEL_CONFIG=nodebug KERNEL_TREE=$SRC_TREE "$ALLOCTAG_ROOT/scripts/build-kernel.sh" kasan \
+		"$ALLOCTAG_ROOT/scripts/configs/kasan.config" ;;
 	arm64)
 		local tree
 		arm64_tree || log "matrix: the series' tree could not be made ($logs/series.log)"

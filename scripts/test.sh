@@ -109,7 +109,7 @@ dup_boots=$(awk '$1 !~ /^#/ && NF { print $1 }' "$ALLOCTAG_ROOT/tests/guest/boot
 # priority from here on, first kernel-nodebug (stage 3's second kernel), then
 # the build matrix's (scripts/build-matrix.sh --build-only) in two lanes side
 # by side: the series' tree, arm64 (which builds from it) and debian, and up, ccore,
-# kcsan, then off. On this 2-core machine the QEMU stages (KUnit, the guest boots: one
+# kcsan, kasan, then off. On this 2-core machine the QEMU stages (KUnit, the guest boots: one
 # thread each) and the serial steps of a kernel build (rustc, the final link,
 # kallsyms) leave a core idle; at nice 19 the builds take only that, and
 # with two lanes one lane's serial steps leave the core to the other's
@@ -127,7 +127,7 @@ perl -e 'setpgrp(0, 0); exec @ARGV or die "exec: $!"' nice -n 19 bash -c '
 	"$1/scripts/build-kernel.sh" nodebug >"$2/build-nodebug.log" 2>&1
 	echo $? >"$3.tmp" && mv "$3.tmp" "$3"
 	"$1/scripts/build-matrix.sh" --build-only series arm64 debian >"$2/matrix-build-arm64.log" 2>&1 &
-	"$1/scripts/build-matrix.sh" --build-only up ccore kcsan off >"$2/matrix-build-ccore.log" 2>&1
+	"$1/scripts/build-matrix.sh" --build-only up ccore kcsan kasan off >"$2/matrix-build-ccore.log" 2>&1
 	wait
 ' background "$ALLOCTAG_ROOT" "$logs" "$nodebug_rc" </dev/null &
 background_pid=$!
