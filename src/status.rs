@@ -28,6 +28,7 @@
 //! counters: made at 0.000000 s
 //! page_ext: none
 //! page_ext_requested: no
+//! index_leaves: 1
 //! ```
 //!
 //! `counters` says when the tags got their per-CPU counters, in seconds of boot time (as the
@@ -42,6 +43,10 @@
 //! page_ext at boot, and page tags' room could not be added later), or `made at the first
 //! switch-on` (src/alloc_tag/page_ext.rs). `page_ext_requested` says whether the boot asked for
 //! page tags in page_ext (`,page_ext`); without it they go in page flags where they fit.
+//!
+//! `index_leaves` counts the leaves of 4 KiB (512 indices each) of the index's table that name
+//! modules' and dynamic tags for page flags. Booted `0`, tags indexed while off take indices but
+//! no leaf until the first switch-on (src/alloc_tag/index.rs).
 //!
 //! `module_tags` is the memory that holds loaded and unloaded modules' tags (module data memory
 //! in chunks, the bytes of tag sections in it); `unloaded_modules` counts the modules unloaded
@@ -107,7 +112,8 @@ fn write_status(w: &mut SeqWriter, p: &Placement) -> fmt::Result {
             State::Made => "made at the first switch-on",
         }
     )?;
-    writeln!(w, "page_ext_requested: {}", yes_no(p.page_ext_requested))
+    writeln!(w, "page_ext_requested: {}", yes_no(p.page_ext_requested))?;
+    writeln!(w, "index_leaves: {}", p.usage.leaves)
 }
 
 single_open!(open, |w: &mut SeqWriter| write_status(w, &placement()));

@@ -280,6 +280,8 @@ pub(crate) fn arm() -> Result {
     // The per-CPU chunks' tag vectors, all or none; kept too (the allocator's chunks made
     // from now on get theirs as they are made), to be used by the next switch-on.
     result = result.and_then(|()| super::percpu_vectors::make());
+    // The index's table for the modules and dynamic tags indexed while off; kept too.
+    result = result.and_then(|()| super::index::make_table());
     // Page tags' storage last: the counters made can still be freed if it fails, page_ext
     // made cannot be taken back but by itself (all or nothing).
     result = result.and_then(|()| super::page_ext::make());

@@ -92,6 +92,13 @@ pub(crate) fn in_page_flags() -> bool {
     compressed() || PLANNED.load(Ordering::Relaxed)
 }
 
+/// Makes the index's table for the tags indexed while off (4 KiB a leaf of 512 indices), where
+/// [`alloc_tag_sec_init`] deferred it: `ENOMEM` without the memory. Called by the first
+/// switch-on ([`super::counters::arm`]) before [`switch_on`]. Process context; may sleep.
+pub(crate) fn make_table() -> Result {
+    INDEX.make_deferred()
+}
+
 /// Moves page tags to page flags where [`alloc_tag_sec_init`] planned it for the first
 /// switch-on; called by it ([`super::counters::arm`]) before the profiling key turns on, so that
 /// no hook finds profiling on and page tags nowhere. Process context; may sleep.
@@ -228,6 +235,11 @@ pub(crate) unsafe extern "C" fn alloc_tag_sec_init() {
     // SAFETY: vmlinux's section holds `count` tags of `size` bytes, which live forever; nothing
     // reads their indices before the key below is on.
     unsafe { name_tags(start as *const u8, count, size, FIRST_INDEX) };
+    if !now {
+        // Modules' and dynamic tags' indices take no table until the first switch-on
+        // ([`make_table`]): until then no page carries an index.
+        INDEX.defer();
+    }
     INDEX.enable(FIRST_INDEX + count, capacity);
     if now {
         // SAFETY: By the caller's guarantee, before the first page allocation: no hook runs yet.

@@ -144,8 +144,11 @@ first_switch_on() {
 	[ -e "$fail_ctl" ] || mount -t debugfs none /sys/kernel/debug
 	grep -qx 'counters: none' "$status" || fail "booted 0, $status says $(grep counters: "$status")"
 	insmod "$PROBE_MODULE" || fail "insmod $PROBE_MODULE failed" || return 1
-	# No chunk of dynamic tags either: the first switch-on makes it.
+	# No chunk of dynamic tags either: the first switch-on makes it. Nor a
+	# leaf of the index's table for the module's tags (page flags), which
+	# take their indices all the same.
 	dynamic_made 0
+	grep -qx 'index_leaves: 0' "$status" || fail "booted 0, $status says $(grep index_leaves: "$status")"
 	percpu_before_switch_on
 	# The core's own allocation of counters, once.
 	switch_on_fails 'alloc_tag/counters\.rs:[0-9]+$' times=1 "the counters' allocation"
@@ -193,6 +196,11 @@ first_switch_on() {
 		grep -qx 'page_ext: none' "$status" || fail "switched on, $status says $(grep page_ext: "$status")"
 		[ "$n" = 0 ] || fail "page_ext made: $(dmesg | grep 'bytes of page_ext')"
 		[ "$(cat /proc/sys/vm/mem_profiling_compressed)" = 1 ] || fail "page tags not in page flags"
+	fi
+	# With page flags, the switch-on made the table's leaves for the tags
+	# indexed while off: the module's pages below count by them.
+	if [ "$1" = page_flags ]; then
+		grep -Eqx 'index_leaves: [1-9][0-9]*' "$status" || fail "switched on, $status says $(grep index_leaves: "$status")"
 	fi
 	# Pages of order 0 and 3 count exactly, and their free takes it back.
 	for bytes in 4096 32768; do

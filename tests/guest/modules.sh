@@ -239,3 +239,30 @@ test_module_fault_rule_on_kept_sites() {
 	rmmod alloctag_holder
 	trap - EXIT
 }
+
+# Per-CPU areas count exactly where their chunk has a tag vector: every
+# chunk but the first (mm/percpu.c, patch 20), on this boot's profiling from
+# boot, debug checks included. 80 areas of 32 KiB (2.5 MiB a CPU) fill the
+# first chunk; 4 more land after it and count, their bytes on every CPU;
+# freeing all takes back what was counted and nothing more.
+test_module_percpu_areas_count_exactly() {
+	dmesg -c >/dev/null
+	[ -e /sys/kernel/debug/alloctag_test ] || mount -t debugfs none /sys/kernel/debug
+	insmod "$TEST_MODULE" || fail "insmod failed" || return 1
+	hold=/sys/kernel/debug/alloctag_test/hold_percpu
+	held() { awk '$4 == "[alloctag_test]" && $5 == "func:hold_percpu" { print $1, $2 }' "$PROC_ALLOCINFO"; }
+	capwriter "$hold" 80 >/dev/null || fail "holding 80 per-CPU areas failed"
+	before=$(held)
+	capwriter "$hold" 84 >/dev/null || fail "holding 4 more per-CPU areas failed"
+	after=$(held)
+	cpus=$(grep -c '^processor' /proc/cpuinfo)
+	calls=$((${after#* } - ${before#* }))
+	bytes=$((${after% *} - ${before% *}))
+	[ "$calls" = 4 ] && [ $((bytes % 4)) = 0 ] && [ $((bytes / 4)) -ge $((32768 * cpus)) ] ||
+		fail "4 more areas moved hold_percpu from '$before' to '$after', on $cpus CPUs"
+	capwriter "$hold" 0 >/dev/null || fail "freeing the per-CPU areas failed"
+	[ "$(held)" = "0 0" ] || fail "hold_percpu reads '$(held)' after the frees"
+	rmmod alloctag_test || fail "rmmod failed"
+	dmesg | grep -E 'WARNING|alloc_tag was not set' && fail "the log warned"
+	return 0
+}

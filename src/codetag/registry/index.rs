@@ -90,6 +90,11 @@ struct Bounds {
     /// The arrays of tags that got no indices (no free block, or no memory for the table),
     /// until they are removed: a module's, as it unloads.
     refused: KVec<Segment>,
+    /// Segments take indices but the table's leaves are not made, nor its entries set, until
+    /// [`TagIndex::make_deferred`]: nothing reads indices from pages yet.
+    deferred: bool,
+    /// The leaves made.
+    leaves: usize,
 }
 
 /// What an index holds, for `/sys/kernel/debug/alloctag/status`.
@@ -105,6 +110,8 @@ pub(crate) struct Usage {
     pub(crate) capacity: usize,
     /// Tags present that got no indices, whose pages are not charged.
     pub(crate) refused: usize,
+    /// The table's leaves made, of 4 KiB each (on 64-bit).
+    pub(crate) leaves: usize,
 }
 
 /// Indices for the tags of one tag type.
@@ -114,8 +121,10 @@ pub(crate) struct Usage {
 /// `dir` points to `dir_len` pointers that live forever, each null or a leaf of [`LEAF`]
 /// `usize` entries made by [`TagIndex::make_leaves`] and never freed; others only read them,
 /// atomically. Entry `i` of leaf `d` is the address of the tag of index `d * LEAF + i` while
-/// its segment is in `segments`, 0 otherwise; a segment's tags have their indices while it is
-/// there, set after its entries and cleared before them. All of these change only under `lock`.
+/// its segment is in `segments` and the index is not deferred, 0 otherwise; a segment's tags
+/// have their indices while it is there, set after its entries and cleared before them (while
+/// deferred, set without entries: no page holds an index then). All of these change only under
+/// `lock`.
 pub(crate) struct TagIndex {
     dir: *mut *mut usize,
     dir_len: usize,
@@ -153,6 +162,8 @@ impl TagIndex {
                         capacity: 0,
                         segments: KVec::new(),
                         refused: KVec::new(),
+                        deferred: false,
+                        leaves: 0,
                     },
                 )
             },
@@ -165,6 +176,36 @@ impl TagIndex {
         let mut bounds = self.lock.write();
         bounds.first = first.max(FIRST);
         bounds.capacity = capacity.min(self.dir_len * LEAF);
+    }
+
+    /// Defers the table's memory until [`TagIndex::make_deferred`]: segments added until then
+    /// take their indices, and the tags carry them, but no leaf is made nor entry set. For an
+    /// index that nothing reads until a moment of its user's choosing (page tags in page flags
+    /// from the first switch-on). Process context, or boot before anything is added.
+    pub(crate) fn defer(&self) {
+        self.lock.write().deferred = true;
+    }
+
+    /// Makes the leaves of the segments added while deferred and sets their entries; from then
+    /// on segments get theirs as they are added. `ENOMEM` (or `ENOSPC`) leaves it deferred: the
+    /// leaves made stay, for the next call. Process context; may sleep.
+    pub(crate) fn make_deferred(&self) -> Result {
+        let mut bounds = self.lock.write();
+        if !bounds.deferred {
+            return Ok(());
+        }
+        let mut made = 0;
+        let result = bounds
+            .segments
+            .iter()
+            .try_for_each(|seg| self.make_leaves(seg.base, seg.len).map(|n| made += n));
+        bounds.leaves += made;
+        result?;
+        for seg in bounds.segments.iter() {
+            self.fill(seg, true);
+        }
+        bounds.deferred = false;
+        Ok(())
     }
 
     /// Returns leaf `d` of the table, null where it is not made or out of range. Any context.
@@ -184,9 +225,10 @@ impl TagIndex {
         (!leaf.is_null()).then(|| unsafe { AtomicUsize::from_ptr(leaf.add(idx % LEAF)) })
     }
 
-    /// Makes the leaves that the indices `base..base + len` need. Called with the lock held for
-    /// writing; process context.
-    fn make_leaves(&self, base: usize, len: usize) -> Result {
+    /// Makes the leaves that the indices `base..base + len` need; returns how many it made.
+    /// Called with the lock held for writing; process context.
+    fn make_leaves(&self, base: usize, len: usize) -> Result<usize> {
+        let mut made = 0;
         for d in base / LEAF..(base + len).div_ceil(LEAF) {
             if d >= self.dir_len {
                 return Err(ENOSPC);
@@ -200,8 +242,9 @@ impl TagIndex {
             // INVARIANT: A zeroed leaf of `LEAF` entries, leaked: never freed.
             // SAFETY: `d < dir_len`, checked above; the directory is accessed atomically.
             unsafe { AtomicPtr::from_ptr(self.dir.add(d)) }.store(p, Ordering::Release);
+            made += 1;
         }
-        Ok(())
+        Ok(made)
     }
 
     /// Sets the table's entries of `seg`'s indices to its tags, or to 0. Called with the lock
@@ -249,6 +292,7 @@ impl TagIndex {
             used: bounds.segments.iter().map(|s| s.len).sum::<usize>() + bounds.first,
             capacity: bounds.capacity,
             refused,
+            leaves: bounds.leaves,
         }
     }
 
@@ -291,7 +335,13 @@ impl TagIndex {
         } else {
             // The core's own allocations are charged to their own lines (`alloc_hooks!`): a
             // chunk of dynamic tags may be what is being added.
-            self.make_leaves(base, len).and_then(|()| {
+            let made = if bounds.deferred {
+                Ok(0)
+            } else {
+                self.make_leaves(base, len)
+            };
+            made.and_then(|n| {
+                bounds.leaves += n;
                 kernel::alloc_hooks!(bounds.segments.push(seg, GFP_KERNEL)).map_err(Error::from)
             })
         };
