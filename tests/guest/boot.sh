@@ -169,6 +169,7 @@ first_switch_on() {
 	# With page_ext's allocations failed, the write fails whole: the counters
 	# made before it are freed.
 	[ "$1" = page_ext ] && page_ext_fails
+	[ "$1" = page_flags ] && index_leaves_fail
 	# Objects allocated while off stay across the switch-on: slab objects,
 	# and order-3 pages, which carry no tag.
 	capwriter "$PROBE_HOLD" "$PROBE_N" >/dev/null || fail "holding $PROBE_N objects failed"
@@ -250,6 +251,23 @@ switch_on_fails() {
 	[ "$got" = ENOMEM ] || fail "writing 1 with $3 failed: '$got', expected ENOMEM ($injected)"
 	expect_sysctl 0
 	grep -qx 'counters: none' "$status" || fail "after $3 failed, $status says $(grep counters: "$status")"
+	counters_frozen || fail "counters move after a failed switch-on"
+}
+
+# The index's leaves failed at the switch-on (page flags): ENOMEM, none made.
+# The module loaded while off took indices without a leaf, so the switch-on
+# is where its leaf is made.
+index_leaves_fail() {
+	site=$(awk '$3 ~ /codetag\/registry\/index\.rs:[0-9]+$/ && /make_leaves/ { print $3; exit }' "$PROC_ALLOCINFO")
+	[ -n "$site" ] || fail "no site of make_leaves in $PROC_ALLOCINFO" || return 1
+	echo "add $site" >"$fail_ctl" || fail "add $site refused" || return 1
+	got=$(rawwrite "$SYSCTL" 1) || true
+	injected=$(cat "$fail_ctl")
+	echo clear >"$fail_ctl"
+	[ "$got" = ENOMEM ] || fail "writing 1 with the index's leaves failed: '$got', expected ENOMEM ($injected)"
+	expect_sysctl 0
+	grep -qx 'counters: none' "$status" || fail "after the leaves failed, $status says $(grep counters: "$status")"
+	grep -qx 'index_leaves: 0' "$status" || fail "after the leaves failed, $status says $(grep index_leaves: "$status")"
 	counters_frozen || fail "counters move after a failed switch-on"
 }
 

@@ -21,6 +21,11 @@
 //! cleared before its entries, so that whatever an index was copied to names a tag in the table
 //! (the caller removes a segment only when nothing names its tags any more). Changes are rare
 //! (module load and unload, a chunk of dynamic tags made) and take the index's own lock.
+//!
+//! A user that reads no index until a moment of its choosing may defer the table
+//! ([`TagIndex::defer`]): segments then take indices, and their tags carry them, with no leaf
+//! made nor entry set until [`TagIndex::make_deferred`], which the user calls before anything
+//! may copy an index (page tags in page flags, booted off: the first switch-on).
 
 use crate::rwsem::RwSem;
 use core::{
@@ -93,8 +98,6 @@ struct Bounds {
     /// Segments take indices but the table's leaves are not made, nor its entries set, until
     /// [`TagIndex::make_deferred`]: nothing reads indices from pages yet.
     deferred: bool,
-    /// The leaves made.
-    leaves: usize,
 }
 
 /// What an index holds, for `/sys/kernel/debug/alloctag/status`.
@@ -163,7 +166,6 @@ impl TagIndex {
                         segments: KVec::new(),
                         refused: KVec::new(),
                         deferred: false,
-                        leaves: 0,
                     },
                 )
             },
@@ -187,20 +189,16 @@ impl TagIndex {
     }
 
     /// Makes the leaves of the segments added while deferred and sets their entries; from then
-    /// on segments get theirs as they are added. `ENOMEM` (or `ENOSPC`) leaves it deferred: the
+    /// on segments get theirs as they are added. `ENOMEM` leaves it deferred, no entry set: the
     /// leaves made stay, for the next call. Process context; may sleep.
     pub(crate) fn make_deferred(&self) -> Result {
         let mut bounds = self.lock.write();
         if !bounds.deferred {
             return Ok(());
         }
-        let mut made = 0;
-        let result = bounds
-            .segments
-            .iter()
-            .try_for_each(|seg| self.make_leaves(seg.base, seg.len).map(|n| made += n));
-        bounds.leaves += made;
-        result?;
+        for seg in bounds.segments.iter() {
+            self.make_leaves(seg.base, seg.len)?;
+        }
         for seg in bounds.segments.iter() {
             self.fill(seg, true);
         }
@@ -225,10 +223,9 @@ impl TagIndex {
         (!leaf.is_null()).then(|| unsafe { AtomicUsize::from_ptr(leaf.add(idx % LEAF)) })
     }
 
-    /// Makes the leaves that the indices `base..base + len` need; returns how many it made.
-    /// Called with the lock held for writing; process context.
-    fn make_leaves(&self, base: usize, len: usize) -> Result<usize> {
-        let mut made = 0;
+    /// Makes the leaves that the indices `base..base + len` need. Called with the lock held for
+    /// writing; process context.
+    fn make_leaves(&self, base: usize, len: usize) -> Result {
         for d in base / LEAF..(base + len).div_ceil(LEAF) {
             if d >= self.dir_len {
                 return Err(ENOSPC);
@@ -242,9 +239,8 @@ impl TagIndex {
             // INVARIANT: A zeroed leaf of `LEAF` entries, leaked: never freed.
             // SAFETY: `d < dir_len`, checked above; the directory is accessed atomically.
             unsafe { AtomicPtr::from_ptr(self.dir.add(d)) }.store(p, Ordering::Release);
-            made += 1;
         }
-        Ok(made)
+        Ok(())
     }
 
     /// Sets the table's entries of `seg`'s indices to its tags, or to 0. Called with the lock
@@ -292,7 +288,10 @@ impl TagIndex {
             used: bounds.segments.iter().map(|s| s.len).sum::<usize>() + bounds.first,
             capacity: bounds.capacity,
             refused,
-            leaves: bounds.leaves,
+            // Counted where they are: a failed call may have made some.
+            leaves: (0..self.dir_len)
+                .filter(|&d| !self.leaf_ptr(d).is_null())
+                .count(),
         }
     }
 
@@ -336,12 +335,11 @@ impl TagIndex {
             // The core's own allocations are charged to their own lines (`alloc_hooks!`): a
             // chunk of dynamic tags may be what is being added.
             let made = if bounds.deferred {
-                Ok(0)
+                Ok(())
             } else {
                 self.make_leaves(base, len)
             };
-            made.and_then(|n| {
-                bounds.leaves += n;
+            made.and_then(|()| {
                 kernel::alloc_hooks!(bounds.segments.push(seg, GFP_KERNEL)).map_err(Error::from)
             })
         };
@@ -354,8 +352,11 @@ impl TagIndex {
             tail.rotate_right(1);
         }
         // INVARIANT: The entries first, then the tags' indices: a page can hold an index only
-        // once a tag has it, and then the table names the tag.
-        self.fill(&seg, true);
+        // once a tag has it, and then the table names the tag. Deferred, no entry is set (a
+        // failed `make_deferred` may have made leaves), and no page holds an index yet.
+        if !bounds.deferred {
+            self.fill(&seg, true);
+        }
         // SAFETY: The caller guarantees the tags.
         unsafe { name_tags(start, len, tag_size, base) };
         Ok(base)
