@@ -275,6 +275,47 @@ kcsan_kunit() {
 		KUNIT_QEMU_ARGS='-accel tcg,thread=multi -smp 2' "$ALLOCTAG_ROOT/scripts/kunit.sh" "$@"
 }
 
+# first_switch_on_boots CONFIG KDIR INITRD [NAME=VALUE...] [-- ARG...]: boots
+# CONFIG's kernel KDIR at 0 and 0,page_ext with tests/guest/boot.sh's first
+# switch-on tests (the param-0 boots'), run-qemu.sh's environment NAME=VALUE
+# and the kernel arguments ARG besides; consoles in $logs/CONFIG-BOOT.log.
+# Adds each boot's passes to detail; sets why and fails on a failed or
+# skipped test or a kernel report (of the console filtered by KCSAN's list,
+# where there is one).
+first_switch_on_boots() {
+	local config=$1 out=$2 initrd=$3 b name value tests n console reports t0
+	local -a envs=()
+	shift 3
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		envs+=("$1")
+		shift
+	done
+	[ $# = 0 ] || shift
+	for b in "param-0|0|test_boot_param_0_*,!test_boot_param_0_shared_*,!test_boot_param_0_page_ext_*" \
+		"param-0-pageext|0,page_ext|test_boot_param_0_page_ext_*"; do
+		IFS='|' read -r name value tests <<<"$b"
+		console=$logs/$config-$name.log
+		t0=$SECONDS
+		log "$config: booting it at $value with the first switch-on's tests ($tests)"
+		if ! env QEMU_FAULT_INJECTION=1 QEMU_TIMEOUT="${QEMU_TIMEOUT:-900}" "${envs[@]}" \
+			"$ALLOCTAG_ROOT/scripts/run-qemu.sh" "$out/arch/x86/boot/bzImage" "$initrd" "$console" \
+			alloctag_run=tests "alloctag_kernel=$config" "alloctag_tests=$tests" "$@" \
+			"sysctl.vm.mem_profiling=$value" >>"$build_log" 2>&1; then
+			reports=$console
+			[ ! -f "$console.kcsan" ] || reports=$console.kcsan
+			why="$name boot failed ($console):"$'\n'"$(grep -E -m 5 -A 12 "$KERNEL_REPORTS" "$reports" 2>/dev/null ||
+				grep -E '^(guest-test: not ok|run-qemu:)' "$console" "$build_log" || tail -n 20 "$console")"
+			return 1
+		fi
+		n=$(grep -c '^guest-test: ok ' "$console" || true)
+		if [ "$n" = 0 ] || grep -q '^guest-test: not ok' "$console" || grep -q '# SKIP' "$console"; then
+			why="$name boot: $n passed, $(grep -c '^guest-test: not ok' "$console" || true) failed or skipped ($console)"
+			return 1
+		fi
+		detail="$detail; $name $n passed, $((SECONDS - t0)) s"
+	done
+}
+
 run_kcsan() {
 	local out=$BUILD_DIR/kernel-kcsan kunit_log=$logs/kcsan-kunit.log build_log=$logs/kcsan-build.log
 	local console=$logs/kcsan-stress.log rc=0 t0=$SECONDS mout others
@@ -334,28 +375,8 @@ run_kcsan() {
 	# lockdep, PREEMPT, the atomic-sleep checks and KCSAN, which neither the
 	# test kernel (its debug checks keep the sysctl read-only) nor nodebug
 	# has. QEMU_FAULT_INJECTION: the failed allocations' warn_alloc().
-	local b name value tests n
-	for b in "param-0|0|test_boot_param_0_*,!test_boot_param_0_shared_*,!test_boot_param_0_page_ext_*" \
-		"param-0-pageext|0,page_ext|test_boot_param_0_page_ext_*"; do
-		IFS='|' read -r name value tests <<<"$b"
-		console=$logs/kcsan-$name.log
-		t0=$SECONDS
-		log "kcsan: booting it at $value with the first switch-on's tests ($tests)"
-		if ! QEMU_SMP=2 QEMU_TCG_THREAD=multi QEMU_FAULT_INJECTION=1 QEMU_KCSAN_LIST=$kcsan_list QEMU_TIMEOUT=${QEMU_TIMEOUT:-900} \
-			"$ALLOCTAG_ROOT/scripts/run-qemu.sh" "$out/arch/x86/boot/bzImage" "$BUILD_DIR/initramfs-kcsan.cpio.gz" "$console" \
-			alloctag_run=tests alloctag_kernel=kcsan kunit.enable=0 "alloctag_tests=$tests" \
-			kcsan.skip_watch=$KCSAN_SKIP_WATCH "sysctl.vm.mem_profiling=$value" >>"$build_log" 2>&1; then
-			why="$name boot failed ($console):"$'\n'"$(grep -E -m 5 -A 12 "$KERNEL_REPORTS" "$console.kcsan" 2>/dev/null ||
-				grep -E '^(guest-test: not ok|run-qemu:)' "$console" "$build_log" || tail -n 20 "$console")"
-			return 1
-		fi
-		n=$(grep -c '^guest-test: ok ' "$console" || true)
-		if [ "$n" = 0 ] || grep -q '^guest-test: not ok' "$console" || grep -q '# SKIP' "$console"; then
-			why="$name boot: $n passed, $(grep -c '^guest-test: not ok' "$console" || true) failed or skipped ($console)"
-			return 1
-		fi
-		detail="$detail; $name $n passed, $((SECONDS - t0)) s"
-	done
+	first_switch_on_boots kcsan "$out" "$BUILD_DIR/initramfs-kcsan.cpio.gz" QEMU_SMP=2 QEMU_TCG_THREAD=multi \
+		"QEMU_KCSAN_LIST=$kcsan_list" -- kunit.enable=0 "kcsan.skip_watch=$KCSAN_SKIP_WATCH" || return 1
 	# Races of 6.12's own code, met but not alloctag's: named, not failed.
 	others=$(grep -h "^kcsan: not alloctag's: " "$kunit_log" "$build_log" | sort | uniq -c |
 		sed "s/ *\([0-9]*\) kcsan: not alloctag's: BUG: KCSAN: data-race in /\1x /" | paste -sd ';' -) || true
@@ -368,7 +389,7 @@ kasan_build() {
 }
 
 run_kasan() {
-	local out=$BUILD_DIR/kernel-kasan t0=$SECONDS console b name value tests n
+	local out=$BUILD_DIR/kernel-kasan t0=$SECONDS console
 	local build_log=$logs/kasan-build.log
 	log "kasan: building $out (tinyconfig + nodebug.config + kasan.config)"
 	kasan_build || return 1
@@ -376,28 +397,10 @@ run_kasan() {
 	detail="build $((SECONDS - t0)) s"
 	"$ALLOCTAG_ROOT/scripts/mkinitramfs.sh" "$out" "$BUILD_DIR/initramfs-kasan.cpio.gz" >>"$build_log" 2>&1 ||
 		{ why="mkinitramfs.sh failed ($build_log)"; return 1; }
-	for b in "param-0|0|test_boot_param_0_*,!test_boot_param_0_shared_*,!test_boot_param_0_page_ext_*" \
-		"param-0-pageext|0,page_ext|test_boot_param_0_page_ext_*"; do
-		IFS='|' read -r name value tests <<<"$b"
-		console=$logs/kasan-$name.log
-		t0=$SECONDS
-		log "kasan: booting it at $value with the first switch-on's tests ($tests)"
-		if ! QEMU_FAULT_INJECTION=1 QEMU_TIMEOUT=${QEMU_TIMEOUT:-900} "$ALLOCTAG_ROOT/scripts/run-qemu.sh" \
-			"$out/arch/x86/boot/bzImage" "$BUILD_DIR/initramfs-kasan.cpio.gz" "$console" \
-			alloctag_run=tests alloctag_kernel=kasan "alloctag_tests=$tests" \
-			"sysctl.vm.mem_profiling=$value" >>"$build_log" 2>&1; then
-			why="$name boot failed ($console):"$'\n'"$(grep -E -m 5 -A 12 "$KERNEL_REPORTS" "$console" 2>/dev/null ||
-				grep -E '^(guest-test: not ok|run-qemu:)' "$console" "$build_log" || tail -n 20 "$console")"
-			return 1
-		fi
-		n=$(grep -c '^guest-test: ok ' "$console" || true)
-		if [ "$n" = 0 ] || grep -q '^guest-test: not ok' "$console" || grep -q '# SKIP' "$console"; then
-			why="$name boot: $n passed, $(grep -c '^guest-test: not ok' "$console" || true) failed or skipped ($console)"
-			return 1
-		fi
+	first_switch_on_boots kasan "$out" "$BUILD_DIR/initramfs-kasan.cpio.gz" || return 1
+	for console in "$logs"/kasan-param-0.log "$logs"/kasan-param-0-pageext.log; do
 		grep -q 'KernelAddressSanitizer initialized' "$console" ||
-			{ why="$name boot: KASAN did not say it initialized ($console)"; return 1; }
-		detail="$detail; $name $n passed, $((SECONDS - t0)) s"
+			{ why="KASAN did not say it initialized ($console)"; return 1; }
 	done
 }
 

@@ -244,7 +244,13 @@ booted_value() {
 switch_on_fails() {
 	file=$(PAT=$1 awk '$3 ~ ENVIRON["PAT"] { sub(/:[0-9]+$/, "", $3); print $3; exit }' "$PROC_ALLOCINFO")
 	[ -n "$file" ] || fail "no site of $1 in $PROC_ALLOCINFO" || return 1
-	echo "add $file $2" >"$fail_ctl" || fail "add $file $2 refused" || return 1
+	switch_on_fails_at "$file" "$2" "$3"
+}
+
+# switch_on_fails_at WHERE RULE WHAT: as switch_on_fails, with a rule on
+# WHERE (a file, or one site's file:line).
+switch_on_fails_at() {
+	echo "add $1 $2" >"$fail_ctl" || fail "add $1 $2 refused" || return 1
 	got=$(rawwrite "$SYSCTL" 1) || true
 	injected=$(cat "$fail_ctl")
 	echo clear >"$fail_ctl"
@@ -260,15 +266,8 @@ switch_on_fails() {
 index_leaves_fail() {
 	site=$(awk '$3 ~ /codetag\/registry\/index\.rs:[0-9]+$/ && /make_leaves/ { print $3; exit }' "$PROC_ALLOCINFO")
 	[ -n "$site" ] || fail "no site of make_leaves in $PROC_ALLOCINFO" || return 1
-	echo "add $site" >"$fail_ctl" || fail "add $site refused" || return 1
-	got=$(rawwrite "$SYSCTL" 1) || true
-	injected=$(cat "$fail_ctl")
-	echo clear >"$fail_ctl"
-	[ "$got" = ENOMEM ] || fail "writing 1 with the index's leaves failed: '$got', expected ENOMEM ($injected)"
-	expect_sysctl 0
-	grep -qx 'counters: none' "$status" || fail "after the leaves failed, $status says $(grep counters: "$status")"
+	switch_on_fails_at "$site" '' "the index's leaves"
 	grep -qx 'index_leaves: 0' "$status" || fail "after the leaves failed, $status says $(grep index_leaves: "$status")"
-	counters_frozen || fail "counters move after a failed switch-on"
 }
 
 # page_ext's allocation failed at the switch-on: ENOMEM, nothing made.
