@@ -13,12 +13,13 @@
 //! `read()` (seq_file copies to user space after `stop`), and lines are written straight into
 //! seq_file's buffer ([`crate::seq::SeqState`]).
 //!
-//! The ioctls ([`ioctl`], with [`filter`]) have their own position per open file. They and
+//! The ioctls ([`ioctl`], with [`filter`] and, for alloctag's `GET_SPLIT`, [`split`]) have their own position per open file. They and
 //! `read()` on one file are serialized by the seq_file's mutex.
 
 mod filter;
 mod ioctl;
 mod out;
+mod split;
 mod text;
 
 use crate::{

@@ -53,14 +53,14 @@ fn counting_word(i: usize) -> usize {
 
 /// Returns the number of CPU ids, the bound of every CPU mask.
 #[cfg(not(any(CONFIG_NR_CPUS = "1", CONFIG_FORCE_NR_CPUS)))]
-fn nr_cpu_ids() -> usize {
+pub(crate) fn nr_cpu_ids() -> usize {
     // SAFETY: `nr_cpu_ids` is fixed during early boot, before any of our code runs.
     unsafe { bindings::nr_cpu_ids as usize }
 }
 
 /// Returns the number of CPU ids: `NR_CPUS`, a constant in C when it is 1 or forced.
 #[cfg(any(CONFIG_NR_CPUS = "1", CONFIG_FORCE_NR_CPUS))]
-fn nr_cpu_ids() -> usize {
+pub(crate) fn nr_cpu_ids() -> usize {
     bindings::CONFIG_NR_CPUS as usize
 }
 
@@ -79,8 +79,12 @@ fn per_cpu_offset(_cpu: usize) -> usize {
     0
 }
 
-/// Calls `f` with the address of the instance of `ptr` of each CPU whose bit `word` sets.
-fn for_each_cpu_in<T>(ptr: *const T, word: fn(usize) -> usize, mut f: impl FnMut(*const T)) {
+/// Calls `f` with each CPU whose bit `word` sets and the address of its instance of `ptr`.
+fn for_each_cpu_in<T>(
+    ptr: *const T,
+    word: fn(usize) -> usize,
+    mut f: impl FnMut(usize, *const T),
+) {
     let ids = nr_cpu_ids();
     for i in 0..ids.div_ceil(BITS) {
         let mut bits = word(i);
@@ -88,7 +92,7 @@ fn for_each_cpu_in<T>(ptr: *const T, word: fn(usize) -> usize, mut f: impl FnMut
             let cpu = i * BITS + bits.trailing_zeros() as usize;
             bits &= bits - 1;
             if cpu < ids {
-                f(ptr.wrapping_byte_add(per_cpu_offset(cpu)));
+                f(cpu, ptr.wrapping_byte_add(per_cpu_offset(cpu)));
             }
         }
     }
@@ -101,8 +105,8 @@ fn for_each_cpu_in<T>(ptr: *const T, word: fn(usize) -> usize, mut f: impl FnMut
 /// `ptr` must be a `__percpu` address (of a `DEFINE_PER_CPU` variable, a `.data..percpu` static
 /// or an `alloc_percpu()` area) of a `T`.
 #[cfg_attr(not(CONFIG_ALLOCTAG_WASTE), allow(dead_code))]
-pub(crate) unsafe fn for_each_possible_cpu<T>(ptr: *const T, f: impl FnMut(*const T)) {
-    for_each_cpu_in(ptr, possible_word, f)
+pub(crate) unsafe fn for_each_possible_cpu<T>(ptr: *const T, mut f: impl FnMut(*const T)) {
+    for_each_cpu_in(ptr, possible_word, |_, p| f(p))
 }
 
 /// Calls `f` with the address of the instance of the per-CPU variable `ptr` of each CPU that
@@ -113,6 +117,15 @@ pub(crate) unsafe fn for_each_possible_cpu<T>(ptr: *const T, f: impl FnMut(*cons
 /// # Safety
 ///
 /// As [`for_each_possible_cpu`].
-pub(crate) unsafe fn for_each_counting_cpu<T>(ptr: *const T, f: impl FnMut(*const T)) {
+pub(crate) unsafe fn for_each_counting_cpu<T>(ptr: *const T, mut f: impl FnMut(*const T)) {
+    for_each_cpu_in(ptr, counting_word, |_, p| f(p))
+}
+
+/// As [`for_each_counting_cpu`], with each CPU's id: the per-CPU view of counters.
+///
+/// # Safety
+///
+/// As [`for_each_possible_cpu`].
+pub(crate) unsafe fn for_each_counting_cpu_id<T>(ptr: *const T, f: impl FnMut(usize, *const T)) {
     for_each_cpu_in(ptr, counting_word, f)
 }

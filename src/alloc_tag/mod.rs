@@ -163,6 +163,46 @@ impl AllocTag {
     }
 }
 
+impl AllocTag {
+    /// Calls `f` with each CPU that has run and its counters of this tag, as they were when read:
+    /// the per-CPU view, which adds up to [`AllocTag::read`]'s sum. Each is signed: memory freed
+    /// on another CPU than the one that allocated it leaves the first CPU's figures positive and
+    /// the other's negative. Nothing for a tag without counters.
+    pub(crate) fn for_each_cpu(&self, mut f: impl FnMut(usize, Share)) {
+        let counters = self.counters();
+        if counters.is_null() {
+            return;
+        }
+        // SAFETY: By the type invariant `counters` is a `__percpu` address of live counters.
+        unsafe {
+            percpu::for_each_counting_cpu_id(counters, |cpu, c| {
+                // SAFETY: `c` is one CPU's instance of the live counters, read once, volatile,
+                // as in `sum_counters`.
+                let (bytes, calls) = (
+                    ptr::read_volatile(&raw const (*c).bytes),
+                    ptr::read_volatile(&raw const (*c).calls),
+                );
+                f(
+                    cpu,
+                    Share {
+                        bytes: bytes as i64,
+                        calls: calls as i64,
+                    },
+                )
+            })
+        }
+    }
+}
+
+/// One CPU's share of a tag's counters (C's `u64`s, read as the signed values they are).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Share {
+    /// Bytes allocated on the CPU less bytes freed on it.
+    pub(crate) bytes: i64,
+    /// Allocations made on the CPU less those freed on it.
+    pub(crate) calls: i64,
+}
+
 /// Sums per-CPU counters over the CPUs that have run: only its own CPU adds to an instance
 /// (`this_cpu_add()`), so the others' hold the zeros that `alloc_percpu()` (or the per-CPU
 /// area's copy of a static tag's zeroed counters) gave them.

@@ -9,6 +9,12 @@
 //! - `ALLOCINFO_IOC_GET_AT`: the `pos`-th tag (from 0) of those matching a filter, in
 //!   `/proc/allocinfo`'s order; the filter is kept for `GET_NEXT`.
 //! - `ALLOCINFO_IOC_GET_NEXT`: the next matching tag; without a `GET_AT` before it, the first.
+//! - `ALLOCINFO_IOC_GET_SPLIT`, alloctag's: `GET_AT` (or, with `ALLOCINFO_SPLIT_NEXT`,
+//!   `GET_NEXT`) that also writes the tag's figures split by CPU ([`super::split`]) to a user
+//!   array, and can keep only the tags holding at least some bytes on one CPU. Its split and
+//!   filter are kept as `GET_AT`'s filter is, for its `_NEXT` and for `GET_NEXT`; a `GET_AT`
+//!   drops them. `nr` 0 asks for the array's length and changes nothing; a shorter array is
+//!   `EINVAL`, checked before anything changes, as are the split, its CPU and unknown flags.
 //!
 //! Each open file has its own position, apart from `read()`'s. The registry is read-locked
 //! only while tags are looked at, never while user memory is copied. Edge cases are
@@ -21,13 +27,16 @@
 //! past the tag it found; so an answer that cannot be written out (`EFAULT`: a read-only
 //! buffer) leaves the filter and position changed, and that tag is skipped.
 
-use super::filter::{copy_name, Filter};
+use super::{
+    filter::{copy_name, Filter},
+    split::Split,
+};
 use crate::{
     alloc_tag::{AllocTag, ALLOC_TAGS},
     codetag::{self, Cursor},
 };
 use core::mem::{offset_of, size_of};
-use kernel::{bindings, prelude::*, uaccess::UserSlice};
+use kernel::{alloc::flags::GFP_KERNEL_ACCOUNT, bindings, prelude::*, uaccess::UserSlice};
 
 /// Makes an ioctl number as the `_IOC()` macro of include/uapi/asm-generic/ioctl.h does.
 const fn ioc(dir: u32, nr: u32, size: usize) -> u32 {
@@ -46,6 +55,12 @@ const IOC_GET_AT: u32 = ioc(
 );
 /// `ALLOCINFO_IOC_GET_NEXT`.
 const IOC_GET_NEXT: u32 = ioc(IOC_READ, 2, size_of::<bindings::allocinfo_tag_data>());
+/// `ALLOCINFO_IOC_GET_SPLIT`.
+const IOC_GET_SPLIT: u32 = ioc(
+    IOC_READ | IOC_WRITE,
+    3,
+    size_of::<bindings::allocinfo_get_split>(),
+);
 
 /// Where the ioctls of one open file stand.
 pub(crate) struct IoctlState {
@@ -53,8 +68,10 @@ pub(crate) struct IoctlState {
     positioned: bool,
     /// The position after the last tag returned.
     at: Cursor,
-    /// The filter of the last `GET_AT` that got past its checks.
+    /// The filter of the last `GET_AT` or `GET_SPLIT` that got past its checks.
     filter: Filter,
+    /// The split of the last `GET_SPLIT` that got past its checks, unless a `GET_AT` came after.
+    split: Option<Split>,
 }
 
 impl IoctlState {
@@ -64,6 +81,7 @@ impl IoctlState {
             positioned: false,
             at: Cursor::START,
             filter: Filter::all(),
+            split: None,
         }
     }
 
@@ -73,6 +91,7 @@ impl IoctlState {
             IOC_CONTENT_ID => content_id(arg),
             IOC_GET_AT => self.get_at(arg),
             IOC_GET_NEXT => self.get_next(arg),
+            IOC_GET_SPLIT => self.get_split(arg),
             // procfs turns it into ENOTTY for user space.
             _ => Err(ENOIOCTLCMD),
         }
@@ -87,36 +106,9 @@ impl IoctlState {
             .read_slice(params.bytes_mut())?;
         let filter = Filter::new(&params.get().filter)?;
         let pos = params.get().pos;
-        {
-            let Some(handle) = ALLOC_TAGS.handle() else {
-                return Err(ENOENT);
-            };
-            let registry = codetag::read();
-            if pos >= registry.count(handle) as u64 {
-                return Err(ENOENT);
-            }
-            self.filter = filter;
-            let mut tags = registry.tags(handle, Cursor::START);
-            let mut skip = pos;
-            let found = loop {
-                let Some(tag) = tags.next() else {
-                    break None;
-                };
-                let mut counters = None;
-                if self.filter.matches(tag, &mut counters) {
-                    if skip == 0 {
-                        break Some((tag, counters));
-                    }
-                    skip -= 1;
-                }
-            };
-            self.at = tags.cursor();
-            let Some((tag, counters)) = found else {
-                return Err(ENOENT);
-            };
-            fill(&mut params.get_mut().data, tag, counters);
-            self.positioned = true;
-        }
+        self.find(Some((pos, filter, None)), |tag, counters| {
+            fill(&mut params.get_mut().data, tag, counters)
+        })?;
         UserSlice::new(arg, size_of::<bindings::allocinfo_get_at>())
             .writer()
             .write_slice(params.bytes())
@@ -126,35 +118,114 @@ impl IoctlState {
     /// write it (`EFAULT`) skips that tag.
     fn get_next(&mut self, arg: usize) -> Result {
         let mut data = Zeroed::<bindings::allocinfo_tag_data>::new();
-        {
-            let Some(handle) = ALLOC_TAGS.handle() else {
-                return Err(ENOENT);
-            };
-            let registry = codetag::read();
-            if !self.positioned {
-                self.at = Cursor::START;
-                self.positioned = true;
-            }
-            let mut tags = registry.tags(handle, self.at);
-            let found = loop {
-                let Some(tag) = tags.next() else {
-                    break None;
-                };
-                let mut counters = None;
-                if self.filter.matches(tag, &mut counters) {
-                    break Some((tag, counters));
-                }
-            };
-            self.at = tags.cursor();
-            let Some((tag, counters)) = found else {
-                self.positioned = false;
-                return Err(ENOENT);
-            };
-            fill(data.get_mut(), tag, counters);
-        }
+        self.find(None, |tag, counters| fill(data.get_mut(), tag, counters))?;
         UserSlice::new(arg, size_of::<bindings::allocinfo_tag_data>())
             .writer()
             .write_slice(data.bytes())
+    }
+
+    /// `GET_SPLIT`: as `GET_AT`, or with `ALLOCINFO_SPLIT_NEXT` as `GET_NEXT`, and the tag's
+    /// shares written to the user's array before the answer. The array is allocated before the
+    /// registry is locked, charged to the caller, `nr_cpu_ids` entries of 16 bytes, freed on
+    /// return.
+    fn get_split(&mut self, arg: usize) -> Result {
+        let mut params = Zeroed::<bindings::allocinfo_get_split>::new();
+        UserSlice::new(arg, size_of::<bindings::allocinfo_get_split>())
+            .reader()
+            .read_slice(params.bytes_mut())?;
+        let p = params.get();
+        if p.flags & !bindings::ALLOCINFO_SPLIT_NEXT != 0 {
+            return Err(EINVAL);
+        }
+        let next = p.flags & bindings::ALLOCINFO_SPLIT_NEXT != 0;
+        let (split, at) = if next {
+            (self.split.ok_or(EINVAL)?, None)
+        } else {
+            let split = Split::new(p)?;
+            (split, Some((p.pos, Filter::new(&p.filter)?, Some(split))))
+        };
+        let width = split.width();
+        let (room, entries) = (p.nr as usize, p.entries as usize);
+        if room == 0 {
+            params.get_mut().nr = width as u32;
+            return UserSlice::new(arg, size_of::<bindings::allocinfo_get_split>())
+                .writer()
+                .write_slice(params.bytes());
+        }
+        if room < width {
+            return Err(EINVAL);
+        }
+        let len = width * size_of::<bindings::allocinfo_split_entry>();
+        let mut shares = KVec::from_elem(0u8, len, GFP_KERNEL_ACCOUNT)?;
+        self.find(at, |tag, counters| {
+            fill(&mut params.get_mut().data, tag, counters);
+            split.fill(tag, &mut shares);
+        })?;
+        params.get_mut().nr = width as u32;
+        UserSlice::new(entries, len).writer().write_slice(&shares)?;
+        UserSlice::new(arg, size_of::<bindings::allocinfo_get_split>())
+            .writer()
+            .write_slice(params.bytes())
+    }
+
+    /// Finds the `pos`-th tag matching a new filter and split (`GET_AT`), which it keeps, or,
+    /// with `at` `None`, the next match after the position (`GET_NEXT`), and calls `found` with
+    /// it under the registry's read lock. Moves the position past the tag; `ENOENT` past the
+    /// end, after which the next search starts again from the first match. A `pos` at or
+    /// beyond the number of tags changes nothing.
+    fn find(
+        &mut self,
+        at: Option<(u64, Filter, Option<Split>)>,
+        found: impl FnOnce(&AllocTag, Option<crate::alloc_tag::Counters>),
+    ) -> Result {
+        let Some(handle) = ALLOC_TAGS.handle() else {
+            return Err(ENOENT);
+        };
+        let registry = codetag::read();
+        let mut skip = 0;
+        let next = at.is_none();
+        match at {
+            Some((pos, filter, split)) => {
+                if pos >= registry.count(handle) as u64 {
+                    return Err(ENOENT);
+                }
+                self.filter = filter;
+                self.split = split;
+                self.at = Cursor::START;
+                skip = pos;
+            }
+            None if !self.positioned => {
+                self.at = Cursor::START;
+                self.positioned = true;
+            }
+            None => {}
+        }
+        let mut tags = registry.tags(handle, self.at);
+        let hit = loop {
+            let Some(tag) = tags.next() else {
+                break None;
+            };
+            let mut counters = None;
+            if self.filter.matches(tag, &mut counters)
+                && self.split.as_ref().is_none_or(|s| s.matches(tag))
+            {
+                if skip == 0 {
+                    break Some((tag, counters));
+                }
+                skip -= 1;
+            }
+        };
+        self.at = tags.cursor();
+        let Some((tag, counters)) = hit else {
+            // `GET_NEXT` starts again from the first match; `GET_AT` leaves the flag as it was.
+            if next {
+                self.positioned = false;
+            }
+            return Err(ENOENT);
+        };
+        self.positioned = true;
+        found(tag, counters);
+        Ok(())
     }
 }
 
@@ -221,6 +292,9 @@ unsafe impl Abi for bindings::allocinfo_content_id {}
 unsafe impl Abi for bindings::allocinfo_tag_data {}
 // SAFETY: As for `allocinfo_tag_data`, with a `__u64` and the filter's integers and arrays.
 unsafe impl Abi for bindings::allocinfo_get_at {}
+// SAFETY: As for `allocinfo_get_at`, with `__u32`, `__s32`, `__s64` and `__u64` fields that
+// fill the gap between the filter and the answer (offsets checked below).
+unsafe impl Abi for bindings::allocinfo_get_split {}
 
 // The numbers mainline's header gives on x86_64 (and every 64-bit ABI), checked as the kernel
 // builds: a field moved or resized, implicit padding (each struct's fields fill it), or an
@@ -251,6 +325,19 @@ const _: () = {
     assert!(IOC_CONTENT_ID == 0x8008_a600);
     assert!(IOC_GET_AT == 0xc1d0_a601);
     assert!(IOC_GET_NEXT == 0x80e0_a602);
+    {
+        use bindings::{allocinfo_get_split as Split, allocinfo_split_entry as Entry};
+        assert!(size_of::<Entry>() == 16 && offset_of!(Entry, bytes) == 0);
+        assert!(offset_of!(Entry, calls) == 8);
+        assert!(offset_of!(Split, pos) == 0 && offset_of!(Split, filter) == 8);
+        assert!(offset_of!(Split, by) == 240 && offset_of!(Split, flags) == 244);
+        assert!(offset_of!(Split, at) == 248 && offset_of!(Split, nr) == 252);
+        assert!(offset_of!(Split, min_at) == 256 && offset_of!(Split, entries) == 264);
+        assert!(offset_of!(Split, data) == 272 && size_of::<Split>() == 496);
+        assert!(IOC_GET_SPLIT == 0xc1f0_a603);
+        assert!(bindings::ALLOCINFO_SPLIT_CPU == 0 && bindings::ALLOCINFO_SPLIT_NODE == 1);
+        assert!(bindings::ALLOCINFO_SPLIT_NEXT == 1);
+    }
     assert!(super::filter::STR_SIZE == bindings::ALLOCINFO_STR_SIZE as usize);
     assert!(super::filter::MASKS == 0xff);
 };

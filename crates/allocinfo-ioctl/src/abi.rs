@@ -103,11 +103,61 @@ pub struct AllocinfoGetAt {
     pub data: AllocinfoTagData,
 }
 
+/// alloctag's `ALLOCINFO_SPLIT_CPU`: a tag's counters as each CPU counted
+/// them, CPU 0 to `nr_cpu_ids - 1`.
+pub const ALLOCINFO_SPLIT_CPU: u32 = 0;
+/// alloctag's `ALLOCINFO_SPLIT_NODE`: by the node of the memory, node 0 to
+/// `nr_node_ids - 1` (`EOPNOTSUPP` while the kernel has no per-node counting).
+pub const ALLOCINFO_SPLIT_NODE: u32 = 1;
+/// `__ALLOCINFO_SPLIT_LAST`.
+pub const __ALLOCINFO_SPLIT_LAST: u32 = ALLOCINFO_SPLIT_NODE;
+/// `ALLOCINFO_SPLIT_NEXT`, `GET_SPLIT`'s flag: the next match after the
+/// last, with the kept filter and split, as `GET_NEXT`.
+pub const ALLOCINFO_SPLIT_NEXT: u32 = 1 << 0;
+
+/// `struct allocinfo_split_entry`: one CPU's or node's share of a tag.
+/// Signed: memory freed on another CPU than the one that allocated it
+/// leaves the first positive and the second negative; shares add up to the
+/// tag's figures.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AllocinfoSplitEntry {
+    pub bytes: i64,
+    pub calls: i64,
+}
+
+/// `struct allocinfo_get_split`, alloctag's `GET_SPLIT`: in `pos`, `filter`,
+/// `by`, `flags`, `at`, `min_at`, `nr` and `entries`; out `nr` and `data`,
+/// and `nr` entries at `entries`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AllocinfoGetSplit {
+    /// As `GET_AT`'s; not read with `ALLOCINFO_SPLIT_NEXT`.
+    pub pos: u64,
+    /// As `GET_AT`'s, kept; not read with `ALLOCINFO_SPLIT_NEXT`.
+    pub filter: AllocinfoFilter,
+    /// `ALLOCINFO_SPLIT_*`, kept.
+    pub by: u32,
+    /// `ALLOCINFO_SPLIT_NEXT` or 0.
+    pub flags: u32,
+    /// A CPU or node, or -1: with one, only tags holding at least `min_at`
+    /// bytes there. Kept.
+    pub at: i32,
+    /// In: room at `entries`; 0 asks for the length and changes nothing.
+    /// Out: entries written. Fewer than needed is `EINVAL`.
+    pub nr: u32,
+    pub min_at: i64,
+    /// User address of `nr` [`AllocinfoSplitEntry`].
+    pub entries: u64,
+    pub data: AllocinfoTagData,
+}
+
 /// `ALLOCINFO_IOC_BASE`, the ioctl magic.
 pub const ALLOCINFO_IOC_BASE: u32 = 0xA6;
 pub const _ALLOCINFO_IOC_CONTENT_ID: u32 = 0;
 pub const _ALLOCINFO_IOC_GET_AT: u32 = 1;
 pub const _ALLOCINFO_IOC_GET_NEXT: u32 = 2;
+pub const _ALLOCINFO_IOC_GET_SPLIT: u32 = 3;
 
 /// The type of ioctl(2)'s request argument (`unsigned long` in glibc, `int`
 /// in musl).
@@ -126,6 +176,10 @@ pub const ALLOCINFO_IOC_GET_AT: Request =
 #[cfg(target_os = "linux")]
 pub const ALLOCINFO_IOC_GET_NEXT: Request =
     libc::_IOR::<AllocinfoTagData>(ALLOCINFO_IOC_BASE, _ALLOCINFO_IOC_GET_NEXT);
+/// `_IOWR(ALLOCINFO_IOC_BASE, _ALLOCINFO_IOC_GET_SPLIT, struct allocinfo_get_split)`
+#[cfg(target_os = "linux")]
+pub const ALLOCINFO_IOC_GET_SPLIT: Request =
+    libc::_IOWR::<AllocinfoGetSplit>(ALLOCINFO_IOC_BASE, _ALLOCINFO_IOC_GET_SPLIT);
 
 impl AllocinfoTag {
     /// All names empty, line 0.

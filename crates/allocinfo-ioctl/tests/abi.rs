@@ -42,6 +42,18 @@ fn rust_layout() -> Vec<(String, u64)> {
         [mask, fields, min_size, max_size, inaccurate]
     );
     layout!(v, "allocinfo_get_at", AllocinfoGetAt, [pos, filter, data]);
+    layout!(
+        v,
+        "allocinfo_split_entry",
+        AllocinfoSplitEntry,
+        [bytes, calls]
+    );
+    layout!(
+        v,
+        "allocinfo_get_split",
+        AllocinfoGetSplit,
+        [pos, filter, by, flags, at, nr, min_at, entries, data]
+    );
     v
 }
 
@@ -83,6 +95,11 @@ fn rust_numbers() -> Vec<(String, u64)> {
         ("ALLOCINFO_IOC_CONTENT_ID", number(ALLOCINFO_IOC_CONTENT_ID)),
         ("ALLOCINFO_IOC_GET_AT", number(ALLOCINFO_IOC_GET_AT)),
         ("ALLOCINFO_IOC_GET_NEXT", number(ALLOCINFO_IOC_GET_NEXT)),
+        ("ALLOCINFO_IOC_GET_SPLIT", number(ALLOCINFO_IOC_GET_SPLIT)),
+        ("ALLOCINFO_SPLIT_CPU", ALLOCINFO_SPLIT_CPU.into()),
+        ("ALLOCINFO_SPLIT_NODE", ALLOCINFO_SPLIT_NODE.into()),
+        ("__ALLOCINFO_SPLIT_LAST", __ALLOCINFO_SPLIT_LAST.into()),
+        ("ALLOCINFO_SPLIT_NEXT", ALLOCINFO_SPLIT_NEXT.into()),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v))
@@ -124,6 +141,15 @@ fn layout_matches_the_header_as_written_down() {
         ("sizeof allocinfo_get_at", 464), ("alignof allocinfo_get_at", 8),
         ("offsetof allocinfo_get_at.pos", 0), ("offsetof allocinfo_get_at.filter", 8),
         ("offsetof allocinfo_get_at.data", 240),
+        ("sizeof allocinfo_split_entry", 16), ("alignof allocinfo_split_entry", 8),
+        ("offsetof allocinfo_split_entry.bytes", 0), ("offsetof allocinfo_split_entry.calls", 8),
+        ("sizeof allocinfo_get_split", 496), ("alignof allocinfo_get_split", 8),
+        ("offsetof allocinfo_get_split.pos", 0), ("offsetof allocinfo_get_split.filter", 8),
+        ("offsetof allocinfo_get_split.by", 240), ("offsetof allocinfo_get_split.flags", 244),
+        ("offsetof allocinfo_get_split.at", 248), ("offsetof allocinfo_get_split.nr", 252),
+        ("offsetof allocinfo_get_split.min_at", 256),
+        ("offsetof allocinfo_get_split.entries", 264),
+        ("offsetof allocinfo_get_split.data", 272),
     ];
     let actual = rust_layout();
     assert_eq!(actual.len(), expected.len());
@@ -140,6 +166,7 @@ fn numbers_match_the_header_as_written_down() {
     assert_eq!(number(ALLOCINFO_IOC_CONTENT_ID), 0x8008_A600);
     assert_eq!(number(ALLOCINFO_IOC_GET_AT), 0xC1D0_A601);
     assert_eq!(number(ALLOCINFO_IOC_GET_NEXT), 0x80E0_A602);
+    assert_eq!(number(ALLOCINFO_IOC_GET_SPLIT), 0xC1F0_A603);
     let ioc = |dir: u64, nr: u64, size: usize| dir << 30 | (size as u64) << 16 | 0xA6 << 8 | nr;
     assert_eq!(
         number(ALLOCINFO_IOC_CONTENT_ID),
@@ -152,6 +179,10 @@ fn numbers_match_the_header_as_written_down() {
     assert_eq!(
         number(ALLOCINFO_IOC_GET_NEXT),
         ioc(2, 2, size_of::<AllocinfoTagData>())
+    );
+    assert_eq!(
+        number(ALLOCINFO_IOC_GET_SPLIT),
+        ioc(3, 3, size_of::<AllocinfoGetSplit>())
     );
     assert_eq!(
         [

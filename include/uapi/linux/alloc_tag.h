@@ -86,9 +86,47 @@ struct allocinfo_get_at {
 	struct allocinfo_tag_data data;	/* out */
 };
 
+/*
+ * alloctag's: one tag's figures split by CPU or by NUMA node
+ * (ALLOCINFO_IOC_GET_SPLIT), beside mainline's ioctls.
+ */
+enum {
+	/* the counters of each CPU, as counted on it, from CPU 0 to nr_cpu_ids - 1 */
+	ALLOCINFO_SPLIT_CPU,
+	/* by the node of the memory, from node 0 to nr_node_ids - 1 */
+	ALLOCINFO_SPLIT_NODE,
+	__ALLOCINFO_SPLIT_LAST = ALLOCINFO_SPLIT_NODE
+};
+
+/* GET_SPLIT's flags */
+#define ALLOCINFO_SPLIT_NEXT	(1 << 0)	/* the next match, as GET_NEXT */
+
+/*
+ * One CPU's or node's share of a tag. Signed: memory freed on another CPU
+ * than the one that allocated it leaves the first positive and the second
+ * negative; the shares add up to the tag's figures.
+ */
+struct allocinfo_split_entry {
+	__s64 bytes;
+	__s64 calls;
+};
+
+struct allocinfo_get_split {
+	__u64 pos;			/* in: as GET_AT's; not read with _NEXT */
+	struct allocinfo_filter filter;	/* in: as GET_AT's, kept; not read with _NEXT */
+	__u32 by;			/* in: ALLOCINFO_SPLIT_*; kept */
+	__u32 flags;			/* in: ALLOCINFO_SPLIT_NEXT or 0 */
+	__s32 at;			/* in: a CPU or node, or -1; kept */
+	__u32 nr;			/* in: room in entries; out: entries written */
+	__s64 min_at;			/* in: with at >= 0, only tags holding at least this many bytes there; kept */
+	__u64 entries;			/* in: user address of nr struct allocinfo_split_entry */
+	struct allocinfo_tag_data data;	/* out */
+};
+
 #define _ALLOCINFO_IOC_CONTENT_ID	0
 #define _ALLOCINFO_IOC_GET_AT		1
 #define _ALLOCINFO_IOC_GET_NEXT		2
+#define _ALLOCINFO_IOC_GET_SPLIT	3	/* alloctag's */
 
 #define ALLOCINFO_IOC_BASE		0xA6
 #define ALLOCINFO_IOC_CONTENT_ID	_IOR(ALLOCINFO_IOC_BASE, _ALLOCINFO_IOC_CONTENT_ID, \
@@ -97,5 +135,7 @@ struct allocinfo_get_at {
 					      struct allocinfo_get_at)
 #define ALLOCINFO_IOC_GET_NEXT		_IOR(ALLOCINFO_IOC_BASE, _ALLOCINFO_IOC_GET_NEXT, \
 					     struct allocinfo_tag_data)
+#define ALLOCINFO_IOC_GET_SPLIT		_IOWR(ALLOCINFO_IOC_BASE, _ALLOCINFO_IOC_GET_SPLIT, \
+					      struct allocinfo_get_split)
 
 #endif /* _UAPI_LINUX_ALLOC_TAG_H */

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `ALLOCINFO_IOC_GET_SPLIT`'s view of a tag: its figures split by CPU or by NUMA node,
+//! without summing, and the filter on one CPU's or node's share ("sites holding at least N
+//! bytes on CPU 3").
+//!
+//! C header: [`include/uapi/linux/alloc_tag.h`](srctree/include/uapi/linux/alloc_tag.h)
+//!
+//! By CPU, the shares are the tag's per-CPU counters as each CPU counted them, from CPU 0 to
+//! `nr_cpu_ids - 1`: a CPU that never ran (or is not possible) has zeros, as its counters do. They
+//! add up to the tag's figures in `/proc/allocinfo` when read at once; a read races with the
+//! hooks as the file's does. By node is refused with `EOPNOTSUPP` while no per-node counting
+//! exists (include/uapi/linux/alloc_tag.h keeps the number).
+
+use crate::{
+    alloc_tag::{AllocTag, Share},
+    percpu,
+};
+use kernel::{bindings, prelude::*};
+
+/// A request's split: how the shares are made, and its filter on one share.
+///
+/// # Invariants
+///
+/// `at`'s index is below [`Split::width`].
+#[derive(Clone, Copy)]
+pub(crate) struct Split {
+    /// Only tags holding at least `.1` bytes at CPU `.0`.
+    at: Option<(usize, i64)>,
+}
+
+impl Split {
+    /// Checks a request from user space, changing nothing: `EINVAL` for an unknown split, or a
+    /// CPU beyond the split's width; `EOPNOTSUPP` for the node split, which needs per-node
+    /// counting.
+    pub(crate) fn new(raw: &bindings::allocinfo_get_split) -> Result<Self> {
+        let by = raw.by;
+        if by == bindings::ALLOCINFO_SPLIT_NODE {
+            // The kernel crate of 6.12 names no `EOPNOTSUPP`.
+            return Err(Error::from_errno(-(bindings::EOPNOTSUPP as i32)));
+        }
+        if by != bindings::ALLOCINFO_SPLIT_CPU {
+            return Err(EINVAL);
+        }
+        let at = match raw.at {
+            -1 => None,
+            i if i >= 0 && (i as usize) < percpu::nr_cpu_ids() => Some((i as usize, raw.min_at)),
+            _ => return Err(EINVAL),
+        };
+        // INVARIANT: `at`'s index was checked against the width of the CPU split.
+        Ok(Self { at })
+    }
+
+    /// Returns the number of shares of a tag: `nr_cpu_ids`.
+    pub(crate) fn width(&self) -> usize {
+        percpu::nr_cpu_ids()
+    }
+
+    /// Returns whether `tag` holds at least the filter's bytes at its CPU; true without one.
+    pub(crate) fn matches(&self, tag: &AllocTag) -> bool {
+        let Some((at, min)) = self.at else {
+            return true;
+        };
+        let mut bytes = 0;
+        tag.for_each_cpu(|cpu, share| {
+            if cpu == at {
+                bytes = share.bytes;
+            }
+        });
+        bytes >= min
+    }
+
+    /// Fills `out`, [`Split::width`] `struct allocinfo_split_entry`s as bytes (two native
+    /// `__s64`, bytes then calls: layout checked in [`super::ioctl`]), with `tag`'s shares.
+    pub(crate) fn fill(&self, tag: &AllocTag, out: &mut [u8]) {
+        const ENTRY: usize = 16;
+        out.fill(0);
+        tag.for_each_cpu(|cpu, Share { bytes, calls }| {
+            if let Some(e) = out.get_mut(cpu * ENTRY..(cpu + 1) * ENTRY) {
+                e[..8].copy_from_slice(&bytes.to_ne_bytes());
+                e[8..].copy_from_slice(&calls.to_ne_bytes());
+            }
+        });
+    }
+}
