@@ -157,9 +157,9 @@ impl IoctlState {
         }
         let len = width * size_of::<bindings::allocinfo_split_entry>();
         let mut shares = KVec::from_elem(0u8, len, GFP_KERNEL_ACCOUNT)?;
-        self.find(at, |tag, counters| {
-            fill(&mut params.get_mut().data, tag, counters);
-            split.fill(tag, &mut shares);
+        self.find(at, |tag, _| {
+            let sum = split.fill(tag, &mut shares);
+            fill(&mut params.get_mut().data, tag, Some(sum));
         })?;
         params.get_mut().nr = width as u32;
         UserSlice::new(entries, len).writer().write_slice(&shares)?;

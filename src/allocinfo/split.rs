@@ -7,13 +7,13 @@
 //! C header: [`include/uapi/linux/alloc_tag.h`](srctree/include/uapi/linux/alloc_tag.h)
 //!
 //! By CPU, the shares are the tag's per-CPU counters as each CPU counted them, from CPU 0 to
-//! `nr_cpu_ids - 1`: a CPU that never ran (or is not possible) has zeros, as its counters do. They
-//! add up to the tag's figures in `/proc/allocinfo` when read at once; a read races with the
-//! hooks as the file's does. By node is refused with `EOPNOTSUPP` while no per-node counting
+//! `nr_cpu_ids - 1`: a CPU that never ran (or is not possible) has zeros, as its counters do. The
+//! answer's counter is their sum, read once: a tag's shares add up to it exactly, however the
+//! hooks count meanwhile. By node is refused with `EOPNOTSUPP` while no per-node counting
 //! exists (include/uapi/linux/alloc_tag.h keeps the number).
 
 use crate::{
-    alloc_tag::{AllocTag, Share},
+    alloc_tag::{AllocTag, Counters, Share},
     percpu,
 };
 use kernel::{bindings, prelude::*};
@@ -71,15 +71,21 @@ impl Split {
     }
 
     /// Fills `out`, [`Split::width`] `struct allocinfo_split_entry`s as bytes (two native
-    /// `__s64`, bytes then calls: layout checked in [`super::ioctl`]), with `tag`'s shares.
-    pub(crate) fn fill(&self, tag: &AllocTag, out: &mut [u8]) {
+    /// `__s64`, bytes then calls: layout checked in [`super::ioctl`]), with `tag`'s shares, and
+    /// returns their sum: the answer's counter, so that its shares add up to it exactly although
+    /// the hooks count on meanwhile.
+    pub(crate) fn fill(&self, tag: &AllocTag, out: &mut [u8]) -> Counters {
         const ENTRY: usize = 16;
+        let mut sum = Counters::default();
         out.fill(0);
         tag.for_each_cpu(|cpu, Share { bytes, calls }| {
             if let Some(e) = out.get_mut(cpu * ENTRY..(cpu + 1) * ENTRY) {
                 e[..8].copy_from_slice(&bytes.to_ne_bytes());
                 e[8..].copy_from_slice(&calls.to_ne_bytes());
+                sum.bytes = sum.bytes.wrapping_add(bytes);
+                sum.calls = sum.calls.wrapping_add(calls as u64);
             }
         });
+        sum
     }
 }
