@@ -115,8 +115,8 @@ static void walk(int fd, int at, long long min, const char *module, const char *
 	p.min_at = min;
 	if (module) {
 		p.filter.mask = ALLOCINFO_FILTER_MASK_MODNAME | ALLOCINFO_FILTER_MASK_FUNCTION;
-		strncpy(p.filter.fields.modname, module, ALLOCINFO_STR_SIZE - 1);
-		strncpy(p.filter.fields.function, function, ALLOCINFO_STR_SIZE - 1);
+		snprintf(p.filter.fields.modname, ALLOCINFO_STR_SIZE, "%s", module);
+		snprintf(p.filter.fields.function, ALLOCINFO_STR_SIZE, "%s", function);
 	}
 	for (;;) {
 		entries[n].bytes = entries[n].calls = CANARY;
