@@ -26,10 +26,10 @@ pub fn series_files() -> Vec<String> {
             while let Some(line) = lines.next() {
                 if let Some(f) = line.strip_prefix("--- a/") {
                     files.push(f.to_string());
-                } else if line == "--- /dev/null" {
-                    if let Some(f) = lines.peek().and_then(|l| l.strip_prefix("+++ b/")) {
-                        created.push(f.to_string());
-                    }
+                } else if line == "--- /dev/null"
+                    && let Some(f) = lines.peek().and_then(|l| l.strip_prefix("+++ b/"))
+                {
+                    created.push(f.to_string());
                 }
             }
         }
