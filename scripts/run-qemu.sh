@@ -12,7 +12,9 @@
 # shows no oops, BUG, WARNING, panic, lockdep or KASAN report; 1 otherwise,
 # saying why. The console is copied to LOG and, with VERBOSE=1, to stdout.
 # QEMU_TIMEOUT (seconds, default 300) bounds the run; QEMU_SMP (default 2)
-# is the number of vCPUs; QEMU_TCG_THREAD (single or multi, default single)
+# is the number of vCPUs; QEMU_NUMA=N (x86_64) splits them and the 2 GiB of
+# memory into N NUMA nodes, node i having CPUs i*SMP/N to (i+1)*SMP/N - 1,
+# which the guest learns from ACPI's SRAT; QEMU_TCG_THREAD (single or multi, default single)
 # is TCG's threading (the KCSAN boot's vCPUs must run at once). With QEMU_FAULT_INJECTION=1 (the fail-nth boot) the
 # reports that an injected allocation failure makes by design, warn_alloc()'s
 # "page allocation failure" and "vmalloc error" with their stack traces, are
@@ -31,6 +33,17 @@ smp=${QEMU_SMP:-2}
 case "$smp" in '' | *[!0-9]* | 0) die "QEMU_SMP must be a positive number, not '$smp'" ;; esac
 tcg_thread=${QEMU_TCG_THREAD:-single}
 case "$tcg_thread" in single | multi) ;; *) die "QEMU_TCG_THREAD must be single or multi, not '$tcg_thread'" ;; esac
+numa=()
+if [ -n "${QEMU_NUMA:-}" ]; then
+	nodes=$QEMU_NUMA
+	case "$nodes" in '' | *[!0-9]* | 0) die "QEMU_NUMA must be a positive number, not '$nodes'" ;; esac
+	[ $((smp % nodes)) = 0 ] || die "QEMU_NUMA=$nodes does not divide QEMU_SMP=$smp"
+	[ $((2048 % nodes)) = 0 ] || die "QEMU_NUMA=$nodes does not divide 2048 MiB"
+	for ((i = 0; i < nodes; i++)); do
+		numa+=(-object "memory-backend-ram,id=m$i,size=$((2048 / nodes))M"
+			-numa "node,nodeid=$i,cpus=$((i * smp / nodes))-$(((i + 1) * smp / nodes - 1)),memdev=m$i")
+	done
+fi
 
 # Single-threaded TCG unless asked: multi-threaded TCG was seen to oops while
 # the kernel patched a static key, and our sysctl flips one. KCSAN needs
@@ -51,7 +64,7 @@ case "$(file -bL "$kernel")" in
 *)
 	append="console=ttyS0 panic=-1 oops=panic $(tcg_clock_args) $(tcg_guest_args) $*"
 	qemu=(qemu-system-x86_64 -nodefaults -no-reboot -display none
-		-accel tcg,thread="$tcg_thread" -cpu max,la57=off -smp "$smp" -m 2G
+		-accel tcg,thread="$tcg_thread" -cpu max,la57=off -smp "$smp" -m 2G "${numa[@]}"
 		-bios qboot.rom -serial stdio
 		-kernel "$kernel" -initrd "$initrd" -append "$append")
 	;;

@@ -80,11 +80,7 @@ fn per_cpu_offset(_cpu: usize) -> usize {
 }
 
 /// Calls `f` with each CPU whose bit `word` sets and the address of its instance of `ptr`.
-fn for_each_cpu_in<T>(
-    ptr: *const T,
-    word: fn(usize) -> usize,
-    mut f: impl FnMut(usize, *const T),
-) {
+fn for_each_cpu_in<T>(ptr: *const T, word: fn(usize) -> usize, mut f: impl FnMut(usize, *const T)) {
     let ids = nr_cpu_ids();
     for i in 0..ids.div_ceil(BITS) {
         let mut bits = word(i);
@@ -128,4 +124,18 @@ pub(crate) unsafe fn for_each_counting_cpu<T>(ptr: *const T, mut f: impl FnMut(*
 /// As [`for_each_possible_cpu`].
 pub(crate) unsafe fn for_each_counting_cpu_id<T>(ptr: *const T, f: impl FnMut(usize, *const T)) {
     for_each_cpu_in(ptr, counting_word, f)
+}
+
+/// Returns the address of `cpu`'s instance of the per-CPU variable `ptr` if `cpu` has run since
+/// boot ([`for_each_counting_cpu`]); `None` for another CPU, whose instance holds zeros, or is
+/// not there.
+///
+/// # Safety
+///
+/// As [`for_each_possible_cpu`].
+pub(crate) unsafe fn on_counting_cpu<T>(ptr: *const T, cpu: usize) -> Option<*const T> {
+    if cpu >= nr_cpu_ids() || counting_word(cpu / BITS) & (1 << (cpu % BITS)) == 0 {
+        return None;
+    }
+    Some(ptr.wrapping_byte_add(per_cpu_offset(cpu)))
 }

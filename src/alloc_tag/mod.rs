@@ -164,6 +164,22 @@ impl AllocTag {
 }
 
 impl AllocTag {
+    /// Returns `cpu`'s counters of this tag, as [`AllocTag::for_each_cpu`] gives them: zero for a
+    /// CPU that never ran, or a tag without counters. Reads that CPU's alone.
+    pub(crate) fn share(&self, cpu: usize) -> Share {
+        let counters = self.counters();
+        if counters.is_null() {
+            return Share::default();
+        }
+        // SAFETY: By the type invariant `counters` is a `__percpu` address of live counters.
+        match unsafe { percpu::on_counting_cpu(counters, cpu) } {
+            // SAFETY: `c` is `cpu`'s instance of the live counters, read once, volatile, as in
+            // `sum_counters`.
+            Some(c) => unsafe { read_share(c) },
+            None => Share::default(),
+        }
+    }
+
     /// Calls `f` with each CPU that has run and its counters of this tag, as they were when read:
     /// the per-CPU view, which adds up to [`AllocTag::read`]'s sum. Each is signed: memory freed
     /// on another CPU than the one that allocated it leaves the first CPU's figures positive and
@@ -173,24 +189,32 @@ impl AllocTag {
         if counters.is_null() {
             return;
         }
+        let each = |cpu, c| {
+            // SAFETY: `for_each_counting_cpu_id` passes one CPU's instance of the live counters.
+            f(cpu, unsafe { read_share(c) })
+        };
         // SAFETY: By the type invariant `counters` is a `__percpu` address of live counters.
-        unsafe {
-            percpu::for_each_counting_cpu_id(counters, |cpu, c| {
-                // SAFETY: `c` is one CPU's instance of the live counters, read once, volatile,
-                // as in `sum_counters`.
-                let (bytes, calls) = (
-                    ptr::read_volatile(&raw const (*c).bytes),
-                    ptr::read_volatile(&raw const (*c).calls),
-                );
-                f(
-                    cpu,
-                    Share {
-                        bytes: bytes as i64,
-                        calls: calls as i64,
-                    },
-                )
-            })
-        }
+        unsafe { percpu::for_each_counting_cpu_id(counters, each) }
+    }
+}
+
+/// Reads one CPU's instance of a tag's counters. Its CPU updates them concurrently, so each is
+/// read once, volatile, as C's reader does.
+///
+/// # Safety
+///
+/// `c` must be one CPU's instance of live counters.
+unsafe fn read_share(c: *const bindings::alloc_tag_counters) -> Share {
+    // SAFETY: The caller guarantees that `c` points to live counters.
+    let (bytes, calls) = unsafe {
+        (
+            ptr::read_volatile(&raw const (*c).bytes),
+            ptr::read_volatile(&raw const (*c).calls),
+        )
+    };
+    Share {
+        bytes: bytes as i64,
+        calls: calls as i64,
     }
 }
 

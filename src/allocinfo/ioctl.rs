@@ -29,14 +29,19 @@
 
 use super::{
     filter::{copy_name, Filter},
-    split::Split,
+    split::{self, Split},
 };
 use crate::{
     alloc_tag::{AllocTag, ALLOC_TAGS},
     codetag::{self, Cursor},
 };
 use core::mem::{offset_of, size_of};
-use kernel::{alloc::flags::GFP_KERNEL_ACCOUNT, bindings, prelude::*, uaccess::UserSlice};
+use kernel::{
+    alloc::{flags::GFP_KERNEL_ACCOUNT, KVVec},
+    bindings,
+    prelude::*,
+    uaccess::UserSlice,
+};
 
 /// Makes an ioctl number as the `_IOC()` macro of include/uapi/asm-generic/ioctl.h does.
 const fn ioc(dir: u32, nr: u32, size: usize) -> u32 {
@@ -145,23 +150,28 @@ impl IoctlState {
             (split, Some((p.pos, Filter::new(&p.filter)?, Some(split))))
         };
         let width = split.width();
-        let (room, entries) = (p.nr as usize, p.entries as usize);
-        if room == 0 {
-            params.get_mut().nr = width as u32;
-            return UserSlice::new(arg, size_of::<bindings::allocinfo_get_split>())
+        // At most `NR_CPUS`: fits in `nr`.
+        let nr = width as u32;
+        if p.nr == 0 {
+            // Only `nr` is written: the rest of the caller's struct is left as it is.
+            return UserSlice::new(arg + offset_of!(bindings::allocinfo_get_split, nr), 4)
                 .writer()
-                .write_slice(params.bytes());
+                .write_slice(&nr.to_ne_bytes());
         }
-        if room < width {
+        if (p.nr as usize) < width {
             return Err(EINVAL);
         }
-        let len = width * size_of::<bindings::allocinfo_split_entry>();
-        let mut shares = KVec::from_elem(0u8, len, GFP_KERNEL_ACCOUNT)?;
+        // A 32-bit kernel's user addresses fit in `usize`; a larger one is no address.
+        let entries = usize::try_from(p.entries).map_err(|_| EFAULT)?;
+        // 16 bytes per CPU id: 128 KiB at `NR_CPUS` 8192, from vmalloc when kmalloc's pages
+        // are fragmented.
+        let len = width * split::ENTRY;
+        let mut shares = KVVec::from_elem(0u8, len, GFP_KERNEL_ACCOUNT)?;
         self.find(at, |tag, _| {
             let sum = split.fill(tag, &mut shares);
             fill(&mut params.get_mut().data, tag, Some(sum));
         })?;
-        params.get_mut().nr = width as u32;
+        params.get_mut().nr = nr;
         UserSlice::new(entries, len).writer().write_slice(&shares)?;
         UserSlice::new(arg, size_of::<bindings::allocinfo_get_split>())
             .writer()
@@ -207,7 +217,7 @@ impl IoctlState {
             };
             let mut counters = None;
             if self.filter.matches(tag, &mut counters)
-                && self.split.as_ref().is_none_or(|s| s.matches(tag))
+                && self.split.as_ref().map_or(true, |s| s.matches(tag))
             {
                 if skip == 0 {
                     break Some((tag, counters));
@@ -327,7 +337,7 @@ const _: () = {
     assert!(IOC_GET_NEXT == 0x80e0_a602);
     {
         use bindings::{allocinfo_get_split as Split, allocinfo_split_entry as Entry};
-        assert!(size_of::<Entry>() == 16 && offset_of!(Entry, bytes) == 0);
+        assert!(size_of::<Entry>() == split::ENTRY && offset_of!(Entry, bytes) == 0);
         assert!(offset_of!(Entry, calls) == 8);
         assert!(offset_of!(Split, pos) == 0 && offset_of!(Split, filter) == 8);
         assert!(offset_of!(Split, by) == 240 && offset_of!(Split, flags) == 244);

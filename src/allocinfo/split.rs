@@ -56,32 +56,29 @@ impl Split {
         percpu::nr_cpu_ids()
     }
 
-    /// Returns whether `tag` holds at least the filter's bytes at its CPU; true without one.
+    /// Returns whether `tag` holds at least the filter's bytes at its CPU (that CPU's counters
+    /// alone are read); true without one.
     pub(crate) fn matches(&self, tag: &AllocTag) -> bool {
-        let Some((at, min)) = self.at else {
-            return true;
-        };
-        let mut bytes = 0;
-        tag.for_each_cpu(|cpu, share| {
-            if cpu == at {
-                bytes = share.bytes;
-            }
-        });
-        bytes >= min
+        self.at
+            .map_or(true, |(cpu, min)| tag.share(cpu).bytes >= min)
     }
 
-    /// Fills `out`, [`Split::width`] `struct allocinfo_split_entry`s as bytes (two native
-    /// `__s64`, bytes then calls: layout checked in [`super::ioctl`]), with `tag`'s shares, and
-    /// returns their sum: the answer's counter, so that its shares add up to it exactly although
-    /// the hooks count on meanwhile.
+    /// Fills `out`, `struct allocinfo_split_entry`s as bytes (two native `__s64`, bytes then
+    /// calls: layout checked in [`super::ioctl`]), with `tag`'s shares, and returns their sum:
+    /// the answer's counter, so that its shares add up to it exactly although the hooks count
+    /// on meanwhile.
     pub(crate) fn fill(&self, tag: &AllocTag, out: &mut [u8]) -> Counters {
-        const ENTRY: usize = 16;
         let mut sum = Counters::default();
         out.fill(0);
         tag.for_each_cpu(|cpu, Share { bytes, calls }| {
-            if let Some(e) = out.get_mut(cpu * ENTRY..(cpu + 1) * ENTRY) {
-                e[..8].copy_from_slice(&bytes.to_ne_bytes());
-                e[8..].copy_from_slice(&calls.to_ne_bytes());
+            let entry = cpu
+                .checked_mul(ENTRY)
+                .and_then(|at| out.get_mut(at..))
+                .and_then(|e| e.get_mut(..ENTRY));
+            if let Some(e) = entry {
+                let (b, c) = e.split_at_mut(ENTRY / 2);
+                b.copy_from_slice(&bytes.to_ne_bytes());
+                c.copy_from_slice(&calls.to_ne_bytes());
                 sum.bytes = sum.bytes.wrapping_add(bytes);
                 sum.calls = sum.calls.wrapping_add(calls as u64);
             }
@@ -89,3 +86,6 @@ impl Split {
         sum
     }
 }
+
+/// The size of a `struct allocinfo_split_entry`.
+pub(crate) const ENTRY: usize = 16;

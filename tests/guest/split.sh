@@ -69,3 +69,32 @@ test_split_bad_input_and_state() {
 	cat /tmp/split-errors
 	! grep -q '^not ok' /tmp/split-errors && grep -q '^ok' /tmp/split-errors
 }
+
+# allocinfo top --split cpu (crates/allocinfo) shows the probe's objects as
+# CPU 1's share, and --at keeps the site only on the CPU that holds them.
+test_split_cli_shows_the_allocating_cpu() {
+	[ -e /sys/devices/system/cpu/cpu1 ] || fail "the boot has one CPU"
+	trap 'rmmod alloctag_test 2>/dev/null' EXIT
+	probe_baseline
+	read -r b0_0 c0_0 <<-EOT
+		$(split_probe_share 0)
+	EOT
+	read -r b1_0 c1_0 <<-EOT
+		$(split_probe_share 1)
+	EOT
+	probe_on_cpu1
+	want=$((b1_0 + b1 - b0))
+	allocinfo top --split cpu --at 1 --min-at "$want" -m alloctag_test --function hold_object --csv \
+		>/tmp/split-cli.csv 2>/tmp/split-cli.err || fail "allocinfo top --split: $(head -n 5 /tmp/split-cli.err)"
+	got=$(awk -F, '/hold_object/ && $(NF - 2) == 1 { print $(NF - 1), $NF }' /tmp/split-cli.csv)
+	[ "$got" = "$want $((c1_0 + PROBE_N))" ] ||
+		fail "CPU 1's share in the CSV: '$got', not '$want $((c1_0 + PROBE_N))': $(cat /tmp/split-cli.csv)"
+	allocinfo top --split cpu --at 0 --min-at "$((b0_0 + 1))" -m alloctag_test --function hold_object --csv \
+		>/tmp/split-cli0.csv 2>/tmp/split-cli0.err || fail "allocinfo top --split --at 0: $(head -n 5 /tmp/split-cli0.err)"
+	if grep -q hold_object /tmp/split-cli0.csv; then
+		fail "listed holding $((b0_0 + 1)) bytes on CPU 0: $(cat /tmp/split-cli0.csv)"
+	fi
+	allocinfo top --split node >/tmp/split-node.txt 2>&1 && fail "--split node succeeded on a kernel without per-node counting"
+	grep -q "per node" /tmp/split-node.txt || fail "--split node: $(cat /tmp/split-node.txt)"
+	probe_free_on_cpu0 "freed on CPU 0"
+}

@@ -2,19 +2,22 @@
 //! alloctag's user interfaces (tests/guest/fuzz.sh, Documentation/testing.rst).
 //!
 //! For SECONDS, threads write grammar-made and mutated commands to the
-//! control files `fail`, `capture` and `waste` of /sys/kernel/debug/alloctag
-//! and to vm.mem_profiling; call /proc/allocinfo's three ioctls (and
-//! unknown ones) with random arguments and user pointers (NULL, unmapped,
+//! control files `fail`, `capture` and `waste` of
+//! /sys/kernel/debug/alloctag and to vm.mem_profiling; call
+//! /proc/allocinfo's ioctls, mainline's three and alloctag's GET_SPLIT (and
+//! unknown ones), with random arguments and user pointers (NULL, unmapped,
 //! read-only, straddling a mapping's end); load and unload the test modules
 //! of /lib/modules with one finit_module() each (as `loadmod`: busybox
 //! insmod retries a failed load); and read every file alloctag has. It
 //! checks that a refused write leaves its file's state as it was, that a
 //! write of a read-only sysctl fails, that the ioctls fail as the ABI says
-//! for bad pointers and filters, that a refused GET_AT leaves GET_NEXT's
-//! place, and, every few seconds, a read of /proc/allocinfo with the rules
-//! of allocinfo-check (crates/allocinfo-check: the exact format, and every
-//! tag of vmlinux and of the loaded modules). Kernel reports are the
-//! host's to catch (scripts/run-qemu.sh).
+//! for bad pointers, filters and splits, that a refused GET_AT leaves
+//! GET_NEXT's place, that GET_SPLIT writes the width it answers and keeps
+//! its filter for GET_NEXT, and, every few seconds, a read of
+//! /proc/allocinfo with the rules of allocinfo-check
+//! (crates/allocinfo-check: the exact format, and every tag of vmlinux and
+//! of the loaded modules). Kernel reports are the host's to catch
+//! (scripts/run-qemu.sh).
 //!
 //! The log starts with `fuzz: seed N`; each thread's generator is seeded
 //! from N and its index, so a seed gives each thread the same commands
@@ -29,14 +32,16 @@
 //! rest is by concern: `shared` (the threads' state, failure and cleanup),
 //! `modules` (test module load, unload and churn), `control` (the
 //! control-file writes), `userptr` (the bad user pointers), `ioctls` (the
-//! ioctls) and `reader` (the reads and allocinfo-check's), and the
-//! commands' grammars and mutations in the library (`src/lib.rs`).
+//! ioctls), `split` (GET_SPLIT's arguments and allowed answers) and
+//! `reader` (the reads and allocinfo-check's), and the commands' grammars
+//! and mutations in the library (`src/lib.rs`).
 
 mod control;
 mod ioctls;
 mod modules;
 mod reader;
 mod shared;
+mod split;
 mod userptr;
 
 use allocinfo_fuzz::Ctl;

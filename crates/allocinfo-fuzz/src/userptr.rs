@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! User pointers the kernel must refuse or read with care: the address of
-//! an unmapped page, and a read-only page of zeros followed by one that no
-//! access may touch.
+//! an unmapped page, a read-only page of zeros followed by one that no
+//! access may touch, and writable bytes followed by such a page.
 //!
 //! Neither address may ever be mapped readable while the fuzzer runs: the
 //! threads map and unmap memory all the time (and so do the allocator and
@@ -62,9 +62,57 @@ pub(crate) fn ro_page() -> *const u8 {
     }
 }
 
+/// The end of `len` writable bytes (or more, whole pages) followed by a page
+/// that no access may touch (`PROT_NONE`, kept mapped as [`ro_page`]'s): an
+/// array of `len` bytes ending there fits exactly, one that starts later
+/// straddles the end. Null when nothing could be mapped.
+pub(crate) fn rw_before_guard(len: usize) -> *mut u8 {
+    let rw = len.max(1).div_ceil(4096) * 4096;
+    // SAFETY: a fresh anonymous mapping, kept for the run: `rw` bytes
+    // writable, then one inaccessible page.
+    unsafe {
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            rw + 4096,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        );
+        if p == libc::MAP_FAILED {
+            return std::ptr::null_mut();
+        }
+        libc::mprotect(p.cast::<u8>().add(rw).cast(), 4096, libc::PROT_NONE);
+        p.cast::<u8>().add(rw)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The kernel writes an array ending at [`rw_before_guard`]'s end, and
+    /// refuses to write the page after it.
+    #[test]
+    fn the_guard_after_writable_bytes_refuses_writes() {
+        let len = 5000;
+        let end = rw_before_guard(len);
+        assert!(!end.is_null());
+        // SAFETY: /dev/zero opened read-only; each read writes into the
+        // mapping above or into its guard page, which the kernel refuses.
+        unsafe {
+            let fd = libc::open(c"/dev/zero".as_ptr(), libc::O_RDONLY);
+            assert!(fd >= 0);
+            let start = end.sub(len);
+            *start = 1;
+            assert_eq!(libc::read(fd, start.cast(), len), len as isize);
+            assert_eq!(*start, 0);
+            assert_eq!(libc::read(fd, end.cast(), 16), -1);
+            assert_eq!(crate::shared::errno(), libc::EFAULT);
+            libc::close(fd);
+        }
+        assert!(is_mapped(end));
+    }
 
     /// The finding of seed 18190237380155095618: other threads' mappings
     /// never land on the unmapped page, nor on the page after the read-only

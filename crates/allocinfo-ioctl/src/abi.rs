@@ -275,3 +275,22 @@ impl AllocinfoGetAt {
         }
     }
 }
+
+impl AllocinfoGetSplit {
+    /// A request for the `pos`-th tag matching `filter`, split `by`, with
+    /// room for `nr` shares (0 asks for the number); `at` is -1 for no CPU
+    /// or node condition.
+    pub fn new(pos: u64, filter: AllocinfoFilter, by: u32, at: i32, min_at: i64, nr: u32) -> Self {
+        AllocinfoGetSplit {
+            pos,
+            filter,
+            by,
+            flags: 0,
+            at,
+            nr,
+            min_at,
+            entries: 0,
+            data: AllocinfoTagData::ZERO,
+        }
+    }
+}

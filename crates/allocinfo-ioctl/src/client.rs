@@ -2,16 +2,18 @@
 //! read before and after each walk, and the walk is repeated while modules
 //! loaded or unloaded during it.
 
-use crate::abi::{AllocinfoFilter, AllocinfoGetAt, AllocinfoTagData};
+use crate::abi::{
+    AllocinfoFilter, AllocinfoGetAt, AllocinfoGetSplit, AllocinfoSplitEntry, AllocinfoTagData,
+};
 use std::io;
 use std::path::Path;
 
 /// How many walks [`walk`] tries by default before giving up.
 pub const DEFAULT_ATTEMPTS: u32 = 16;
 
-/// The three requests, on one open file (the kernel keeps the filter of
-/// `GET_AT` there for `GET_NEXT`). [`ProcFile`] sends them to the kernel;
-/// tests use fakes.
+/// The requests, on one open file (the kernel keeps the filter of
+/// `GET_AT` there for `GET_NEXT`, and `GET_SPLIT`'s for its next).
+/// [`ProcFile`] sends them to the kernel; tests use fakes.
 pub trait Device {
     /// `ALLOCINFO_IOC_CONTENT_ID`.
     fn content_id(&mut self) -> io::Result<u64>;
@@ -19,6 +21,18 @@ pub trait Device {
     fn get_at(&mut self, req: &mut AllocinfoGetAt) -> io::Result<()>;
     /// `ALLOCINFO_IOC_GET_NEXT`.
     fn get_next(&mut self, data: &mut AllocinfoTagData) -> io::Result<()>;
+    /// alloctag's `ALLOCINFO_IOC_GET_SPLIT`, its shares written to
+    /// `entries` (the implementation sets `req.entries`; `req.nr` is at
+    /// most `entries.len()`). A device without it answers `ENOTTY`, as a
+    /// mainline kernel does.
+    fn get_split(
+        &mut self,
+        req: &mut AllocinfoGetSplit,
+        entries: &mut [AllocinfoSplitEntry],
+    ) -> io::Result<()> {
+        let _ = (req, entries);
+        Err(io::Error::from_raw_os_error(libc::ENOTTY))
+    }
 }
 
 /// Why a walk failed.
@@ -36,6 +50,13 @@ pub enum Error {
         request: &'static str,
         error: io::Error,
     },
+    /// `GET_SPLIT` answered `ENOTTY`: a kernel with mainline's ioctls only.
+    #[error("this kernel has no per-CPU counters to read (no ALLOCINFO_IOC_GET_SPLIT, ENOTTY)")]
+    NoSplit,
+    /// `GET_SPLIT` answered `EOPNOTSUPP`: the kernel does not count by this
+    /// split (by node, today).
+    #[error("this kernel does not count allocations per {0} yet (EOPNOTSUPP)")]
+    SplitNotCounted(&'static str),
     /// Modules loaded or unloaded during every walk tried.
     #[error("the profile changed during each of {0} walks (modules loading or unloading)")]
     Unstable(u32),
@@ -66,7 +87,7 @@ pub struct Walk {
 }
 
 /// Repeats a request interrupted by a signal.
-fn retry(mut f: impl FnMut() -> io::Result<()>) -> io::Result<()> {
+pub(crate) fn retry(mut f: impl FnMut() -> io::Result<()>) -> io::Result<()> {
     loop {
         match f() {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -84,7 +105,7 @@ fn more(r: io::Result<()>, request: &'static str) -> Result<bool, Error> {
     }
 }
 
-fn read_id(dev: &mut dyn Device) -> Result<u64, Error> {
+pub(crate) fn read_id(dev: &mut dyn Device) -> Result<u64, Error> {
     let mut id = 0;
     retry(|| dev.content_id().map(|v| id = v))
         .map_err(|e| Error::request("ALLOCINFO_IOC_CONTENT_ID", e))?;
@@ -164,6 +185,14 @@ unsafe impl IoctlArg for AllocinfoGetAt {
     const REQUEST: crate::abi::Request = crate::abi::ALLOCINFO_IOC_GET_AT;
 }
 
+// SAFETY: GET_SPLIT's argument is `struct allocinfo_get_split`: integers and
+// byte arrays. The kernel also writes `nr` entries at `entries`:
+// `ProcFile::get_split` points it at a buffer of at least `nr`.
+#[cfg(target_os = "linux")]
+unsafe impl IoctlArg for AllocinfoGetSplit {
+    const REQUEST: crate::abi::Request = crate::abi::ALLOCINFO_IOC_GET_SPLIT;
+}
+
 // SAFETY: GET_NEXT's argument is `struct allocinfo_tag_data`: integers and byte arrays.
 #[cfg(target_os = "linux")]
 unsafe impl IoctlArg for AllocinfoTagData {
@@ -202,6 +231,20 @@ impl Device for ProcFile {
 
     fn get_next(&mut self, data: &mut AllocinfoTagData) -> io::Result<()> {
         self.ioctl(data)
+    }
+
+    fn get_split(
+        &mut self,
+        req: &mut AllocinfoGetSplit,
+        entries: &mut [AllocinfoSplitEntry],
+    ) -> io::Result<()> {
+        // The kernel writes `nr` entries at `entries`: never more than the
+        // buffer holds.
+        if req.nr as usize > entries.len() {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        req.entries = entries.as_mut_ptr() as u64;
+        self.ioctl(req)
     }
 }
 

@@ -26,6 +26,17 @@ pub struct FakeKernel {
     pub interrupt_once: bool,
     /// A kernel without the ioctls: every request fails with `ENOTTY`.
     pub enotty: bool,
+    /// `GET_SPLIT` by CPU: `nr_cpu_ids`; 0 is a mainline kernel, which
+    /// answers `ENOTTY`.
+    pub cpus: usize,
+    /// `GET_SPLIT` by node: `nr_node_ids`; `None` answers `EOPNOTSUPP`, as
+    /// kernels do until they count per node.
+    pub nodes: Option<usize>,
+    /// Shares given for a tag (by its index), instead of [`fake_shares`].
+    pub shares: std::collections::BTreeMap<usize, Vec<AllocinfoSplitEntry>>,
+    /// `GET_SPLIT`'s kept filter and split (`by`, `at`, `min_at`), and
+    /// the index of its last answer.
+    split_cursor: Option<(AllocinfoFilter, u32, i32, i64, usize)>,
 }
 
 impl FakeKernel {
@@ -38,6 +49,10 @@ impl FakeKernel {
             get_next_calls: 0,
             interrupt_once: false,
             enotty: false,
+            cpus: 4,
+            nodes: None,
+            shares: Default::default(),
+            split_cursor: None,
         }
     }
 
@@ -54,6 +69,118 @@ impl FakeKernel {
 
 fn cstr(buf: &[u8; ALLOCINFO_STR_SIZE]) -> &[u8] {
     &buf[..buf.iter().position(|&b| b == 0).unwrap_or(buf.len())]
+}
+
+/// Made-up shares of the `i`-th tag over `width` CPUs that add up to its
+/// figures: most on CPU `i % width`, one call's worth on the next CPU
+/// when it has two calls or more, and every third tag with a negative
+/// share (memory freed on another CPU than the one that allocated it).
+pub fn fake_shares(i: usize, d: &AllocinfoTagData, width: usize) -> Vec<AllocinfoSplitEntry> {
+    let mut v = vec![AllocinfoSplitEntry::default(); width];
+    if width == 0 {
+        return v;
+    }
+    let (bytes, calls) = (d.counter.bytes as i64, d.counter.calls as i64);
+    let p = i % width;
+    v[p] = AllocinfoSplitEntry { bytes, calls };
+    if width > 1 && calls >= 2 {
+        let per = bytes / calls;
+        v[(i + 1) % width] = AllocinfoSplitEntry {
+            bytes: per,
+            calls: 1,
+        };
+        v[p].bytes -= per;
+        v[p].calls -= 1;
+    }
+    if width > 2 && i % 3 == 2 {
+        v[(i + 2) % width] = AllocinfoSplitEntry {
+            bytes: -64,
+            calls: -1,
+        };
+        v[p].bytes += 64;
+        v[p].calls += 1;
+    }
+    v
+}
+
+impl FakeKernel {
+    /// The shares of the `i`-th tag, `width` of them.
+    fn shares_of(&self, i: usize, width: usize) -> Vec<AllocinfoSplitEntry> {
+        match self.shares.get(&i) {
+            Some(v) => {
+                let mut v = v.clone();
+                v.resize(width, AllocinfoSplitEntry::default());
+                v
+            }
+            None => fake_shares(i, &self.tags[i], width),
+        }
+    }
+
+    /// `GET_SPLIT` as the header describes it; `entries` stands for the
+    /// user memory at `req.entries`.
+    fn split(
+        &mut self,
+        req: &mut AllocinfoGetSplit,
+        entries: &mut [AllocinfoSplitEntry],
+    ) -> io::Result<()> {
+        let err = |e| Err(io::Error::from_raw_os_error(e));
+        if self.cpus == 0 {
+            return err(libc::ENOTTY);
+        }
+        if req.flags & !ALLOCINFO_SPLIT_NEXT != 0 {
+            return err(libc::EINVAL);
+        }
+        let next = req.flags & ALLOCINFO_SPLIT_NEXT != 0;
+        let (filter, by, at, min_at, from) = if next {
+            self.get_next_calls += 1;
+            if self.module_loads_at.contains(&self.get_next_calls) {
+                self.content_id += 1;
+            }
+            match self.split_cursor {
+                Some((f, by, at, min_at, last)) => (f, by, at, min_at, last + 1),
+                None => return err(libc::EINVAL),
+            }
+        } else {
+            (req.filter, req.by, req.at, req.min_at, 0)
+        };
+        let width = match by {
+            ALLOCINFO_SPLIT_CPU => self.cpus,
+            ALLOCINFO_SPLIT_NODE => match self.nodes {
+                Some(n) => n,
+                None => return err(libc::EOPNOTSUPP),
+            },
+            _ => return err(libc::EINVAL),
+        };
+        if at < -1 || at >= 0 && at as usize >= width {
+            return err(libc::EINVAL);
+        }
+        if req.nr == 0 {
+            req.nr = width as u32;
+            return Ok(());
+        }
+        if (req.nr as usize) < width || entries.len() < width {
+            return err(libc::EINVAL);
+        }
+        let sizes = ALLOCINFO_FILTER_MASK_MIN_SIZE | ALLOCINFO_FILTER_MASK_MAX_SIZE;
+        if filter.mask & !ALLOCINFO_FILTER_MASKS != 0
+            || filter.mask & sizes == sizes && filter.min_size > filter.max_size
+        {
+            return err(libc::EINVAL);
+        }
+        let matching: Vec<usize> = (from..self.tags.len())
+            .filter(|&i| kernel_matches(&filter, &self.tags[i]))
+            .filter(|&i| at < 0 || self.shares_of(i, width)[at as usize].bytes >= min_at)
+            .collect();
+        let skip = if next { 0 } else { req.pos as usize };
+        let Some(&i) = matching.get(skip) else {
+            return err(libc::ENOENT);
+        };
+        entries[..width].copy_from_slice(&self.shares_of(i, width));
+        req.nr = width as u32;
+        req.data = self.tags[i];
+        self.split_cursor = Some((filter, by, at, min_at, i));
+        Ok(())
+    }
 }
 
 /// The kernel's test of one tag, field by field as the header documents.
@@ -116,5 +243,14 @@ impl Device for FakeKernel {
         *data = *d;
         self.cursor = Some((filter, i));
         Ok(())
+    }
+
+    fn get_split(
+        &mut self,
+        req: &mut AllocinfoGetSplit,
+        entries: &mut [AllocinfoSplitEntry],
+    ) -> io::Result<()> {
+        self.check()?;
+        self.split(req, entries)
     }
 }

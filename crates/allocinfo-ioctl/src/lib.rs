@@ -11,6 +11,9 @@
 //! consistent when the id is the same before and after it. Kernels without
 //! the interface (Linux 6.12) fail with `ENOTTY`: read the text instead.
 //!
+//! alloctag's `ALLOCINFO_IOC_GET_SPLIT` gives a tag's figures per CPU
+//! ([`walk_split`]); mainline kernels answer it with `ENOTTY`.
+//!
 //! Names longer than [`NAME_MAX`] bytes keep their last [`NAME_MAX`] bytes,
 //! in answers and in the filter's comparisons.
 
@@ -18,10 +21,12 @@ pub mod abi;
 mod client;
 pub mod fake;
 mod filter;
+mod split;
 mod tag;
 
 pub use client::{DEFAULT_ATTEMPTS, Device, Error, ProcFile, Walk, walk};
 pub use filter::TagFilter;
+pub use split::{SplitSpec, SplitTag, SplitWalk, walk_split};
 pub use tag::{
     DecodeError, NAME_MAX, as_reported, decode, decode_name, encode, encode_name, may_be_trimmed,
     trim_name, trimmed_bytes,

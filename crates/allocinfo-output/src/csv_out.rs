@@ -1,5 +1,6 @@
 //! `--csv`: RFC 4180 CSV with a header row.
 
+use crate::split::Splits;
 use crate::{Fields, share};
 use allocinfo_report::Report;
 use std::io::{self, Write};
@@ -18,12 +19,24 @@ pub const CHANGE_COLUMNS: [&str; 5] = [
     "delta_calls",
 ];
 
-pub fn write(out: &mut dyn Write, report: &Report) -> io::Result<()> {
+/// With `--split`, each row is one record per share not all zero, with
+/// the share's index (`cpu` or `node`) and figures in the columns
+/// `cpu`, `cpu_bytes`, `cpu_calls` (and `cpu_delta_bytes`,
+/// `cpu_delta_calls` in comparisons), empty in the one record of a row
+/// without any.
+pub fn write(out: &mut dyn Write, report: &Report, splits: Option<&Splits>) -> io::Result<()> {
     let mut w = csv::Writer::from_writer(out);
     let changes = report.has_changes();
-    let mut header: Vec<&str> = COLUMNS.to_vec();
+    let mut header: Vec<String> = COLUMNS.iter().map(|c| c.to_string()).collect();
     if changes {
-        header.extend(CHANGE_COLUMNS);
+        header.extend(CHANGE_COLUMNS.iter().map(|c| c.to_string()));
+    }
+    if let Some(sp) = splits {
+        let by = sp.by.name();
+        header.extend([by.to_owned(), format!("{by}_bytes"), format!("{by}_calls")]);
+        if sp.changes {
+            header.extend([format!("{by}_delta_bytes"), format!("{by}_delta_calls")]);
+        }
     }
     w.write_record(&header)?;
     for r in &report.rows {
@@ -53,7 +66,29 @@ pub fn write(out: &mut dyn Write, report: &Report) -> io::Result<()> {
                 c.delta_calls.to_string(),
             ]);
         }
-        w.write_record(&record)?;
+        let Some(sp) = splits else {
+            w.write_record(&record)?;
+            continue;
+        };
+        let width = if sp.changes { 5 } else { 3 };
+        let shares = sp.get(&r.key);
+        if shares.is_empty() {
+            record.extend(std::iter::repeat_n(String::new(), width));
+            w.write_record(&record)?;
+        }
+        for s in shares {
+            let mut rec = record.clone();
+            rec.extend([
+                s.index.to_string(),
+                s.bytes.to_string(),
+                s.calls.to_string(),
+            ]);
+            if sp.changes {
+                let [b, c] = s.delta.unwrap_or_default();
+                rec.extend([b.to_string(), c.to_string()]);
+            }
+            w.write_record(&rec)?;
+        }
     }
     w.flush()
 }

@@ -1,5 +1,6 @@
 //! `--json`: one JSON document per report, on one line.
 
+use crate::split::{Share, SplitBy, Splits};
 use crate::{Fields, Meta, Rates, Source, share};
 use allocinfo_format::Totals;
 use allocinfo_report::Report;
@@ -66,6 +67,29 @@ struct JsonRow<'a> {
     /// Only with waste figures (diff, watch): null for a row without a rate.
     #[serde(skip_serializing_if = "Option::is_none")]
     allocs_per_sec: Option<Option<f64>>,
+    /// Only with `--split`: the shares not all zero,
+    /// `{"cpu": N, "bytes": B, "calls": C}` (`"node"` by node).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    split: Option<Vec<JsonShare>>,
+}
+
+/// One share of a row: its index named `cpu` or `node`, and its change
+/// in a comparison.
+struct JsonShare(SplitBy, Share);
+
+impl Serialize for JsonShare {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let JsonShare(by, share) = self;
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry(by.name(), &share.index)?;
+        map.serialize_entry("bytes", &share.bytes)?;
+        map.serialize_entry("calls", &share.calls)?;
+        if let Some([bytes, calls]) = share.delta {
+            map.serialize_entry("delta_bytes", &bytes)?;
+            map.serialize_entry("delta_calls", &calls)?;
+        }
+        map.end()
+    }
 }
 
 #[derive(Serialize)]
@@ -105,6 +129,7 @@ pub fn write(
     meta: &Meta,
     pretty: bool,
     rates: Option<&Rates>,
+    splits: Option<&Splits>,
 ) -> io::Result<()> {
     let doc = Document {
         schema: SCHEMA,
@@ -145,6 +170,12 @@ pub fn write(
                         delta_calls: c.delta_calls,
                     }),
                     allocs_per_sec: rates.map(|m| m.get(&r.key).map(|v| (v * 1e3).round() / 1e3)),
+                    split: splits.map(|sp| {
+                        sp.get(&r.key)
+                            .iter()
+                            .map(|s| JsonShare(sp.by, *s))
+                            .collect()
+                    }),
                 }
             })
             .collect(),

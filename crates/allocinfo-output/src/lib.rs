@@ -15,12 +15,14 @@ mod document;
 pub mod fail;
 mod json;
 pub mod prometheus;
+pub mod split;
 pub mod status;
 pub mod table;
 pub mod tags;
 pub mod waste;
 
 pub use document::Document;
+pub use split::{SplitBy, Splits};
 pub use table::TableOptions;
 
 /// Output format.
@@ -103,16 +105,30 @@ pub fn write_with_rates(
     table: &TableOptions,
     rates: Option<&Rates>,
 ) -> io::Result<()> {
+    write_split(out, format, report, meta, table, rates, None)
+}
+
+/// As [`write_with_rates`], with each row's shares by CPU or node
+/// (`--split`) when `splits` is given.
+pub fn write_split(
+    out: &mut dyn Write,
+    format: Format,
+    report: &Report,
+    meta: &Meta,
+    table: &TableOptions,
+    rates: Option<&Rates>,
+    splits: Option<&Splits>,
+) -> io::Result<()> {
     match format {
         Format::Table => {
-            for line in table::render_with_rates(report, meta, table, rates) {
+            for line in table::render_split(report, meta, table, rates, splits) {
                 writeln!(out, "{line}")?;
             }
             Ok(())
         }
-        Format::Json => json::write(out, report, meta, table.pretty, rates),
-        Format::Csv => csv_out::write(out, report),
-        Format::Prometheus => prometheus::write(out, report, meta),
+        Format::Json => json::write(out, report, meta, table.pretty, rates, splits),
+        Format::Csv => csv_out::write(out, report, splits),
+        Format::Prometheus => prometheus::write_split(out, report, meta, splits),
     }
 }
 

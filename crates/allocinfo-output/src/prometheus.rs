@@ -1,6 +1,7 @@
 //! `--prometheus`: the Prometheus text exposition format (0.0.4), for
 //! node_exporter's textfile collector.
 
+use crate::split::{Share, Splits};
 use crate::{Fields, Meta};
 use allocinfo_report::{GroupBy, Report, Row};
 use std::io::{self, Write};
@@ -49,7 +50,22 @@ fn labels(row: &Row, by: GroupBy) -> String {
 
 type Value = fn(&Row) -> Option<i128>;
 
-pub fn write(out: &mut dyn Write, report: &Report, _meta: &Meta) -> io::Result<()> {
+pub fn write(out: &mut dyn Write, report: &Report, meta: &Meta) -> io::Result<()> {
+    write_split(out, report, meta, None)
+}
+
+type ShareValue = fn(&Share) -> Option<i64>;
+
+/// As [`write()`], with the families `allocinfo_split_bytes` and
+/// `allocinfo_split_calls` (and their `_delta` in comparisons): each
+/// row's shares not all zero, labelled `cpu="N"` (or `node="N"`) besides
+/// the row's labels.
+pub fn write_split(
+    out: &mut dyn Write,
+    report: &Report,
+    _meta: &Meta,
+    splits: Option<&Splits>,
+) -> io::Result<()> {
     let per = match report.group_by {
         GroupBy::Site => "call site",
         GroupBy::Module => "module (empty for built-in code)",
@@ -93,6 +109,47 @@ pub fn write(out: &mut dyn Write, report: &Report, _meta: &Meta) -> io::Result<(
         for (labels, row) in &rows {
             if let Some(v) = value(row) {
                 writeln!(out, "{name}{labels} {v}")?;
+            }
+        }
+    }
+    if let Some(sp) = splits {
+        let by = sp.by.name();
+        let mut shares: Vec<(&str, String, ShareValue)> = vec![
+            (
+                "allocinfo_split_bytes",
+                format!("Bytes allocated and not yet freed, per {per} and {by}; may be negative."),
+                |s| Some(s.bytes),
+            ),
+            (
+                "allocinfo_split_calls",
+                format!("Allocations not yet freed, per {per} and {by}; may be negative."),
+                |s| Some(s.calls),
+            ),
+        ];
+        if sp.changes {
+            shares.push((
+                "allocinfo_split_bytes_delta",
+                "Change of allocinfo_split_bytes since the previous profile.".to_owned(),
+                |s| s.delta.map(|d| d[0]),
+            ));
+            shares.push((
+                "allocinfo_split_calls_delta",
+                "Change of allocinfo_split_calls since the previous profile.".to_owned(),
+                |s| s.delta.map(|d| d[1]),
+            ));
+        }
+        for (name, help, value) in shares {
+            writeln!(out, "# HELP {name} {help}")?;
+            writeln!(out, "# TYPE {name} gauge")?;
+            for (labels, row) in &rows {
+                let inner = &labels[1..labels.len() - 1];
+                let sep = if inner.is_empty() { "" } else { "," };
+                for s in sp.get(&row.key) {
+                    if let Some(v) = value(s) {
+                        let index = s.index;
+                        writeln!(out, "{name}{{{inner}{sep}{by}=\"{index}\"}} {v}")?;
+                    }
+                }
             }
         }
     }

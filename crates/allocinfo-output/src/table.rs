@@ -1,5 +1,6 @@
 //! The human-readable table (also the frames of `allocinfo watch`).
 
+use crate::split::{Share, SplitBy, Splits};
 use crate::{Meta, Rates, group_plural, source_name};
 use allocinfo_format::Totals;
 use allocinfo_format::size::{format_iec, format_iec_delta};
@@ -78,6 +79,40 @@ pub fn render_with_rates(
     meta: &Meta,
     opts: &TableOptions,
     rates: Option<&Rates>,
+) -> Vec<String> {
+    render_split(report, meta, opts, rates, None)
+}
+
+/// A share's cell in the column titled `title`: its figures under BYTES
+/// and CALLS (and the changes), `cpuN` indented under the row's name.
+fn share_cell(
+    title: &str,
+    s: &Share,
+    by: SplitBy,
+    size: &dyn Fn(i64) -> String,
+    delta: &dyn Fn(i64) -> String,
+) -> String {
+    match (title, s.delta) {
+        ("+BYTES", Some([b, _])) => delta(b),
+        ("+CALLS", Some([_, c])) => signed(c),
+        ("BYTES", _) => size(s.bytes),
+        ("CALLS", _) => s.calls.to_string(),
+        ("CALL SITE" | "MODULE" | "DIRECTORY" | "FILE" | "FUNCTION" | "PATH PREFIX", _) => {
+            format!("  {}{}", by.name(), s.index)
+        }
+        _ => String::new(),
+    }
+}
+
+/// As [`render_with_rates`], each row followed by its shares by CPU or
+/// node that are not all zero, one line each (`--split`), in the row's
+/// columns.
+pub fn render_split(
+    report: &Report,
+    meta: &Meta,
+    opts: &TableOptions,
+    rates: Option<&Rates>,
+    splits: Option<&Splits>,
 ) -> Vec<String> {
     let mut lines = Vec::new();
     lines.extend(opts.title.clone());
@@ -200,11 +235,19 @@ pub fn render_with_rates(
     key.left = true;
     columns.push(key);
 
-    let cells: Vec<Vec<String>> = report
-        .rows
-        .iter()
-        .map(|r| columns.iter().map(|c| (c.cell)(r)).collect())
-        .collect();
+    let mut cells: Vec<Vec<String>> = Vec::new();
+    for r in &report.rows {
+        cells.push(columns.iter().map(|c| (c.cell)(r)).collect());
+        for s in splits.map_or(&[][..], |sp| sp.get(&r.key)) {
+            let by = splits.map_or(SplitBy::Cpu, |sp| sp.by);
+            cells.push(
+                columns
+                    .iter()
+                    .map(|c| share_cell(c.title, s, by, &size, &delta))
+                    .collect(),
+            );
+        }
+    }
     let widths: Vec<usize> = columns
         .iter()
         .enumerate()

@@ -70,7 +70,9 @@ pub enum Cmd {
   allocinfo top -b module -n 10          the 10 largest modules
   allocinfo top -b tree -s name -n 0     totals by path prefix, A to Z
   allocinfo top --path 'fs/xfs/*' --min-size 64K --csv
-  allocinfo top snapshot.txt             a saved profile, as diff OLD NEW takes them")]
+  allocinfo top snapshot.txt             a saved profile, as diff OLD NEW takes them
+  allocinfo top --split cpu -n 5         the 5 largest, each with its bytes per CPU
+  allocinfo top --split cpu --at 3 --min-at 1M   call sites holding 1 MiB or more on CPU 3")]
     Top(TopArgs),
     /// Print the tags matching filters, through the kernel's ioctl where it has one.
     Query(QueryArgs),
@@ -89,7 +91,8 @@ Note: -n is the number of rows, as in every allocinfo command (head -n);
 procps watch's -n SECONDS is -i or -d SECONDS here, and a decimal -n is refused.
 Examples:
   allocinfo watch -d 2 -b module         every 2 seconds, by module
-  allocinfo watch --plain -c 10 -i 0.5   ten frames as text, for a serial console"
+  allocinfo watch --plain -c 10 -i 0.5   ten frames as text, for a serial console
+  allocinfo watch --split cpu            each row's bytes per CPU, and their changes"
     )]
     Watch(WatchArgs),
     /// Draw live bytes as an SVG treemap: directory, file, call site.

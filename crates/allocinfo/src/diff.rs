@@ -4,6 +4,7 @@
 use crate::args::{FilterArgs, OutputArgs, ViewArgs};
 use crate::input;
 use crate::messages::{print_with_rates, usage, warn_unmarked, warn_unmatched};
+use crate::split::SplitArgs;
 use allocinfo_format::Tag;
 use allocinfo_output::{Command, Meta};
 use allocinfo_report::SortKey;
@@ -28,6 +29,8 @@ pub struct DiffArgs {
     #[command(flatten)]
     pub view: ViewArgs,
     #[command(flatten)]
+    pub split: SplitArgs,
+    #[command(flatten)]
     pub output: OutputArgs,
 }
 
@@ -37,6 +40,8 @@ impl DiffArgs {
         if self.old.as_os_str() == "-" && self.new.as_os_str() == "-" {
             return Err(usage("only one of OLD and NEW can be standard input"));
         }
+        self.split.refuse_in_diff()?;
+        self.split.validate(&self.new, crate::via::Via::Auto)?;
         Ok(())
     }
 }

@@ -8,6 +8,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 /// A parsed profile and where it came from.
+#[derive(Debug)]
 pub struct Loaded {
     pub path: String,
     pub profile: Profile,

@@ -25,6 +25,7 @@ mod outfile;
 mod query;
 mod select;
 mod snapshot;
+mod split;
 mod status;
 mod time;
 mod top;

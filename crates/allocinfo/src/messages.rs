@@ -57,16 +57,6 @@ pub fn write_stdout(bytes: &[u8]) -> Result<()> {
     out.flush().context(STDOUT)
 }
 
-pub fn print(
-    format: Format,
-    report: &allocinfo_report::Report,
-    meta: &Meta,
-    exact: bool,
-    pretty: bool,
-) -> Result<()> {
-    print_with_rates(format, report, meta, exact, pretty, None)
-}
-
 pub fn print_with_rates(
     format: Format,
     report: &allocinfo_report::Report,
@@ -75,13 +65,26 @@ pub fn print_with_rates(
     pretty: bool,
     rates: Option<&allocinfo_output::Rates>,
 ) -> Result<()> {
+    print_split(format, report, meta, exact, pretty, rates, None)
+}
+
+/// [`print_with_rates`], with each row's shares by CPU or node (`--split`).
+pub fn print_split(
+    format: Format,
+    report: &allocinfo_report::Report,
+    meta: &Meta,
+    exact: bool,
+    pretty: bool,
+    rates: Option<&allocinfo_output::Rates>,
+    splits: Option<&allocinfo_output::Splits>,
+) -> Result<()> {
     let mut out = io::BufWriter::new(io::stdout().lock());
     let table = allocinfo_output::TableOptions {
         exact,
         pretty,
         ..Default::default()
     };
-    allocinfo_output::write_with_rates(&mut out, format, report, meta, &table, rates)
+    allocinfo_output::write_split(&mut out, format, report, meta, &table, rates, splits)
         .context(STDOUT)?;
     out.flush().context(STDOUT)?;
     Ok(())

@@ -2,7 +2,8 @@
 //! functions or path prefixes.
 
 use crate::args::{FilterArgs, InputArgs, OutputArgs, ViewArgs};
-use crate::messages::{print, usage, warn_unmarked, warn_unmatched};
+use crate::messages::{print_split, usage, warn_unmarked, warn_unmatched};
+use crate::split::SplitArgs;
 use crate::via::{self, ViaArgs};
 use allocinfo_output::{Command, Meta};
 use allocinfo_report::SortKey;
@@ -20,6 +21,8 @@ pub struct TopArgs {
     #[command(flatten)]
     pub view: ViewArgs,
     #[command(flatten)]
+    pub split: SplitArgs,
+    #[command(flatten)]
     pub output: OutputArgs,
 }
 
@@ -27,6 +30,7 @@ impl TopArgs {
     /// The usage errors no reading can fix, found before anything is read.
     pub fn validate(&self) -> Result<()> {
         via::check(&self.via, &self.input.path())?;
+        self.split.validate(&self.input.path(), self.via.via)?;
         if self.view.sort.is_some_and(|s| s.is_delta()) {
             return Err(usage(format!(
                 "--sort {} needs two profiles: use it with diff or watch",
@@ -42,7 +46,17 @@ pub fn run(a: TopArgs) -> Result<()> {
     let format = a.output.format();
     let file = a.input.path();
     let query = a.view.query(&a.filter, format, SortKey::Bytes, false)?;
-    let (loaded, taken) = via::load_profile(&file, &a.via)?;
+    let (loaded, taken, tagged) = match a.split.spec() {
+        Some(spec) => {
+            let mut dev = allocinfo_ioctl::ProcFile::open(&file)?;
+            let (loaded, tagged, attempts) = crate::split::read(&mut dev, &file, &spec)?;
+            (loaded, via::Taken::Ioctl { attempts }, Some(tagged))
+        }
+        None => {
+            let (loaded, taken) = via::load_profile(&file, &a.via)?;
+            (loaded, taken, None)
+        }
+    };
     if a.via.verbose {
         let n = loaded.profile.tags.len();
         eprintln!("{}", via::describe("top", &loaded.path, &taken, n, "tag"));
@@ -50,10 +64,16 @@ pub fn run(a: TopArgs) -> Result<()> {
     warn_unmatched(&query.filter, &loaded.profile.tags, &loaded.path);
     warn_unmarked(&query.filter, loaded.profile.version, &loaded.path);
     let report = query.top(&loaded.profile);
+    let splits = a
+        .split
+        .split
+        .zip(tagged.as_ref())
+        .map(|(by, tagged)| crate::split::splits(by.by(), &query, tagged));
     let meta = Meta {
         command: Command::Top,
         source: loaded.source(),
         old_source: None,
     };
-    print(format, &report, &meta, a.view.exact, a.output.pretty)
+    let (exact, pretty) = (a.view.exact, a.output.pretty);
+    print_split(format, &report, &meta, exact, pretty, None, splits.as_ref())
 }

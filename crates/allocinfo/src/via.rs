@@ -260,7 +260,7 @@ pub fn load_profile(input: &Path, args: &ViaArgs) -> Result<(Loaded, Taken)> {
 }
 
 /// The format version in the text's header (the ioctl does not say it).
-fn read_version(path: &Path) -> Result<allocinfo_format::Version> {
+pub(crate) fn read_version(path: &Path) -> Result<allocinfo_format::Version> {
     let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
     let mut head = Vec::new();
     let mut reader = BufReader::new(file);

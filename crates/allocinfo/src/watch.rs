@@ -14,6 +14,7 @@ mod screen;
 
 use crate::args::{FilterArgs, InputArgs, OutputArgs, ViewArgs};
 use crate::input::{self, Loaded};
+use crate::split::{SplitArgs, SplitReader};
 use crate::time::Utc;
 use allocinfo_output::{Command, Format, Meta, TableOptions};
 use allocinfo_report::rates::RateFigures;
@@ -53,6 +54,8 @@ pub struct WatchArgs {
     #[command(flatten)]
     pub view: ViewArgs,
     #[command(flatten)]
+    pub split: SplitArgs,
+    #[command(flatten)]
     pub output: OutputArgs,
 }
 
@@ -77,9 +80,25 @@ struct Watcher {
     cur: Loaded,
     /// Why the last refresh failed; the frame shows the last good data.
     error: Option<String>,
+    /// With `--split`: the kernel's file, read by the ioctl each frame,
+    /// and the shares of the previous and the current read.
+    split: Option<SplitReader>,
 }
 
 impl Watcher {
+    /// The shares of each row with their changes since the previous frame
+    /// (`--split`).
+    fn splits(&self) -> Result<Option<allocinfo_output::Splits>> {
+        let Some(split) = &self.split else {
+            return Ok(None);
+        };
+        let query = self
+            .args
+            .view
+            .query(&self.args.filter, self.format, self.sort, false)?;
+        Ok(Some(split.changes(&query)))
+    }
+
     fn report(&self, limit: Option<usize>) -> Result<Report> {
         let mut query: Query =
             self.args
@@ -144,7 +163,13 @@ impl Watcher {
     /// [`Watcher::error`] says why; the next refresh tries again.
     fn advance(&mut self) {
         self.frame += 1;
-        match input::load_with_waste(&self.args.input.path(), self.waste_path().as_deref()) {
+        let path = self.args.input.path();
+        let waste = self.waste_path();
+        let next = match &mut self.split {
+            Some(split) => split.advance(&path, waste.as_deref()),
+            None => input::load_with_waste(&path, waste.as_deref()),
+        };
+        match next {
             Ok(next) => {
                 self.prev = Some(std::mem::replace(&mut self.cur, next));
                 self.error = None;
@@ -200,6 +225,8 @@ impl WatchArgs {
                 "--json, --csv and --prometheus need --plain (or output that is not a terminal)",
             ));
         }
+        self.split
+            .validate(&self.input.path(), crate::via::Via::Auto)?;
         if let Some(path) = &self.waste
             && !path.exists()
         {
@@ -216,7 +243,25 @@ pub fn run(args: WatchArgs) -> Result<()> {
     let sort = args.view.sort_key(SortKey::Bytes);
     let args_reverse = args.view.reverse;
     let interval = Duration::from_secs_f64(args.interval);
-    let cur = input::load_with_waste(&args.input.path(), waste_path(&args).as_deref())?;
+    let (cur, split) = match args.split.spec() {
+        Some(spec) => {
+            let by = args
+                .split
+                .split
+                .map_or(allocinfo_output::SplitBy::Cpu, |s| s.by());
+            let dev = allocinfo_ioctl::ProcFile::open(&args.input.path())?;
+            let mut reader = SplitReader::new(Box::new(dev), by, spec);
+            let cur = reader.advance(&args.input.path(), waste_path(&args).as_deref())?;
+            (cur, Some(reader))
+        }
+        None => {
+            let path = args.input.path();
+            (
+                input::load_with_waste(&path, waste_path(&args).as_deref())?,
+                None,
+            )
+        }
+    };
     if plain {
         // Said once, before the frames (full screen would wipe it).
         crate::messages::warn_unmatched(&args.filter.filter(), &cur.profile.tags, &cur.path);
@@ -232,6 +277,7 @@ pub fn run(args: WatchArgs) -> Result<()> {
         prev: None,
         cur,
         error: None,
+        split,
     };
     if plain {
         run_plain(&mut w)
@@ -273,13 +319,14 @@ fn run_plain(w: &mut Watcher) -> Result<()> {
             eprintln!("{note}");
         }
         let mut frame = Vec::new();
-        allocinfo_output::write_with_rates(
+        allocinfo_output::write_split(
             &mut frame,
             w.format,
             &report,
             &w.meta(),
             &table,
             rates.as_ref().map(|r| &r.rates),
+            w.splits()?.as_ref(),
         )?;
         let frame = stream_frame(w.format, frame, w.frame, &Utc::now().rfc3339())?;
         out.write_all(&frame).context(crate::messages::STDOUT)?;
@@ -395,6 +442,7 @@ mod tests {
             prev: None,
             cur,
             error: None,
+            split: None,
         }
     }
 

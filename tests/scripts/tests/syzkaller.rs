@@ -3,8 +3,9 @@
 //! contrib/syzkaller/: the syzkaller descriptions of what alloctag exposes,
 //! against the sources they describe, so that a new ioctl, file, sysctl or
 //! boot parameter cannot be added without them: every `ALLOCINFO_IOC_*` of
-//! include/uapi/linux/alloc_tag.h is an `ioctl$` with that command, and
-//! every filter bit is among the mask's flags; the header's structs are
+//! include/uapi/linux/alloc_tag.h is an `ioctl$` with that command,
+//! every filter bit is among the mask's flags, and GET_SPLIT's splits and
+//! flags are exactly those of its `by` and `flags`; the header's structs are
 //! described field for field, at the header's offsets; every file that src/
 //! creates (debugfs, procfs, sysctl) is opened by an `openat$`, and no
 //! `openat$` opens a file that src/ does not create; alloctag.txt.const
@@ -161,6 +162,56 @@ fn every_ioctl_and_filter_bit_of_the_header_is_described() {
         missing.is_empty(),
         "allocinfo_filter_mask in {DESCRIPTIONS} lacks {missing:?}"
     );
+
+    // GET_SPLIT's splits (the enum's values) are those of `by`, its flags
+    // those of `flags`: no more, no fewer.
+    for (flags, want) in [
+        ("allocinfo_split_by", header_enum_values("ALLOCINFO_SPLIT_")),
+        (
+            "allocinfo_split_flags",
+            header_defines()
+                .into_iter()
+                .map(|(name, _)| name)
+                .filter(|n| n.starts_with("ALLOCINFO_SPLIT_"))
+                .collect(),
+        ),
+    ] {
+        assert!(!want.is_empty(), "{HEADER}: no values for {flags}");
+        let prefix = format!("{flags} = ");
+        let values: BTreeSet<String> = lines
+            .iter()
+            .find_map(|l| l.strip_prefix(prefix.as_str()))
+            .unwrap_or_else(|| panic!("{DESCRIPTIONS} has no {flags} flags"))
+            .split(',')
+            .map(|v| v.trim().to_owned())
+            .collect();
+        assert_eq!(values, want, "{flags} in {DESCRIPTIONS} against {HEADER}");
+    }
+}
+
+/// The names of the header's enum values starting with `prefix`, less the
+/// `__` bounds (`__ALLOCINFO_SPLIT_LAST`).
+fn header_enum_values(prefix: &str) -> BTreeSet<String> {
+    let header = read(HEADER);
+    let mut in_enum = false;
+    let mut out = BTreeSet::new();
+    for line in header.lines() {
+        let code = line.split("/*").next().unwrap().trim();
+        if code.starts_with("enum") && code.ends_with('{') {
+            in_enum = true;
+        } else if in_enum && code.starts_with('}') {
+            in_enum = false;
+        } else if in_enum {
+            let name = code
+                .split(|c: char| c == ',' || c == '=' || c.is_whitespace())
+                .next()
+                .unwrap();
+            if name.starts_with(prefix) {
+                out.insert(name.to_owned());
+            }
+        }
+    }
+    out
 }
 
 /// Every .rs and .c file under src/, but the KUnit tests' (src/tests/,
@@ -444,6 +495,8 @@ impl Layouts<'_> {
             return (size, size);
         }
         match base {
+            // amd64's pointers; ptr64 is 8 bytes on every arch.
+            "ptr" | "ptr64" => (8, 8),
             "const" | "flags" | "len" | "bytesize" => {
                 let size = int(options[1]).unwrap_or_else(|| panic!("{ty}: no int type"));
                 (size, size)
@@ -710,6 +763,7 @@ fn const_file_holds_what_the_header_computes() {
         ("ALLOCINFO_IOC_CONTENT_ID", 2u64, 0u64, 8u64),
         ("ALLOCINFO_IOC_GET_AT", 3, 1, 464),
         ("ALLOCINFO_IOC_GET_NEXT", 2, 2, 224),
+        ("ALLOCINFO_IOC_GET_SPLIT", 3, 3, 496),
     ] {
         assert_eq!(
             consts[name],

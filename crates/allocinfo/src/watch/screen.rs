@@ -86,7 +86,9 @@ pub(super) fn frame_lines(w: &Watcher, cols: usize, rows: usize) -> Result<Vec<S
     };
     let figures = w.rates()?;
     let rates = figures.as_ref().map(|f| &f.rates);
-    let wide = allocinfo_output::table::render_with_rates(&report, &w.meta(), &opts, rates);
+    let splits = w.splits()?;
+    let splits = splits.as_ref();
+    let wide = allocinfo_output::table::render_split(&report, &w.meta(), &opts, rates, splits);
     // The last column (call site, module, ...) starts after the last
     // two-space gap of the column header (line 4).
     let key_at = wide
@@ -102,7 +104,7 @@ pub(super) fn frame_lines(w: &Watcher, cols: usize, rows: usize) -> Result<Vec<S
         return Ok(textwrap(&msg, cols.max(1)));
     }
     opts.width = Some(cols);
-    let mut lines = allocinfo_output::table::render_with_rates(&report, &w.meta(), &opts, rates);
+    let mut lines = allocinfo_output::table::render_split(&report, &w.meta(), &opts, rates, splits);
     let note = figures.as_ref().and_then(RateFigures::note);
     let last = match (&w.error, note) {
         (Some(error), _) => Some(format!("error: {error}")),

@@ -1,0 +1,60 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=sh
+#
+# In-guest tests of the NUMA boot (scripts/build-matrix.sh, configuration
+# numa: QEMU with two nodes, run-qemu.sh's QEMU_NUMA). The boot says which
+# CPUs it gave each node, alloctag_numa=CPUS0/CPUS1/... on the kernel command
+# line (cpulist syntax), and every test first checks that the guest sees
+# exactly that: a kernel that cannot read ACPI's SRAT boots with one node
+# and every test here would pass vacuously on it.
+
+# Checks the guest's nodes and their CPUs against alloctag_numa=.
+numa_topology_as_asked() {
+	_nt_want=$(sed -n 's/.*alloctag_numa=\([^ ]*\).*/\1/p' /proc/cmdline)
+	[ -n "$_nt_want" ] || fail "booted without alloctag_numa=: $(cat /proc/cmdline)" || return 1
+	_nt_i=0
+	for _nt_cpus in $(echo "$_nt_want" | tr / ' '); do
+		_nt_dir=/sys/devices/system/node/node$_nt_i
+		[ -d "$_nt_dir" ] || fail "no node $_nt_i: online nodes $(cat /sys/devices/system/node/online 2>/dev/null)" || return 1
+		[ "$(cat "$_nt_dir/cpulist")" = "$_nt_cpus" ] ||
+			fail "node $_nt_i has CPUs $(cat "$_nt_dir/cpulist"), not $_nt_cpus" || return 1
+		[ "$(awk '$2 == "MemTotal:" { print $3 }' "$_nt_dir/meminfo")" -gt 0 ] ||
+			fail "node $_nt_i has no memory" || return 1
+		_nt_i=$((_nt_i + 1))
+	done
+	[ "$(cat /sys/devices/system/node/online)" = "0-$((_nt_i - 1))" ] ||
+		fail "online nodes $(cat /sys/devices/system/node/online), not 0-$((_nt_i - 1))"
+}
+
+test_boot_numa_topology_is_as_asked() {
+	numa_topology_as_asked
+}
+
+# GET_SPLIT's per-CPU view across nodes: objects allocated on the first CPU
+# of the last node and freed on CPU 0 (of node 0) show as that CPU's share
+# and CPU 0's negative one.
+test_boot_numa_split_by_cpu_across_nodes() {
+	numa_topology_as_asked
+	far=$(sed -n 's/.*alloctag_numa=[^ ]*\/\([0-9]*\)[^/ ]*$/\1/p' /proc/cmdline)
+	[ -n "$far" ] && [ "$far" != 0 ] || fail "no CPU of another node than CPU 0's"
+	trap 'rmmod alloctag_test 2>/dev/null' EXIT
+	probe_baseline
+	read -r bf cf <<-EOT
+		$(split_probe_share "$far")
+	EOT
+	read -r bz cz <<-EOT
+		$(split_probe_share 0)
+	EOT
+	taskset -c "$far" capwriter "$PROBE_HOLD" "$PROBE_N" >/dev/null || fail "allocating on CPU $far"
+	read -r b1 c1 <<-EOT
+		$(probe_counts)
+	EOT
+	held=$((b1 - b0))
+	[ "$c1" = $((c0 + PROBE_N)) ] && [ "$held" -gt 0 ] || fail "after $PROBE_N allocations: $b1 $c1, from $b0 $c0"
+	[ "$(split_probe_share "$far")" = "$((bf + held)) $((cf + PROBE_N))" ] ||
+		fail "CPU $far has $(split_probe_share "$far"), from $bf $cf, after $held bytes there"
+	taskset -c 0 capwriter "$PROBE_HOLD" 0 >/dev/null || fail "freeing on CPU 0"
+	[ "$(split_probe_share 0)" = "$((bz - held)) $((cz - PROBE_N))" ] ||
+		fail "CPU 0 has $(split_probe_share 0), from $bz $cz, after the free there"
+	[ "$(probe_counts)" = "$b0 $c0" ] || fail "after the free: $(probe_counts), not $b0 $c0"
+}
