@@ -44,8 +44,10 @@
 #          tests/kcsan/upstream.txt lists it as a race of 6.12's own
 #          functions; races with no part of alloctag in them are named on
 #          the configuration's line.
-#   kasan  the nodebug kernel with KASAN (scripts/configs/kasan.config on
-#          top of nodebug.config) into $BUILD_DIR/kernel-kasan, booted at 0
+#   kasan  the nodebug kernel with ACPI's NUMA and KASAN
+#          (scripts/configs/numa.config and kasan.config on top of
+#          nodebug.config) into $BUILD_DIR/kernel-kasan, booted on two NUMA
+#          nodes with tests/guest/numa.sh (numa_boot), and at 0
 #          and 0,page_ext with tests/guest/boot.sh's first switch-on tests
 #          (counters, page_ext and the per-CPU chunks' tag vectors made at
 #          run time, all or nothing under fault rules, readers and a module
@@ -319,6 +321,30 @@ first_switch_on_boots() {
 	done
 }
 
+# Boots $2 (configuration $1) on two NUMA nodes of two vCPUs each
+# (run-qemu.sh's QEMU_NUMA), telling the guest so (alloctag_numa=), with
+# tests/guest/numa.sh's tests, which first check that the guest sees those
+# nodes and CPUs: every one of them must pass.
+numa_boot() {
+	local config=$1 out=$2 initrd=$3 console=$logs/$1-numa.log t0=$SECONDS n want
+	want=$(grep -c '^test_boot_numa_[a-z_]* *()' "$ALLOCTAG_ROOT/tests/guest/numa.sh")
+	log "$config: booting it on two NUMA nodes with tests/guest/numa.sh's $want tests"
+	if ! QEMU_SMP=4 QEMU_NUMA=2 QEMU_TIMEOUT="${QEMU_TIMEOUT:-900}" \
+		"$ALLOCTAG_ROOT/scripts/run-qemu.sh" "$out/arch/x86/boot/bzImage" "$initrd" "$console" \
+		alloctag_run=tests "alloctag_kernel=$config" 'alloctag_tests=test_boot_numa_*' \
+		alloctag_numa=0-1/2-3 >>"$build_log" 2>&1; then
+		why="numa boot failed ($console):"$'\n'"$(grep -E -m 5 -A 12 "$KERNEL_REPORTS" "$console" ||
+			grep -E '^(guest-test: (not ok|#)|run-qemu:)' "$console" "$build_log" | tail -n 20)"
+		return 1
+	fi
+	n=$(grep -c '^guest-test: ok ' "$console" || true)
+	if [ "$n" != "$want" ] || grep -q '^guest-test: not ok' "$console" || grep -q '# SKIP' "$console"; then
+		why="numa boot: $n of $want passed ($console)"
+		return 1
+	fi
+	detail="$detail; numa $n passed, $((SECONDS - t0)) s"
+}
+
 run_kcsan() {
 	local out=$BUILD_DIR/kernel-kcsan kunit_log=$logs/kcsan-kunit.log build_log=$logs/kcsan-build.log
 	local console=$logs/kcsan-stress.log rc=0 t0=$SECONDS mout others
@@ -386,9 +412,11 @@ run_kcsan() {
 	[ -z "$others" ] || detail="$detail; KCSAN reports of 6.12's own code: $others"
 }
 
-# The kasan configuration's build: nodebug's fragment, then kasan's.
+# The kasan configuration's build: nodebug's fragment, then numa's (ACPI's
+# NUMA, for its boot on two nodes), then kasan's.
+kasan_fragments=("$ALLOCTAG_ROOT/scripts/configs/numa.config" "$ALLOCTAG_ROOT/scripts/configs/kasan.config")
 kasan_build() {
-	KERNEL_CONFIG=nodebug KERNEL_TREE=$SRC_TREE checked_build kasan "$ALLOCTAG_ROOT/scripts/configs/kasan.config"
+	KERNEL_CONFIG=nodebug KERNEL_TREE=$SRC_TREE checked_build kasan "${kasan_fragments[@]}"
 }
 
 run_kasan() {
@@ -401,7 +429,8 @@ run_kasan() {
 	"$ALLOCTAG_ROOT/scripts/mkinitramfs.sh" "$out" "$BUILD_DIR/initramfs-kasan.cpio.gz" >>"$build_log" 2>&1 ||
 		{ why="mkinitramfs.sh failed ($build_log)"; return 1; }
 	first_switch_on_boots kasan "$out" "$BUILD_DIR/initramfs-kasan.cpio.gz" || return 1
-	for console in "$logs"/kasan-param-0.log "$logs"/kasan-param-0-pageext.log; do
+	numa_boot kasan "$out" "$BUILD_DIR/initramfs-kasan.cpio.gz" || return 1
+	for console in "$logs"/kasan-param-0.log "$logs"/kasan-param-0-pageext.log "$logs"/kasan-numa.log; do
 		grep -q 'KernelAddressSanitizer initialized' "$console" ||
 			{ why="KASAN did not say it initialized ($console)"; return 1; }
 	done
@@ -565,7 +594,7 @@ build_config() {
 	ccore) KUNIT_CMD=build ccore_kunit 2>&1 | tee "$logs/ccore-build-only.log" ;;
 	kcsan) KUNIT_CMD=build kcsan_kunit 2>&1 | tee "$logs/kcsan-build-only.log" ;;
 	kasan) KERNEL_CONFIG=nodebug KERNEL_TREE=$SRC_TREE "$ALLOCTAG_ROOT/scripts/build-kernel.sh" kasan \
-		"$ALLOCTAG_ROOT/scripts/configs/kasan.config" ;;
+		"${kasan_fragments[@]}" ;;
 	arm64)
 		local tree
 		arm64_tree || log "matrix: the series' tree could not be made ($logs/series.log)"

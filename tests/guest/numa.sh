@@ -18,7 +18,7 @@ numa_topology_as_asked() {
 		[ -d "$_nt_dir" ] || fail "no node $_nt_i: online nodes $(cat /sys/devices/system/node/online 2>/dev/null)" || return 1
 		[ "$(cat "$_nt_dir/cpulist")" = "$_nt_cpus" ] ||
 			fail "node $_nt_i has CPUs $(cat "$_nt_dir/cpulist"), not $_nt_cpus" || return 1
-		[ "$(awk '$2 == "MemTotal:" { print $3 }' "$_nt_dir/meminfo")" -gt 0 ] ||
+		[ "$(awk '$3 == "MemTotal:" { print $4 }' "$_nt_dir/meminfo")" -gt 0 ] ||
 			fail "node $_nt_i has no memory" || return 1
 		_nt_i=$((_nt_i + 1))
 	done
