@@ -58,3 +58,42 @@ test_boot_numa_split_by_cpu_across_nodes() {
 		fail "CPU 0 has $(split_probe_share 0), from $bz $cz, after the free there"
 	[ "$(probe_counts)" = "$b0 $c0" ] || fail "after the free: $(probe_counts), not $b0 $c0"
 }
+
+NUMA_MODULE=/lib/modules/alloctag_numa.ko
+NUMA_HOLD=/sys/kernel/debug/alloctag_numa/hold
+NUMA_NODES=/sys/kernel/debug/alloctag_numa/nodes
+
+# Prints "BYTES CALLS" of CPU $2's share of alloctag_numa's function $1.
+numa_share() {
+	"$SPLIT" site alloctag_numa "$1" >/tmp/numa-site || fail "allocinfo_split site $1 failed" || return 1
+	awk -v c="cpu$2" '$1 == c { print $2, $3; n++ } END { exit n != 1 }' /tmp/numa-site
+}
+
+# tests/modules/alloctag_numa.c's allocations for node 1 made on CPU 0 (of
+# node 0) land on node 1, whichever way (slab, page, vmalloc), and count as
+# CPU 0's share; freed on a CPU of node 1 they leave that CPU's share
+# negative by as much and the site at 0 0.
+test_boot_numa_remote_allocations_per_cpu() {
+	numa_topology_as_asked
+	far=$(sed -n 's/.*alloctag_numa=[^ ]*\/\([0-9]*\)[^/ ]*$/\1/p' /proc/cmdline)
+	[ -e "$NUMA_HOLD" ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
+	trap 'rmmod alloctag_numa 2>/dev/null' EXIT
+	insmod "$NUMA_MODULE" || fail "insmod $NUMA_MODULE"
+	for k in slab page vmalloc; do
+		site=hold_${k}_node
+		[ "$(numa_share "$site" 0)" = "0 0" ] || fail "$site: CPU 0 starts at $(numa_share "$site" 0)"
+		taskset -c 0 capwriter "$NUMA_HOLD" "$k 1 3" >/dev/null || fail "$k for node 1 on CPU 0"
+		grep -qx "$k 1 1 1" "$NUMA_NODES" || fail "not on node 1: $(cat "$NUMA_NODES")"
+		read -r b c <<-EOT
+			$(numa_share "$site" 0)
+		EOT
+		[ "$b" -ge $((3 * 4096 / 8)) ] && [ "$c" -ge 3 ] || fail "$site: CPU 0 has $b $c after 3 allocations"
+		[ "$(awk -v f="func:$site" '$5 == f { print $1, $2 }' "$PROC_ALLOCINFO")" = "$b $c" ] ||
+			fail "$site: the text has $(awk -v f="func:$site" '$5 == f { print $1, $2 }' "$PROC_ALLOCINFO"), CPU 0 $b $c"
+		taskset -c "$far" capwriter "$NUMA_HOLD" free >/dev/null || fail "freeing on CPU $far"
+		[ "$(numa_share "$site" "$far")" = "-$b -$c" ] ||
+			fail "$site: CPU $far has $(numa_share "$site" "$far") after freeing $b $c there"
+		[ "$(awk -v f="func:$site" '$5 == f { print $1, $2 }' "$PROC_ALLOCINFO")" = "0 0" ] ||
+			fail "$site: not 0 0 after the free"
+	done
+}

@@ -5,11 +5,13 @@
 //! ABI says for bad pointers, filters and splits, answer what the filter
 //! asks for, a refused GET_AT must leave GET_NEXT's place, and GET_SPLIT
 //! must write the width it answers to `nr` 0 and no more, and keep its
-//! filter for GET_NEXT as GET_AT does.
+//! filter for GET_NEXT as GET_AT does. GET_SPLIT's calls are in
+//! `split_calls`, its arguments and allowed answers in `split`.
 
 use crate::shared::{ALLOCINFO, Shared, errname, errno};
-use crate::split::{self, Case, Kept};
-use crate::userptr::{ro_page, rw_before_guard, unmapped};
+use crate::split::{self, Kept};
+use crate::split_calls::{SplitBuffers, get_split, split_width};
+use crate::userptr::{ro_page, unmapped};
 use allocinfo_fuzz::shown;
 use allocinfo_ioctl::abi::*;
 use rand::{Rng, RngExt, rngs::ChaCha8Rng, seq::IndexedRandom};
@@ -44,7 +46,7 @@ fn name(rng: &mut impl Rng) -> [u8; ALLOCINFO_STR_SIZE] {
     out
 }
 
-fn random_filter(rng: &mut impl Rng) -> AllocinfoFilter {
+pub(crate) fn random_filter(rng: &mut impl Rng) -> AllocinfoFilter {
     AllocinfoFilter {
         // Most filters match some tags: none, or one field.
         mask: match rng.random_range(0..10) {
@@ -78,14 +80,14 @@ fn random_filter(rng: &mut impl Rng) -> AllocinfoFilter {
     }
 }
 
-fn cut_name(b: &[u8; ALLOCINFO_STR_SIZE]) -> Option<&[u8]> {
+pub(crate) fn cut_name(b: &[u8; ALLOCINFO_STR_SIZE]) -> Option<&[u8]> {
     b.iter().position(|&c| c == 0).map(|n| &b[..n])
 }
 
 /// Whether the kernel must take the filter: known bits only (alloctag's
 /// `ALLOCINFO_FILTER_UNLOADED` among them), and a minimum size not above
 /// the maximum.
-fn filter_ok(f: &AllocinfoFilter) -> bool {
+pub(crate) fn filter_ok(f: &AllocinfoFilter) -> bool {
     let sizes = ALLOCINFO_FILTER_MASK_MIN_SIZE | ALLOCINFO_FILTER_MASK_MAX_SIZE;
     f.mask & !ALLOCINFO_FILTER_MASKS == 0 && !(f.mask & sizes == sizes && f.min_size > f.max_size)
 }
@@ -109,7 +111,7 @@ fn unloaded_wrong(d: &AllocinfoTagData, f: Option<&AllocinfoFilter>) -> Option<S
 
 /// Fills `g` from a successful GET_AT or GET_NEXT and checks the answer:
 /// each name NUL-terminated, and the filter's exact fields matched.
-fn check_answer(sh: &Shared, d: &AllocinfoTagData, f: Option<&AllocinfoFilter>) {
+pub(crate) fn check_answer(sh: &Shared, d: &AllocinfoTagData, f: Option<&AllocinfoFilter>) {
     let t = &d.tag;
     let (Some(m), Some(func), Some(file)) = (
         cut_name(&t.modname),
@@ -175,14 +177,14 @@ fn check_answer(sh: &Shared, d: &AllocinfoTagData, f: Option<&AllocinfoFilter>) 
     }
 }
 
-fn ioctl(fd: i32, cmd: Request, arg: *mut u8) -> Result<(), i32> {
+pub(crate) fn ioctl(fd: i32, cmd: Request, arg: *mut u8) -> Result<(), i32> {
     // SAFETY: the ioctl's argument is a buffer of the size the command
     // names, or an address the kernel must refuse.
     let r = unsafe { libc::ioctl(fd, cmd, arg) };
     if r == 0 { Ok(()) } else { Err(errno()) }
 }
 
-fn content_id(fd: i32) -> Option<u64> {
+pub(crate) fn content_id(fd: i32) -> Option<u64> {
     let mut id = AllocinfoContentId { id: 0 };
     ioctl(fd, ALLOCINFO_IOC_CONTENT_ID, (&raw mut id).cast())
         .ok()
@@ -204,11 +206,7 @@ pub(crate) fn ioctls(sh: &Shared, mut rng: ChaCha8Rng) {
     let ro = ro_page();
     let ro_end = ro.wrapping_add(4096);
     let width = split_width(sh);
-    let mut bufs = SplitBuffers {
-        ro,
-        guard_end: rw_before_guard(width as usize * size_of::<AllocinfoSplitEntry>()),
-        entries: vec![SENTINEL; width as usize + 2],
-    };
+    let mut bufs = SplitBuffers::new(ro, width);
     let mut file = fs::File::open(ALLOCINFO).ok();
     // A new file keeps no split.
     let mut kept: Kept = Some(false);
@@ -338,285 +336,6 @@ pub(crate) fn ioctls(sh: &Shared, mut rng: ChaCha8Rng) {
     sh.count("ioctls refused".into(), n[1]);
     sh.count("ioctl GET_AT answers checked".into(), n[2]);
     sh.count("ioctl GET_SPLIT answers checked".into(), n[3]);
-}
-
-/// What GET_SPLIT leaves in entries it did not write.
-const SENTINEL: AllocinfoSplitEntry = AllocinfoSplitEntry {
-    bytes: 0x5a5a_5a5a_5a5a_5a5a,
-    calls: -0x5a5a_5a5a,
-};
-
-/// GET_SPLIT's arrays: the read-only page ([`ro_page`]), the end of
-/// writable memory before an inaccessible page ([`rw_before_guard`]), and
-/// room for two entries more than the width, filled with [`SENTINEL`].
-struct SplitBuffers {
-    ro: *const u8,
-    guard_end: *mut u8,
-    entries: Vec<AllocinfoSplitEntry>,
-}
-
-/// The number of GET_SPLIT's shares, `nr_cpu_ids`: its answer to `nr` 0 on
-/// a new file, which must be the possible CPUs' (when sysfs says).
-fn split_width(sh: &Shared) -> u32 {
-    let Ok(f) = fs::File::open(ALLOCINFO) else {
-        sh.fail("cannot open /proc/allocinfo");
-    };
-    let mut g = AllocinfoGetSplit {
-        pos: 0,
-        filter: AllocinfoFilter::NONE,
-        by: ALLOCINFO_SPLIT_CPU,
-        flags: 0,
-        at: -1,
-        nr: 0,
-        min_at: 0,
-        entries: 0,
-        data: AllocinfoTagData::ZERO,
-    };
-    if let Err(e) = ioctl(f.as_raw_fd(), ALLOCINFO_IOC_GET_SPLIT, (&raw mut g).cast()) {
-        sh.fail(&format!("GET_SPLIT with nr 0: {}", errname(e)));
-    }
-    let possible = fs::read_to_string("/sys/devices/system/cpu/possible")
-        .ok()
-        .and_then(|t| split::cpus_from_possible(&t));
-    if g.nr == 0 || possible.is_some_and(|p| p != g.nr) {
-        sh.fail(&format!(
-            "GET_SPLIT with nr 0 answered {}, the possible CPUs {possible:?}",
-            g.nr
-        ));
-    }
-    g.nr
-}
-
-/// A GET_SPLIT with random arguments and pointers on `fd`, whose kept split
-/// the fuzzer knows as `kept`: its answer must be one the ABI allows
-/// ([`split::allowed`]), and a success must answer the width, write no
-/// entry past it (none for `nr` 0), give back its input as it came, and
-/// answer what its filter asks for. The shares' sum is not compared with
-/// the tag's figures: both move while the kernel reads them.
-fn get_split(
-    sh: &Shared,
-    rng: &mut impl Rng,
-    fd: i32,
-    width: u32,
-    kept: &mut Kept,
-    bufs: &mut SplitBuffers,
-    n: &mut [u64; 4],
-) {
-    let len = width as usize * size_of::<AllocinfoSplitEntry>();
-    bufs.entries.fill(SENTINEL);
-    let ro_end = bufs.ro.wrapping_add(4096);
-    let into_buffer = bufs.entries.as_mut_ptr() as u64;
-    let (entries, entries_ok, what): (u64, bool, &str) = match rng.random_range(0..16) {
-        0 => (0, false, "NULL"),
-        1 => (unmapped() as u64, false, "an unmapped page"),
-        2 => (bufs.ro as u64, false, "a read-only page"),
-        3 => (
-            ro_end.wrapping_sub(rng.random_range(1..=len)) as u64,
-            false,
-            "a read-only page's end",
-        ),
-        4 => (0xffff_8880_0000_0000, false, "a kernel address"),
-        5 if !bufs.guard_end.is_null() => (
-            bufs.guard_end.wrapping_sub(len) as u64,
-            true,
-            "the end of writable memory",
-        ),
-        6 if !bufs.guard_end.is_null() => (
-            bufs.guard_end.wrapping_sub(rng.random_range(1..len)) as u64,
-            false,
-            "across the end of writable memory",
-        ),
-        _ => (into_buffer, true, "a buffer"),
-    };
-    let mut g = AllocinfoGetSplit {
-        pos: if rng.random_bool(0.8) {
-            rng.random_range(0..200)
-        } else {
-            rng.random()
-        },
-        filter: random_filter(rng),
-        by: split::random_by(rng),
-        flags: split::random_flags(rng),
-        at: split::random_at(rng, width),
-        nr: split::random_nr(rng, width),
-        min_at: split::random_min_at(rng),
-        entries,
-        data: AllocinfoTagData::ZERO,
-    };
-    let given = g;
-    let size = size_of::<AllocinfoGetSplit>();
-    let (arg, bad): (*mut u8, &str) = match rng.random_range(0..12) {
-        0 => (std::ptr::null_mut(), "NULL"),
-        1 => (unmapped().cast_mut(), "an unmapped page"),
-        2 => (bufs.ro.cast_mut(), "a read-only page"),
-        3 => (
-            ro_end.wrapping_sub(rng.random_range(1..size)).cast_mut(),
-            "a read-only page's end",
-        ),
-        4 => (0xffff_8880_0000_0000usize as *mut u8, "a kernel address"),
-        _ => ((&raw mut g).cast(), ""),
-    };
-    let r = ioctl(fd, ALLOCINFO_IOC_GET_SPLIT, arg);
-    n[usize::from(r.is_err())] += 1;
-    if !bad.is_empty() {
-        // It reads its argument first: unreadable, EFAULT. The read-only
-        // page's zeros are a valid query (by CPU, at 0, nr 0) whose answer
-        // cannot be written out: EFAULT too, and nothing changed.
-        if r != Err(libc::EFAULT) {
-            sh.fail(&format!(
-                "GET_SPLIT with {bad}: {:?}, not EFAULT",
-                r.map_err(errname)
-            ));
-        }
-        return;
-    }
-    let case = Case {
-        by: given.by,
-        flags: given.flags,
-        at: given.at,
-        nr: given.nr,
-        width,
-        filter_ok: filter_ok(&given.filter),
-        entries_ok,
-        kept: *kept,
-    };
-    let allowed = split::allowed(&case);
-    if !allowed.allows(r) {
-        sh.fail(&format!(
-            "GET_SPLIT (by {}, flags {:#x}, at {}, nr {} of {width}, mask {:#x}, pos {}, entries at {what}, split kept {:?}): {:?}; allowed: {}{}",
-            given.by,
-            given.flags,
-            given.at,
-            given.nr,
-            given.filter.mask,
-            given.pos,
-            *kept,
-            r.map_err(errname),
-            if allowed.ok { "success, " } else { "" },
-            allowed
-                .errs
-                .iter()
-                .map(|&e| errname(e))
-                .collect::<Vec<_>>()
-                .join(", "),
-        ));
-    }
-    *kept = split::kept_after(&case, r);
-    if r.is_err() {
-        return;
-    }
-    let untouched_from = |from: usize| bufs.entries[from..].iter().all(|e| *e == SENTINEL);
-    if g.nr != width {
-        sh.fail(&format!(
-            "GET_SPLIT (nr {}) answered nr {}, not the width {width}",
-            given.nr, g.nr
-        ));
-    }
-    if given.nr == 0 {
-        if (AllocinfoGetSplit { nr: 0, ..g }) != given {
-            sh.fail("GET_SPLIT with nr 0 changed more than nr");
-        }
-        if entries == into_buffer && !untouched_from(0) {
-            sh.fail("GET_SPLIT with nr 0 wrote entries");
-        }
-        return;
-    }
-    n[3] += 1;
-    if (AllocinfoGetSplit {
-        nr: given.nr,
-        data: given.data,
-        ..g
-    }) != given
-    {
-        sh.fail(&format!(
-            "GET_SPLIT changed its input: {given:?} came back as {g:?}"
-        ));
-    }
-    if entries == into_buffer && !untouched_from(width as usize) {
-        sh.fail(&format!(
-            "GET_SPLIT (nr {}) wrote past its width {width}",
-            given.nr
-        ));
-    }
-    let filter = (given.flags == 0).then_some(&given.filter);
-    check_answer(sh, &g.data, filter);
-    if given.flags == 0 && given.at == -1 {
-        split_keeps_place(sh, rng, fd, &given, bufs);
-    }
-}
-
-/// After GET_SPLIT answered the tag at `g.pos` of its filter (with no CPU
-/// filter), GET_NEXT goes on with that filter, as after a GET_AT: it
-/// answers what GET_AT at `pos + 1` answers on another file, and the
-/// GET_SPLIT's tag is GET_AT's at `pos`, unless tags came or went meanwhile
-/// (the content id moved). Only for filters on names and lines, as
-/// [`refused_get_at_keeps_place`].
-fn split_keeps_place(
-    sh: &Shared,
-    rng: &mut impl Rng,
-    fd: i32,
-    g: &AllocinfoGetSplit,
-    bufs: &mut SplitBuffers,
-) {
-    let moving = ALLOCINFO_FILTER_MASK_MIN_SIZE
-        | ALLOCINFO_FILTER_MASK_MAX_SIZE
-        | ALLOCINFO_FILTER_MASK_INACCURATE;
-    if g.filter.mask & moving != 0 || !rng.random_bool(0.3) {
-        return;
-    }
-    let Some(id0) = content_id(fd) else { return };
-    let mut first = AllocinfoGetSplit {
-        entries: bufs.entries.as_mut_ptr() as u64,
-        nr: bufs.entries.len() as u32,
-        data: AllocinfoTagData::ZERO,
-        ..*g
-    };
-    if ioctl(fd, ALLOCINFO_IOC_GET_SPLIT, (&raw mut first).cast()).is_err() {
-        return;
-    }
-    let mut next = AllocinfoTagData::ZERO;
-    let rn = ioctl(fd, ALLOCINFO_IOC_GET_NEXT, (&raw mut next).cast());
-    let Ok(other) = fs::File::open(ALLOCINFO) else {
-        return;
-    };
-    let get_at = |pos: u64| {
-        let mut a = AllocinfoGetAt {
-            pos,
-            filter: g.filter,
-            data: AllocinfoTagData::ZERO,
-        };
-        let r = ioctl(other.as_raw_fd(), ALLOCINFO_IOC_GET_AT, (&raw mut a).cast());
-        (r, a.data)
-    };
-    let (r_at, at) = get_at(g.pos);
-    let (rw, want) = get_at(g.pos + 1);
-    if content_id(fd) != Some(id0) {
-        return;
-    }
-    let same = match (rn, rw) {
-        (Ok(()), Ok(())) => next.tag == want.tag,
-        (Err(a), Err(b)) => a == b,
-        _ => false,
-    };
-    if r_at.is_err() || at.tag != first.data.tag || !same {
-        sh.fail(&format!(
-            "GET_SPLIT at pos {} (mask {:#x}) answered {:?} line {}, GET_AT there {:?} line {} ({:?}); GET_NEXT after it {:?} line {} ({:?}), GET_AT at pos {} {:?} line {} ({:?})",
-            g.pos,
-            g.filter.mask,
-            shown(cut_name(&first.data.tag.function).unwrap_or_default(), 64),
-            first.data.tag.lineno,
-            shown(cut_name(&at.tag.function).unwrap_or_default(), 64),
-            at.tag.lineno,
-            r_at.map_err(errname),
-            shown(cut_name(&next.tag.function).unwrap_or_default(), 64),
-            next.tag.lineno,
-            rn.map_err(errname),
-            g.pos + 1,
-            shown(cut_name(&want.tag.function).unwrap_or_default(), 64),
-            want.tag.lineno,
-            rw.map_err(errname),
-        ));
-    }
 }
 
 /// After GET_AT answered tag P, a GET_AT refused before it looks at the

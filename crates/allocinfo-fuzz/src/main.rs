@@ -32,9 +32,10 @@
 //! rest is by concern: `shared` (the threads' state, failure and cleanup),
 //! `modules` (test module load, unload and churn), `control` (the
 //! control-file writes), `userptr` (the bad user pointers), `ioctls` (the
-//! ioctls), `split` (GET_SPLIT's arguments and allowed answers) and
-//! `reader` (the reads and allocinfo-check's), and the commands' grammars
-//! and mutations in the library (`src/lib.rs`).
+//! ioctls), `split_calls` (the ioctls' GET_SPLIT calls), `split`
+//! (GET_SPLIT's arguments and allowed answers) and `reader` (the reads and
+//! allocinfo-check's), and the commands' grammars and mutations in the
+//! library (`src/lib.rs`).
 
 mod control;
 mod ioctls;
@@ -42,6 +43,7 @@ mod modules;
 mod reader;
 mod shared;
 mod split;
+mod split_calls;
 mod userptr;
 
 use allocinfo_fuzz::Ctl;

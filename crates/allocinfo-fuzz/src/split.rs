@@ -4,7 +4,7 @@
 //! their edges, what the ABI lets it answer for them, and what the fuzzer
 //! knows afterwards of the split the open file keeps (which
 //! `ALLOCINFO_SPLIT_NEXT` needs). The calls themselves are the ioctl
-//! thread's (`ioctls`).
+//! thread's (`ioctls`, `split_calls`).
 
 use allocinfo_ioctl::abi::*;
 use rand::{Rng, RngExt};
