@@ -422,7 +422,7 @@ kasan_build() {
 run_kasan() {
 	local out=$BUILD_DIR/kernel-kasan t0=$SECONDS console
 	local build_log=$logs/kasan-build.log
-	log "kasan: building $out (tinyconfig + nodebug.config + kasan.config)"
+	log "kasan: building $out (tinyconfig + nodebug.config + numa.config + kasan.config)"
 	kasan_build || return 1
 	has_config CONFIG_KASAN y "$out/.config" || { why="$out/.config has no CONFIG_KASAN"; return 1; }
 	detail="build $((SECONDS - t0)) s"
