@@ -16,6 +16,22 @@ split_probe_share() {
 	awk -v c="cpu$1" '$1 == c { print $2, $3; n++ } END { exit n != 1 }' /tmp/split-site
 }
 
+# Loads the probe (lib.sh) and sets b0_0 c0_0 and b1_0 c1_0 to CPU 0's and
+# CPU 1's shares of it, then allocates PROBE_N objects on CPU 1
+# (probe_on_cpu1, which sets b0 c0 and b1 c1 to the site's figures before
+# and after). The caller traps rmmod alloctag_test.
+split_probe_on_cpu1() {
+	[ -e /sys/devices/system/cpu/cpu1 ] || fail "the boot has one CPU" || return 1
+	probe_baseline
+	read -r b0_0 c0_0 <<-EOT
+		$(split_probe_share 0)
+	EOT
+	read -r b1_0 c1_0 <<-EOT
+		$(split_probe_share 1)
+	EOT
+	probe_on_cpu1
+}
+
 # Every tag's shares add up to its counter (the tool checks each answer),
 # and there is one share per CPU id (/sys/devices/system/cpu/possible).
 test_split_cpu_shares_add_up() {
@@ -34,16 +50,8 @@ test_split_cpu_shares_add_up() {
 # CPU 1 positive and CPU 0 negative by as much, and the site's total where
 # it was.
 test_split_cpu_follows_the_allocating_cpu() {
-	[ -e /sys/devices/system/cpu/cpu1 ] || fail "the boot has one CPU"
 	trap 'rmmod alloctag_test 2>/dev/null' EXIT
-	probe_baseline
-	read -r b0_0 c0_0 <<-EOT
-		$(split_probe_share 0)
-	EOT
-	read -r b1_0 c1_0 <<-EOT
-		$(split_probe_share 1)
-	EOT
-	probe_on_cpu1
+	split_probe_on_cpu1
 	held=$((b1 - b0))
 	[ "$(split_probe_share 1)" = "$((b1_0 + held)) $((c1_0 + PROBE_N))" ] ||
 		fail "after $PROBE_N objects ($held bytes) on CPU 1: CPU 1 has $(split_probe_share 1), from $b1_0 $c1_0"
@@ -73,16 +81,8 @@ test_split_bad_input_and_state() {
 # allocinfo top --split cpu (crates/allocinfo) shows the probe's objects as
 # CPU 1's share, and --at keeps the site only on the CPU that holds them.
 test_split_cli_shows_the_allocating_cpu() {
-	[ -e /sys/devices/system/cpu/cpu1 ] || fail "the boot has one CPU"
 	trap 'rmmod alloctag_test 2>/dev/null' EXIT
-	probe_baseline
-	read -r b0_0 c0_0 <<-EOT
-		$(split_probe_share 0)
-	EOT
-	read -r b1_0 c1_0 <<-EOT
-		$(split_probe_share 1)
-	EOT
-	probe_on_cpu1
+	split_probe_on_cpu1
 	want=$((b1_0 + b1 - b0))
 	allocinfo top --split cpu --at 1 --min-at "$want" -m alloctag_test --function hold_object --csv \
 		>/tmp/split-cli.csv 2>/tmp/split-cli.err || fail "allocinfo top --split: $(head -n 5 /tmp/split-cli.err)"

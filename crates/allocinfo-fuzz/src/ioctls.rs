@@ -338,16 +338,23 @@ pub(crate) fn ioctls(sh: &Shared, mut rng: ChaCha8Rng) {
     sh.count("ioctl GET_SPLIT answers checked".into(), n[3]);
 }
 
+/// Whether to check that a walk keeps its place, about one time in three:
+/// only for filters on names and lines, whose matches do not move by
+/// themselves as sizes and accuracy do.
+pub(crate) fn place_check_wanted(rng: &mut impl Rng, filter: &AllocinfoFilter) -> bool {
+    let moving = ALLOCINFO_FILTER_MASK_MIN_SIZE
+        | ALLOCINFO_FILTER_MASK_MAX_SIZE
+        | ALLOCINFO_FILTER_MASK_INACCURATE;
+    filter.mask & moving == 0 && rng.random_bool(0.3)
+}
+
 /// After GET_AT answered tag P, a GET_AT refused before it looks at the
 /// tags (a bad filter, an argument it cannot read) must leave the place:
 /// GET_NEXT then answers what GET_AT at P + 1 answers on another file,
 /// unless tags came or went meanwhile (the content id moved). Only for
 /// filters on names and lines: sizes and accuracy move by themselves.
 fn refused_get_at_keeps_place(sh: &Shared, rng: &mut impl Rng, fd: i32, g: &AllocinfoGetAt) {
-    let moving = ALLOCINFO_FILTER_MASK_MIN_SIZE
-        | ALLOCINFO_FILTER_MASK_MAX_SIZE
-        | ALLOCINFO_FILTER_MASK_INACCURATE;
-    if g.filter.mask & moving != 0 || !rng.random_bool(0.3) {
+    if !place_check_wanted(rng, &g.filter) {
         return;
     }
     let Some(id0) = content_id(fd) else { return };

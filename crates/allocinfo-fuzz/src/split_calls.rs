@@ -4,7 +4,7 @@
 //! pointers, checked against what the ABI allows (`split`), and that a
 //! GET_SPLIT keeps its filter for GET_NEXT as GET_AT does.
 
-use crate::ioctls::{check_answer, content_id, cut_name, filter_ok, ioctl, random_filter};
+use crate::ioctls::{self, check_answer, content_id, cut_name, filter_ok, ioctl, random_filter};
 use crate::shared::{ALLOCINFO, Shared, errname};
 use crate::split::{self, Case, Kept};
 use crate::userptr::{rw_before_guard, unmapped};
@@ -245,10 +245,7 @@ fn split_keeps_place(
     g: &AllocinfoGetSplit,
     bufs: &mut SplitBuffers,
 ) {
-    let moving = ALLOCINFO_FILTER_MASK_MIN_SIZE
-        | ALLOCINFO_FILTER_MASK_MAX_SIZE
-        | ALLOCINFO_FILTER_MASK_INACCURATE;
-    if g.filter.mask & moving != 0 || !rng.random_bool(0.3) {
+    if !ioctls::place_check_wanted(rng, &g.filter) {
         return;
     }
     let Some(id0) = content_id(fd) else { return };
