@@ -122,6 +122,7 @@ pub(crate) unsafe fn for_each_counting_cpu<T>(ptr: *const T, mut f: impl FnMut(*
 /// # Safety
 ///
 /// As [`for_each_possible_cpu`].
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 pub(crate) unsafe fn for_each_counting_cpu_id<T>(ptr: *const T, f: impl FnMut(usize, *const T)) {
     for_each_cpu_in(ptr, counting_word, f)
 }
@@ -133,6 +134,7 @@ pub(crate) unsafe fn for_each_counting_cpu_id<T>(ptr: *const T, f: impl FnMut(us
 /// # Safety
 ///
 /// As [`for_each_possible_cpu`].
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 pub(crate) unsafe fn on_counting_cpu<T>(ptr: *const T, cpu: usize) -> Option<*const T> {
     if cpu >= nr_cpu_ids() || counting_word(cpu / BITS) & (1 << (cpu % BITS)) == 0 {
         return None;

@@ -163,6 +163,8 @@ impl AllocTag {
     }
 }
 
+// The per-CPU view, for `/proc/allocinfo`'s `GET_SPLIT` (the Rust core's).
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 impl AllocTag {
     /// Returns `cpu`'s counters of this tag, as [`AllocTag::for_each_cpu`] gives them: zero for a
     /// CPU that never ran, or a tag without counters. Reads that CPU's alone.
@@ -204,6 +206,7 @@ impl AllocTag {
 /// # Safety
 ///
 /// `c` must be one CPU's instance of live counters.
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 unsafe fn read_share(c: *const bindings::alloc_tag_counters) -> Share {
     // SAFETY: The caller guarantees that `c` points to live counters.
     let (bytes, calls) = unsafe {
@@ -219,6 +222,7 @@ unsafe fn read_share(c: *const bindings::alloc_tag_counters) -> Share {
 }
 
 /// One CPU's share of a tag's counters (C's `u64`s, read as the signed values they are).
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Share {
     /// Bytes allocated on the CPU less bytes freed on it.
