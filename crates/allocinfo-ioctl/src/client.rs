@@ -167,7 +167,9 @@ impl ProcFile {
 /// # Safety
 ///
 /// `REQUEST` must be the request whose argument is `Self`, and every bit
-/// pattern the kernel may write must be a valid `Self`.
+/// pattern the kernel may write must be a valid `Self`. The kernel must
+/// write nothing but `Self`'s bytes: a structure that points the kernel at
+/// other memory (GET_SPLIT's `entries`) is not an `IoctlArg`.
 #[cfg(target_os = "linux")]
 unsafe trait IoctlArg {
     const REQUEST: crate::abi::Request;
@@ -185,14 +187,6 @@ unsafe impl IoctlArg for AllocinfoGetAt {
     const REQUEST: crate::abi::Request = crate::abi::ALLOCINFO_IOC_GET_AT;
 }
 
-// SAFETY: GET_SPLIT's argument is `struct allocinfo_get_split`: integers and
-// byte arrays. The kernel also writes `nr` entries at `entries`:
-// `ProcFile::get_split` points it at a buffer of at least `nr`.
-#[cfg(target_os = "linux")]
-unsafe impl IoctlArg for AllocinfoGetSplit {
-    const REQUEST: crate::abi::Request = crate::abi::ALLOCINFO_IOC_GET_SPLIT;
-}
-
 // SAFETY: GET_NEXT's argument is `struct allocinfo_tag_data`: integers and byte arrays.
 #[cfg(target_os = "linux")]
 unsafe impl IoctlArg for AllocinfoTagData {
@@ -205,15 +199,20 @@ impl ProcFile {
     fn ioctl<T: IoctlArg>(&self, arg: &mut T) -> io::Result<()> {
         use std::os::fd::AsRawFd;
         // SAFETY: `arg` is a live, exclusively borrowed value of the structure
-        // that `T::REQUEST` takes (`IoctlArg`'s contract), so the kernel
-        // reads and writes only its bytes, and whatever it writes is a valid
-        // `T`.
+        // that `T::REQUEST` takes, and the kernel writes only its bytes, any
+        // of which make a valid `T` (`IoctlArg`'s contract).
         let rc = unsafe { libc::ioctl(self.file.as_raw_fd(), T::REQUEST, arg as *mut T) };
-        if rc < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(())
-        }
+        rc_result(rc)
+    }
+}
+
+/// ioctl(2)'s result: the error it set when it returned -1.
+#[cfg(target_os = "linux")]
+fn rc_result(rc: libc::c_int) -> io::Result<()> {
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
     }
 }
 
@@ -244,7 +243,22 @@ impl Device for ProcFile {
             return Err(io::Error::from_raw_os_error(libc::EINVAL));
         }
         req.entries = entries.as_mut_ptr() as u64;
-        self.ioctl(req)
+        use std::os::fd::AsRawFd;
+        let request = crate::abi::ALLOCINFO_IOC_GET_SPLIT;
+        // SAFETY: `req` is a live, exclusively borrowed `struct
+        // allocinfo_get_split`, GET_SPLIT's argument: integers and byte
+        // arrays, any bytes of which are valid. Besides it the kernel writes
+        // only at `req.entries`, at most `req.nr` entries (it refuses an `nr`
+        // below what it would write): that is `entries`, exclusively borrowed
+        // and at least `req.nr` long (checked above).
+        let rc = unsafe {
+            libc::ioctl(
+                self.file.as_raw_fd(),
+                request,
+                req as *mut AllocinfoGetSplit,
+            )
+        };
+        rc_result(rc)
     }
 }
 
