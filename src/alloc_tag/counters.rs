@@ -74,7 +74,8 @@ pub(crate) unsafe fn make(tags: &[AllocTag]) -> Result {
         return Err(EINVAL);
     }
     for (g, block) in tags.chunks(GROUP).enumerate() {
-        // The core's own allocation, charged to this line's static tag.
+        // The core's own allocation, charged to this line's static tag. Quiet: a failure is the
+        // caller's ENOMEM (a switch-on's write, a load), not a stack dump a user can cause.
         let counters = kernel::alloc_hooks!(
             // SAFETY: Process context; the size (at most `PCPU_MIN_UNIT_SIZE`) and alignment
             // are those of `block.len()` counters.
@@ -83,7 +84,7 @@ pub(crate) unsafe fn make(tags: &[AllocTag]) -> Result {
                     block.len() * size_of::<Raw>(),
                     core::mem::align_of::<Raw>(),
                     false,
-                    bindings::GFP_KERNEL,
+                    bindings::GFP_KERNEL | bindings::__GFP_NOWARN,
                 )
             }
         )

@@ -57,7 +57,7 @@ pub(crate) fn alloc(n: usize) -> *mut Raw {
                 n * size_of::<Raw>(),
                 align_of::<Raw>(),
                 false,
-                bindings::GFP_KERNEL,
+                bindings::GFP_KERNEL | bindings::__GFP_NOWARN,
             )
         }
     )

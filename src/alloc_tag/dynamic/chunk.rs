@@ -50,11 +50,17 @@ impl<const C: usize, const M: usize> Pool<C, M> {
         let size = core::mem::size_of::<bindings::alloc_tag_counters>();
         let align = core::mem::align_of::<bindings::alloc_tag_counters>();
         // Both allocations are charged to their own lines' static tags (`alloc_hooks!`), never
-        // to a dynamic tag, which would need this very pool.
+        // to a dynamic tag, which would need this very pool. Quiet: a failure is the caller's
+        // ENOMEM, not a stack dump from the per-CPU allocator.
         let counters = kernel::alloc_hooks!(
             // SAFETY: Process context; the size and alignment are those of the counters.
             unsafe {
-                bindings::pcpu_alloc_noprof(CHUNK_TAGS * size, align, false, bindings::GFP_KERNEL)
+                bindings::pcpu_alloc_noprof(
+                    CHUNK_TAGS * size,
+                    align,
+                    false,
+                    bindings::GFP_KERNEL | bindings::__GFP_NOWARN,
+                )
             }
         );
         if counters.is_null() {
