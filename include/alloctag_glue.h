@@ -48,6 +48,9 @@ const struct codetag *alloctag_test_slab_object_tag(const void *obj);
 /* In C (src/glue.c), for Rust. */
 unsigned long alloctag_find_symbol(struct module *mod, const char *name);
 
+/* In C (src/glue.c), for Rust's per-node counting (src/alloc_tag/node.rs). */
+int alloctag_cpu_to_node(unsigned int cpu);
+
 /* In C (src/glue.c), for Rust's fault injection (src/fault/) and tag index. */
 void alloctag_rcu_read_lock(void);
 void alloctag_rcu_read_unlock(void);

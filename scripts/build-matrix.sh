@@ -324,25 +324,38 @@ first_switch_on_boots() {
 # Boots $2 (configuration $1) on two NUMA nodes of two vCPUs each
 # (run-qemu.sh's QEMU_NUMA), telling the guest so (alloctag_numa=), with
 # tests/guest/numa.sh's tests, which first check that the guest sees those
-# nodes and CPUs: every one of them must pass.
+# nodes and CPUs: every one of them must pass. Twice: per-node counting off
+# (test_boot_numa_*, but test_boot_numa_node_*), then booted on
+# (alloctag.per_node=on) with test_boot_numa_node_*.
 numa_boot() {
-	local config=$1 out=$2 initrd=$3 console=$logs/$1-numa.log t0=$SECONDS n want
-	want=$(grep -c '^test_boot_numa_[a-z_]* *()' "$ALLOCTAG_ROOT/tests/guest/numa.sh")
-	log "$config: booting it on two NUMA nodes with tests/guest/numa.sh's $want tests"
-	if ! QEMU_SMP=4 QEMU_NUMA=2 QEMU_TIMEOUT="${QEMU_TIMEOUT:-900}" \
-		"$ALLOCTAG_ROOT/scripts/run-qemu.sh" "$out/arch/x86/boot/bzImage" "$initrd" "$console" \
-		alloctag_run=tests "alloctag_kernel=$config" 'alloctag_tests=test_boot_numa_*' \
-		alloctag_numa=0-1/2-3 >>"$build_log" 2>&1; then
-		why="numa boot failed ($console):"$'\n'"$(grep -E -m 5 -A 12 "$KERNEL_REPORTS" "$console" ||
-			grep -E '^(guest-test: (not ok|#)|run-qemu:)' "$console" "$build_log" | tail -n 20)"
-		return 1
-	fi
-	n=$(grep -c '^guest-test: ok ' "$console" || true)
-	if [ "$n" != "$want" ] || grep -q '^guest-test: not ok' "$console" || grep -q '# SKIP' "$console"; then
-		why="numa boot: $n of $want passed ($console)"
-		return 1
-	fi
-	detail="$detail; numa $n passed, $((SECONDS - t0)) s"
+	local config=$1 out=$2 initrd=$3 name console t0=$SECONDS n want all node tests extra
+	all=$(grep -c '^test_boot_numa_[a-z_]* *()' "$ALLOCTAG_ROOT/tests/guest/numa.sh")
+	node=$(grep -c '^test_boot_numa_node_[a-z_]* *()' "$ALLOCTAG_ROOT/tests/guest/numa.sh")
+	for name in numa numa-node; do
+		console=$logs/$config-$name.log
+		if [ "$name" = numa ]; then
+			want=$((all - node)) tests='test_boot_numa_*,!test_boot_numa_node_*' extra=
+		else
+			want=$node tests='test_boot_numa_node_*' extra=alloctag.per_node=on
+		fi
+		log "$config: booting it on two NUMA nodes with tests/guest/numa.sh's $want tests ($tests $extra)"
+		# shellcheck disable=SC2086 # $extra: none or one word
+		if ! QEMU_SMP=4 QEMU_NUMA=2 QEMU_TIMEOUT="${QEMU_TIMEOUT:-900}" \
+			"$ALLOCTAG_ROOT/scripts/run-qemu.sh" "$out/arch/x86/boot/bzImage" "$initrd" "$console" \
+			alloctag_run=tests "alloctag_kernel=$config" "alloctag_tests=$tests" $extra \
+			alloctag_numa=0-1/2-3 >>"$build_log" 2>&1; then
+			why="$name boot failed ($console):"$'\n'"$(grep -E -m 5 -A 12 "$KERNEL_REPORTS" "$console" ||
+				grep -E '^(guest-test: (not ok|#)|run-qemu:)' "$console" "$build_log" | tail -n 20)"
+			return 1
+		fi
+		n=$(grep -c '^guest-test: ok ' "$console" || true)
+		if [ "$n" != "$want" ] || grep -q '^guest-test: not ok' "$console" || grep -q '# SKIP' "$console"; then
+			why="$name boot: $n of $want passed ($console)"
+			return 1
+		fi
+		detail="$detail; $name $n passed, $((SECONDS - t0)) s"
+		t0=$SECONDS
+	done
 }
 
 run_kcsan() {
@@ -430,7 +443,8 @@ run_kasan() {
 		{ why="mkinitramfs.sh failed ($build_log)"; return 1; }
 	first_switch_on_boots kasan "$out" "$BUILD_DIR/initramfs-kasan.cpio.gz" || return 1
 	numa_boot kasan "$out" "$BUILD_DIR/initramfs-kasan.cpio.gz" || return 1
-	for console in "$logs"/kasan-param-0.log "$logs"/kasan-param-0-pageext.log "$logs"/kasan-numa.log; do
+	for console in "$logs"/kasan-param-0.log "$logs"/kasan-param-0-pageext.log "$logs"/kasan-numa.log \
+		"$logs"/kasan-numa-node.log; do
 		grep -q 'KernelAddressSanitizer initialized' "$console" ||
 			{ why="KASAN did not say it initialized ($console)"; return 1; }
 	done

@@ -24,6 +24,17 @@
 
 #include "../include/alloctag_glue.h"
 
+#ifdef CONFIG_ALLOCTAG_PER_NODE
+/* Per-node counting's key (linux/alloc_tag.h), flipped by src/alloc_tag/node.rs. */
+DEFINE_STATIC_KEY_FALSE(alloctag_node_key);
+
+/* cpu_to_node() is an inline of a per-CPU variable. */
+int alloctag_cpu_to_node(unsigned int cpu)
+{
+	return cpu_to_node(cpu);
+}
+#endif
+
 /*
  * The switch the allocator hooks test inline. DEFINE_STATIC_KEY_MAYBE picks
  * the key's type and initial jump-label state from a Kconfig option.

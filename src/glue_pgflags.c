@@ -60,8 +60,8 @@ void alloctag_page_ext_add(struct page *page, struct task_struct *task, unsigned
 	struct page_ext *page_ext = page_ext_get(page);
 
 	if (page_ext) {
-		alloc_tag_add(codetag_ref_from_page_ext(page_ext), task->alloc_tag,
-			      PAGE_SIZE << order);
+		alloc_tag_add_nid(codetag_ref_from_page_ext(page_ext), task->alloc_tag,
+				  PAGE_SIZE << order, page_to_nid(page));
 		page_ext_put(page_ext);
 	} else {
 		/* Before page_ext is up: marked empty once it is (early.rs) */
@@ -129,7 +129,7 @@ bool alloctag_compressed_enabled(void)
 /*
  * pgalloc_tag_split() with page tags in page flags: each new folio's head
  * gets the tag's index, and one call more, as alloc_tag_ref_set() counts.
- * Out of line: splits are rare; folio_page() and this_cpu_inc() are macros.
+ * Out of line: splits are rare; folio_page() and alloc_tag_count() are macros.
  */
 void alloctag_pgflags_split(struct folio *folio, int old_order, int new_order)
 {
@@ -142,7 +142,7 @@ void alloctag_pgflags_split(struct folio *folio, int old_order, int new_order)
 		return;
 	for (i = nr_pages; i < (1 << old_order); i += nr_pages) {
 		alloctag_pgflags_write(folio_page(folio, i), idx);
-		this_cpu_inc(tag->counters->calls);
+		alloc_tag_count(tag, folio_nid(folio), 0, 1);
 	}
 	/* Each piece gets its own record. */
 	alloctag_capture_split(folio, &tag->ct, old_order, new_order);
@@ -167,10 +167,12 @@ void alloctag_pgflags_copy(struct folio *new, struct folio *old)
 	alloctag_pgflags_ref(alloctag_pgflags_read(&new->page), &ref);
 	/* The target loses its own record, if any; old's moves to it. */
 	alloctag_capture_free_key(&ref, &new->page);
-	alloc_tag_sub(&ref, folio_size(new));
+	alloc_tag_sub_nid(&ref, folio_size(new), folio_nid(new));
 	alloctag_capture_copy(&new->page, &tag->ct, new, old);
 	__alloc_tag_ref_set(&ref, tag);
 	alloctag_pgflags_write(&new->page, idx);
+	/* and old's charge moves to new's node */
+	alloc_tag_move_nid(tag, folio_size(old), folio_nid(old), folio_nid(new));
 }
 
 static __init bool need_page_alloc_tagging(void)

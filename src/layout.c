@@ -60,6 +60,9 @@ void alloctag_layout(void)
 	OFFSET(WASTE_COUNTERS_BYTES, alloctag_waste_counters, bytes);
 	OFFSET(WASTE_COUNTERS_REQUESTED, alloctag_waste_counters, requested);
 #endif
+#ifdef CONFIG_ALLOCTAG_PER_NODE
+	OFFSET(ALLOC_TAG_NODES, alloc_tag, nodes);
+#endif
 	SIZE(CODETAG_BYTES_SIZE, codetag_bytes);
 	OFFSET(CODETAG_BYTES_CT, codetag_bytes, ct);
 	OFFSET(CODETAG_BYTES_BYTES, codetag_bytes, bytes);

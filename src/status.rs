@@ -113,7 +113,10 @@ fn write_status(w: &mut SeqWriter, p: &Placement) -> fmt::Result {
         }
     )?;
     writeln!(w, "page_ext_requested: {}", yes_no(p.page_ext_requested))?;
-    writeln!(w, "index_leaves: {}", p.usage.leaves)
+    writeln!(w, "index_leaves: {}", p.usage.leaves)?;
+    #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+    writeln!(w, "per_node: {}", crate::alloc_tag::node::said())?;
+    Ok(())
 }
 
 single_open!(open, |w: &mut SeqWriter| write_status(w, &placement()));

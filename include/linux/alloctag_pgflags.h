@@ -28,6 +28,13 @@
 struct folio;
 struct page;
 
+/*
+ * A page's node, for per-node counting: page_to_nid(), which linux/mm.h
+ * defines after it includes this header (through linux/pgalloc_tag.h), and
+ * defines this with it.
+ */
+static inline int alloctag_page_nid(const struct page *page);
+
 #define ALLOCTAG_IDX_NULL	0UL
 #define ALLOCTAG_IDX_EMPTY	1UL
 #define ALLOCTAG_IDX_FIRST	2UL
@@ -189,11 +196,7 @@ static __always_inline void alloctag_pgflags_add(struct page *page, struct alloc
 		return;
 	}
 	if (__alloc_tag_ref_set(&ref, tag)) {
-		/* Loaded once: this_cpu ops clobber memory. */
-		struct alloc_tag_counters __percpu *counters = tag->counters;
-
-		this_cpu_inc(counters->calls);
-		this_cpu_add(counters->bytes, PAGE_SIZE << order);
+		alloc_tag_count(tag, alloctag_page_nid(page), PAGE_SIZE << order, 1);
 		/*
 		 * The field is clear: a struct page starts so, and
 		 * free_pages_prepare() clears it on every free, profiling on
@@ -221,7 +224,7 @@ static __always_inline void alloctag_pgflags_sub(struct page *page, unsigned int
 	alloctag_pgflags_ref(alloctag_pgflags_read(page), &ref);
 	/* The pages go; so does their record, keyed by the page. */
 	alloctag_capture_free_key(&ref, page);
-	alloc_tag_sub(&ref, PAGE_SIZE << order);
+	alloc_tag_sub_nid(&ref, PAGE_SIZE << order, alloctag_page_nid(page));
 }
 
 /* The tag an index names, for pgalloc_tag_get(): NULL for none or empty. */

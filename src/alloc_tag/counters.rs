@@ -94,6 +94,18 @@ pub(crate) unsafe fn make(tags: &[AllocTag]) -> Result {
             unsafe { free(&tags[..g * GROUP]) };
             return Err(ENOMEM);
         }
+        // Per-node slots with the counters, where per-node counting is on.
+        #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+        // SAFETY: As the caller guarantees, nothing reads the tags' fields yet.
+        if let Err(e) = unsafe { super::node::make_block(block) } {
+            // SAFETY: This block's counters, which no tag refers to yet, and the blocks before
+            // it, made above; the caller's guarantee holds.
+            unsafe {
+                bindings::free_percpu(counters.cast());
+                free(&tags[..g * GROUP]);
+            }
+            return Err(e);
+        }
         for (i, tag) in block.iter().enumerate() {
             // INVARIANT: Entry `i` of fresh zeroed per-CPU counters, this tag's alone, freed
             // only with the tag (`free`). Release: a reader that loads it reads them zeroed.
@@ -129,6 +141,11 @@ pub(crate) unsafe fn free(tags: &[AllocTag]) {
             continue;
         }
         let counters = block[0].counters_field().load(Ordering::Relaxed);
+        #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+        // SAFETY: As the caller guarantees, nothing counts on or reads the tags any more.
+        unsafe {
+            super::node::free_block(block)
+        };
         for tag in block {
             tag.counters_field()
                 .store(ptr::null_mut(), Ordering::Relaxed);
@@ -158,6 +175,18 @@ pub(crate) unsafe fn abandon(tags: &[AllocTag]) {
         tag.counters_field()
             .store(ptr::null_mut(), Ordering::Relaxed);
     }
+}
+
+/// Runs `f` while the tags have no counters yet, with modules and the first switch-on held
+/// off; `EBUSY` once they have (per-node counting is decided before the first count).
+#[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+pub(super) fn while_unarmed(f: impl FnOnce()) -> Result {
+    let _coming = ARM.write();
+    if armed() {
+        return Err(EBUSY);
+    }
+    f();
+    Ok(())
 }
 
 /// Modules that came while no tag got counters and have not gone since, for [`arm`] to give
@@ -298,6 +327,9 @@ pub(crate) fn arm() -> Result {
     drop(registry);
     // Outside the registry's lock: a static key takes the CPU hotplug lock.
     super::index::switch_on();
+    // Every tag has its slots: per-node counting can start with the first count.
+    #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+    super::node::switch_on();
     // SAFETY: The fast timekeeper reads `local_clock()` until timekeeping starts, after
     // `mm_core_init()`, then the boot clock: any time, any context.
     let now = unsafe { bindings::ktime_get_boot_fast_ns() };

@@ -16,6 +16,8 @@ pub(crate) mod early;
 pub(crate) mod index;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 pub(crate) mod leaks;
+#[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+pub(crate) mod node;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 pub(crate) mod page_ext;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
@@ -82,6 +84,8 @@ impl AllocTag {
             counters,
             #[cfg(CONFIG_ALLOCTAG_WASTE)]
             waste: ptr::null_mut(),
+            #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+            nodes: ptr::null_mut(),
         }))
     }
 
@@ -152,14 +156,20 @@ impl AllocTag {
     }
 
     /// Sums the counters of the CPUs that have run, which is the sum over all possible CPUs
-    /// that C's `alloc_tag_read()` makes ([`sum_counters`]); zero for a tag without counters.
+    /// that C's `alloc_tag_read()` makes ([`sum_counters`]), and the per-node slots, where
+    /// per-node counting put the memory of other nodes than the counting CPU's
+    /// (src/alloc_tag/node.rs); zero for a tag without counters.
     pub(crate) fn read(&self) -> Counters {
         let counters = self.counters();
         if counters.is_null() {
             return Counters::default();
         }
         // SAFETY: By the type invariant `counters` is a `__percpu` address of live counters.
-        unsafe { sum_counters(counters) }
+        #[allow(unused_mut)]
+        let mut sum = unsafe { sum_counters(counters) };
+        #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+        self.add_slots(&mut sum);
+        sum
     }
 }
 

@@ -7,16 +7,28 @@
 //! C header: [`include/uapi/linux/alloc_tag.h`](srctree/include/uapi/linux/alloc_tag.h)
 //!
 //! By CPU, the shares are the tag's per-CPU counters as each CPU counted them, from CPU 0 to
-//! `nr_cpu_ids - 1`: a CPU that never ran (or is not possible) has zeros, as its counters do. The
-//! answer's counter is their sum, read once: a tag's shares add up to it exactly, however the
-//! hooks count meanwhile. By node is refused with `EOPNOTSUPP` while no per-node counting
-//! exists (include/uapi/linux/alloc_tag.h keeps the number).
+//! `nr_cpu_ids - 1`: a CPU that never ran (or is not possible) has zeros, as its counters do.
+//! With per-node counting on, memory of another node than the counting CPU's is counted on the
+//! tag's node slots instead (src/alloc_tag/node.rs), in no CPU's share.
+//!
+//! By node (per-node counting on, else `EOPNOTSUPP`), the shares are node 0 to `nr_node_ids - 1`,
+//! each its CPUs' counters and its slot, and last the per-CPU memory's, which has a unit on every
+//! node. The answer's counter is the sum of the shares written, read once: they add up to it
+//! exactly, however the hooks count meanwhile.
 
 use crate::{
     alloc_tag::{AllocTag, Counters, Share},
     percpu,
 };
 use kernel::{bindings, prelude::*};
+
+/// How a split makes its shares.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum By {
+    Cpu,
+    #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+    Node,
+}
 
 /// A request's split: how the shares are made, and its filter on one share.
 ///
@@ -25,42 +37,62 @@ use kernel::{bindings, prelude::*};
 /// `at`'s index is below [`Split::width`].
 #[derive(Clone, Copy)]
 pub(crate) struct Split {
-    /// Only tags holding at least `.1` bytes at CPU `.0`.
+    by: By,
+    /// Only tags holding at least `.1` bytes in share `.0`.
     at: Option<(usize, i64)>,
 }
 
 impl Split {
     /// Checks a request from user space, changing nothing: `EINVAL` for an unknown split, or a
-    /// CPU beyond the split's width; `EOPNOTSUPP` for the node split, which needs per-node
+    /// CPU or node beyond the split's width; `EOPNOTSUPP` for the node split without per-node
     /// counting.
     pub(crate) fn new(raw: &bindings::allocinfo_get_split) -> Result<Self> {
-        let by = raw.by;
-        if by == bindings::ALLOCINFO_SPLIT_NODE {
+        let by = match raw.by {
+            bindings::ALLOCINFO_SPLIT_CPU => By::Cpu,
+            #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+            bindings::ALLOCINFO_SPLIT_NODE if crate::alloc_tag::node::wanted() => By::Node,
             // The kernel crate of 6.12 names no `EOPNOTSUPP`.
-            return Err(Error::from_errno(-(bindings::EOPNOTSUPP as i32)));
-        }
-        if by != bindings::ALLOCINFO_SPLIT_CPU {
-            return Err(EINVAL);
-        }
-        let at = match raw.at {
-            -1 => None,
-            i if i >= 0 && (i as usize) < percpu::nr_cpu_ids() => Some((i as usize, raw.min_at)),
+            bindings::ALLOCINFO_SPLIT_NODE => {
+                return Err(Error::from_errno(-(bindings::EOPNOTSUPP as i32)))
+            }
             _ => return Err(EINVAL),
         };
-        // INVARIANT: `at`'s index was checked against the width of the CPU split.
-        Ok(Self { at })
+        let width = Self::width_of(by);
+        let at = match raw.at {
+            -1 => None,
+            i if i >= 0 && (i as usize) < width => Some((i as usize, raw.min_at)),
+            _ => return Err(EINVAL),
+        };
+        // INVARIANT: `at`'s index was checked against the width of the split.
+        Ok(Self { by, at })
     }
 
-    /// Returns the number of shares of a tag: `nr_cpu_ids`.
+    fn width_of(by: By) -> usize {
+        match by {
+            By::Cpu => percpu::nr_cpu_ids(),
+            #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+            By::Node => crate::alloc_tag::node::slots(),
+        }
+    }
+
+    /// Returns the number of shares of a tag: `nr_cpu_ids`, or `nr_node_ids + 1`.
     pub(crate) fn width(&self) -> usize {
-        percpu::nr_cpu_ids()
+        Self::width_of(self.by)
     }
 
-    /// Returns whether `tag` holds at least the filter's bytes at its CPU (that CPU's counters
-    /// alone are read); true without one.
+    /// Returns share `i` of `tag`, reading only what it needs.
+    fn share(&self, tag: &AllocTag, i: usize) -> Share {
+        match self.by {
+            By::Cpu => tag.share(i),
+            #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+            By::Node => tag.node_share(i),
+        }
+    }
+
+    /// Returns whether `tag` holds at least the filter's bytes in its share; true without one.
     pub(crate) fn matches(&self, tag: &AllocTag) -> bool {
         self.at
-            .map_or(true, |(cpu, min)| tag.share(cpu).bytes >= min)
+            .map_or(true, |(i, min)| self.share(tag, i).bytes >= min)
     }
 
     /// Fills `out`, `struct allocinfo_split_entry`s as bytes (two native `__s64`, bytes then
@@ -70,19 +102,26 @@ impl Split {
     pub(crate) fn fill(&self, tag: &AllocTag, out: &mut [u8]) -> Counters {
         let mut sum = Counters::default();
         out.fill(0);
-        tag.for_each_cpu(|cpu, Share { bytes, calls }| {
-            let entry = cpu
+        let mut add = |i: usize, Share { bytes, calls }: Share| {
+            let entry = i
                 .checked_mul(ENTRY)
                 .and_then(|at| out.get_mut(at..))
                 .and_then(|e| e.get_mut(..ENTRY));
             if let Some(e) = entry {
                 let (b, c) = e.split_at_mut(ENTRY / 2);
-                b.copy_from_slice(&bytes.to_ne_bytes());
-                c.copy_from_slice(&calls.to_ne_bytes());
+                let read = |x: &[u8]| x.try_into().map_or(0, i64::from_ne_bytes);
+                let (b0, c0) = (read(b), read(c));
+                b.copy_from_slice(&b0.wrapping_add(bytes).to_ne_bytes());
+                c.copy_from_slice(&c0.wrapping_add(calls).to_ne_bytes());
                 sum.bytes = sum.bytes.wrapping_add(bytes);
                 sum.calls = sum.calls.wrapping_add(calls as u64);
             }
-        });
+        };
+        match self.by {
+            By::Cpu => tag.for_each_cpu(add),
+            #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+            By::Node => tag.for_each_node_part(&mut add),
+        }
         sum
     }
 }

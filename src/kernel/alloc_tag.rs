@@ -83,6 +83,9 @@ impl CallSiteTag {
             // Made by lib/alloctag when waste accounting first turns on.
             #[cfg(CONFIG_ALLOCTAG_WASTE)]
             waste: core::ptr::null_mut(),
+            // Made by lib/alloctag with the counters while per-node counting is on.
+            #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+            nodes: core::ptr::null_mut(),
         }))
     }
 

@@ -97,3 +97,101 @@ test_boot_numa_remote_allocations_per_cpu() {
 			fail "$site: not 0 0 after the free"
 	done
 }
+
+# Per-node counting, booted on (alloctag.per_node=on: the numa-node boot of
+# scripts/build-matrix.sh). Node shares are node 0, node 1, then per-CPU
+# memory's (node2 here: nr_node_ids).
+
+# Prints "BYTES CALLS" of node share $2 of alloctag_numa's function $1.
+numa_node_share() {
+	SPLIT_BY=node "$SPLIT" site alloctag_numa "$1" >/tmp/numa-node-site ||
+		fail "allocinfo_split site $1 by node failed" || return 1
+	awk -v n="node$2" '$1 == n { print $2, $3; k++ } END { exit k != 1 }' /tmp/numa-node-site
+}
+
+# Prints "BYTES CALLS" of alloctag_numa's function $1 in /proc/allocinfo.
+numa_text() {
+	awk -v f="func:$1" '$5 == f { print $1, $2 }' "$PROC_ALLOCINFO"
+}
+
+# Booted on, per-node counting says so, and stays: it was decided before the
+# first count, so a write of 0 is refused (EBUSY) and changes nothing.
+test_boot_numa_node_switch_as_booted() {
+	numa_topology_as_asked
+	[ -e /sys/kernel/debug/alloctag/status ] || mount -t debugfs none /sys/kernel/debug
+	grep -qx 'per_node: on (alloctag.per_node=on)' /sys/kernel/debug/alloctag/status ||
+		fail "status: $(grep per_node: /sys/kernel/debug/alloctag/status)"
+	dmesg | grep -q 'alloctag: per-node counting on: 3 slots per tag' ||
+		fail "the boot does not say per-node counting is on"
+	[ "$(cat /proc/sys/vm/mem_profiling_per_node)" = 1 ] ||
+		fail "vm.mem_profiling_per_node reads $(cat /proc/sys/vm/mem_profiling_per_node)"
+	got=$(rawwrite /proc/sys/vm/mem_profiling_per_node 0) || true
+	[ "$got" = EBUSY ] || fail "writing 0 after the first count: '$got', not EBUSY"
+	[ "$(cat /proc/sys/vm/mem_profiling_per_node)" = 1 ] || fail "a refused write changed it"
+	[ "$("$SPLIT" width)" -gt 0 ] && [ "$(SPLIT_BY=node "$SPLIT" width)" = 3 ] ||
+		fail "the node split's width is $(SPLIT_BY=node "$SPLIT" width), not 3 (2 nodes and per-CPU memory)"
+}
+
+# alloctag_numa's allocations on node 1, from CPU 0 (node 0: counted on the
+# tag's slot of node 1, in no CPU's share) and from a CPU of node 1 (counted
+# per CPU), then freed from CPU 0: each step's node figures exact, adding up
+# to the text's, and 0 after the free.
+test_boot_numa_node_remote_allocations_exact() {
+	numa_topology_as_asked
+	far=$(sed -n 's/.*alloctag_numa=[^ ]*\/\([0-9]*\)[^/ ]*$/\1/p' /proc/cmdline)
+	[ -e "$NUMA_HOLD" ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
+	trap 'rmmod alloctag_numa 2>/dev/null' EXIT
+	insmod "$NUMA_MODULE" || fail "insmod $NUMA_MODULE"
+	for k in slab page vmalloc; do
+		site=hold_${k}_node
+		for n in 0 1 2; do
+			[ "$(numa_node_share "$site" "$n")" = "0 0" ] ||
+				fail "$site: node share $n starts at $(numa_node_share "$site" "$n")"
+		done
+		taskset -c 0 capwriter "$NUMA_HOLD" "$k 1 3" >/dev/null || fail "$k for node 1 on CPU 0"
+		grep -qx "$k 1 1 1" "$NUMA_NODES" || fail "not on node 1: $(cat "$NUMA_NODES")"
+		read -r b c <<-EOT
+			$(numa_text "$site")
+		EOT
+		# vmalloc's are four pages and its area, each a call
+		[ "$c" -ge 3 ] && [ "$b" -ge 1536 ] || fail "$site: $b $c after 3 allocations"
+		[ "$k" != page ] || [ "$b" = $((3 * 4096)) ] || fail "$site: $b bytes for 3 pages"
+		[ "$(numa_node_share "$site" 1)" = "$b $c" ] ||
+			fail "$site: node 1 has $(numa_node_share "$site" 1), the site $b $c"
+		for n in 0 2; do
+			[ "$(numa_node_share "$site" "$n")" = "0 0" ] ||
+				fail "$site: node share $n is $(numa_node_share "$site" "$n") after allocations on node 1"
+		done
+		[ "$(numa_share "$site" 0)" = "0 0" ] ||
+			fail "$site: CPU 0 has $(numa_share "$site" 0): another node's memory is counted per node"
+		taskset -c "$far" capwriter "$NUMA_HOLD" "$k 1 2" >/dev/null || fail "$k for node 1 on CPU $far"
+		read -r b2 c2 <<-EOT
+			$(numa_text "$site")
+		EOT
+		[ "$c2" -ge 5 ] || fail "$site: $b2 $c2 after 5 allocations"
+		[ "$(numa_node_share "$site" 1)" = "$b2 $c2" ] ||
+			fail "$site: node 1 has $(numa_node_share "$site" 1), the site $b2 $c2"
+		[ "$(numa_share "$site" "$far")" = "$((b2 - b)) $((c2 - c))" ] ||
+			fail "$site: CPU $far has $(numa_share "$site" "$far") after its 2 allocations of $((b2 - b)) bytes on its node"
+		taskset -c 0 capwriter "$NUMA_HOLD" free >/dev/null || fail "freeing on CPU 0"
+		[ "$(numa_text "$site")" = "0 0" ] || fail "$site: $(numa_text "$site") after the free"
+		for n in 0 1 2; do
+			[ "$(numa_node_share "$site" "$n")" = "0 0" ] ||
+				fail "$site: node share $n is $(numa_node_share "$site" "$n") after the free"
+		done
+	done
+}
+
+# A process's anonymous pages moved from node 0 to node 1 with move_pages(2)
+# (tests/guest/tools/numa_migrate.c): the tag that charged them shows node 0
+# down and node 1 up by exactly their bytes and calls, its total unchanged.
+test_boot_numa_node_migration_moves_the_charge() {
+	numa_topology_as_asked
+	taskset -c 0 numa_migrate 64 0 1 >/tmp/numa-migrate.out 2>&1 ||
+		fail "no tag moved 64 pages from node 0 to node 1: $(head -20 /tmp/numa-migrate.out)"
+	grep -q '^moved ' /tmp/numa-migrate.out || fail "$(cat /tmp/numa-migrate.out)"
+	# and back, from a CPU of node 1
+	far=$(sed -n 's/.*alloctag_numa=[^ ]*\/\([0-9]*\)[^/ ]*$/\1/p' /proc/cmdline)
+	taskset -c "$far" numa_migrate 64 1 0 >/tmp/numa-migrate.out 2>&1 ||
+		fail "no tag moved 64 pages from node 1 to node 0: $(head -20 /tmp/numa-migrate.out)"
+}

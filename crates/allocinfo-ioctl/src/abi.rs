@@ -107,7 +107,8 @@ pub struct AllocinfoGetAt {
 /// them, CPU 0 to `nr_cpu_ids - 1`.
 pub const ALLOCINFO_SPLIT_CPU: u32 = 0;
 /// alloctag's `ALLOCINFO_SPLIT_NODE`: by the node of the memory, node 0 to
-/// `nr_node_ids - 1` (`EOPNOTSUPP` while the kernel has no per-node counting).
+/// `nr_node_ids - 1`, then per-CPU memory, on every node (`EOPNOTSUPP` without
+/// per-node counting).
 pub const ALLOCINFO_SPLIT_NODE: u32 = 1;
 /// `__ALLOCINFO_SPLIT_LAST`.
 pub const __ALLOCINFO_SPLIT_LAST: u32 = ALLOCINFO_SPLIT_NODE;

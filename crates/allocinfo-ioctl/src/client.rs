@@ -54,8 +54,12 @@ pub enum Error {
     #[error("this kernel has no per-CPU counters to read (no ALLOCINFO_IOC_GET_SPLIT, ENOTTY)")]
     NoSplit,
     /// `GET_SPLIT` answered `EOPNOTSUPP`: the kernel does not count by this
-    /// split (by node, today).
-    #[error("this kernel does not count allocations per {0} yet (EOPNOTSUPP)")]
+    /// split (by node: per-node counting off, or not built).
+    #[error(
+        "this kernel does not count allocations per {0}: per-node counting is off \
+         (alloctag.per_node=on at boot, or 1 in /proc/sys/vm/mem_profiling_per_node before \
+         profiling first turns on) (EOPNOTSUPP)"
+    )]
     SplitNotCounted(&'static str),
     /// Modules loaded or unloaded during every walk tried.
     #[error("the profile changed during each of {0} walks (modules loading or unloading)")]

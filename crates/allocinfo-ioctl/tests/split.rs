@@ -83,7 +83,9 @@ fn split_errors_say_what_the_kernel_cannot_do() {
     assert!(matches!(e, Error::SplitNotCounted("node")), "{e:?}");
     assert_eq!(
         e.to_string(),
-        "this kernel does not count allocations per node yet (EOPNOTSUPP)"
+        "this kernel does not count allocations per node: per-node counting is off \
+         (alloctag.per_node=on at boot, or 1 in /proc/sys/vm/mem_profiling_per_node before \
+         profiling first turns on) (EOPNOTSUPP)"
     );
     let beyond = SplitSpec {
         at: Some((4, 0)),

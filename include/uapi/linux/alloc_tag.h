@@ -93,7 +93,11 @@ struct allocinfo_get_at {
 enum {
 	/* the counters of each CPU, as counted on it, from CPU 0 to nr_cpu_ids - 1 */
 	ALLOCINFO_SPLIT_CPU,
-	/* by the node of the memory, from node 0 to nr_node_ids - 1 */
+	/*
+	 * by the node of the memory, from node 0 to nr_node_ids - 1, then
+	 * per-CPU memory (a unit on every node): nr_node_ids + 1 entries;
+	 * EOPNOTSUPP without per-node counting (vm.mem_profiling_per_node)
+	 */
 	ALLOCINFO_SPLIT_NODE,
 	__ALLOCINFO_SPLIT_LAST = ALLOCINFO_SPLIT_NODE
 };

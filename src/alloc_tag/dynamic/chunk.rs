@@ -81,6 +81,14 @@ impl<const C: usize, const M: usize> Pool<C, M> {
         let mut chunk = unsafe { chunk.assume_init() };
         // INVARIANT: `__alloc_percpu()` returns zeroed per-CPU memory of `CHUNK_TAGS` counters.
         chunk.counters = counters.cast();
+        // Per-node slots with the counters, where per-node counting is on; kept forever too.
+        #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+        // SAFETY: The chunk is not published: nothing reads its tags.
+        if unsafe { crate::alloc_tag::node::make_block(&chunk.tags) }.is_err() {
+            // SAFETY: Allocated above, never published.
+            unsafe { bindings::free_percpu(counters) };
+            return false;
+        }
         // The kernel's pool is the one whose tags page flags name (src/alloc_tag/index.rs): its
         // chunks never go, so neither do their indices. A chunk that gets none has its tags made
         // inaccurate: their pages go uncharged.

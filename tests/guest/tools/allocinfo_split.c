@@ -49,6 +49,10 @@ static int open_file(void)
 	return fd;
 }
 
+/* The split asked: SPLIT_BY=node in the environment for the node split. */
+static unsigned int by = ALLOCINFO_SPLIT_CPU;
+static const char *label = "cpu";
+
 static int split(int fd, struct allocinfo_get_split *p)
 {
 	return ioctl(fd, ALLOCINFO_IOC_GET_SPLIT, p) ? errno : 0;
@@ -56,7 +60,7 @@ static int split(int fd, struct allocinfo_get_split *p)
 
 static unsigned int width(int fd)
 {
-	struct allocinfo_get_split p = { .by = ALLOCINFO_SPLIT_CPU, .at = -1 };
+	struct allocinfo_get_split p = { .by = by, .at = -1 };
 	int e = split(fd, &p);
 
 	if (e || !p.nr) {
@@ -110,7 +114,7 @@ static void walk(int fd, int at, long long min, const char *module, const char *
 	if (!entries)
 		exit(2);
 	memset(&p, 0, sizeof(p));
-	p.by = ALLOCINFO_SPLIT_CPU;
+	p.by = by;
 	p.at = at;
 	p.min_at = min;
 	if (module) {
@@ -152,7 +156,7 @@ static void show_line(const struct allocinfo_get_split *p,
 	printf("func:%s", t->function);
 	for (i = 0; i < n; i++)
 		if (entries[i].bytes || entries[i].calls)
-			printf(" cpu%u:%lld/%lld", i, (long long)entries[i].bytes,
+			printf(" %s%u:%lld/%lld", label, i, (long long)entries[i].bytes,
 			       (long long)entries[i].calls);
 	printf("\n");
 }
@@ -167,7 +171,7 @@ static void show_site(const struct allocinfo_get_split *p,
 	(void)p;
 	sites++;
 	for (i = 0; i < n; i++)
-		printf("cpu%u %lld %lld\n", i, (long long)entries[i].bytes,
+		printf("%s%u %lld %lld\n", label, i, (long long)entries[i].bytes,
 		       (long long)entries[i].calls);
 }
 
@@ -260,6 +264,12 @@ static void check_errors(void)
 
 int main(int argc, char **argv)
 {
+	const char *split_by = getenv("SPLIT_BY");
+
+	if (split_by && !strcmp(split_by, "node")) {
+		by = ALLOCINFO_SPLIT_NODE;
+		label = "node";
+	}
 	if (argc == 2 && !strcmp(argv[1], "width")) {
 		printf("%u\n", width(open_file()));
 	} else if (argc == 2 && !strcmp(argv[1], "dump")) {

@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Per-node counting: each call site's bytes and calls by the NUMA node of their memory.
+//!
+//! C header: [`include/linux/alloc_tag.h`](srctree/include/linux/alloc_tag.h)
+//!
+//! The per-CPU counters say which CPU counted, not where the memory is: a CPU allocates on other
+//! nodes (`kmalloc_node()`, `__GFP_THISNODE`, mempolicies) and frees memory of any node. With
+//! per-node counting on (`alloctag_node_key`), a hook that knows the memory's node (the page's,
+//! the slab's) compares it with its CPU's, with preemption off from the comparison to the
+//! per-CPU update: memory of that node is counted per CPU as always, the rest (most allocations
+//! are node-local) in one update of the tag's slot for its node, here. Per-CPU memory, a unit on
+//! every node, has a slot of its own, the last. So a node's figures are the counters of its
+//! CPUs plus its slot, and a tag's total is the sum of every CPU's counters and every slot: the
+//! node figures of one read add up to its total by construction.
+//!
+//! The slots are made with the counters ([`make_block`], from `counters::make()` and the dynamic
+//! tags' chunks), so per-node counting is decided before the first count: at boot with
+//! `alloctag.per_node=on`, or by writing 1 to `vm.mem_profiling_per_node` before profiling is
+//! first switched on. Turned on later, memory counted per CPU before would be uncharged from
+//! its node's slot when freed, and the node figures would drift. With the debug checks vmlinux's
+//! tags have static counters that count from the first allocation, before any slot can be
+//! made: refused there.
+
+use super::AllocTag;
+use crate::alloc_tag::{Counters, Share};
+use core::{
+    ffi::c_int,
+    mem::size_of,
+    ptr,
+    sync::atomic::{AtomicI64, AtomicPtr, AtomicU8, Ordering},
+};
+use kernel::{bindings, prelude::*, str::CStr};
+
+type Raw = bindings::alloc_tag_counters;
+
+/// Off.
+const OFF: u8 = 0;
+/// On, asked at boot.
+const BOOT: u8 = 1;
+/// On, asked by a write of the sysctl.
+const WRITTEN: u8 = 2;
+
+/// Whether slots are made, and who asked; changes only before the tags get counters.
+static WANTED: AtomicU8 = AtomicU8::new(OFF);
+
+/// Returns whether per-node counting is (or will be, once the tags get counters) on.
+pub(crate) fn wanted() -> bool {
+    WANTED.load(Ordering::Relaxed) != OFF
+}
+
+/// Returns what the status file says of per-node counting.
+pub(crate) fn said() -> &'static str {
+    match WANTED.load(Ordering::Relaxed) {
+        BOOT => "on (alloctag.per_node=on)",
+        WRITTEN => "on (vm.mem_profiling_per_node)",
+        _ if cfg!(CONFIG_MEM_ALLOC_PROFILING_DEBUG) => "off (not with the debug checks)",
+        _ => "off",
+    }
+}
+
+/// Returns the number of slots of a tag: one per node id, and the last for per-CPU memory.
+pub(crate) fn slots() -> usize {
+    // SAFETY: `nr_node_ids` is fixed during early boot, before any of our code runs.
+    unsafe { bindings::nr_node_ids as usize + 1 }
+}
+
+/// Returns the node of `cpu`, a possible CPU.
+pub(crate) fn cpu_node(cpu: usize) -> usize {
+    // SAFETY: A read of a CPU's per-CPU node number, fixed once the CPU is possible.
+    let nid = unsafe { bindings::alloctag_cpu_to_node(cpu as u32) };
+    usize::try_from(nid).unwrap_or(0)
+}
+
+impl AllocTag {
+    /// Returns the tag's `nodes` field: null, or its [`slots`] slots, made with its counters and
+    /// freed with them. Stored before any hook can count on the tag.
+    pub(super) fn nodes_field(&self) -> &AtomicPtr<Raw> {
+        // SAFETY: A field of the tag, aligned as a pointer, which lives as long as `self`; every
+        // Rust access to it is atomic, and C's hooks only read it.
+        unsafe { AtomicPtr::from_ptr(&raw mut (*self.as_raw()).nodes) }
+    }
+
+    /// Calls `f` with each slot of the tag, by index ([`slots`]), as it reads now; nothing for a
+    /// tag without slots.
+    pub(crate) fn for_each_slot(&self, mut f: impl FnMut(usize, Share)) {
+        let nodes = self.nodes_field().load(Ordering::Acquire);
+        if nodes.is_null() {
+            return;
+        }
+        for i in 0..slots() {
+            // SAFETY: By `nodes_field`'s invariant the tag's slots live while the tag does; only
+            // atomic operations reach them.
+            let (bytes, calls) = unsafe { slot(nodes, i) };
+            f(
+                i,
+                Share {
+                    bytes: bytes.load(Ordering::Relaxed),
+                    calls: calls.load(Ordering::Relaxed),
+                },
+            );
+        }
+    }
+
+    /// Adds the tag's slots to `sum`: what [`AllocTag::read`] adds to the CPUs' counters.
+    pub(super) fn add_slots(&self, sum: &mut Counters) {
+        self.for_each_slot(|_, s| {
+            sum.bytes = sum.bytes.wrapping_add(s.bytes);
+            sum.calls = sum.calls.wrapping_add(s.calls as u64);
+        });
+    }
+
+    /// Calls `f` with each part of the tag's node shares as it reads them: each counting CPU's
+    /// counters with its node, then each slot with its index ([`slots`]; the last is per-CPU
+    /// memory's). A node's share is the sum of its parts.
+    pub(crate) fn for_each_node_part(&self, mut f: impl FnMut(usize, Share)) {
+        self.for_each_cpu(|cpu, s| f(cpu_node(cpu), s));
+        self.for_each_slot(f);
+    }
+
+    /// Returns node `nid`'s share of the tag (`nr_node_ids`: per-CPU memory's).
+    pub(crate) fn node_share(&self, nid: usize) -> Share {
+        let mut share = Share::default();
+        self.for_each_node_part(|i, s| {
+            if i == nid {
+                share.bytes = share.bytes.wrapping_add(s.bytes);
+                share.calls = share.calls.wrapping_add(s.calls);
+            }
+        });
+        share
+    }
+}
+
+/// Returns slot `i` of `nodes`, its bytes and calls.
+///
+/// # Safety
+///
+/// `nodes` must point to at least `i + 1` live slots, accessed only atomically meanwhile.
+unsafe fn slot<'a>(nodes: *mut Raw, i: usize) -> (&'a AtomicI64, &'a AtomicI64) {
+    // SAFETY: As the caller guarantees; `u64` and `AtomicI64` have one size and alignment.
+    unsafe {
+        let s = nodes.add(i);
+        (
+            AtomicI64::from_ptr((&raw mut (*s).bytes).cast()),
+            AtomicI64::from_ptr((&raw mut (*s).calls).cast()),
+        )
+    }
+}
+
+/// Counts `bytes` and `calls` (C's `long`s) of memory on node `nid` on `tag`'s slot for it (`NUMA_NO_NODE`,
+/// or a node beyond `nr_node_ids`: per-CPU memory's slot). Called by the hooks
+/// (`alloctag_count_node()`) for memory of another node than their CPU's, in any context: one
+/// atomic add for each figure, no lock, no allocation.
+///
+/// # Safety
+///
+/// `tag` must point to a live tag whose `nodes` the hook found set.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn alloctag_node_count(
+    tag: *mut bindings::alloc_tag,
+    nid: c_int,
+    bytes: isize,
+    calls: isize,
+) {
+    // SAFETY: The caller guarantees `tag`; `AllocTag` wraps it transparently.
+    let tag = unsafe { &*tag.cast::<AllocTag>() };
+    let nodes = tag.nodes_field().load(Ordering::Relaxed);
+    if nodes.is_null() {
+        return;
+    }
+    let last = slots() - 1;
+    let i = usize::try_from(nid).map_or(last, |n| n.min(last));
+    // SAFETY: The tag's slots, `slots()` of them, live while it does; `i < slots()`.
+    let (b, c) = unsafe { slot(nodes, i) };
+    b.fetch_add(bytes as i64, Ordering::Relaxed);
+    c.fetch_add(calls as i64, Ordering::Relaxed);
+}
+c_declared!(alloctag_node_count);
+
+/// Makes zeroed slots for a block of `n` tags and gives each its own, or gives none where
+/// per-node counting is off. Process context; may sleep.
+///
+/// # Safety
+///
+/// Nothing may read the tags' `nodes` until this returns.
+pub(super) unsafe fn make_block(tags: &[AllocTag]) -> Result {
+    if !wanted() || tags.is_empty() {
+        return Ok(());
+    }
+    let per = slots();
+    let len = tags.len() * per;
+    let zero = Raw { bytes: 0, calls: 0 };
+    // The core's own allocation, charged to this line; quiet: the caller's ENOMEM says it.
+    let block = kernel::alloc_hooks!(KVec::from_elem(zero, len, GFP_KERNEL | __GFP_NOWARN))?;
+    let (base, _, _) = block.into_raw_parts();
+    for (i, tag) in tags.iter().enumerate() {
+        // INVARIANT: Tag `i`'s `per` slots of the block, zeroed, freed with the block.
+        tag.nodes_field()
+            .store(base.wrapping_add(i * per), Ordering::Release);
+    }
+    Ok(())
+}
+
+/// Frees the slots [`make_block`] gave a block of tags, and leaves them without.
+///
+/// # Safety
+///
+/// Nothing may count on or read the tags meanwhile or after.
+pub(super) unsafe fn free_block(tags: &[AllocTag]) {
+    let Some(first) = tags.first() else {
+        return;
+    };
+    let base = first.nodes_field().load(Ordering::Relaxed);
+    for tag in tags {
+        tag.nodes_field().store(ptr::null_mut(), Ordering::Relaxed);
+    }
+    if !base.is_null() {
+        let len = tags.len() * slots();
+        // SAFETY: `make_block`'s vector of `len` slots, which no tag refers to any more.
+        drop(unsafe { KVec::<Raw>::from_raw_parts(base, len, len) });
+    }
+}
+
+/// Turns the hooks' per-node counting on where it was asked: once, when the tags got their
+/// counters and slots, before the profiling key. Process context or early boot; may sleep.
+pub(super) fn switch_on() {
+    if wanted() {
+        // SAFETY: The key is a `DEFINE_STATIC_KEY_FALSE()` of src/glue.c, flipped only here.
+        unsafe {
+            bindings::alloctag_static_key_set(&raw mut bindings::alloctag_node_key.key, true)
+        };
+        pr_info!("per-node counting on: {} slots per tag\n", slots());
+    }
+}
+
+/// Sets per-node counting as a write asks, before the tags get counters: `EBUSY` after.
+fn set(on: bool) -> Result {
+    super::counters::while_unarmed(|| {
+        let was = WANTED.load(Ordering::Relaxed);
+        if on && was == OFF {
+            WANTED.store(WRITTEN, Ordering::Relaxed);
+        } else if !on {
+            WANTED.store(OFF, Ordering::Relaxed);
+        }
+    })
+}
+
+/// Parses `alloctag.per_node=on|off`; a bad value is logged and changes nothing.
+///
+/// # Safety
+///
+/// Called by the kernel's parameter parser with null or a NUL-terminated string.
+unsafe extern "C" fn setup(value: *mut u8) -> c_int {
+    if value.is_null() {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: A non-null value is a NUL-terminated string, as the caller guarantees.
+    let value = unsafe { CStr::from_char_ptr(value) };
+    match value.as_bytes() {
+        b"on" if cfg!(CONFIG_MEM_ALLOC_PROFILING_DEBUG) => {
+            pr_err!("alloctag.per_node: not with the debug checks, whose tags count from boot\n");
+            EINVAL.to_errno()
+        }
+        b"on" => {
+            WANTED.store(BOOT, Ordering::Relaxed);
+            0
+        }
+        b"off" => {
+            WANTED.store(OFF, Ordering::Relaxed);
+            0
+        }
+        _ => {
+            pr_err!("alloctag.per_node: invalid value, expected on or off; keeping off\n");
+            EINVAL.to_errno()
+        }
+    }
+}
+
+#[used]
+#[link_section = ".init.setup"]
+static PARAMETER: crate::profiling::EarlyParam =
+    crate::profiling::EarlyParam::new(kernel::c_str!("alloctag.per_node"), setup);
+
+#[cfg(CONFIG_PROC_SYSCTL)]
+mod sysctl {
+    use super::*;
+    use kernel::c_str;
+
+    /// The bounds of a write: 0 and 1.
+    static BOUNDS: [c_int; 2] = [0, 1];
+
+    /// `vm.mem_profiling_per_node`: reads 0 or 1; a write of the other value (`CAP_SYS_ADMIN`,
+    /// parsed as `proc_dointvec_minmax()` between 0 and 1) changes it while the tags have no
+    /// counters yet, `EBUSY` after; a refused write changes nothing.
+    ///
+    /// # Safety
+    ///
+    /// The arguments are those the sysctl core passes a handler.
+    unsafe extern "C" fn handle(
+        table: *const bindings::ctl_table,
+        write: c_int,
+        buffer: *mut core::ffi::c_void,
+        lenp: *mut usize,
+        ppos: *mut bindings::loff_t,
+    ) -> c_int {
+        if write != 0 {
+            // SAFETY: Asking for a capability of the current task has no precondition.
+            if !unsafe { bindings::capable(bindings::CAP_SYS_ADMIN as c_int) } {
+                return -(bindings::EPERM as c_int);
+            }
+        }
+        let was = wanted();
+        let mut value = c_int::from(was);
+        let parse = bindings::ctl_table {
+            procname: ptr::null(),
+            data: (&raw mut value).cast(),
+            maxlen: size_of::<c_int>() as c_int,
+            // SAFETY: The caller passes the sysctl core's table.
+            mode: unsafe { (*table).mode },
+            proc_handler: None,
+            poll: ptr::null_mut(),
+            extra1: (&raw const BOUNDS[0]).cast_mut().cast(),
+            extra2: (&raw const BOUNDS[1]).cast_mut().cast(),
+        };
+        // SAFETY: `parse` points to `value` and the bounds, which outlive the call; the rest
+        // are the sysctl core's arguments, passed on unchanged.
+        let ret = unsafe { bindings::proc_dointvec_minmax(&parse, write, buffer, lenp, ppos) };
+        if ret == 0 && write != 0 && (value != 0) != was {
+            if let Err(e) = set(value != 0) {
+                return e.to_errno();
+            }
+        }
+        ret
+    }
+
+    /// The table, registered once by [`register`].
+    static mut TABLE: [bindings::ctl_table; 1] = [bindings::ctl_table {
+        procname: c_str!("mem_profiling_per_node").as_char_ptr(),
+        data: ptr::null_mut(),
+        maxlen: 0,
+        mode: 0o644,
+        proc_handler: Some(handle),
+        poll: ptr::null_mut(),
+        extra1: ptr::null_mut(),
+        extra2: ptr::null_mut(),
+    }];
+
+    /// Registers `/proc/sys/vm/mem_profiling_per_node`: 0644, or 0444 where it cannot change
+    /// (profiling off for good, the debug checks).
+    pub(crate) fn register() -> Result {
+        let read_only = !crate::keys::supported() || cfg!(CONFIG_MEM_ALLOC_PROFILING_DEBUG);
+        let table = &raw mut TABLE;
+        // SAFETY: Called once, from the initcall, before the table is registered; afterwards
+        // the sysctl core owns it.
+        unsafe {
+            (*table)[0].mode = if read_only { 0o444 } else { 0o644 };
+            let header =
+                bindings::register_sysctl_sz(c_str!("vm").as_char_ptr(), table.cast(), 1);
+            if header.is_null() {
+                return Err(ENOMEM);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Registers the sysctl, where there is `/proc/sys`.
+pub(crate) fn register_sysctl() -> Result {
+    #[cfg(CONFIG_PROC_SYSCTL)]
+    sysctl::register()?;
+    Ok(())
+}
