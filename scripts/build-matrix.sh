@@ -324,20 +324,25 @@ first_switch_on_boots() {
 # Boots $2 (configuration $1) on two NUMA nodes of two vCPUs each
 # (run-qemu.sh's QEMU_NUMA), telling the guest so (alloctag_numa=), with
 # tests/guest/numa.sh's tests, which first check that the guest sees those
-# nodes and CPUs: every one of them must pass. Twice: per-node counting off
-# (test_boot_numa_*, but test_boot_numa_node_*), then booted on
-# (alloctag.per_node=on) with test_boot_numa_node_*.
+# nodes and CPUs: every one of them must pass. Three times: per-node
+# counting off (test_boot_numa_*, but test_boot_numa_node_* and
+# test_boot_numa_switch_*), booted on (alloctag.per_node=on) with
+# test_boot_numa_node_*, and booted 0 with test_boot_numa_switch_*, which
+# turn it on before profiling.
 numa_boot() {
-	local config=$1 out=$2 initrd=$3 name console t0=$SECONDS n want all node tests extra
+	local config=$1 out=$2 initrd=$3 name console t0=$SECONDS n want all node switch tests extra
 	all=$(grep -c '^test_boot_numa_[a-z_]* *()' "$ALLOCTAG_ROOT/tests/guest/numa.sh")
 	node=$(grep -c '^test_boot_numa_node_[a-z_]* *()' "$ALLOCTAG_ROOT/tests/guest/numa.sh")
-	for name in numa numa-node; do
+	switch=$(grep -c '^test_boot_numa_switch_[a-z_]* *()' "$ALLOCTAG_ROOT/tests/guest/numa.sh")
+	for name in numa numa-node numa-switch; do
 		console=$logs/$config-$name.log
-		if [ "$name" = numa ]; then
-			want=$((all - node)) tests='test_boot_numa_*,!test_boot_numa_node_*' extra=
-		else
-			want=$node tests='test_boot_numa_node_*' extra=alloctag.per_node=on
-		fi
+		case $name in
+		numa)
+			want=$((all - node - switch)) extra=
+			tests='test_boot_numa_*,!test_boot_numa_node_*,!test_boot_numa_switch_*' ;;
+		numa-node) want=$node tests='test_boot_numa_node_*' extra=alloctag.per_node=on ;;
+		*) want=$switch tests='test_boot_numa_switch_*' extra=sysctl.vm.mem_profiling=0 ;;
+		esac
 		log "$config: booting it on two NUMA nodes with tests/guest/numa.sh's $want tests ($tests $extra)"
 		# shellcheck disable=SC2086 # $extra: none or one word
 		if ! QEMU_SMP=4 QEMU_NUMA=2 QEMU_TIMEOUT="${QEMU_TIMEOUT:-900}" \
@@ -444,7 +449,7 @@ run_kasan() {
 	first_switch_on_boots kasan "$out" "$BUILD_DIR/initramfs-kasan.cpio.gz" || return 1
 	numa_boot kasan "$out" "$BUILD_DIR/initramfs-kasan.cpio.gz" || return 1
 	for console in "$logs"/kasan-param-0.log "$logs"/kasan-param-0-pageext.log "$logs"/kasan-numa.log \
-		"$logs"/kasan-numa-node.log; do
+		"$logs"/kasan-numa-node.log "$logs"/kasan-numa-switch.log; do
 		grep -q 'KernelAddressSanitizer initialized' "$console" ||
 			{ why="KASAN did not say it initialized ($console)"; return 1; }
 	done

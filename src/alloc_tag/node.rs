@@ -354,8 +354,7 @@ mod sysctl {
         // the sysctl core owns it.
         unsafe {
             (*table)[0].mode = if read_only { 0o444 } else { 0o644 };
-            let header =
-                bindings::register_sysctl_sz(c_str!("vm").as_char_ptr(), table.cast(), 1);
+            let header = bindings::register_sysctl_sz(c_str!("vm").as_char_ptr(), table.cast(), 1);
             if header.is_null() {
                 return Err(ENOMEM);
             }

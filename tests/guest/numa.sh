@@ -143,42 +143,48 @@ test_boot_numa_node_remote_allocations_exact() {
 	trap 'rmmod alloctag_numa 2>/dev/null' EXIT
 	insmod "$NUMA_MODULE" || fail "insmod $NUMA_MODULE"
 	for k in slab page vmalloc; do
-		site=hold_${k}_node
-		for n in 0 1 2; do
-			[ "$(numa_node_share "$site" "$n")" = "0 0" ] ||
-				fail "$site: node share $n starts at $(numa_node_share "$site" "$n")"
-		done
-		taskset -c 0 capwriter "$NUMA_HOLD" "$k 1 3" >/dev/null || fail "$k for node 1 on CPU 0"
-		grep -qx "$k 1 1 1" "$NUMA_NODES" || fail "not on node 1: $(cat "$NUMA_NODES")"
-		read -r b c <<-EOT
-			$(numa_text "$site")
-		EOT
-		# vmalloc's are four pages and its area, each a call
-		[ "$c" -ge 3 ] && [ "$b" -ge 1536 ] || fail "$site: $b $c after 3 allocations"
-		[ "$k" != page ] || [ "$b" = $((3 * 4096)) ] || fail "$site: $b bytes for 3 pages"
-		[ "$(numa_node_share "$site" 1)" = "$b $c" ] ||
-			fail "$site: node 1 has $(numa_node_share "$site" 1), the site $b $c"
-		for n in 0 2; do
-			[ "$(numa_node_share "$site" "$n")" = "0 0" ] ||
-				fail "$site: node share $n is $(numa_node_share "$site" "$n") after allocations on node 1"
-		done
-		[ "$(numa_share "$site" 0)" = "0 0" ] ||
-			fail "$site: CPU 0 has $(numa_share "$site" 0): another node's memory is counted per node"
-		taskset -c "$far" capwriter "$NUMA_HOLD" "$k 1 2" >/dev/null || fail "$k for node 1 on CPU $far"
-		read -r b2 c2 <<-EOT
-			$(numa_text "$site")
-		EOT
-		[ "$c2" -ge 5 ] || fail "$site: $b2 $c2 after 5 allocations"
-		[ "$(numa_node_share "$site" 1)" = "$b2 $c2" ] ||
-			fail "$site: node 1 has $(numa_node_share "$site" 1), the site $b2 $c2"
-		[ "$(numa_share "$site" "$far")" = "$((b2 - b)) $((c2 - c))" ] ||
-			fail "$site: CPU $far has $(numa_share "$site" "$far") after its 2 allocations of $((b2 - b)) bytes on its node"
-		taskset -c 0 capwriter "$NUMA_HOLD" free >/dev/null || fail "freeing on CPU 0"
-		[ "$(numa_text "$site")" = "0 0" ] || fail "$site: $(numa_text "$site") after the free"
-		for n in 0 1 2; do
-			[ "$(numa_node_share "$site" "$n")" = "0 0" ] ||
-				fail "$site: node share $n is $(numa_node_share "$site" "$n") after the free"
-		done
+		numa_node_exact "$k" "$far"
+	done
+}
+
+# numa_node_exact KIND FAR: test_boot_numa_node_remote_allocations_exact's
+# steps for one kind of alloctag_numa's allocations; FAR is a CPU of node 1.
+numa_node_exact() {
+	k=$1 far=$2 site=hold_$1_node
+	for n in 0 1 2; do
+		[ "$(numa_node_share "$site" "$n")" = "0 0" ] ||
+			fail "$site: node share $n starts at $(numa_node_share "$site" "$n")"
+	done
+	taskset -c 0 capwriter "$NUMA_HOLD" "$k 1 3" >/dev/null || fail "$k for node 1 on CPU 0"
+	grep -qx "$k 1 1 1" "$NUMA_NODES" || fail "not on node 1: $(cat "$NUMA_NODES")"
+	read -r b c <<-EOT
+		$(numa_text "$site")
+	EOT
+	# vmalloc's are four pages and its area, each a call
+	[ "$c" -ge 3 ] && [ "$b" -ge 1536 ] || fail "$site: $b $c after 3 allocations"
+	[ "$k" != page ] || [ "$b" = $((3 * 4096)) ] || fail "$site: $b bytes for 3 pages"
+	[ "$(numa_node_share "$site" 1)" = "$b $c" ] ||
+		fail "$site: node 1 has $(numa_node_share "$site" 1), the site $b $c"
+	for n in 0 2; do
+		[ "$(numa_node_share "$site" "$n")" = "0 0" ] ||
+			fail "$site: node share $n is $(numa_node_share "$site" "$n") after allocations on node 1"
+	done
+	[ "$(numa_share "$site" 0)" = "0 0" ] ||
+		fail "$site: CPU 0 has $(numa_share "$site" 0): another node's memory is counted per node"
+	taskset -c "$far" capwriter "$NUMA_HOLD" "$k 1 2" >/dev/null || fail "$k for node 1 on CPU $far"
+	read -r b2 c2 <<-EOT
+		$(numa_text "$site")
+	EOT
+	[ "$c2" -ge 5 ] || fail "$site: $b2 $c2 after 5 allocations"
+	[ "$(numa_node_share "$site" 1)" = "$b2 $c2" ] ||
+		fail "$site: node 1 has $(numa_node_share "$site" 1), the site $b2 $c2"
+	[ "$(numa_share "$site" "$far")" = "$((b2 - b)) $((c2 - c))" ] ||
+		fail "$site: CPU $far has $(numa_share "$site" "$far") after its 2 allocations of $((b2 - b)) bytes on its node"
+	taskset -c 0 capwriter "$NUMA_HOLD" free >/dev/null || fail "freeing on CPU 0"
+	[ "$(numa_text "$site")" = "0 0" ] || fail "$site: $(numa_text "$site") after the free"
+	for n in 0 1 2; do
+		[ "$(numa_node_share "$site" "$n")" = "0 0" ] ||
+			fail "$site: node share $n is $(numa_node_share "$site" "$n") after the free"
 	done
 }
 
@@ -194,4 +200,42 @@ test_boot_numa_node_migration_moves_the_charge() {
 	far=$(sed -n 's/.*alloctag_numa=[^ ]*\/\([0-9]*\)[^/ ]*$/\1/p' /proc/cmdline)
 	taskset -c "$far" numa_migrate 64 1 0 >/tmp/numa-migrate.out 2>&1 ||
 		fail "no tag moved 64 pages from node 1 to node 0: $(head -20 /tmp/numa-migrate.out)"
+}
+
+# Booted 0 (the numa-switch boot of scripts/build-matrix.sh): per-node
+# counting is turned on by a write before profiling first turns on, which
+# bad input leaves off; it counts exactly from the switch-on, and is fixed
+# from then on.
+test_boot_numa_switch_on_before_the_first_count() {
+	numa_topology_as_asked
+	per_node=/proc/sys/vm/mem_profiling_per_node
+	status=/sys/kernel/debug/alloctag/status
+	[ -e "$status" ] || mount -t debugfs none /sys/kernel/debug
+	[ "$(cat /proc/sys/vm/mem_profiling)" = 0 ] || fail "not booted 0"
+	[ "$(cat "$per_node")" = 0 ] || fail "$per_node reads $(cat "$per_node") at boot"
+	grep -qx 'per_node: off' "$status" || fail "status: $(grep per_node: "$status")"
+	for bad in 2 -1 x 1x; do
+		got=$(rawwrite "$per_node" "$bad") || true
+		[ "$got" = EINVAL ] || fail "writing '$bad': '$got', not EINVAL"
+		[ "$(cat "$per_node")" = 0 ] || fail "writing '$bad' changed it"
+	done
+	! SPLIT_BY=node "$SPLIT" width 2>/dev/null || fail "a node split with per-node counting off"
+	[ "$(rawwrite "$per_node" 1)" = 1 ] || fail "writing 1 refused"
+	[ "$(cat "$per_node")" = 1 ] || fail "$per_node reads $(cat "$per_node") after writing 1"
+	grep -qx 'per_node: on (vm.mem_profiling_per_node)' "$status" ||
+		fail "status: $(grep per_node: "$status")"
+	! dmesg | grep -q 'per-node counting on' || fail "counting per node before profiling is on"
+	echo 1 >/proc/sys/vm/mem_profiling || fail "switching profiling on"
+	dmesg | grep -q 'alloctag: per-node counting on: 3 slots per tag' ||
+		fail "the switch-on does not say per-node counting is on"
+	[ "$(SPLIT_BY=node "$SPLIT" width)" = 3 ] || fail "the node split's width is not 3"
+	got=$(rawwrite "$per_node" 0) || true
+	[ "$got" = EBUSY ] || fail "writing 0 after the first count: '$got', not EBUSY"
+	[ "$(cat "$per_node")" = 1 ] || fail "a refused write changed it"
+	far=$(sed -n 's/.*alloctag_numa=[^ ]*\/\([0-9]*\)[^/ ]*$/\1/p' /proc/cmdline)
+	[ -e "$NUMA_HOLD" ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
+	trap 'rmmod alloctag_numa 2>/dev/null' EXIT
+	insmod "$NUMA_MODULE" || fail "insmod $NUMA_MODULE"
+	numa_node_exact page "$far"
+	numa_node_exact slab "$far"
 }
