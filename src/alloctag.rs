@@ -94,8 +94,6 @@ impl kernel::Module for AllocTagCore {
         unsafe { alloc_tag::ALLOC_TAGS.add_dynamic(alloc_tag::dynamic::pool()) }
             .inspect_err(step("listing the dynamic tags"))?;
         profiling::register_sysctl().inspect_err(step("vm.mem_profiling"))?;
-        #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
-        alloc_tag::node::register_sysctl().inspect_err(step("vm.mem_profiling_per_node"))?;
         allocinfo::register().inspect_err(step("/proc/allocinfo"))?;
         #[cfg(CONFIG_DEBUG_FS)]
         status::register();

@@ -190,23 +190,8 @@ unsafe extern "C" fn handle_sysctl(
         return -(bindings::EPERM as c_int);
     }
     let was = enabled();
-    // As `proc_do_static_key()`: a write that sets nothing (at a non-zero position, say)
-    // leaves the value it starts from.
-    let mut value = c_int::from(was);
-    let parse = bindings::ctl_table {
-        procname: ptr::null(),
-        data: (&raw mut value).cast(),
-        maxlen: size_of::<c_int>() as c_int,
-        // SAFETY: The caller passes the sysctl core's table.
-        mode: unsafe { (*table).mode },
-        proc_handler: None,
-        poll: ptr::null_mut(),
-        extra1: (&raw const BOUNDS[0]).cast_mut().cast(),
-        extra2: (&raw const BOUNDS[1]).cast_mut().cast(),
-    };
-    // SAFETY: `parse` points to `value` and the bounds, which outlive the call; the rest are
-    // the sysctl core's arguments, passed on unchanged.
-    let ret = unsafe { bindings::proc_dointvec_minmax(&parse, write, buffer, lenp, ppos) };
+    // SAFETY: The caller passes the sysctl core's arguments.
+    let (ret, value) = unsafe { parse_switch(table, write, buffer, lenp, ppos, was) };
     if ret == 0 && (value != 0) != was {
         // The first switch-on gives every tag its counters, or fails whole: no memory, and
         // profiling stays off.
@@ -226,6 +211,75 @@ unsafe extern "C" fn handle_sysctl(
     }
     ret
 }
+
+/// Parses a read or write of a 0-or-1 sysctl whose value is `was` as `proc_dointvec_minmax()`
+/// between 0 and 1 does (under `kernel.sysctl_writes_strict`): a write that sets nothing (at
+/// a non-zero position, say) leaves `was`. Returns the handler's return and the value.
+///
+/// # Safety
+///
+/// The arguments are those the sysctl core passes a handler.
+#[cfg(CONFIG_PROC_SYSCTL)]
+unsafe fn parse_switch(
+    table: *const bindings::ctl_table,
+    write: c_int,
+    buffer: *mut core::ffi::c_void,
+    lenp: *mut usize,
+    ppos: *mut bindings::loff_t,
+    was: bool,
+) -> (c_int, c_int) {
+    let mut value = c_int::from(was);
+    let parse = bindings::ctl_table {
+        procname: ptr::null(),
+        data: (&raw mut value).cast(),
+        maxlen: size_of::<c_int>() as c_int,
+        // SAFETY: The caller passes the sysctl core's table.
+        mode: unsafe { (*table).mode },
+        proc_handler: None,
+        poll: ptr::null_mut(),
+        extra1: (&raw const BOUNDS[0]).cast_mut().cast(),
+        extra2: (&raw const BOUNDS[1]).cast_mut().cast(),
+    };
+    // SAFETY: `parse` points to `value` and the bounds, which outlive the call; the rest are
+    // the sysctl core's arguments, passed on unchanged.
+    let ret = unsafe { bindings::proc_dointvec_minmax(&parse, write, buffer, lenp, ppos) };
+    (ret, value)
+}
+
+/// `vm.mem_profiling_per_node` (src/alloc_tag/node.rs): reads 0 or 1; a write of the other
+/// value (`CAP_SYS_ADMIN`, then parsed as `vm.mem_profiling`'s) changes it while the tags have
+/// no counters yet, `EBUSY` after; a refused write changes nothing.
+///
+/// # Safety
+///
+/// The arguments are those the sysctl core passes a handler.
+#[cfg(all(CONFIG_PROC_SYSCTL, CONFIG_ALLOCTAG_PER_NODE))]
+unsafe extern "C" fn handle_per_node(
+    table: *const bindings::ctl_table,
+    write: c_int,
+    buffer: *mut core::ffi::c_void,
+    lenp: *mut usize,
+    ppos: *mut bindings::loff_t,
+) -> c_int {
+    // SAFETY: Asking for a capability of the current task has no precondition.
+    if write != 0 && !unsafe { bindings::capable(bindings::CAP_SYS_ADMIN as c_int) } {
+        return -(bindings::EPERM as c_int);
+    }
+    let was = crate::alloc_tag::node::wanted();
+    // SAFETY: The caller passes the sysctl core's arguments.
+    let (ret, value) = unsafe { parse_switch(table, write, buffer, lenp, ppos, was) };
+    if ret == 0 && write != 0 && (value != 0) != was {
+        if let Err(e) = crate::alloc_tag::node::set(value != 0) {
+            return e.to_errno();
+        }
+    }
+    ret
+}
+
+/// The number of `vm` sysctls: `mem_profiling`, `mem_profiling_compressed`, and
+/// `mem_profiling_per_node` where per-node counting is built.
+#[cfg(CONFIG_PROC_SYSCTL)]
+const SYSCTLS: usize = if cfg!(CONFIG_ALLOCTAG_PER_NODE) { 3 } else { 2 };
 
 /// Writes `text` to `vm.mem_profiling` through its handler, as `write()` would at position 0;
 /// returns what the handler returned. For tests.
@@ -260,9 +314,10 @@ pub(crate) fn write_sysctl(text: &[u8]) -> c_int {
 ///
 /// The second entry, `vm.mem_profiling_compressed`, says whether page tags are in page flags
 /// (mainline's name): read-only, decided at boot, and booted `0` in force from the first
-/// switch-on (0 until then).
+/// switch-on (0 until then). The third, where per-node counting is built,
+/// `vm.mem_profiling_per_node` ([`handle_per_node`]).
 #[cfg(CONFIG_PROC_SYSCTL)]
-static mut SYSCTL_TABLE: [bindings::ctl_table; 2] = [
+static mut SYSCTL_TABLE: [bindings::ctl_table; SYSCTLS] = [
     bindings::ctl_table {
         procname: c_str!("mem_profiling").as_char_ptr(),
         data: (&raw mut bindings::mem_alloc_profiling_key).cast(),
@@ -283,6 +338,17 @@ static mut SYSCTL_TABLE: [bindings::ctl_table; 2] = [
         extra1: ptr::null_mut(),
         extra2: ptr::null_mut(),
     },
+    #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+    bindings::ctl_table {
+        procname: c_str!("mem_profiling_per_node").as_char_ptr(),
+        data: ptr::null_mut(),
+        maxlen: 0,
+        mode: 0o644,
+        proc_handler: Some(handle_per_node),
+        poll: ptr::null_mut(),
+        extra1: ptr::null_mut(),
+        extra2: ptr::null_mut(),
+    },
 ];
 
 /// Registers `/proc/sys/vm/mem_profiling`: 0644, or 0444 when profiling is off for good or
@@ -295,7 +361,14 @@ pub(crate) fn register_sysctl() -> Result {
     // accesses it yet. Afterwards the sysctl core owns it.
     unsafe {
         (*table)[0].mode = if read_only { 0o444 } else { 0o644 };
-        let header = bindings::register_sysctl_sz(c_str!("vm").as_char_ptr(), table.cast(), 2);
+        // Per-node counting cannot change either where profiling cannot, nor with the debug
+        // checks (src/alloc_tag/node.rs).
+        #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+        {
+            (*table)[2].mode = if read_only { 0o444 } else { 0o644 };
+        }
+        let header =
+            bindings::register_sysctl_sz(c_str!("vm").as_char_ptr(), table.cast(), SYSCTLS);
         if header.is_null() {
             return Err(ENOMEM);
         }

@@ -433,7 +433,11 @@ mod core_impl {
     ///   a free between its `bytes` and its `calls` update (`alloc_tag_sub()`, `calls` last)
     ///   then keeps a CPU's `calls` up, where one read could see zero (a split of the module's
     ///   block, racing its last free, counted on a CPU read before it). 6.12 frees at unload
-    ///   on that one read.
+    ///   on that one read. With per-node counting (src/alloc_tag/node.rs) a migration of one
+    ///   of the module's movable pages moves its charge between nodes, added at the new one
+    ///   first; a read of the CPUs, then the slots, can still see the subtraction without the
+    ///   addition (added on the migrating CPU, subtracted from another node's slot): the second
+    ///   pass in a row is what keeps such a read from freeing the tags.
     fn module_unload(module: ModuleTags<'_, AllocTags>, report: bool) -> bool {
         let mut leaks = super::leaks::Leaks::default();
         for tag in module.tags() {

@@ -26,7 +26,6 @@ use super::AllocTag;
 use crate::alloc_tag::{Counters, Share};
 use core::{
     ffi::c_int,
-    mem::size_of,
     ptr,
     sync::atomic::{AtomicI64, AtomicPtr, AtomicU8, Ordering},
 };
@@ -65,9 +64,28 @@ pub(crate) fn slots() -> usize {
     unsafe { bindings::nr_node_ids as usize + 1 }
 }
 
-/// Returns the node of `cpu`, a possible CPU.
+/// Each possible CPU's node when per-node counting turned on ([`switch_on`]): a CPU's counters
+/// count its node's memory, and its node can change later (`numa_clear_node()` on hot-remove),
+/// which must not move what it counted. Null where the table could not be made: read live.
+static CPU_NODES: AtomicPtr<u16> = AtomicPtr::new(ptr::null_mut());
+
+/// Returns the node whose memory `cpu`'s counters count: its node when per-node counting
+/// turned on, else now (0 for none).
 pub(crate) fn cpu_node(cpu: usize) -> usize {
-    // SAFETY: A read of a CPU's per-CPU node number, fixed once the CPU is possible.
+    let table = CPU_NODES.load(Ordering::Acquire);
+    if !table.is_null() && cpu < crate::percpu::nr_cpu_ids() {
+        // SAFETY: `switch_on` made `nr_cpu_ids` entries, never freed nor written again.
+        let nid = unsafe { *table.add(cpu) };
+        if nid != u16::MAX {
+            return usize::from(nid);
+        }
+    }
+    live_cpu_node(cpu)
+}
+
+/// Returns the node of `cpu` now, or 0 for none.
+fn live_cpu_node(cpu: usize) -> usize {
+    // SAFETY: A read of a CPU's per-CPU node number.
     let nid = unsafe { bindings::alloctag_cpu_to_node(cpu as u32) };
     usize::try_from(nid).unwrap_or(0)
 }
@@ -172,8 +190,14 @@ pub(crate) unsafe extern "C" fn alloctag_node_count(
     let i = usize::try_from(nid).map_or(last, |n| n.min(last));
     // SAFETY: The tag's slots, `slots()` of them, live while it does; `i < slots()`.
     let (b, c) = unsafe { slot(nodes, i) };
-    b.fetch_add(bytes as i64, Ordering::Relaxed);
-    c.fetch_add(calls as i64, Ordering::Relaxed);
+    // As the per-CPU updates: a free's `calls` last (src/alloc_tag/mod.rs, `module_unload`).
+    if calls < 0 {
+        b.fetch_add(bytes as i64, Ordering::Relaxed);
+        c.fetch_add(calls as i64, Ordering::Relaxed);
+    } else {
+        c.fetch_add(calls as i64, Ordering::Relaxed);
+        b.fetch_add(bytes as i64, Ordering::Relaxed);
+    }
 }
 c_declared!(alloctag_node_count);
 
@@ -225,6 +249,19 @@ pub(super) unsafe fn free_block(tags: &[AllocTag]) {
 /// counters and slots, before the profiling key. Process context or early boot; may sleep.
 pub(super) fn switch_on() {
     if wanted() {
+        let ids = crate::percpu::nr_cpu_ids();
+        // The core's own allocation; without it the nodes are read live.
+        if let Ok(mut table) = kernel::alloc_hooks!(KVec::with_capacity(ids, GFP_KERNEL)) {
+            for cpu in 0..ids {
+                // SAFETY: A read of a CPU's per-CPU node number.
+                let nid = unsafe { bindings::alloctag_cpu_to_node(cpu as u32) };
+                // Room reserved above.
+                let _ = table.push(u16::try_from(nid).unwrap_or(u16::MAX), GFP_KERNEL);
+            }
+            let (base, _, _) = table.into_raw_parts();
+            // Release: a reader that loads it reads the entries.
+            CPU_NODES.store(base, Ordering::Release);
+        }
         // SAFETY: The key is a `DEFINE_STATIC_KEY_FALSE()` of src/glue.c, flipped only here.
         unsafe {
             bindings::alloctag_static_key_set(&raw mut bindings::alloctag_node_key.key, true)
@@ -233,8 +270,9 @@ pub(super) fn switch_on() {
     }
 }
 
-/// Sets per-node counting as a write asks, before the tags get counters: `EBUSY` after.
-fn set(on: bool) -> Result {
+/// Sets per-node counting as a write of `vm.mem_profiling_per_node` asks (src/profiling.rs),
+/// before the tags get counters: `EBUSY` after.
+pub(crate) fn set(on: bool) -> Result {
     super::counters::while_unarmed(|| {
         let was = WANTED.load(Ordering::Relaxed);
         if on && was == OFF {
@@ -280,92 +318,3 @@ unsafe extern "C" fn setup(value: *mut u8) -> c_int {
 #[link_section = ".init.setup"]
 static PARAMETER: crate::profiling::EarlyParam =
     crate::profiling::EarlyParam::new(kernel::c_str!("alloctag.per_node"), setup);
-
-#[cfg(CONFIG_PROC_SYSCTL)]
-mod sysctl {
-    use super::*;
-    use kernel::c_str;
-
-    /// The bounds of a write: 0 and 1.
-    static BOUNDS: [c_int; 2] = [0, 1];
-
-    /// `vm.mem_profiling_per_node`: reads 0 or 1; a write of the other value (`CAP_SYS_ADMIN`,
-    /// parsed as `proc_dointvec_minmax()` between 0 and 1) changes it while the tags have no
-    /// counters yet, `EBUSY` after; a refused write changes nothing.
-    ///
-    /// # Safety
-    ///
-    /// The arguments are those the sysctl core passes a handler.
-    unsafe extern "C" fn handle(
-        table: *const bindings::ctl_table,
-        write: c_int,
-        buffer: *mut core::ffi::c_void,
-        lenp: *mut usize,
-        ppos: *mut bindings::loff_t,
-    ) -> c_int {
-        if write != 0 {
-            // SAFETY: Asking for a capability of the current task has no precondition.
-            if !unsafe { bindings::capable(bindings::CAP_SYS_ADMIN as c_int) } {
-                return -(bindings::EPERM as c_int);
-            }
-        }
-        let was = wanted();
-        let mut value = c_int::from(was);
-        let parse = bindings::ctl_table {
-            procname: ptr::null(),
-            data: (&raw mut value).cast(),
-            maxlen: size_of::<c_int>() as c_int,
-            // SAFETY: The caller passes the sysctl core's table.
-            mode: unsafe { (*table).mode },
-            proc_handler: None,
-            poll: ptr::null_mut(),
-            extra1: (&raw const BOUNDS[0]).cast_mut().cast(),
-            extra2: (&raw const BOUNDS[1]).cast_mut().cast(),
-        };
-        // SAFETY: `parse` points to `value` and the bounds, which outlive the call; the rest
-        // are the sysctl core's arguments, passed on unchanged.
-        let ret = unsafe { bindings::proc_dointvec_minmax(&parse, write, buffer, lenp, ppos) };
-        if ret == 0 && write != 0 && (value != 0) != was {
-            if let Err(e) = set(value != 0) {
-                return e.to_errno();
-            }
-        }
-        ret
-    }
-
-    /// The table, registered once by [`register`].
-    static mut TABLE: [bindings::ctl_table; 1] = [bindings::ctl_table {
-        procname: c_str!("mem_profiling_per_node").as_char_ptr(),
-        data: ptr::null_mut(),
-        maxlen: 0,
-        mode: 0o644,
-        proc_handler: Some(handle),
-        poll: ptr::null_mut(),
-        extra1: ptr::null_mut(),
-        extra2: ptr::null_mut(),
-    }];
-
-    /// Registers `/proc/sys/vm/mem_profiling_per_node`: 0644, or 0444 where it cannot change
-    /// (profiling off for good, the debug checks).
-    pub(crate) fn register() -> Result {
-        let read_only = !crate::keys::supported() || cfg!(CONFIG_MEM_ALLOC_PROFILING_DEBUG);
-        let table = &raw mut TABLE;
-        // SAFETY: Called once, from the initcall, before the table is registered; afterwards
-        // the sysctl core owns it.
-        unsafe {
-            (*table)[0].mode = if read_only { 0o444 } else { 0o644 };
-            let header = bindings::register_sysctl_sz(c_str!("vm").as_char_ptr(), table.cast(), 1);
-            if header.is_null() {
-                return Err(ENOMEM);
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Registers the sysctl, where there is `/proc/sys`.
-pub(crate) fn register_sysctl() -> Result {
-    #[cfg(CONFIG_PROC_SYSCTL)]
-    sysctl::register()?;
-    Ok(())
-}

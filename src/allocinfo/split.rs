@@ -102,7 +102,7 @@ impl Split {
     pub(crate) fn fill(&self, tag: &AllocTag, out: &mut [u8]) -> Counters {
         let mut sum = Counters::default();
         out.fill(0);
-        let mut add = |i: usize, Share { bytes, calls }: Share| {
+        let add = |i: usize, Share { bytes, calls }: Share| {
             let entry = i
                 .checked_mul(ENTRY)
                 .and_then(|at| out.get_mut(at..))
@@ -120,7 +120,7 @@ impl Split {
         match self.by {
             By::Cpu => tag.for_each_cpu(add),
             #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
-            By::Node => tag.for_each_node_part(&mut add),
+            By::Node => tag.for_each_node_part(add),
         }
         sum
     }

@@ -63,6 +63,15 @@ NUMA_MODULE=/lib/modules/alloctag_numa.ko
 NUMA_HOLD=/sys/kernel/debug/alloctag_numa/hold
 NUMA_NODES=/sys/kernel/debug/alloctag_numa/nodes
 
+# Loads tests/modules/alloctag_numa.ko (unloaded when the test ends) and
+# sets far, the first CPU of the last node.
+numa_module_loaded() {
+	far=$(sed -n 's/.*alloctag_numa=[^ ]*\/\([0-9]*\)[^/ ]*$/\1/p' /proc/cmdline)
+	[ -e "$NUMA_HOLD" ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
+	trap 'rmmod alloctag_numa 2>/dev/null' EXIT
+	insmod "$NUMA_MODULE" || fail "insmod $NUMA_MODULE"
+}
+
 # Prints "BYTES CALLS" of CPU $2's share of alloctag_numa's function $1.
 numa_share() {
 	"$SPLIT" site alloctag_numa "$1" >/tmp/numa-site || fail "allocinfo_split site $1 failed" || return 1
@@ -75,10 +84,7 @@ numa_share() {
 # negative by as much and the site at 0 0.
 test_boot_numa_remote_allocations_per_cpu() {
 	numa_topology_as_asked
-	far=$(sed -n 's/.*alloctag_numa=[^ ]*\/\([0-9]*\)[^/ ]*$/\1/p' /proc/cmdline)
-	[ -e "$NUMA_HOLD" ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
-	trap 'rmmod alloctag_numa 2>/dev/null' EXIT
-	insmod "$NUMA_MODULE" || fail "insmod $NUMA_MODULE"
+	numa_module_loaded || return 1
 	for k in slab page vmalloc; do
 		site=hold_${k}_node
 		[ "$(numa_share "$site" 0)" = "0 0" ] || fail "$site: CPU 0 starts at $(numa_share "$site" 0)"
@@ -138,10 +144,7 @@ test_boot_numa_node_switch_as_booted() {
 # to the text's, and 0 after the free.
 test_boot_numa_node_remote_allocations_exact() {
 	numa_topology_as_asked
-	far=$(sed -n 's/.*alloctag_numa=[^ ]*\/\([0-9]*\)[^/ ]*$/\1/p' /proc/cmdline)
-	[ -e "$NUMA_HOLD" ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
-	trap 'rmmod alloctag_numa 2>/dev/null' EXIT
-	insmod "$NUMA_MODULE" || fail "insmod $NUMA_MODULE"
+	numa_module_loaded || return 1
 	for k in slab page vmalloc; do
 		numa_node_exact "$k" "$far"
 	done
@@ -232,10 +235,7 @@ test_boot_numa_switch_on_before_the_first_count() {
 	got=$(rawwrite "$per_node" 0) || true
 	[ "$got" = EBUSY ] || fail "writing 0 after the first count: '$got', not EBUSY"
 	[ "$(cat "$per_node")" = 1 ] || fail "a refused write changed it"
-	far=$(sed -n 's/.*alloctag_numa=[^ ]*\/\([0-9]*\)[^/ ]*$/\1/p' /proc/cmdline)
-	[ -e "$NUMA_HOLD" ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
-	trap 'rmmod alloctag_numa 2>/dev/null' EXIT
-	insmod "$NUMA_MODULE" || fail "insmod $NUMA_MODULE"
+	numa_module_loaded || return 1
 	numa_node_exact page "$far"
 	numa_node_exact slab "$far"
 }
