@@ -193,9 +193,10 @@ impl AllocTag {
     }
 
     /// Calls `f` with each CPU that has run and its counters of this tag, as they were when read:
-    /// the per-CPU view, which adds up to [`AllocTag::read`]'s sum. Each is signed: memory freed
-    /// on another CPU than the one that allocated it leaves the first CPU's figures positive and
-    /// the other's negative. Nothing for a tag without counters.
+    /// the per-CPU view, which adds up to [`AllocTag::read`]'s sum less the per-node slots (memory
+    /// of another node than the counting CPU's, with per-node counting on). Each is signed: memory
+    /// freed on another CPU than the one that allocated it leaves the first CPU's figures positive
+    /// and the other's negative. Nothing for a tag without counters.
     pub(crate) fn for_each_cpu(&self, mut f: impl FnMut(usize, Share)) {
         let counters = self.counters();
         if counters.is_null() {

@@ -258,9 +258,12 @@ pub(super) fn switch_on() {
                 // Room reserved above.
                 let _ = table.push(u16::try_from(nid).unwrap_or(u16::MAX), GFP_KERNEL);
             }
-            let (base, _, _) = table.into_raw_parts();
-            // Release: a reader that loads it reads the entries.
-            CPU_NODES.store(base, Ordering::Release);
+            // The room was reserved, so every push was made: `nr_cpu_ids` entries.
+            if table.len() == ids {
+                let (base, _, _) = table.into_raw_parts();
+                // Release: a reader that loads it reads the entries.
+                CPU_NODES.store(base, Ordering::Release);
+            }
         }
         // SAFETY: The key is a `DEFINE_STATIC_KEY_FALSE()` of src/glue.c, flipped only here.
         unsafe {

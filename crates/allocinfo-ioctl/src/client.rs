@@ -249,19 +249,13 @@ impl Device for ProcFile {
         req.entries = entries.as_mut_ptr() as u64;
         use std::os::fd::AsRawFd;
         let request = crate::abi::ALLOCINFO_IOC_GET_SPLIT;
-        // SAFETY: `req` is a live, exclusively borrowed `struct
-        // allocinfo_get_split`, GET_SPLIT's argument: integers and byte
-        // arrays, any bytes of which are valid. Besides it the kernel writes
-        // only at `req.entries`, at most `req.nr` entries (it refuses an `nr`
-        // below what it would write): that is `entries`, exclusively borrowed
-        // and at least `req.nr` long (checked above).
-        let rc = unsafe {
-            libc::ioctl(
-                self.file.as_raw_fd(),
-                request,
-                req as *mut AllocinfoGetSplit,
-            )
-        };
+        let fd = self.file.as_raw_fd();
+        let arg = req as *mut AllocinfoGetSplit;
+        // The kernel writes `*req` (integers and bytes, any of which are
+        // valid) and at most `req.nr` entries at `req.entries`, `entries`:
+        // exclusively borrowed, and at least that long (checked above).
+        // SAFETY: `arg` and `entries` are live and exclusively borrowed, as said.
+        let rc = unsafe { libc::ioctl(fd, request, arg) };
         rc_result(rc)
     }
 }
