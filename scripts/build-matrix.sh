@@ -326,9 +326,9 @@ first_switch_on_boots() {
 # tests/guest/numa.sh's tests, which first check that the guest sees those
 # nodes and CPUs: every one of them must pass. Three times: per-node
 # counting off (test_boot_numa_*, but test_boot_numa_node_* and
-# test_boot_numa_switch_*), booted on (alloctag.per_node=on) with
-# test_boot_numa_node_*, and booted 0 with test_boot_numa_switch_*, which
-# turn it on before profiling.
+# test_boot_numa_switch_*), booted on (alloctag.per_node=on, in format 2.0
+# for the text's node pairs) with test_boot_numa_node_*, and booted 0 with
+# test_boot_numa_switch_*, which turn it on before profiling.
 numa_boot() {
 	local config=$1 out=$2 initrd=$3 name console t0=$SECONDS n want all node switch tests extra
 	all=$(grep -c '^test_boot_numa_[a-z_]* *()' "$ALLOCTAG_ROOT/tests/guest/numa.sh")
@@ -340,11 +340,11 @@ numa_boot() {
 		numa)
 			want=$((all - node - switch)) extra=
 			tests='test_boot_numa_*,!test_boot_numa_node_*,!test_boot_numa_switch_*' ;;
-		numa-node) want=$node tests='test_boot_numa_node_*' extra=alloctag.per_node=on ;;
+		numa-node) want=$node tests='test_boot_numa_node_*' extra='alloctag.per_node=on allocinfo.version=2.0' ;;
 		*) want=$switch tests='test_boot_numa_switch_*' extra=sysctl.vm.mem_profiling=0 ;;
 		esac
 		log "$config: booting it on two NUMA nodes with tests/guest/numa.sh's $want tests ($tests $extra)"
-		# shellcheck disable=SC2086 # $extra: none or one word
+		# shellcheck disable=SC2086 # $extra: none or more words
 		if ! QEMU_SMP=4 QEMU_NUMA=2 QEMU_TIMEOUT="${QEMU_TIMEOUT:-900}" \
 			"$ALLOCTAG_ROOT/scripts/run-qemu.sh" "$out/arch/x86/boot/bzImage" "$initrd" "$console" \
 			alloctag_run=tests "alloctag_kernel=$config" "alloctag_tests=$tests" $extra \

@@ -23,13 +23,13 @@ mod split;
 mod text;
 
 use crate::{
-    alloc_tag::{AllocTags, ALLOC_TAGS},
+    alloc_tag::{AllocTag, AllocTags, Counters, Share, ALLOC_TAGS},
     codetag::Reader,
     profiling::EarlyParam,
     seq::{SeqOps, SeqState, SeqWriter},
 };
 use core::ffi::{c_int, c_uint};
-use kernel::{bindings, c_str, prelude::*, str::CStr};
+use kernel::{alloc::flags::GFP_KERNEL_ACCOUNT, bindings, c_str, prelude::*, str::CStr};
 
 #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
 pub(crate) use {filter::*, out::Out, text::*};
@@ -40,6 +40,22 @@ struct FileState {
     tags: Reader<AllocTags>,
     /// Where the ioctls stand.
     ioctl: ioctl::IoctlState,
+    /// A line's node shares ([`AllocTag::read_nodes`]): one per slot in version 2.0 with
+    /// per-node counting built in, else none.
+    nodes: KVVec<Share>,
+}
+
+impl FileState {
+    /// Reads `tag`'s figures for its line, with its node shares where the line shows them.
+    fn read<'a>(nodes: &'a mut [Share], tag: &AllocTag) -> (Counters, &'a [Share]) {
+        #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+        if !nodes.is_empty() {
+            if let Some(sum) = tag.read_nodes(nodes) {
+                return (sum, nodes);
+            }
+        }
+        (tag.read(), &nodes[..0])
+    }
 }
 
 impl SeqState for FileState {
@@ -67,9 +83,10 @@ impl SeqState for FileState {
         };
         let mut out = out::Out::new(w.free());
         let v2 = text::version_2();
+        let (counters, nodes) = Self::read(&mut self.nodes, tag);
         let written = (self.tags.pos() != 0
             || text::put_header(&mut out, crate::alloc_tag::counters::armed_at()).is_some())
-            && text::put_line(&mut out, tag.read(), tag.codetag(), v2).is_some();
+            && text::put_line(&mut out, counters, tag.codetag(), v2, nodes).is_some();
         let len = out.len();
         w.commit(written.then_some(len));
     }
@@ -83,12 +100,24 @@ static SEQ_OPS: bindings::seq_operations = SeqOps::<FileState>::OPS;
 ///
 /// Called by procfs with a valid inode and file.
 unsafe extern "C" fn open(_inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
-    let state = FileState {
-        tags: Reader::new(&ALLOC_TAGS),
-        ioctl: ioctl::IoctlState::new(),
+    // Bounded by `nr_node_ids`: at most 1,025 shares of 16 bytes.
+    #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+    let slots = if text::version_2() {
+        crate::alloc_tag::node::slots()
+    } else {
+        0
     };
+    #[cfg(not(CONFIG_ALLOCTAG_PER_NODE))]
+    let slots = 0;
+    let state = KVVec::from_elem(Share::default(), slots, GFP_KERNEL_ACCOUNT)
+        .map_err(Error::from)
+        .map(|nodes| FileState {
+            tags: Reader::new(&ALLOC_TAGS),
+            ioctl: ioctl::IoctlState::new(),
+            nodes,
+        });
     // SAFETY: `file` is being opened with `PROC_OPS`, whose release is `FileState`'s.
-    unsafe { SeqOps::open(file, &SEQ_OPS, Ok(state)) }
+    unsafe { SeqOps::open(file, &SEQ_OPS, state) }
 }
 
 /// `ioctl` of `/proc/allocinfo`.

@@ -136,6 +136,26 @@ impl AllocTag {
         self.for_each_slot(f);
     }
 
+    /// Fills `shares` with the tag's node shares, indexed as its slots ([`slots`]), from one
+    /// read, and returns their sum: the tag's figures, which they add up to exactly. `None`,
+    /// leaving `shares` alone, for a tag without slots.
+    pub(crate) fn read_nodes(&self, shares: &mut [Share]) -> Option<Counters> {
+        if self.nodes_field().load(Ordering::Relaxed).is_null() {
+            return None;
+        }
+        shares.fill(Share::default());
+        let mut sum = Counters::default();
+        self.for_each_node_part(|i, s| {
+            if let Some(share) = shares.get_mut(i) {
+                share.bytes = share.bytes.wrapping_add(s.bytes);
+                share.calls = share.calls.wrapping_add(s.calls);
+                sum.bytes = sum.bytes.wrapping_add(s.bytes);
+                sum.calls = sum.calls.wrapping_add(s.calls as u64);
+            }
+        });
+        Some(sum)
+    }
+
     /// Returns node `nid`'s share of the tag (`nr_node_ids`: per-CPU memory's).
     pub(crate) fn node_share(&self, nid: usize) -> Share {
         let mut share = Share::default();

@@ -13,12 +13,21 @@
 //! the default, so that parsers written for 6.12 keep working; `allocinfo.version=2.0` on the
 //! kernel command line opts in to 2.0.
 //!
+//! With per-node counting on (src/alloc_tag/node.rs), 2.0's lines end with the bytes of each
+//! node id, ` nid0:BYTES nid1:BYTES …` up to `nr_node_ids - 1`, then ` percpu:BYTES` for
+//! per-CPU memory, whose units are on every node: every line the same pairs, so that a reader
+//! knows the node ids from any line, and made from the same read as the line's total, so that
+//! they add up to it exactly.
+//!
 //! Lines are made without `core::fmt`: numbers with a small decimal writer, names copied as
 //! whole byte slices ([`Out`]). (`core::fmt` through the kernel's `CStr` wrote one character at a time,
 //! which made reading the file twice as slow as the C core's `seq_buf_printf()`.)
 
 use super::out::Out;
-use crate::{alloc_tag::Counters, codetag::Codetag};
+use crate::{
+    alloc_tag::{Counters, Share},
+    codetag::Codetag,
+};
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{prelude::*, str::CStr};
 
@@ -91,12 +100,14 @@ pub(crate) fn put_header(out: &mut Out<'_>, since_ns: Option<u64>) -> Option<()>
 }
 
 /// Writes the line of `tag` with `counters`, as 6.12 (or, with `accuracy`, mainline's version
-/// 2.0) prints it; `None` when it does not fit in `out`.
+/// 2.0) prints it, and in 2.0 the bytes of the node shares in `nodes` (node 0 up, and last
+/// per-CPU memory's; empty for none); `None` when it does not fit in `out`.
 pub(crate) fn put_line(
     out: &mut Out<'_>,
     counters: Counters,
     tag: &Codetag,
     accuracy: bool,
+    nodes: &[Share],
 ) -> Option<()> {
     out.put_number(counters.bytes < 0, counters.bytes.unsigned_abs(), 12)?;
     out.put(b" ")?;
@@ -118,6 +129,19 @@ pub(crate) fn put_line(
     }
     if accuracy && tag.unloaded() {
         out.put(b" unloaded:yes")?;
+    }
+    if accuracy {
+        let last = nodes.len().saturating_sub(1);
+        for (i, share) in nodes.iter().enumerate() {
+            if i == last {
+                out.put(b" percpu:")?;
+            } else {
+                out.put(b" nid")?;
+                out.put_number(false, i as u64, 0)?;
+                out.put(b":")?;
+            }
+            out.put_number(share.bytes < 0, share.bytes.unsigned_abs(), 0)?;
+        }
     }
     out.put(b" \n")
 }

@@ -3,7 +3,7 @@
 //! The `/proc/allocinfo` line format and the boot parameter's parser.
 
 use crate::{
-    alloc_tag::{index::Request, leaks::Leaks, AllocTag, Counters},
+    alloc_tag::{index::Request, leaks::Leaks, AllocTag, Counters, Share},
     allocinfo::{parse_version, put_header, put_line, set_version, version_2, Out},
     codetag::{Codetag, CODETAG_FLAG_INACCURATE},
     kunit::{kunit_expect, kunit_suite, Test},
@@ -20,12 +20,17 @@ struct Buf {
 
 /// Formats one line of `tag` with `counters`, in version 2.0 when `v2`.
 fn line_in(counters: Counters, tag: &Codetag, v2: bool) -> Buf {
+    line_nodes(counters, tag, v2, &[])
+}
+
+/// Formats one line of `tag` with `counters` and the node shares `nodes`.
+fn line_nodes(counters: Counters, tag: &Codetag, v2: bool, nodes: &[Share]) -> Buf {
     let mut buf = Buf {
         bytes: [0; 256],
         len: 0,
     };
     let mut out = Out::new(&mut buf.bytes);
-    if put_line(&mut out, counters, tag, v2).is_some() {
+    if put_line(&mut out, counters, tag, v2, nodes).is_some() {
         buf.len = out.len();
     }
     buf
@@ -207,6 +212,47 @@ fn version_2_marks_inaccurate_and_unloaded_tags(test: &Test) {
     expect(false, b"");
 }
 
+/// Version 2.0 ends a line with the bytes of every node share, `nidN:BYTES` from node 0 and
+/// `percpu:BYTES` for the last, negative as the total prints them; 1.0 never does.
+fn version_2_prints_node_shares(test: &Test) {
+    const LINE: &[u8] = b"        4224        3 mm/percpu.c:3191 func:pcpu_embed_first_chunk";
+    let raw = tag(core::ptr::null());
+    let counters = Counters {
+        bytes: 4224,
+        calls: 3,
+    };
+    let share = |bytes, calls| Share { bytes, calls };
+    // Node 0 empty, node 1 a page, node 2 a call of 0 bytes, node 3 a free of 8 bytes counted
+    // there, per-CPU memory 136 bytes (the last slot).
+    let nodes = [
+        share(0, 0),
+        share(4096, 1),
+        share(0, 1),
+        share(-8, 0),
+        share(136, 1),
+    ];
+    let cases: [(bool, &[Share], &[u8]); 5] = [
+        (true, &nodes, b" nid0:0 nid1:4096 nid2:0 nid3:-8 percpu:136"),
+        (false, &nodes, b""),
+        (true, &[], b""),
+        (true, &nodes[..1], b" percpu:0"),
+        (true, &[share(0, 0), share(64, 1)], b" nid0:0 percpu:64"),
+    ];
+    for (v2, shares, pairs) in cases {
+        let got = line_nodes(counters, view(&raw), v2, shares);
+        let got = &got.bytes[..got.len];
+        let want_len = LINE.len() + pairs.len() + 2;
+        kunit_expect!(
+            test,
+            got.len() == want_len
+                && got.starts_with(LINE)
+                && &got[LINE.len()..want_len - 2] == pairs,
+            "{:?}",
+            core::str::from_utf8(got)
+        );
+    }
+}
+
 /// A line that does not fit reports it, so that seq_file retries with a larger buffer.
 fn line_that_does_not_fit_fails(test: &Test) {
     let raw = tag(core::ptr::null());
@@ -214,14 +260,14 @@ fn line_that_does_not_fit_fails(test: &Test) {
     for room in [0, 1, 12, full.len - 1] {
         let mut bytes = [0u8; 256];
         let mut out = Out::new(&mut bytes[..room]);
-        let fitted = put_line(&mut out, Counters::default(), view(&raw), false);
+        let fitted = put_line(&mut out, Counters::default(), view(&raw), false, &[]);
         kunit_expect!(test, fitted.is_none(), "{room} bytes");
     }
     let mut bytes = [0u8; 256];
     let mut out = Out::new(&mut bytes[..full.len]);
     kunit_expect!(
         test,
-        put_line(&mut out, Counters::default(), view(&raw), false).is_some()
+        put_line(&mut out, Counters::default(), view(&raw), false, &[]).is_some()
     );
 }
 
@@ -371,6 +417,7 @@ kunit_suite!(
         header_is_6_12s,
         extreme_values_print_as_printf,
         version_2_marks_inaccurate_and_unloaded_tags,
+        version_2_prints_node_shares,
         line_that_does_not_fit_fails,
         version_values,
         boot_values_match_6_12,

@@ -35,7 +35,7 @@ test_boot_numa_topology_is_as_asked() {
 # and CPU 0's negative one.
 test_boot_numa_split_by_cpu_across_nodes() {
 	numa_topology_as_asked
-	far=$(sed -n 's/.*alloctag_numa=[^ ]*\/\([0-9]*\)[^/ ]*$/\1/p' /proc/cmdline)
+	far=$(sed -n 's/.*alloctag_numa=[^ ]*\/\([0-9]*\).*/\1/p' /proc/cmdline)
 	[ -n "$far" ] && [ "$far" != 0 ] || fail "no CPU of another node than CPU 0's"
 	trap 'rmmod alloctag_test 2>/dev/null' EXIT
 	probe_baseline
@@ -66,7 +66,7 @@ NUMA_NODES=/sys/kernel/debug/alloctag_numa/nodes
 # Loads tests/modules/alloctag_numa.ko (unloaded when the test ends) and
 # sets far, the first CPU of the last node.
 numa_module_loaded() {
-	far=$(sed -n 's/.*alloctag_numa=[^ ]*\/\([0-9]*\)[^/ ]*$/\1/p' /proc/cmdline)
+	far=$(sed -n 's/.*alloctag_numa=[^ ]*\/\([0-9]*\).*/\1/p' /proc/cmdline)
 	[ -e "$NUMA_HOLD" ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
 	trap 'rmmod alloctag_numa 2>/dev/null' EXIT
 	insmod "$NUMA_MODULE" || fail "insmod $NUMA_MODULE"
@@ -120,6 +120,26 @@ numa_text() {
 	awk -v f="func:$1" '$5 == f { print $1, $2 }' "$PROC_ALLOCINFO"
 }
 
+# Prints the node pairs ("nid0:B nid1:B percpu:B") of alloctag_numa's
+# function $1 in /proc/allocinfo: format 2.0's with per-node counting on
+# (the numa-node boot), none in 1.0 (the numa-switch boot).
+numa_pairs() {
+	awk -v f="func:$1" '$5 == f {
+		s = ""
+		for (i = 6; i <= NF; i++)
+			if ($i ~ /^(nid[0-9]+|percpu):/)
+				s = s (s == "" ? "" : " ") $i
+		print s
+	}' "$PROC_ALLOCINFO"
+}
+
+# Prints the pairs numa_pairs should print for node 1 holding $1 bytes.
+numa_pairs_want() {
+	if head -n 1 "$PROC_ALLOCINFO" | grep -q 'version: 2.0'; then
+		echo "nid0:0 nid1:$1 percpu:0"
+	fi
+}
+
 # Booted on, per-node counting says so, and stays: it was decided before the
 # first count, so a write of 0 is refused (EBUSY) and changes nothing.
 test_boot_numa_node_switch_as_booted() {
@@ -136,6 +156,40 @@ test_boot_numa_node_switch_as_booted() {
 	[ "$(cat /proc/sys/vm/mem_profiling_per_node)" = 1 ] || fail "a refused write changed it"
 	[ "$("$SPLIT" width)" -gt 0 ] && [ "$(SPLIT_BY=node "$SPLIT" width)" = 3 ] ||
 		fail "the node split's width is $(SPLIT_BY=node "$SPLIT" width), not 3 (2 nodes and per-CPU memory)"
+}
+
+# Booted with allocinfo.version=2.0 too: every line of /proc/allocinfo ends
+# with the bytes of node 0, node 1 and per-CPU memory, which add up to the
+# line's bytes; and allocinfo reads them from a saved profile.
+test_boot_numa_node_text_pairs_add_up() {
+	numa_topology_as_asked
+	head -n 1 "$PROC_ALLOCINFO" | grep -qx 'allocinfo - version: 2.0' ||
+		fail "not booted with allocinfo.version=2.0: $(head -n 1 "$PROC_ALLOCINFO")"
+	cat "$PROC_ALLOCINFO" >/tmp/numa-2.0.txt
+	awk 'NR > 2 {
+		n = 0; s = 0; names = ""
+		for (i = 4; i <= NF; i++)
+			if ($i ~ /^(nid[0-9]+|percpu):/) {
+				split($i, kv, ":")
+				s += kv[2]; n++; names = names " " kv[1]
+			}
+		if (names != " nid0 nid1 percpu" || s != $1) {
+			print "line " NR ": " $0
+			bad++
+		}
+		lines++
+	} END { exit bad != 0 || lines < 100 }' /tmp/numa-2.0.txt >/tmp/numa-2.0.bad ||
+		fail "lines whose node pairs are not node 0, node 1 and percpu adding up to their bytes: $(head -n 5 /tmp/numa-2.0.bad)"
+	# The pages the kernel holds are on both nodes.
+	awk 'NR > 2 { for (i = 4; i <= NF; i++) { split($i, kv, ":"); if (kv[1] == "nid0") a += kv[2]; if (kv[1] == "nid1") b += kv[2] } }
+		END { exit !(a > 0 && b > 0) }' /tmp/numa-2.0.txt || fail "no bytes on one of the nodes"
+	allocinfo top --split node --csv -n 0 /tmp/numa-2.0.txt >/tmp/numa-top.csv ||
+		fail "allocinfo top --split node of the saved profile failed"
+	total=$(awk 'NR > 2 { s += $1 } END { print s }' /tmp/numa-2.0.txt)
+	# The node_bytes column (15) of every share of every row adds up to
+	# the profile's bytes.
+	[ "$(awk -F, 'NR > 1 { s += $15 } END { print s }' /tmp/numa-top.csv)" = "$total" ] ||
+		fail "allocinfo's node shares add up to $(awk -F, 'NR > 1 { s += $15 } END { print s }' /tmp/numa-top.csv), not $total"
 }
 
 # alloctag_numa's allocations on node 1, from CPU 0 (node 0: counted on the
@@ -168,6 +222,8 @@ numa_node_exact() {
 	[ "$k" != page ] || [ "$b" = $((3 * 4096)) ] || fail "$site: $b bytes for 3 pages"
 	[ "$(numa_node_share "$site" 1)" = "$b $c" ] ||
 		fail "$site: node 1 has $(numa_node_share "$site" 1), the site $b $c"
+	[ "$(numa_pairs "$site")" = "$(numa_pairs_want "$b")" ] ||
+		fail "$site: the text's pairs are '$(numa_pairs "$site")', not '$(numa_pairs_want "$b")'"
 	for n in 0 2; do
 		[ "$(numa_node_share "$site" "$n")" = "0 0" ] ||
 			fail "$site: node share $n is $(numa_node_share "$site" "$n") after allocations on node 1"
@@ -183,8 +239,22 @@ numa_node_exact() {
 		fail "$site: node 1 has $(numa_node_share "$site" 1), the site $b2 $c2"
 	[ "$(numa_share "$site" "$far")" = "$((b2 - b)) $((c2 - c))" ] ||
 		fail "$site: CPU $far has $(numa_share "$site" "$far") after its 2 allocations of $((b2 - b)) bytes on its node"
+	[ "$(numa_pairs "$site")" = "$(numa_pairs_want "$b2")" ] ||
+		fail "$site: the text's pairs are '$(numa_pairs "$site")', not '$(numa_pairs_want "$b2")'"
+	cat "$PROC_ALLOCINFO" >/tmp/numa-held.txt
 	taskset -c 0 capwriter "$NUMA_HOLD" free >/dev/null || fail "freeing on CPU 0"
 	[ "$(numa_text "$site")" = "0 0" ] || fail "$site: $(numa_text "$site") after the free"
+	[ "$(numa_pairs "$site")" = "$(numa_pairs_want 0)" ] ||
+		fail "$site: the text's pairs are '$(numa_pairs "$site")' after the free"
+	if [ -n "$(numa_pairs_want 0)" ]; then
+		# allocinfo diff of the text: node 1 (column 19) fell by the
+		# bytes (column 22), and no other share changed.
+		cat "$PROC_ALLOCINFO" >/tmp/numa-freed.txt
+		allocinfo diff --split node --csv /tmp/numa-held.txt /tmp/numa-freed.txt >/tmp/numa-diff.csv ||
+			fail "allocinfo diff --split node failed"
+		[ "$(awk -F, -v f="$site" '$7 == f && $19 != "" { print $19 ":" $22 }' /tmp/numa-diff.csv)" = "1:-$b2" ] ||
+			fail "$site: allocinfo diff --split node says $(awk -F, -v f="$site" '$7 == f { print $19 ":" $22 }' /tmp/numa-diff.csv), not 1:-$b2"
+	fi
 	for n in 0 1 2; do
 		[ "$(numa_node_share "$site" "$n")" = "0 0" ] ||
 			fail "$site: node share $n is $(numa_node_share "$site" "$n") after the free"
@@ -200,7 +270,7 @@ test_boot_numa_node_migration_moves_the_charge() {
 		fail "no tag moved 64 pages from node 0 to node 1: $(head -20 /tmp/numa-migrate.out)"
 	grep -q '^moved ' /tmp/numa-migrate.out || fail "$(cat /tmp/numa-migrate.out)"
 	# and back, from a CPU of node 1
-	far=$(sed -n 's/.*alloctag_numa=[^ ]*\/\([0-9]*\)[^/ ]*$/\1/p' /proc/cmdline)
+	far=$(sed -n 's/.*alloctag_numa=[^ ]*\/\([0-9]*\).*/\1/p' /proc/cmdline)
 	taskset -c "$far" numa_migrate 64 1 0 >/tmp/numa-migrate.out 2>&1 ||
 		fail "no tag moved 64 pages from node 1 to node 0: $(head -20 /tmp/numa-migrate.out)"
 }

@@ -68,6 +68,30 @@ impl Tag {
         self.extra("unloaded") == Some("yes")
     }
 
+    /// The bytes of each node share, as alloctag's format 2.0 prints them
+    /// with per-node counting on: `nid0:` up to the last node id, in
+    /// order, then per-CPU memory's (`percpu:`) last, as the kernel's
+    /// node split indexes them. `None` for a line without them, or with
+    /// pairs that do not read so.
+    pub fn node_bytes(&self) -> Option<Vec<i64>> {
+        let mut shares = Vec::new();
+        let mut percpu = None;
+        for (k, v) in &self.extra {
+            if k == "percpu" {
+                percpu = Some(v.parse().ok()?);
+            } else if let Some(n) = k.strip_prefix("nid") {
+                if !n.bytes().all(|b| b.is_ascii_digit())
+                    || n.parse::<usize>().ok()? != shares.len()
+                {
+                    return None;
+                }
+                shares.push(v.parse().ok()?);
+            }
+        }
+        shares.push(percpu?);
+        Some(shares)
+    }
+
     /// Directory part of [`Tag::file`], `.` when the file has none.
     pub fn dir(&self) -> &str {
         match self.file.rfind('/') {

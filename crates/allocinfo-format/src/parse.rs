@@ -305,6 +305,31 @@ mod tests {
     }
 
     #[test]
+    fn node_pairs_read_in_order_with_percpu_last() {
+        let line = "        4224        3 mm/a.c:7 [m] func:f accurate:no nid0:0 nid1:4096 nid2:-8 percpu:136 ";
+        let t = one(line).unwrap();
+        assert_eq!(t.node_bytes(), Some(vec![0, 4096, -8, 136]));
+        assert!(!t.is_accurate());
+        assert_eq!(t.to_string(), line, "printed back as read");
+        for bad in [
+            "nid0:1 nid1:2",          // no percpu:
+            "nid1:2 percpu:0",        // not from node 0
+            "nid0:1 nid0:2 percpu:0", // node 0 twice
+            "nid0:x percpu:0",        // not a number
+            "nid+0:1 percpu:0",       // not a node id
+            "nid0:1 percpu:",         // no value
+        ] {
+            let t = one(&format!("8 1 a/b.c:7 func:f {bad}")).unwrap();
+            assert_eq!(t.node_bytes(), None, "{bad}");
+        }
+        assert_eq!(
+            one("8 1 a/b.c:7 func:f percpu:8").unwrap().node_bytes(),
+            Some(vec![8])
+        );
+        assert_eq!(one("8 1 a/b.c:7 func:f").unwrap().node_bytes(), None);
+    }
+
+    #[test]
     fn unloaded_modules_tags() {
         let line = "        4096        1 drivers/foo.c:12 [foo] func:foo_probe unloaded:yes ";
         let t: Tag = line.parse().unwrap();

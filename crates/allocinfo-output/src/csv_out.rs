@@ -23,7 +23,8 @@ pub const CHANGE_COLUMNS: [&str; 5] = [
 /// the share's index (`cpu` or `node`) and figures in the columns
 /// `cpu`, `cpu_bytes`, `cpu_calls` (and `cpu_delta_bytes`,
 /// `cpu_delta_calls` in comparisons), empty in the one record of a row
-/// without any.
+/// without any. Shares read from the text have no calls: their calls
+/// columns are empty.
 pub fn write(out: &mut dyn Write, report: &Report, splits: Option<&Splits>) -> io::Result<()> {
     let mut w = csv::Writer::from_writer(out);
     let changes = report.has_changes();
@@ -78,14 +79,17 @@ pub fn write(out: &mut dyn Write, report: &Report, splits: Option<&Splits>) -> i
         }
         for s in shares {
             let mut rec = record.clone();
-            rec.extend([
-                s.index.to_string(),
-                s.bytes.to_string(),
-                s.calls.to_string(),
-            ]);
+            let calls = |c: i64| {
+                if sp.calls {
+                    c.to_string()
+                } else {
+                    String::new()
+                }
+            };
+            rec.extend([s.index.to_string(), s.bytes.to_string(), calls(s.calls)]);
             if sp.changes {
                 let [b, c] = s.delta.unwrap_or_default();
-                rec.extend([b.to_string(), c.to_string()]);
+                rec.extend([b.to_string(), calls(c)]);
             }
             w.write_record(&rec)?;
         }

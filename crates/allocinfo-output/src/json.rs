@@ -75,18 +75,23 @@ struct JsonRow<'a> {
 
 /// One share of a row: its index named `cpu` or `node`, and its change
 /// in a comparison.
-struct JsonShare(SplitBy, Share);
+/// Without calls (`Splits::calls`), the share has bytes only.
+struct JsonShare(SplitBy, Share, bool);
 
 impl Serialize for JsonShare {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let JsonShare(by, share) = self;
+        let JsonShare(by, share, with_calls) = self;
         let mut map = s.serialize_map(None)?;
         map.serialize_entry(by.name(), &share.index)?;
         map.serialize_entry("bytes", &share.bytes)?;
-        map.serialize_entry("calls", &share.calls)?;
+        if *with_calls {
+            map.serialize_entry("calls", &share.calls)?;
+        }
         if let Some([bytes, calls]) = share.delta {
             map.serialize_entry("delta_bytes", &bytes)?;
-            map.serialize_entry("delta_calls", &calls)?;
+            if *with_calls {
+                map.serialize_entry("delta_calls", &calls)?;
+            }
         }
         map.end()
     }
@@ -173,7 +178,7 @@ pub fn write(
                     split: splits.map(|sp| {
                         sp.get(&r.key)
                             .iter()
-                            .map(|s| JsonShare(sp.by, *s))
+                            .map(|s| JsonShare(sp.by, *s, sp.calls))
                             .collect()
                     }),
                 }

@@ -138,6 +138,10 @@ pub fn write_split(
                 |s| s.delta.map(|d| d[1]),
             ));
         }
+        // Shares read from the text have bytes only: no calls series.
+        if !sp.calls {
+            shares.retain(|(name, _, _)| !name.starts_with("allocinfo_split_calls"));
+        }
         for (name, help, value) in shares {
             writeln!(out, "# HELP {name} {help}")?;
             writeln!(out, "# TYPE {name} gauge")?;

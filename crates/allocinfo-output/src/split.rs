@@ -55,6 +55,9 @@ pub struct Splits {
     rows: BTreeMap<Key, Vec<Share>>,
     /// Whether the shares have changes (a comparison).
     pub changes: bool,
+    /// Whether the shares have calls: not when read from the text, whose
+    /// `nidN:BYTES` pairs have only bytes (the outputs then leave calls out).
+    pub calls: bool,
 }
 
 impl Splits {
@@ -81,6 +84,7 @@ impl Splits {
             by,
             rows,
             changes: false,
+            calls: true,
         }
     }
 
@@ -113,6 +117,15 @@ impl Splits {
             by,
             rows,
             changes: true,
+            calls: true,
+        }
+    }
+
+    /// The same shares, said to have no calls (read from the text).
+    pub fn without_calls(self) -> Splits {
+        Splits {
+            calls: false,
+            ..self
         }
     }
 

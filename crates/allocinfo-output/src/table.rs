@@ -88,15 +88,15 @@ pub fn render_with_rates(
 fn share_cell(
     title: &str,
     s: &Share,
-    by: SplitBy,
+    (by, calls): (SplitBy, bool),
     size: &dyn Fn(i64) -> String,
     delta: &dyn Fn(i64) -> String,
 ) -> String {
     match (title, s.delta) {
         ("+BYTES", Some([b, _])) => delta(b),
-        ("+CALLS", Some([_, c])) => signed(c),
+        ("+CALLS", Some([_, c])) if calls => signed(c),
         ("BYTES", _) => size(s.bytes),
-        ("CALLS", _) => s.calls.to_string(),
+        ("CALLS", _) if calls => s.calls.to_string(),
         ("CALL SITE" | "MODULE" | "DIRECTORY" | "FILE" | "FUNCTION" | "PATH PREFIX", _) => {
             format!("  {}{}", by.name(), s.index)
         }
@@ -239,7 +239,7 @@ pub fn render_split(
     for r in &report.rows {
         cells.push(columns.iter().map(|c| (c.cell)(r)).collect());
         for s in splits.map_or(&[][..], |sp| sp.get(&r.key)) {
-            let by = splits.map_or(SplitBy::Cpu, |sp| sp.by);
+            let by = splits.map_or((SplitBy::Cpu, true), |sp| (sp.by, sp.calls));
             cells.push(
                 columns
                     .iter()

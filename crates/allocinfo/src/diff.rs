@@ -3,10 +3,10 @@
 
 use crate::args::{FilterArgs, OutputArgs, ViewArgs};
 use crate::input;
-use crate::messages::{print_with_rates, usage, warn_unmarked, warn_unmatched};
+use crate::messages::{print_split, usage, warn_unmarked, warn_unmatched};
 use crate::split::SplitArgs;
 use allocinfo_format::Tag;
-use allocinfo_output::{Command, Meta};
+use allocinfo_output::{Command, Meta, Splits};
 use allocinfo_report::SortKey;
 use allocinfo_report::rates::rates;
 use anyhow::Result;
@@ -41,7 +41,8 @@ impl DiffArgs {
             return Err(usage("only one of OLD and NEW can be standard input"));
         }
         self.split.refuse_in_diff()?;
-        self.split.validate(&self.new, crate::via::Via::Auto)?;
+        self.split
+            .validate(&self.new, crate::via::Via::Text, true)?;
         Ok(())
     }
 }
@@ -94,17 +95,31 @@ pub fn run(a: DiffArgs) -> Result<()> {
     let version = old.profile.version.max(new.profile.version);
     warn_unmarked(&query.filter, version, "either profile");
     let report = query.diff(&old.profile, &new.profile);
+    // Each node's change, from the two profiles' node pairs (bytes only).
+    let splits = match a.split.split {
+        Some(by) => {
+            let (o, _) = crate::split::text_shares(&old.path, &old.profile.tags)?;
+            let (n, _) = crate::split::text_shares(&new.path, &new.profile.tags)?;
+            let (o, n) = (
+                crate::split::dense(&query, &o),
+                crate::split::dense(&query, &n),
+            );
+            Some(Splits::change(by.by(), &o, &n).without_calls())
+        }
+        _ => None,
+    };
     let meta = Meta {
         command: Command::Diff,
         source: new.source(),
         old_source: Some(old.source()),
     };
-    print_with_rates(
+    print_split(
         format,
         &report,
         &meta,
         a.view.exact,
         a.output.pretty,
         rates.as_ref(),
+        splits.as_ref(),
     )
 }

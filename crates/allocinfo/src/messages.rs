@@ -57,18 +57,8 @@ pub fn write_stdout(bytes: &[u8]) -> Result<()> {
     out.flush().context(STDOUT)
 }
 
-pub fn print_with_rates(
-    format: Format,
-    report: &allocinfo_report::Report,
-    meta: &Meta,
-    exact: bool,
-    pretty: bool,
-    rates: Option<&allocinfo_output::Rates>,
-) -> Result<()> {
-    print_split(format, report, meta, exact, pretty, rates, None)
-}
-
-/// [`print_with_rates`], with each row's shares by CPU or node (`--split`).
+/// Prints a report in `format`, with the rows' allocation rates when given,
+/// and each row's shares by CPU or node (`--split`) when given.
 pub fn print_split(
     format: Format,
     report: &allocinfo_report::Report,

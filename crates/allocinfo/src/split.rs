@@ -1,13 +1,16 @@
-//! `--split cpu|node` of `top` and `watch`: each row's figures as each CPU
-//! (or NUMA node) counted them, read with the kernel's
-//! `ALLOCINFO_IOC_GET_SPLIT`: the text has no such figures, so `--split`
-//! needs the ioctl on /proc/allocinfo. `--at K --min-at SIZE` keeps the
-//! call sites holding at least SIZE bytes on CPU (or node) K, a condition
-//! the kernel applies while walking.
+//! `--split cpu|node` of `top`, `watch` and `diff`: each row's figures as
+//! each CPU (or NUMA node) counted them, read with the kernel's
+//! `ALLOCINFO_IOC_GET_SPLIT`. The text has no figures per CPU; it has each
+//! node's bytes in alloctag's format 2.0 with per-node counting on
+//! (`nidN:BYTES … percpu:BYTES`), so `--split node` also reads saved
+//! profiles (bytes only: the pairs have no calls). `--at K --min-at SIZE`
+//! keeps the call sites holding at least SIZE bytes on CPU (or node) K, a
+//! condition the kernel applies while walking (and the command, on text).
 
 use crate::args::size_arg;
 use crate::input::Loaded;
 use crate::messages::usage;
+use crate::via::TextReason;
 use crate::via::{self, Plan, Via};
 use allocinfo_format::{Profile, Tag};
 use allocinfo_ioctl::abi::{ALLOCINFO_SPLIT_CPU, ALLOCINFO_SPLIT_NODE, AllocinfoFilter};
@@ -74,8 +77,9 @@ fn at_arg(s: &str) -> Result<u32, String> {
 impl SplitArgs {
     /// The usage errors no reading can fix: `--at` or `--min-at` without
     /// `--split`, `--min-at` without `--at`, `--split` on a file or the
-    /// text.
-    pub fn validate(&self, input: &Path, via: Via) -> Result<()> {
+    /// text but by node where the command reads the text's node pairs
+    /// (`pairs`: top, diff).
+    pub fn validate(&self, input: &Path, via: Via, pairs: bool) -> Result<()> {
         let Some(by) = self.split else {
             if self.at.is_some() || self.min_at.is_some() {
                 let opt = if self.at.is_some() {
@@ -97,6 +101,8 @@ impl SplitArgs {
         let (value, noun) = by.names();
         match via::plan(via, input) {
             Ok(Plan::Ioctl) => Ok(()),
+            // The text's node pairs, checked once read.
+            Ok(Plan::Text(_)) if pairs && by == SplitArg::Node => Ok(()),
             Ok(Plan::Text(_)) if via == Via::Text => Err(usage(format!(
                 "--split {value} reads the kernel's figures per {noun} through the ioctl: not with --via text"
             ))),
@@ -109,18 +115,21 @@ impl SplitArgs {
         }
     }
 
-    /// The diff's refusal: saved profiles have no shares.
+    /// The diff's refusals: profiles saved as text have no figures per
+    /// CPU (and OLD and NEW both being /proc/allocinfo would be one
+    /// moment), and `--at` selects by one read.
     pub fn refuse_in_diff(&self) -> Result<()> {
-        let Some(by) = self.split else {
-            return Ok(());
-        };
-        let (value, noun) = by.names();
-        // Profiles saved as text have no shares, and OLD and NEW both
-        // being /proc/allocinfo would be one moment.
-        Err(usage(format!(
-            "--split {value}: profiles saved as text have no figures per {noun} to compare: \
-             use watch --split {value}, which compares the kernel's reads share by share"
-        )))
+        match self.split {
+            None => Ok(()),
+            Some(SplitArg::Cpu) => Err(usage(
+                "--split cpu: profiles saved as text have no figures per CPU to compare: \
+                 use watch --split cpu, which compares the kernel's reads share by share",
+            )),
+            Some(SplitArg::Node) if self.at.is_some() => Err(usage(
+                "--at selects call sites by one read's figures: not with diff",
+            )),
+            Some(SplitArg::Node) => Ok(()),
+        }
     }
 
     /// The request for the kernel; `None` without `--split`.
@@ -136,6 +145,53 @@ impl SplitArgs {
 
 /// The tags read with their shares, `[bytes, calls]` by CPU (or node).
 pub type Tagged = Vec<(Tag, Vec<[i64; 2]>)>;
+
+/// The node shares of the tags of a profile read as text from `path`, from
+/// their lines' node pairs (calls 0: the pairs have none), and their
+/// width; an error when no line has the pairs.
+pub fn text_shares(path: &str, tags: &[Tag]) -> Result<(Tagged, usize)> {
+    let mut tagged: Tagged = Vec::with_capacity(tags.len());
+    let mut width = 0;
+    for tag in tags {
+        let shares: Vec<[i64; 2]> = tag
+            .node_bytes()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|b| [b, 0])
+            .collect();
+        width = width.max(shares.len());
+        tagged.push((tag.clone(), shares));
+    }
+    if width == 0 && !tags.is_empty() {
+        return Err(anyhow!(
+            "{path}: no figures per node: its lines have no nidN:BYTES pairs, which the kernel \
+             prints in format 2.0 with per-node counting on (allocinfo.version=2.0, \
+             alloctag.per_node=on or vm.mem_profiling_per_node)"
+        ));
+    }
+    Ok((tagged, width))
+}
+
+/// [`text_shares`] of a loaded profile, keeping only the call sites with at
+/// least `spec.at`'s bytes on its node, as the kernel would; an error too
+/// when `--at` names a node beyond the pairs.
+pub fn from_text(mut loaded: Loaded, spec: &SplitSpec) -> Result<(Loaded, Tagged)> {
+    let (mut tagged, width) = text_shares(&loaded.path, &loaded.profile.tags)?;
+    if let Some((at, min)) = spec.at {
+        // The last share is per-CPU memory's, as in the kernel's split.
+        if at as usize >= width {
+            return Err(anyhow!(
+                "{}: --at {at}: no such node (its lines have nodes 0 to {} and per-CPU memory as {})",
+                loaded.path,
+                width.saturating_sub(2),
+                width.saturating_sub(1)
+            ));
+        }
+        tagged.retain(|(_, s)| s.get(at as usize).is_some_and(|s| s[0] >= min));
+        loaded.profile.tags = tagged.iter().map(|(t, _)| t.clone()).collect();
+    }
+    Ok((loaded, tagged))
+}
 
 /// One read of the kernel's tags with their shares: the profile as `top`
 /// reads it by the ioctl (format version from the text's header at
@@ -204,6 +260,15 @@ pub fn dense(query: &Query, tagged: &Tagged) -> Dense {
 /// The shares printed with `query`'s report of one read.
 pub fn splits(by: SplitBy, query: &Query, tagged: &Tagged) -> Splits {
     Splits::of(by, &dense(query, tagged))
+}
+
+/// How `top` reads the shares: through the kernel's ioctl, or from the
+/// text's node pairs (`None` without `--split`).
+pub fn reads_text(args: &SplitArgs, via: Via, input: &Path) -> Option<TextReason> {
+    match via::plan(via, input) {
+        Ok(Plan::Text(reason)) if args.split == Some(SplitArg::Node) => Some(reason),
+        _ => None,
+    }
 }
 
 /// The shares with their changes from `old` to `new` (`watch`).

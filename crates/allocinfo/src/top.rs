@@ -30,7 +30,8 @@ impl TopArgs {
     /// The usage errors no reading can fix, found before anything is read.
     pub fn validate(&self) -> Result<()> {
         via::check(&self.via, &self.input.path())?;
-        self.split.validate(&self.input.path(), self.via.via)?;
+        self.split
+            .validate(&self.input.path(), self.via.via, true)?;
         if self.view.sort.is_some_and(|s| s.is_delta()) {
             return Err(usage(format!(
                 "--sort {} needs two profiles: use it with diff or watch",
@@ -46,13 +47,18 @@ pub fn run(a: TopArgs) -> Result<()> {
     let format = a.output.format();
     let file = a.input.path();
     let query = a.view.query(&a.filter, format, SortKey::Bytes, false)?;
-    let (loaded, taken, tagged) = match a.split.spec() {
-        Some(spec) => {
+    let text = crate::split::reads_text(&a.split, a.via.via, &file);
+    let (loaded, taken, tagged) = match (a.split.spec(), text) {
+        (Some(spec), Some(reason)) => {
+            let (loaded, tagged) = crate::split::from_text(crate::input::load(&file)?, &spec)?;
+            (loaded, via::Taken::Text(reason), Some(tagged))
+        }
+        (Some(spec), None) => {
             let mut dev = allocinfo_ioctl::ProcFile::open(&file)?;
             let (loaded, tagged, attempts) = crate::split::read(&mut dev, &file, &spec)?;
             (loaded, via::Taken::Ioctl { attempts }, Some(tagged))
         }
-        None => {
+        (None, _) => {
             let (loaded, taken) = via::load_profile(&file, &a.via)?;
             (loaded, taken, None)
         }
@@ -68,7 +74,8 @@ pub fn run(a: TopArgs) -> Result<()> {
         .split
         .split
         .zip(tagged.as_ref())
-        .map(|(by, tagged)| crate::split::splits(by.by(), &query, tagged));
+        .map(|(by, tagged)| crate::split::splits(by.by(), &query, tagged))
+        .map(|s| if text.is_some() { s.without_calls() } else { s });
     let meta = Meta {
         command: Command::Top,
         source: loaded.source(),

@@ -226,7 +226,7 @@ impl WatchArgs {
             ));
         }
         self.split
-            .validate(&self.input.path(), crate::via::Via::Auto)?;
+            .validate(&self.input.path(), crate::via::Via::Auto, false)?;
         if let Some(path) = &self.waste
             && !path.exists()
         {

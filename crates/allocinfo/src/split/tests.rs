@@ -323,11 +323,28 @@ fn split_usage_errors() {
         e.contains("profiles saved as text have none (not snapshot.txt)"),
         "{e}"
     );
-    let e = usage_error(&["allocinfo", "top", "--split", "node", "--via", "text"]);
+    let e = usage_error(&["allocinfo", "top", "--split", "cpu", "--via", "text"]);
     assert!(
-        e.contains("per node through the ioctl: not with --via text"),
+        e.contains("per CPU through the ioctl: not with --via text"),
         "{e}"
     );
+    // watch reads the kernel's shares each frame: not from a file's pairs.
+    let e = usage_error(&["allocinfo", "watch", "--split", "node", "snapshot.txt"]);
+    assert!(
+        e.contains("profiles saved as text have none (not snapshot.txt)"),
+        "{e}"
+    );
+    let e = usage_error(&[
+        "allocinfo",
+        "diff",
+        "--split",
+        "node",
+        "--at",
+        "1",
+        "a.txt",
+        "b.txt",
+    ]);
+    assert!(e.starts_with("--at selects call sites by one read"), "{e}");
     let e = usage_error(&["allocinfo", "diff", "--split", "cpu", "a.txt", "b.txt"]);
     assert!(e.contains("use watch --split cpu"), "{e}");
     let e = usage_error(&["allocinfo", "diff", "--at", "0", "a.txt", "b.txt"]);
