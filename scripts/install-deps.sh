@@ -17,6 +17,8 @@ PACKAGES=(
 	python3
 	dwarves # pahole: BTF in the build matrix's debian configuration, as Debian's
 	gcc libc6-dev # static guest test tools (scripts/mkinitramfs.sh)
+	golang-go # go tool pprof reads allocinfo pprof's profiles (host tests)
+	prometheus # promtool check metrics reads allocinfo metrics (host tests)
 )
 
 # scripts/package.sh also needs what the kernel's bindeb-pkg builds with.

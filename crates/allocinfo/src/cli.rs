@@ -7,6 +7,7 @@ use crate::capture::args::{CaptureArgs, LiveArgs};
 use crate::diff::DiffArgs;
 use crate::fail::args::FailArgs;
 use crate::metrics::MetricsArgs;
+use crate::pprof::PprofArgs;
 use crate::query::QueryArgs;
 use crate::snapshot::SnapshotArgs;
 use crate::status::StatusArgs;
@@ -97,6 +98,13 @@ Examples:
     Watch(WatchArgs),
     /// Draw live bytes as an SVG treemap: directory, file, call site.
     Treemap(TreemapArgs),
+    /// Write a pprof profile (gzipped profile.proto) for go tool pprof, Pyroscope or Parca.
+    #[command(after_help = "Examples:
+  allocinfo pprof -o kernel.pb.gz                      live bytes and allocations per call site
+  allocinfo pprof --since before.txt -o growth.pb.gz   what each site holds more since a snapshot
+  allocinfo pprof --live -o live.pb.gz                 captured live objects with their stacks (root)
+  go tool pprof -top kernel.pb.gz                      read by pprof itself")]
+    Pprof(PprofArgs),
     /// Make allocations at chosen call sites fail (debugfs, root only).
     Fail(FailArgs),
     /// Choose the call sites whose live objects the kernel records (debugfs, root only).

@@ -22,6 +22,7 @@ mod man;
 mod messages;
 mod metrics;
 mod outfile;
+mod pprof;
 mod query;
 mod select;
 mod snapshot;
@@ -139,6 +140,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Snapshot(a) => snapshot::run(a),
         Cmd::Watch(a) => watch::run(a),
         Cmd::Treemap(a) => treemap::run(a),
+        Cmd::Pprof(a) => pprof::run(a),
         Cmd::Fail(a) => fail::control::run(a),
         Cmd::Capture(a) => capture::control::run(a),
         Cmd::Live(a) => capture::control::live(a),

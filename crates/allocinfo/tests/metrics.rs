@@ -78,7 +78,39 @@ fn labels(s: &str, line: &str) -> (Vec<(String, String)>, String) {
 /// Checks `text` against the format's rules; returns each family's type
 /// and its series (labels, value).
 #[allow(clippy::type_complexity)]
+/// Prometheus' own checker, `promtool check metrics` (Debian's prometheus,
+/// which scripts/install-deps.sh installs), accepts `text`, its lint
+/// included: it exits 3 for a lint problem (no HELP, a counter without
+/// `_total`), 1 for a parse error.
+fn promtool(text: &str) {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool: not installed (scripts/install-deps.sh installs prometheus)");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "promtool check metrics: {:?}\n{}{}\n{text}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Checks `text` against the exposition format, here and with promtool.
 fn check_exposition(text: &str) -> BTreeMap<String, (String, Vec<(Vec<(String, String)>, f64)>)> {
+    promtool(text);
     let mut families: BTreeMap<String, (String, Vec<(Vec<(String, String)>, f64)>)> =
         BTreeMap::new();
     let mut help = BTreeSet::new();
@@ -596,4 +628,51 @@ fn metrics_export_the_waste_figures() {
         text.contains("allocinfo_source_up{source=\"waste\"} 1"),
         "{text}"
     );
+}
+
+/// Every `--prometheus` output besides `metrics`: `top` (split by node from
+/// the text's node pairs too), `diff` (with its node changes), `watch`'s one
+/// frame and `waste`; each passes the checks and promtool.
+#[test]
+fn every_prometheus_output_passes_promtool() {
+    let crate_data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let runs: &[&[&str]] = &[
+        &["top", "-n", "0", "--prometheus", "query.txt"],
+        &["top", "--split", "node", "--prometheus", "nodes/new.txt"],
+        &[
+            "diff",
+            "-a",
+            "--prometheus",
+            "nodes/old.txt",
+            "nodes/new.txt",
+        ],
+        &[
+            "diff",
+            "--split",
+            "node",
+            "--prometheus",
+            "nodes/old.txt",
+            "nodes/new.txt",
+        ],
+        &["watch", "--plain", "-c", "1", "--prometheus", "query.txt"],
+        &["waste", "--prometheus", "waste/allocwaste.txt"],
+    ];
+    for args in runs {
+        let out = Command::new(BIN)
+            .args(*args)
+            .current_dir(&crate_data)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        let families = check_exposition(&text);
+        assert!(!families.is_empty(), "{args:?}: {text}");
+        if args.contains(&"node") {
+            assert!(text.contains("node=\"1\""), "{args:?}: {text}");
+        }
+    }
 }

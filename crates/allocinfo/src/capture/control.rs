@@ -107,7 +107,7 @@ fn selection_id(listing: &str, selection: &str) -> Option<u32> {
 }
 
 /// The capture control file.
-const CONTROL: Control = Control {
+pub const CONTROL: Control = Control {
     name: "capture",
     config: "CONFIG_ALLOCTAG_CAPTURE",
     reasons: &[

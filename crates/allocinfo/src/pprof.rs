@@ -1,0 +1,111 @@
+//! `allocinfo pprof`: a profile in pprof's format (gzipped `profile.proto`)
+//! for `go tool pprof`, Grafana Pyroscope, Parca or Cloud Profiler: the
+//! call sites of `/proc/allocinfo` (or a saved profile), their difference
+//! from a snapshot (`--since`), or capture's live objects with their whole
+//! stacks (`--live`). The encoding is `allocinfo-pprof`'s.
+
+use crate::args::InputArgs;
+use crate::capture::control::CONTROL;
+use crate::via::{self, ViaArgs};
+use crate::{input, outfile};
+use allocinfo_pprof::SiteOptions;
+use anyhow::{Context, Result, anyhow};
+use clap::Args;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// The kernel's live report (capture, in debugfs).
+const LIVE: &str = "/sys/kernel/debug/alloctag/live";
+
+#[derive(Args, Debug)]
+pub struct PprofArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub via: ViaArgs,
+    /// The profile to write (gzipped profile.proto); `-` writes standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE.pb.gz")]
+    pub output: PathBuf,
+    /// Write the difference from this earlier profile (a snapshot): what
+    /// each call site holds more (or less) since.
+    #[arg(long, value_name = "SNAPSHOT", conflicts_with = "live")]
+    pub since: Option<PathBuf>,
+    /// Profile capture's live objects instead, with their stacks: the
+    /// kernel's report [default: /sys/kernel/debug/alloctag/live] or a saved one.
+    #[arg(long, value_name = "REPORT", num_args = 0..=1, default_missing_value = LIVE)]
+    pub live: Option<PathBuf>,
+}
+
+/// Now, in nanoseconds since the epoch (0 before it).
+fn now_ns() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+}
+
+pub fn run(a: PprofArgs) -> Result<()> {
+    if (a.input.positional.is_some() || a.input.file.is_some()) && a.live.is_some() {
+        return Err(crate::messages::usage(
+            "--live reads capture's report, not a profile: give the report as --live REPORT",
+        ));
+    }
+    let profile = match &a.live {
+        Some(report) => live_profile(report)?,
+        None => sites_profile(&a)?,
+    };
+    outfile::write(&a.output, &allocinfo_pprof::encode(&profile))
+}
+
+/// The call sites' profile, or their delta since `--since`.
+fn sites_profile(a: &PprofArgs) -> Result<allocinfo_pprof::proto::Profile> {
+    let file = a.input.path();
+    via::check(&a.via, &file)?;
+    let (loaded, taken) = via::load_profile(&file, &a.via)?;
+    if a.via.verbose {
+        let n = loaded.profile.tags.len();
+        eprintln!("{}", via::describe("pprof", &loaded.path, &taken, n, "tag"));
+    }
+    let source = allocinfo_output::source_name(&loaded.path);
+    let mut opts = SiteOptions {
+        comments: vec![format!(
+            "allocinfo pprof: {source} (format {}): live allocations per call site",
+            loaded.profile.version
+        )],
+        time_nanos: now_ns(),
+    };
+    let Some(since) = &a.since else {
+        return Ok(allocinfo_pprof::from_profile(&loaded.profile, &opts));
+    };
+    let old = input::load(since)?;
+    opts.comments.push(format!(
+        "delta: what each call site holds more since {}",
+        allocinfo_output::source_name(&old.path)
+    ));
+    Ok(allocinfo_pprof::delta(&old.profile, &loaded.profile, &opts))
+}
+
+/// The live objects' profile, from the kernel's report or a saved one.
+fn live_profile(path: &Path) -> Result<allocinfo_pprof::proto::Profile> {
+    let text = CONTROL.read(path).context("live")?;
+    let live =
+        allocinfo_format::capture::parse(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let opts = SiteOptions {
+        comments: vec![format!(
+            "allocinfo pprof --live: {}: live objects of the captured call sites, by stack, process and kind",
+            path.display()
+        )],
+        time_nanos: now_ns(),
+    };
+    allocinfo_pprof::from_capture(&live, &opts).map_err(|e| anyhow!("{}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn live_is_the_capture_directorys() {
+        assert_eq!(
+            super::LIVE,
+            format!("{}/live", crate::debugfs::ALLOCTAG_DIR)
+        );
+    }
+}
