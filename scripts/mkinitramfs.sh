@@ -120,6 +120,7 @@ mkdir -p "$stage/alloctag/tests"
 install -m 755 "$ALLOCTAG_ROOT/scripts/guest/demo.sh" "$stage/alloctag/demo.sh"
 install -m 755 "$ALLOCTAG_ROOT/scripts/guest/smoke.sh" "$stage/alloctag/smoke.sh" # scripts/build-matrix.sh
 install -m 755 "$ALLOCTAG_ROOT/scripts/guest/memory.sh" "$stage/alloctag/memory.sh" # scripts/memory.sh
+install -m 755 "$ALLOCTAG_ROOT/scripts/guest/pictures.sh" "$stage/alloctag/pictures.sh" # scripts/docs-pictures.sh
 install -m 755 "$ALLOCTAG_ROOT/tests/guest/run.sh" "$stage/alloctag/tests.sh"
 # The kernel's KTAP helpers, which the runner reports its results with.
 install -m 644 "$SRC_TREE/tools/testing/selftests/kselftest/ktap_helpers.sh" "$stage/alloctag/ktap_helpers.sh"

@@ -1,8 +1,8 @@
 //! A profile of capture's `live` report: one sample per group of live
 //! objects with the same call site, stack, process and kind, whose stack is
-//! the call site (its function, file and line) and then the stack depot's
-//! frames as the report prints them, so that pprof's flame graph shows the
-//! paths that hold live memory.
+//! the stack depot's frames as the report prints them (the allocator's own
+//! first, from the capture hook), the call site's function at its file and
+//! line, so that pprof's flame graph shows the paths that hold live memory.
 
 use crate::{Builder, LabelValue, SAMPLE_TYPES, SiteOptions};
 use allocinfo_format::Tag;
@@ -67,16 +67,23 @@ pub fn from_capture(live: &Live, opts: &SiteOptions) -> Result<crate::proto::Pro
             .parse()
             .map_err(|e| format!("site={}: {e}", o.site))?;
         let object = site.module.as_deref().unwrap_or("vmlinux");
-        let mut stack =
-            vec![b.location(object, &site.function, &site.file, i64::from(site.line), "")];
-        for (i, text) in o.stack.iter().enumerate() {
+        let at_site = b.location(object, &site.function, &site.file, i64::from(site.line), "");
+        // The frame of the call site's function (the first from the leaf)
+        // is its location with the file and line; without one, the site is
+        // the leaf.
+        let mut stack = Vec::with_capacity(o.stack.len() + 1);
+        let mut placed = false;
+        for text in &o.stack {
             let f = frame(text);
-            // The first frame is the call site's function: its location
-            // above says more (the file and line).
-            if i == 0 && f.function == site.function {
-                continue;
+            if !placed && f.function == site.function {
+                stack.push(at_site);
+                placed = true;
+            } else {
+                stack.push(b.location(f.module.unwrap_or("vmlinux"), f.function, "", 0, text));
             }
-            stack.push(b.location(f.module.unwrap_or("vmlinux"), f.function, "", 0, text));
+        }
+        if !placed {
+            stack.insert(0, at_site);
         }
         let age = i64::try_from(s.oldest_ns).unwrap_or(i64::MAX);
         b.sample(
@@ -106,6 +113,42 @@ pub fn from_capture(live: &Live, opts: &SiteOptions) -> Result<crate::proto::Pro
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The names of the functions of `p`'s sample `i`'s stack, leaf first,
+    /// and the line of each.
+    fn stack(p: &crate::proto::Profile, i: usize) -> Vec<(String, i64)> {
+        p.sample[i]
+            .location_id
+            .iter()
+            .map(|id| {
+                let line = p.location[*id as usize - 1].line[0];
+                let f = p.function[line.function_id as usize - 1];
+                (p.string_table[f.name as usize].clone(), line.line)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_sites_frame_gets_its_line_among_the_allocators() {
+        let live = allocinfo_format::capture::parse(
+            "object age_ns=1 bytes=256 pid=7 tgid=7 comm=cat cpu=0 ctx=task gfp=0xcc0 kind=slab addr=0x1 site=lib/m.c:42 [m] func:f\n  slab_post_alloc_hook+0x2da/0x350\n  f+0x30/0x60 [m]\n  g+0x20/0x60 [m]\n\
+             object age_ns=1 bytes=64 pid=7 tgid=7 comm=cat cpu=0 ctx=task gfp=0xcc0 kind=slab addr=0x2 site=lib/m.c:9 [m] func:h\n  x+0x1/0x2\n",
+        )
+        .unwrap();
+        let p = from_capture(&live, &SiteOptions::default()).unwrap();
+        let s = |v: &[(&str, i64)]| {
+            v.iter()
+                .map(|(f, l)| (f.to_string(), *l))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            stack(&p, 0),
+            s(&[("slab_post_alloc_hook", 0), ("f", 42), ("g", 0)])
+        );
+        // No frame of h: the site is the leaf.
+        assert_eq!(stack(&p, 1), s(&[("h", 9), ("x", 0)]));
+        assert_eq!(p.sample[0].value, [1, 256]);
+    }
 
     #[test]
     fn frames_name_their_function_and_module() {

@@ -6,6 +6,7 @@
 use crate::capture::args::{CaptureArgs, LiveArgs};
 use crate::diff::DiffArgs;
 use crate::fail::args::FailArgs;
+use crate::flame::FlameArgs;
 use crate::metrics::MetricsArgs;
 use crate::pprof::PprofArgs;
 use crate::query::QueryArgs;
@@ -105,6 +106,12 @@ Examples:
   allocinfo pprof --live -o live.pb.gz                 captured live objects with their stacks (root)
   go tool pprof -top kernel.pb.gz                      read by pprof itself")]
     Pprof(PprofArgs),
+    /// Draw an SVG flame graph: the call sites' tree, or captured live objects by stack.
+    #[command(after_help = "Examples:
+  allocinfo flame -o sites.svg                  live bytes as an icicle: directory, file, function, line
+  allocinfo flame --live -o live.svg            captured live objects' stacks (root)
+  allocinfo flame --path 'fs/*' -o fs.svg       only call sites under fs/")]
+    Flame(FlameArgs),
     /// Make allocations at chosen call sites fail (debugfs, root only).
     Fail(FailArgs),
     /// Choose the call sites whose live objects the kernel records (debugfs, root only).

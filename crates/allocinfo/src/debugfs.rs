@@ -13,6 +13,8 @@ pub const DEBUGFS: &str = "/sys/kernel/debug";
 
 /// alloctag's directory in debugfs: the capture files and the status.
 pub const ALLOCTAG_DIR: &str = "/sys/kernel/debug/alloctag";
+/// Capture's `live` report in it (a literal: clap's default values are).
+pub const LIVE: &str = "/sys/kernel/debug/alloctag/live";
 
 /// The fault-injection control file.
 pub const FAIL: &str = "/sys/kernel/debug/alloctag/fail";
@@ -209,6 +211,11 @@ fn fs_name(magic: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn live_is_in_the_capture_directory() {
+        assert_eq!(LIVE, format!("{ALLOCTAG_DIR}/live"));
+    }
 
     const FILE: Control = Control {
         name: "x",

@@ -17,6 +17,7 @@ mod cli;
 mod debugfs;
 mod diff;
 mod fail;
+mod flame;
 mod input;
 mod man;
 mod messages;
@@ -141,6 +142,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Watch(a) => watch::run(a),
         Cmd::Treemap(a) => treemap::run(a),
         Cmd::Pprof(a) => pprof::run(a),
+        Cmd::Flame(a) => flame::run(a),
         Cmd::Fail(a) => fail::control::run(a),
         Cmd::Capture(a) => capture::control::run(a),
         Cmd::Live(a) => capture::control::live(a),

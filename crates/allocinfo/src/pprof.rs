@@ -14,9 +14,6 @@ use clap::Args;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// The kernel's live report (capture, in debugfs).
-const LIVE: &str = "/sys/kernel/debug/alloctag/live";
-
 #[derive(Args, Debug)]
 pub struct PprofArgs {
     #[command(flatten)]
@@ -32,7 +29,7 @@ pub struct PprofArgs {
     pub since: Option<PathBuf>,
     /// Profile capture's live objects instead, with their stacks: the
     /// kernel's report [default: /sys/kernel/debug/alloctag/live] or a saved one.
-    #[arg(long, value_name = "REPORT", num_args = 0..=1, default_missing_value = LIVE)]
+    #[arg(long, value_name = "REPORT", num_args = 0..=1, default_missing_value = crate::debugfs::LIVE)]
     pub live: Option<PathBuf>,
 }
 
@@ -97,15 +94,4 @@ fn live_profile(path: &Path) -> Result<allocinfo_pprof::proto::Profile> {
         time_nanos: now_ns(),
     };
     allocinfo_pprof::from_capture(&live, &opts).map_err(|e| anyhow!("{}: {e}", path.display()))
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn live_is_the_capture_directorys() {
-        assert_eq!(
-            super::LIVE,
-            format!("{}/live", crate::debugfs::ALLOCTAG_DIR)
-        );
-    }
 }

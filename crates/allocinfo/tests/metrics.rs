@@ -108,11 +108,16 @@ fn promtool(text: &str) {
     );
 }
 
+/// A sample's labels and value.
+type Series = (Vec<(String, String)>, f64);
+
+/// Each family's type and samples, by name.
+type Families = BTreeMap<String, (String, Vec<Series>)>;
+
 /// Checks `text` against the exposition format, here and with promtool.
-fn check_exposition(text: &str) -> BTreeMap<String, (String, Vec<(Vec<(String, String)>, f64)>)> {
+fn check_exposition(text: &str) -> Families {
     promtool(text);
-    let mut families: BTreeMap<String, (String, Vec<(Vec<(String, String)>, f64)>)> =
-        BTreeMap::new();
+    let mut families = Families::new();
     let mut help = BTreeSet::new();
     let mut finished = BTreeSet::new();
     let mut current: Option<String> = None;

@@ -231,3 +231,42 @@ fn pprof_refuses_a_profile_with_live() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--live reads capture's report"));
 }
+
+/// contrib/pprof's unit runs `allocinfo pprof -o FILE` and pushes that file
+/// to Pyroscope's ingest API in pprof's format.
+#[test]
+fn contrib_unit_writes_and_pushes_the_profile() {
+    let contrib = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../contrib/pprof");
+    let service = std::fs::read_to_string(contrib.join("allocinfo-pprof.service")).unwrap();
+    let timer = std::fs::read_to_string(contrib.join("allocinfo-pprof.timer")).unwrap();
+    let exec = service
+        .lines()
+        .find_map(|l| l.strip_prefix("ExecStart="))
+        .expect("ExecStart");
+    let words: Vec<&str> = exec.split_whitespace().collect();
+    assert!(
+        words[0].ends_with("/allocinfo") && words[1..3] == ["pprof", "-o"],
+        "{exec}"
+    );
+    let file = words[3];
+    assert!(file.ends_with(".pb.gz"), "{exec}");
+    // The push, as systemd hands it to the shell (%% is %, $$ is $).
+    let post: String = service
+        .split("ExecStartPost=")
+        .nth(1)
+        .expect("ExecStartPost")
+        .lines()
+        .take_while(|l| !l.starts_with("Nice="))
+        .collect::<Vec<_>>()
+        .join("\n")
+        .replace("%%", "%")
+        .replace("$$", "$");
+    assert!(post.contains(&format!("-F profile=@{file}")), "{post}");
+    assert!(
+        post.contains("/ingest?name=kernel.alloc%7Bhost%3D%H%7D&from=$now&until=$now&format=pprof"),
+        "{post}"
+    );
+    assert!(timer.contains("OnUnitActiveSec=") && timer.contains("WantedBy=timers.target"));
+    let out = common::run_in(&common::crate_data(), &[words[1], "--help"]);
+    assert!(out.status.success());
+}
