@@ -22,7 +22,7 @@ mod sites;
 
 pub use builder::{Builder, LabelValue};
 pub use capture::from_capture;
-pub use sites::{SiteOptions, delta, from_profile};
+pub use sites::{SiteOptions, SplitKind, delta, from_profile, from_shares};
 
 use flate2::{Compression, write::GzEncoder};
 use prost::Message;

@@ -15,12 +15,10 @@ pub struct SiteOptions {
     pub time_nanos: i64,
 }
 
-/// The sample of `tag` with `calls` and `bytes`, labelled with its module,
-/// `unloaded` for a module's tag kept after its unload, and `accurate: no`
-/// where the kernel marked its counts incomplete.
-fn add_site(b: &mut Builder, tag: &Tag, calls: i64, bytes: i64) {
-    let object = tag.module.as_deref().unwrap_or("vmlinux");
-    let loc = b.location(object, &tag.function, &tag.file, i64::from(tag.line), "");
+/// A call site's labels: its module, `unloaded` for a module's tag kept
+/// after its unload, and `accurate: no` where the kernel marked its counts
+/// incomplete.
+fn site_labels(tag: &Tag) -> Vec<(&'static str, LabelValue<'_>)> {
     let mut labels = Vec::new();
     if let Some(m) = &tag.module {
         labels.push(("module", LabelValue::Str(m)));
@@ -31,7 +29,14 @@ fn add_site(b: &mut Builder, tag: &Tag, calls: i64, bytes: i64) {
     if !tag.is_accurate() {
         labels.push(("accurate", LabelValue::Str("no")));
     }
-    b.sample(vec![loc], vec![calls, bytes], &labels);
+    labels
+}
+
+/// The sample of `tag` with `calls` and `bytes`, with its labels.
+fn add_site(b: &mut Builder, tag: &Tag, calls: i64, bytes: i64) {
+    let object = tag.module.as_deref().unwrap_or("vmlinux");
+    let loc = b.location(object, &tag.function, &tag.file, i64::from(tag.line), "");
+    b.sample(vec![loc], vec![calls, bytes], &site_labels(tag));
 }
 
 fn builder(opts: &SiteOptions) -> Builder {
@@ -115,4 +120,81 @@ pub fn delta(old: &Profile, new: &Profile, opts: &SiteOptions) -> crate::proto::
         }
     }
     b.finish()
+}
+
+/// How a profile's call sites are split: by CPU or by NUMA node, and
+/// whether the shares have calls (the kernel's ioctl) or bytes only (the
+/// text's node pairs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SplitKind {
+    /// `cpu` or `node`: the label's key.
+    pub by: &'static str,
+    /// Whether the shares have calls.
+    pub calls: bool,
+}
+
+/// The profile of call sites split by CPU or node: one sample per site and
+/// share that is not zero, labelled with its number, `cpu` or `node`
+/// (numbers in the unit of that name, so that `-tagfocus=node=1` selects:
+/// pprof drops a number label of 0 without a unit), or for the last share of
+/// a node split, per-CPU memory's, `memory: percpu`; besides the site's own
+/// labels. Shares without calls (the
+/// text's) give each share's bytes with 0 objects and the site's calls in
+/// one more sample without the label, so that both totals stay exact.
+pub fn from_shares(
+    tagged: &[(Tag, Vec<[i64; 2]>)],
+    kind: SplitKind,
+    opts: &SiteOptions,
+) -> crate::proto::Profile {
+    let mut b = builder(opts);
+    for (tag, shares) in tagged {
+        let object = tag.module.as_deref().unwrap_or("vmlinux");
+        let loc = b.location(object, &tag.function, &tag.file, i64::from(tag.line), "");
+        let last = shares.len().saturating_sub(1);
+        for (i, &[bytes, calls]) in shares.iter().enumerate() {
+            let calls = if kind.calls { calls } else { 0 };
+            if bytes == 0 && calls == 0 {
+                continue;
+            }
+            let mut labels = site_labels(tag);
+            if kind.by == "node" && i == last {
+                labels.push(("memory", LabelValue::Str("percpu")));
+            } else {
+                labels.push((kind.by, LabelValue::Num(i as i64, kind.by)));
+            }
+            b.sample(vec![loc], vec![calls, bytes], &labels);
+        }
+        if !kind.calls && tag.calls != 0 {
+            b.sample(vec![loc], vec![signed(tag.calls), 0], &site_labels(tag));
+        }
+    }
+    b.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The kernel's shares (with calls) give one sample per share that is not
+    /// zero, labelled with its CPU; their sums are the sites'.
+    #[test]
+    fn shares_with_calls_are_one_sample_each() {
+        let tag: Tag = "4160 3 mm/a.c:1 [m] func:f".parse().unwrap();
+        let tagged = vec![(tag, vec![[4096, 1], [0, 0], [64, 2]])];
+        let kind = SplitKind {
+            by: "cpu",
+            calls: true,
+        };
+        let p = from_shares(&tagged, kind, &SiteOptions::default());
+        assert_eq!(p.sample.len(), 2);
+        let values: Vec<&[i64]> = p.sample.iter().map(|s| s.value.as_slice()).collect();
+        assert_eq!(values, [&[1, 4096][..], &[2, 64][..]]);
+        let cpu = p.string_table.iter().position(|s| s == "cpu").unwrap() as i64;
+        let nums: Vec<i64> = p
+            .sample
+            .iter()
+            .map(|s| s.label.iter().find(|l| l.key == cpu).unwrap().num)
+            .collect();
+        assert_eq!(nums, [0, 2]);
+    }
 }

@@ -6,6 +6,7 @@
 
 use crate::args::InputArgs;
 use crate::capture::control::CONTROL;
+use crate::split::{SplitArg, SplitArgs};
 use crate::via::{self, ViaArgs};
 use crate::{input, outfile};
 use allocinfo_pprof::SiteOptions;
@@ -31,6 +32,8 @@ pub struct PprofArgs {
     /// kernel's report [default: /sys/kernel/debug/alloctag/live] or a saved one.
     #[arg(long, value_name = "REPORT", num_args = 0..=1, default_missing_value = crate::debugfs::LIVE)]
     pub live: Option<PathBuf>,
+    #[command(flatten)]
+    pub split: SplitArgs,
 }
 
 /// Now, in nanoseconds since the epoch (0 before it).
@@ -46,9 +49,16 @@ pub fn run(a: PprofArgs) -> Result<()> {
             "--live reads capture's report, not a profile: give the report as --live REPORT",
         ));
     }
-    let profile = match &a.live {
-        Some(report) => live_profile(report)?,
-        None => sites_profile(&a)?,
+    if a.split.split.is_some() && (a.live.is_some() || a.since.is_some()) {
+        return Err(crate::messages::usage(
+            "--split labels each call site's shares of one read: not with --live or --since",
+        ));
+    }
+    a.split.validate(&a.input.path(), a.via.via, true)?;
+    let profile = match (&a.live, a.split.spec()) {
+        (Some(report), _) => live_profile(report)?,
+        (None, Some(spec)) => split_profile(&a, &spec)?,
+        (None, None) => sites_profile(&a)?,
     };
     outfile::write(&a.output, &allocinfo_pprof::encode(&profile))
 }
@@ -79,6 +89,45 @@ fn sites_profile(a: &PprofArgs) -> Result<allocinfo_pprof::proto::Profile> {
         allocinfo_output::source_name(&old.path)
     ));
     Ok(allocinfo_pprof::delta(&old.profile, &loaded.profile, &opts))
+}
+
+/// The call sites' profile split by CPU or node: the kernel's shares through
+/// its ioctl, or a saved profile's node pairs (bytes only).
+fn split_profile(
+    a: &PprofArgs,
+    spec: &allocinfo_ioctl::SplitSpec,
+) -> Result<allocinfo_pprof::proto::Profile> {
+    let file = a.input.path();
+    let by = match a.split.split {
+        Some(SplitArg::Cpu) => "cpu",
+        _ => "node",
+    };
+    let (loaded, tagged, calls) = match crate::split::reads_text(&a.split, a.via.via, &file) {
+        Some(_) => {
+            let (loaded, tagged) = crate::split::from_text(input::load(&file)?, spec)?;
+            (loaded, tagged, false)
+        }
+        None => {
+            let mut dev = allocinfo_ioctl::ProcFile::open(&file)?;
+            let (loaded, tagged, _) = crate::split::read(&mut dev, &file, spec)?;
+            (loaded, tagged, true)
+        }
+    };
+    let opts = SiteOptions {
+        comments: vec![format!(
+            "allocinfo pprof --split {by}: {} (format {}): live allocations per call site and {by}{}",
+            allocinfo_output::source_name(&loaded.path),
+            loaded.profile.version,
+            if calls {
+                ""
+            } else {
+                " (bytes by node; the calls in one sample per site without a node)"
+            }
+        )],
+        time_nanos: now_ns(),
+    };
+    let kind = allocinfo_pprof::SplitKind { by, calls };
+    Ok(allocinfo_pprof::from_shares(&tagged, kind, &opts))
 }
 
 /// The live objects' profile, from the kernel's report or a saved one.

@@ -270,3 +270,59 @@ fn contrib_unit_writes_and_pushes_the_profile() {
     let out = common::run_in(&common::crate_data(), &[words[1], "--help"]);
     assert!(out.status.success());
 }
+
+/// `--split node` of a saved profile in format 2.0 with node pairs: each
+/// site's bytes by node, labelled `node` (`memory: percpu` for per-CPU
+/// memory's), and its calls in one sample without a node; both totals the
+/// text's, and `-tagfocus=node=1` selects node 1's bytes.
+#[test]
+fn go_pprof_reads_the_node_shares_of_the_text() {
+    let path = write_profile(
+        &["pprof", "--split", "node", "nodes/new.txt"],
+        "nodes.pb.gz",
+    );
+    let (samples, _) = raw(&path);
+    assert_eq!(
+        samples.iter().map(|s| s.objects).sum::<i64>(),
+        18 + 3 + 4 + 1
+    );
+    assert_eq!(
+        samples.iter().map(|s| s.bytes).sum::<i64>(),
+        73728 + 12288 + 256 + 4096
+    );
+    let on = |label: &str| -> i64 {
+        samples
+            .iter()
+            .filter(|s| s.labels.contains(label))
+            .map(|s| s.bytes)
+            .sum()
+    };
+    assert_eq!(on("node:[1 node]"), 69632 + 8192);
+    assert_eq!(on("node:[0 node]"), 4096 + 4096 + 4096);
+    assert_eq!(on("memory:[percpu]"), 256);
+    let top = go_pprof(&["-top", "-tagfocus=node=1", path.to_str().unwrap()]);
+    assert!(
+        top.contains("nic_rx_alloc") && !top.contains("ext4_alloc"),
+        "{top}"
+    );
+    std::fs::remove_file(path).unwrap();
+    let out = common::run_in(
+        &common::crate_data(),
+        &["pprof", "--split", "cpu", "query.txt", "-o", "-"],
+    );
+    assert_eq!(out.status.code(), Some(2), "no figures per CPU in the text");
+    let out = common::run_in(
+        &common::crate_data(),
+        &[
+            "pprof",
+            "--split",
+            "node",
+            "nodes/new.txt",
+            "--since",
+            "nodes/old.txt",
+            "-o",
+            "-",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+}
