@@ -113,6 +113,17 @@ fn split_profile(
             (loaded, tagged, true)
         }
     };
+    Ok(shares_profile(&loaded, &tagged, by, calls))
+}
+
+/// The profile of `loaded`'s sites split `by` CPU or node into `tagged`'s
+/// shares, which have calls (the ioctl's) or not (the text's).
+fn shares_profile(
+    loaded: &input::Loaded,
+    tagged: &crate::split::Tagged,
+    by: &'static str,
+    calls: bool,
+) -> allocinfo_pprof::proto::Profile {
     let opts = SiteOptions {
         comments: vec![format!(
             "allocinfo pprof --split {by}: {} (format {}): live allocations per call site and {by}{}",
@@ -127,7 +138,7 @@ fn split_profile(
         time_nanos: now_ns(),
     };
     let kind = allocinfo_pprof::SplitKind { by, calls };
-    Ok(allocinfo_pprof::from_shares(&tagged, kind, &opts))
+    allocinfo_pprof::from_shares(tagged, kind, &opts)
 }
 
 /// The live objects' profile, from the kernel's report or a saved one.
@@ -143,4 +154,69 @@ fn live_profile(path: &Path) -> Result<allocinfo_pprof::proto::Profile> {
         time_nanos: now_ns(),
     };
     allocinfo_pprof::from_capture(&live, &opts).map_err(|e| anyhow!("{}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use allocinfo_ioctl::abi::ALLOCINFO_SPLIT_CPU;
+    use allocinfo_ioctl::fake::FakeKernel;
+    use std::process::Command;
+
+    /// The kernel's shares by CPU (the fake kernel's, through the same walk
+    /// as /proc/allocinfo's ioctl) as go tool pprof reads them: a sample
+    /// per share with its CPU, adding up to the profile's totals.
+    #[test]
+    fn go_pprof_reads_the_kernels_cpu_shares() {
+        let data = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../allocinfo-format/tests/data/linux-6.12.txt");
+        let tags = input::load(&data).unwrap().profile.tags;
+        let mut kernel = FakeKernel::new(&tags);
+        let spec = allocinfo_ioctl::SplitSpec {
+            by: ALLOCINFO_SPLIT_CPU,
+            at: None,
+        };
+        let (loaded, tagged, _) = crate::split::read(&mut kernel, &data, &spec).unwrap();
+        let profile = shares_profile(&loaded, &tagged, "cpu", true);
+        let path = std::env::temp_dir().join(format!("allocinfo-cpu-{}.pb.gz", std::process::id()));
+        std::fs::write(&path, allocinfo_pprof::encode(&profile)).unwrap();
+        let out = Command::new("go")
+            .args(["tool", "pprof", "-raw"])
+            .arg(&path)
+            .output()
+            .expect("go tool pprof (scripts/install-deps.sh installs golang-go)");
+        std::fs::remove_file(&path).unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let raw = String::from_utf8(out.stdout).unwrap();
+        let (mut objects, mut bytes, mut labelled) = (0i64, 0i64, 0);
+        for line in raw
+            .lines()
+            .skip_while(|l| !l.starts_with("Samples:"))
+            .skip(2)
+        {
+            if line.starts_with("Locations") {
+                break;
+            }
+            if line.contains("cpu:[") {
+                labelled += 1;
+            }
+            if let Some((v, _)) = line.split_once(": ") {
+                let v: Vec<i64> = v
+                    .split_whitespace()
+                    .filter_map(|x| x.parse().ok())
+                    .collect();
+                if v.len() == 2 {
+                    objects += v[0];
+                    bytes += v[1];
+                }
+            }
+        }
+        let total = loaded.profile.totals();
+        assert_eq!((objects, bytes), (total.calls as i64, total.bytes));
+        assert!(labelled > 0 && raw.contains("cpu:[1 cpu]"), "{raw}");
+    }
 }
