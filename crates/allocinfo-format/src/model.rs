@@ -77,6 +77,10 @@ impl Tag {
         let mut shares = Vec::new();
         let mut percpu = None;
         for (k, v) in &self.extra {
+            // percpu: once, after every nidN:, as the kernel prints it.
+            if percpu.is_some() && (k == "percpu" || k.starts_with("nid")) {
+                return None;
+            }
             if k == "percpu" {
                 percpu = Some(v.parse().ok()?);
             } else if let Some(n) = k.strip_prefix("nid") {

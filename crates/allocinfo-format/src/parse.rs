@@ -312,12 +312,14 @@ mod tests {
         assert!(!t.is_accurate());
         assert_eq!(t.to_string(), line, "printed back as read");
         for bad in [
-            "nid0:1 nid1:2",          // no percpu:
-            "nid1:2 percpu:0",        // not from node 0
-            "nid0:1 nid0:2 percpu:0", // node 0 twice
-            "nid0:x percpu:0",        // not a number
-            "nid+0:1 percpu:0",       // not a node id
-            "nid0:1 percpu:",         // no value
+            "nid0:1 nid1:2",            // no percpu:
+            "nid1:2 percpu:0",          // not from node 0
+            "nid0:1 nid0:2 percpu:0",   // node 0 twice
+            "nid0:x percpu:0",          // not a number
+            "nid+0:1 percpu:0",         // not a node id
+            "nid0:1 percpu:",           // no value
+            "percpu:0 nid0:1",          // percpu: not last
+            "nid0:1 percpu:0 percpu:2", // percpu: twice
         ] {
             let t = one(&format!("8 1 a/b.c:7 func:f {bad}")).unwrap();
             assert_eq!(t.node_bytes(), None, "{bad}");
