@@ -57,6 +57,41 @@ pub struct Object {
     pub stack: Vec<String>,
 }
 
+/// A stack frame as `%pS` prints it, `func+0x1a/0x40 [module]` (or an
+/// address): its function and module.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Frame<'a> {
+    pub function: &'a str,
+    pub module: Option<&'a str>,
+}
+
+/// Reads a frame of an object's stack.
+pub fn frame(text: &str) -> Frame<'_> {
+    let (symbol, module) = match text.rsplit_once(" [") {
+        Some((s, m)) if m.ends_with(']') => (s, Some(&m[..m.len() - 1])),
+        _ => (text, None),
+    };
+    let function = symbol.split_once('+').map_or(symbol, |(f, _)| f);
+    Frame { function, module }
+}
+
+impl Object {
+    /// The call site as a tag (counters 0); `None` where `site=` does not
+    /// read as a tag line's location.
+    pub fn site_tag(&self) -> Option<crate::Tag> {
+        format!("0 0 {}", self.site).parse().ok()
+    }
+
+    /// The index in [`Object::stack`] (the leaf first) of the innermost
+    /// frame of `function`, the call site's: the allocator's own frames,
+    /// from the capture hook, come before it. `None` where no frame is.
+    pub fn site_frame(&self, function: &str) -> Option<usize> {
+        self.stack
+            .iter()
+            .position(|f| frame(f).function == function)
+    }
+}
+
 /// What the selected sites' counters hold beyond the records.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Untracked {
@@ -236,6 +271,16 @@ pub fn by_process(objects: &[&Object]) -> Result<Vec<Group>, Overflow> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn frames_name_their_function_and_module() {
+        let f = frame("f+0x1a/0x40 [m]");
+        assert_eq!((f.function, f.module), ("f", Some("m")));
+        let f = frame("do_one_initcall+0x5c/0x2f0");
+        assert_eq!((f.function, f.module), ("do_one_initcall", None));
+        let f = frame("0xffffffffc0001234");
+        assert_eq!((f.function, f.module), ("0xffffffffc0001234", None));
+    }
 
     const LIVE: &str = include_str!("../tests/data/debugfs/live.txt");
 

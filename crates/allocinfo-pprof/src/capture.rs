@@ -5,24 +5,8 @@
 //! line, so that pprof's flame graph shows the paths that hold live memory.
 
 use crate::{Builder, LabelValue, SAMPLE_TYPES, SiteOptions};
-use allocinfo_format::Tag;
-use allocinfo_format::capture::{Live, Object};
+use allocinfo_format::capture::{Live, Object, frame};
 use std::collections::BTreeMap;
-
-/// A frame as `%pS` prints it: `func+0x1a/0x40 [module]`, or an address.
-struct Frame<'a> {
-    function: &'a str,
-    module: Option<&'a str>,
-}
-
-fn frame(text: &str) -> Frame<'_> {
-    let (symbol, module) = match text.rsplit_once(" [") {
-        Some((s, m)) if m.ends_with(']') => (s, Some(&m[..m.len() - 1])),
-        _ => (text, None),
-    };
-    let function = symbol.split_once('+').map_or(symbol, |(f, _)| f);
-    Frame { function, module }
-}
 
 /// What groups objects into one sample.
 type GroupKey<'a> = (&'a str, &'a [String], i64, &'a str, &'a str);
@@ -63,26 +47,28 @@ pub fn from_capture(live: &Live, opts: &SiteOptions) -> Result<crate::proto::Pro
     }
     b.time_nanos(opts.time_nanos);
     for (o, s) in groups.values() {
-        let site: Tag = format!("0 0 {}", o.site)
-            .parse()
-            .map_err(|e| format!("site={}: {e}", o.site))?;
-        let object = site.module.as_deref().unwrap_or("vmlinux");
-        let at_site = b.location(object, &site.function, &site.file, i64::from(site.line), "");
+        let site = o
+            .site_tag()
+            .ok_or_else(|| format!("site={}: not a call site", o.site))?;
+        let at_site = crate::sites::site_location(&mut b, &site);
         // The frame of the call site's function (the first from the leaf)
         // is its location with the file and line; without one, the site is
         // the leaf.
-        let mut stack = Vec::with_capacity(o.stack.len() + 1);
-        let mut placed = false;
-        for text in &o.stack {
-            let f = frame(text);
-            if !placed && f.function == site.function {
-                stack.push(at_site);
-                placed = true;
-            } else {
-                stack.push(b.location(f.module.unwrap_or("vmlinux"), f.function, "", 0, text));
-            }
-        }
-        if !placed {
+        let at = o.site_frame(&site.function);
+        let mut stack: Vec<u64> = o
+            .stack
+            .iter()
+            .enumerate()
+            .map(|(i, text)| {
+                let f = frame(text);
+                if Some(i) == at {
+                    at_site
+                } else {
+                    b.location(f.module.unwrap_or("vmlinux"), f.function, "", 0, text)
+                }
+            })
+            .collect();
+        if at.is_none() {
             stack.insert(0, at_site);
         }
         let age = i64::try_from(s.oldest_ns).unwrap_or(i64::MAX);
@@ -148,15 +134,5 @@ mod tests {
         // No frame of h: the site is the leaf.
         assert_eq!(stack(&p, 1), s(&[("h", 9), ("x", 0)]));
         assert_eq!(p.sample[0].value, [1, 256]);
-    }
-
-    #[test]
-    fn frames_name_their_function_and_module() {
-        let f = frame("f+0x1a/0x40 [m]");
-        assert_eq!((f.function, f.module), ("f", Some("m")));
-        let f = frame("do_one_initcall+0x5c/0x2f0");
-        assert_eq!((f.function, f.module), ("do_one_initcall", None));
-        let f = frame("0xffffffffc0001234");
-        assert_eq!((f.function, f.module), ("0xffffffffc0001234", None));
     }
 }

@@ -32,10 +32,16 @@ fn site_labels(tag: &Tag) -> Vec<(&'static str, LabelValue<'_>)> {
     labels
 }
 
+/// The location of `tag`'s call site: its function, file and line, in its
+/// module's mapping (vmlinux's for built-in code).
+pub(crate) fn site_location(b: &mut Builder, tag: &Tag) -> u64 {
+    let object = tag.module.as_deref().unwrap_or("vmlinux");
+    b.location(object, &tag.function, &tag.file, i64::from(tag.line), "")
+}
+
 /// The sample of `tag` with `calls` and `bytes`, with its labels.
 fn add_site(b: &mut Builder, tag: &Tag, calls: i64, bytes: i64) {
-    let object = tag.module.as_deref().unwrap_or("vmlinux");
-    let loc = b.location(object, &tag.function, &tag.file, i64::from(tag.line), "");
+    let loc = site_location(b, tag);
     b.sample(vec![loc], vec![calls, bytes], &site_labels(tag));
 }
 
@@ -148,8 +154,7 @@ pub fn from_shares(
 ) -> crate::proto::Profile {
     let mut b = builder(opts);
     for (tag, shares) in tagged {
-        let object = tag.module.as_deref().unwrap_or("vmlinux");
-        let loc = b.location(object, &tag.function, &tag.file, i64::from(tag.line), "");
+        let loc = site_location(&mut b, tag);
         let last = shares.len().saturating_sub(1);
         for (i, &[bytes, calls]) in shares.iter().enumerate() {
             let calls = if kind.calls { calls } else { 0 };

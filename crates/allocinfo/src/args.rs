@@ -32,6 +32,11 @@ impl InputArgs {
         self.path_or(PROC)
     }
 
+    /// Whether a profile was named (FILE or `-f FILE`).
+    pub fn named(&self) -> bool {
+        self.positional.is_some() || self.file.is_some()
+    }
+
     /// The file named, as FILE or `-f FILE`, or `default`.
     pub fn path_or(&self, default: &str) -> PathBuf {
         self.positional

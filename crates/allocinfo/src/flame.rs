@@ -9,7 +9,7 @@ use crate::capture::control::CONTROL;
 use crate::messages::{usage, warn_unmarked, warn_unmatched};
 use crate::{input, outfile};
 use allocinfo_format::Tag;
-use allocinfo_format::capture::Live;
+use allocinfo_format::capture::{self, Live};
 use anyhow::{Context, Result, anyhow};
 use clap::Args;
 use inferno::flamegraph::{self, Direction, Options, Palette, color::BasicPalette};
@@ -75,26 +75,22 @@ pub fn live_folded(live: &Live) -> Vec<String> {
         if o.bytes == 0 {
             continue;
         }
-        let site: Option<Tag> = format!("0 0 {}", o.site).parse().ok();
+        // From the outermost frame in; the site's line above the innermost
+        // frame of its function, as pprof places it; the leaf where none is.
         let mut path: Vec<String> = o
             .stack
             .iter()
             .rev()
-            .map(|f| {
-                let symbol = f.split_once(' ').map_or(f.as_str(), |(s, _)| s);
-                frame(symbol.split_once('+').map_or(symbol, |(s, _)| s))
-            })
+            .map(|f| frame(capture::frame(f).function))
             .collect();
-        // The site's line under its function's innermost frame, as pprof
-        // places it; the leaf where no frame is its function.
-        let (line, at) = match &site {
+        let (line, at) = match o.site_tag() {
             Some(t) => (
                 frame(&format!("{}:{}", t.file, t.line)),
-                path.iter().rposition(|f| *f == frame(&t.function)),
+                o.site_frame(&t.function).map(|i| o.stack.len() - i),
             ),
             None => (frame(&o.site), None),
         };
-        path.insert(at.map_or(path.len(), |i| i + 1), line);
+        path.insert(at.unwrap_or(path.len()), line);
         let e = sums.entry(path.join(";")).or_default();
         *e = e.saturating_add(o.bytes);
     }
@@ -121,7 +117,7 @@ fn draw(folded: &[String], title: &str, width: u32, icicle: bool) -> Result<Vec<
 }
 
 pub fn run(a: FlameArgs) -> Result<()> {
-    if (a.input.positional.is_some() || a.input.file.is_some()) && a.live.is_some() {
+    if a.input.named() && a.live.is_some() {
         return Err(usage(
             "--live draws capture's report, not a profile: give the report as --live REPORT",
         ));

@@ -9,6 +9,7 @@ use crate::capture::control::CONTROL;
 use crate::split::{SplitArg, SplitArgs};
 use crate::via::{self, ViaArgs};
 use crate::{input, outfile};
+use allocinfo_output::SplitBy;
 use allocinfo_pprof::SiteOptions;
 use anyhow::{Context, Result, anyhow};
 use clap::Args;
@@ -44,7 +45,7 @@ fn now_ns() -> i64 {
 }
 
 pub fn run(a: PprofArgs) -> Result<()> {
-    if (a.input.positional.is_some() || a.input.file.is_some()) && a.live.is_some() {
+    if a.input.named() && a.live.is_some() {
         return Err(crate::messages::usage(
             "--live reads capture's report, not a profile: give the report as --live REPORT",
         ));
@@ -97,22 +98,10 @@ fn split_profile(
     a: &PprofArgs,
     spec: &allocinfo_ioctl::SplitSpec,
 ) -> Result<allocinfo_pprof::proto::Profile> {
-    let file = a.input.path();
-    let by = match a.split.split {
-        Some(SplitArg::Cpu) => "cpu",
-        _ => "node",
-    };
-    let (loaded, tagged, calls) = match crate::split::reads_text(&a.split, a.via.via, &file) {
-        Some(_) => {
-            let (loaded, tagged) = crate::split::from_text(input::load(&file)?, spec)?;
-            (loaded, tagged, false)
-        }
-        None => {
-            let mut dev = allocinfo_ioctl::ProcFile::open(&file)?;
-            let (loaded, tagged, _) = crate::split::read(&mut dev, &file, spec)?;
-            (loaded, tagged, true)
-        }
-    };
+    let by = a.split.split.map_or(SplitBy::Node, SplitArg::by).name();
+    let (loaded, tagged, taken) =
+        crate::split::read_shares(&a.split, a.via.via, &a.input.path(), spec)?;
+    let calls = matches!(taken, via::Taken::Ioctl { .. });
     Ok(shares_profile(&loaded, &tagged, by, calls))
 }
 

@@ -262,13 +262,31 @@ pub fn splits(by: SplitBy, query: &Query, tagged: &Tagged) -> Splits {
     Splits::of(by, &dense(query, tagged))
 }
 
-/// How `top` reads the shares: through the kernel's ioctl, or from the
-/// text's node pairs (`None` without `--split`).
-pub fn reads_text(args: &SplitArgs, via: Via, input: &Path) -> Option<TextReason> {
+/// How a command reads the shares: through the kernel's ioctl, or from the
+/// text's node pairs (`None` without `--split node` on the text).
+fn reads_text(args: &SplitArgs, via: Via, input: &Path) -> Option<TextReason> {
     match via::plan(via, input) {
         Ok(Plan::Text(reason)) if args.split == Some(SplitArg::Node) => Some(reason),
         _ => None,
     }
+}
+
+/// One read of `input`'s tags with their shares as `spec` asks: from the
+/// text's node pairs where `args` reads the text (bytes only), else
+/// through the kernel's ioctl; and how it was read.
+pub fn read_shares(
+    args: &SplitArgs,
+    via: Via,
+    input: &Path,
+    spec: &SplitSpec,
+) -> Result<(Loaded, Tagged, via::Taken)> {
+    if let Some(reason) = reads_text(args, via, input) {
+        let (loaded, tagged) = from_text(crate::input::load(input)?, spec)?;
+        return Ok((loaded, tagged, via::Taken::Text(reason)));
+    }
+    let mut dev = allocinfo_ioctl::ProcFile::open(input)?;
+    let (loaded, tagged, attempts) = read(&mut dev, input, spec)?;
+    Ok((loaded, tagged, via::Taken::Ioctl { attempts }))
 }
 
 /// The shares with their changes from `old` to `new` (`watch`).

@@ -47,18 +47,13 @@ pub fn run(a: TopArgs) -> Result<()> {
     let format = a.output.format();
     let file = a.input.path();
     let query = a.view.query(&a.filter, format, SortKey::Bytes, false)?;
-    let text = crate::split::reads_text(&a.split, a.via.via, &file);
-    let (loaded, taken, tagged) = match (a.split.spec(), text) {
-        (Some(spec), Some(reason)) => {
-            let (loaded, tagged) = crate::split::from_text(crate::input::load(&file)?, &spec)?;
-            (loaded, via::Taken::Text(reason), Some(tagged))
+    let (loaded, taken, tagged) = match a.split.spec() {
+        Some(spec) => {
+            let (loaded, tagged, taken) =
+                crate::split::read_shares(&a.split, a.via.via, &file, &spec)?;
+            (loaded, taken, Some(tagged))
         }
-        (Some(spec), None) => {
-            let mut dev = allocinfo_ioctl::ProcFile::open(&file)?;
-            let (loaded, tagged, attempts) = crate::split::read(&mut dev, &file, &spec)?;
-            (loaded, via::Taken::Ioctl { attempts }, Some(tagged))
-        }
-        (None, _) => {
+        None => {
             let (loaded, taken) = via::load_profile(&file, &a.via)?;
             (loaded, taken, None)
         }
@@ -75,7 +70,11 @@ pub fn run(a: TopArgs) -> Result<()> {
         .split
         .zip(tagged.as_ref())
         .map(|(by, tagged)| crate::split::splits(by.by(), &query, tagged))
-        .map(|s| if text.is_some() { s.without_calls() } else { s });
+        .map(|s| match taken {
+            // The text's node pairs have no calls.
+            via::Taken::Text(_) => s.without_calls(),
+            via::Taken::Ioctl { .. } => s,
+        });
     let meta = Meta {
         command: Command::Top,
         source: loaded.source(),
