@@ -275,10 +275,23 @@ test_boot_numa_node_migration_moves_the_charge() {
 		fail "no tag moved 64 pages from node 1 to node 0: $(head -20 /tmp/numa-migrate.out)"
 }
 
+# The first switch-on fails at the per-CPU chunks' tag vectors
+# (pcpu_alloc_tags_late()'s own allocation), after it made the dynamic tags'
+# first chunk, which it keeps for the next: ENOMEM, profiling still off.
+numa_switch_on_fails_keeping_the_first_chunk() {
+	fail_ctl=/sys/kernel/debug/alloctag/fail
+	dynamic_made 0
+	site=$(awk '$4 == "func:pcpu_alloc_tags_late" { print $3; exit }' "$PROC_ALLOCINFO")
+	[ -n "$site" ] || fail "no site of pcpu_alloc_tags_late in $PROC_ALLOCINFO" || return 1
+	switch_on_fails_at "$site" '' "the per-CPU chunks' tag vectors"
+	dynamic_made 64
+}
+
 # Booted 0 (the numa-switch boot of scripts/build-matrix.sh): per-node
 # counting is turned on by a write before profiling first turns on, which
 # bad input leaves off; it counts exactly from the switch-on, and is fixed
-# from then on.
+# from then on. A switch-on that fails after making the dynamic tags' first
+# chunk (with its slots, kept for the next one) fixes it too.
 test_boot_numa_switch_on_before_the_first_count() {
 	numa_topology_as_asked
 	per_node=/proc/sys/vm/mem_profiling_per_node
@@ -298,6 +311,11 @@ test_boot_numa_switch_on_before_the_first_count() {
 	grep -qx 'per_node: on (vm.mem_profiling_per_node)' "$status" ||
 		fail "status: $(grep per_node: "$status")"
 	! dmesg | grep -q 'per-node counting on' || fail "counting per node before profiling is on"
+	numa_switch_on_fails_keeping_the_first_chunk
+	got=$(rawwrite "$per_node" 0) || true
+	[ "$got" = EBUSY ] || fail "writing 0 once the first chunk has its slots: '$got', not EBUSY"
+	[ "$(cat "$per_node")" = 1 ] || fail "a refused write changed it"
+	[ "$(rawwrite "$per_node" 1)" = 1 ] || fail "writing 1 again refused"
 	echo 1 >/proc/sys/vm/mem_profiling || fail "switching profiling on"
 	dmesg | grep -q 'alloctag: per-node counting on: 3 slots per tag' ||
 		fail "the switch-on does not say per-node counting is on"

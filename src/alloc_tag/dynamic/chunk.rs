@@ -182,6 +182,19 @@ impl<const C: usize, const M: usize> Pool<C, M> {
         }
     }
 
+    /// Runs `f` unless the pool has a chunk, with none made meanwhile, and returns whether it
+    /// ran: what a chunk is made with (its per-node slots) cannot change under a grower, the
+    /// glue's work item included. Process context; may sleep.
+    #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+    pub(crate) fn while_empty(&self, f: impl FnOnce()) -> bool {
+        let _grow = GROW.write();
+        if self.grown.load(Ordering::Acquire) > 0 {
+            return false;
+        }
+        f();
+        true
+    }
+
     /// Returns the number of chunks made; for the tests.
     #[cfg(CONFIG_ALLOCTAG_KUNIT_TEST)]
     pub(crate) fn chunks_made(&self) -> usize {
