@@ -37,6 +37,14 @@
 # (page tags in page flags instead of page_ext; no build of its own), under
 # -icount only, profiling on and off; results in $BUILD_DIR/bench-pgflags.
 #
+# With BENCH_NODE=1 it compares, under -icount only, on two NUMA nodes of
+# one vCPU and 1 GiB each (numa.config added, ACPI's SRAT):
+#   (g) kernel-bench-numanone: (c) with NUMA, per-node counting not built in
+#   (h) kernel-bench-numa:     (g) with per-node counting built in, off
+#   (i) numaon: (h) booted with alloctag.per_node=on (no build of its own)
+# profiling on and off; results in $BUILD_DIR/bench-node. The benchmark's
+# memory is the allocating CPU's node's, the common case.
+#
 # BENCH_KERNELS (default "nop c rust") picks the kernels to build and boot,
 # e.g. "c rust". With BENCH_BIG=1 each is built with
 # scripts/configs/bench-big.config added (a few thousand tags) as
@@ -85,9 +93,16 @@ elif [ "${BENCH_PGFLAGS:-0}" = 1 ]; then
 	ROUNDS=0
 	QUERY=0
 	out=$BUILD_DIR/bench-pgflags
+elif [ "${BENCH_NODE:-0}" = 1 ]; then
+	read -r -a KERNELS <<<"${BENCH_KERNELS:-numanone numa numaon}"
+	ROUNDS=0
+	QUERY=0
+	out=$BUILD_DIR/bench-node
 fi
 for k in "${KERNELS[@]}"; do
-	case $k in nop | c | rust | fault | capture | waste | pgflags) ;; *) die "BENCH_KERNELS: $k is none of nop c rust fault capture waste pgflags" ;; esac
+	case $k in nop | c | rust | fault | capture | waste | pgflags | numanone | numa | numaon) ;;
+	*) die "BENCH_KERNELS: $k is none of nop c rust fault capture waste pgflags numanone numa numaon" ;;
+	esac
 done
 # The kernel a configuration boots: pgflags is the Rust core's, booted with
 # page tags in page flags; waste is capture's, booted with waste
@@ -97,6 +112,7 @@ image_of() {
 	case $1 in
 	*pgflags) echo "${1%pgflags}rust" ;;
 	*waste) echo "${1%waste}capture" ;;
+	*numaon) echo "${1%on}" ;;
 	*) echo "$1" ;;
 	esac
 }
@@ -107,7 +123,8 @@ extra_cmdline() {
 	case $1 in
 	*pgflags) echo "sysctl.vm.mem_profiling=1,compressed" ;;
 	*waste) echo "sysctl.vm.mem_profiling=1,page_ext alloctag.waste_slots=on" ;;
-	*rust | *capture | *fault) echo "sysctl.vm.mem_profiling=1,page_ext" ;;
+	*rust | *capture | *fault | *numanone | *numa) echo "sysctl.vm.mem_profiling=1,page_ext" ;;
+	*numaon) echo "sysctl.vm.mem_profiling=1,page_ext alloctag.per_node=on" ;;
 	esac
 }
 # BENCH_BIG=1: the same kernels with bench-big.config added (a few thousand
@@ -125,6 +142,13 @@ fi
 # possible_cpus= only lowers that count).
 SMP=(-smp 2)
 CPUS_CMDLINE=
+# BENCH_NODE=1: two nodes of one vCPU and 1 GiB each, as run-qemu.sh's QEMU_NUMA.
+if [ "${BENCH_NODE:-0}" = 1 ]; then
+	[ "${BENCH_CPUS:-0}" = 0 ] && [ "${BENCH_BIG:-0}" = 0 ] || die "BENCH_NODE goes with neither BENCH_CPUS nor BENCH_BIG"
+	EXTRA_FRAGMENTS=("$ALLOCTAG_ROOT/scripts/configs/numa.config")
+	SMP+=(-object memory-backend-ram,id=m0,size=1024M -numa node,nodeid=0,cpus=0,memdev=m0
+		-object memory-backend-ram,id=m1,size=1024M -numa node,nodeid=1,cpus=1,memdev=m1)
+fi
 if [ "${BENCH_CPUS:-0}" != 0 ]; then
 	case $BENCH_CPUS in *[!0-9]*) die "BENCH_CPUS must be a number, not '$BENCH_CPUS'" ;; esac
 	[ "$BENCH_CPUS" -ge 2 ] && [ "$BENCH_CPUS" -le 256 ] || die "BENCH_CPUS must be 2 to 256"
@@ -173,9 +197,13 @@ if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
 		# kernel-bench-cpus-K: bench-K.config with bench-cpus.config added.
 		base=bench-$k
 		[ "${BENCH_CPUS:-0}" = 0 ] || base=bench-${k#cpus-}
+		# (g) and (h): (c)'s configuration with NUMA, (g) without per-node counting.
+		fragments=("${EXTRA_FRAGMENTS[@]}")
+		case $k in numa | numanone) base=bench-rust ;; esac
+		[ "$k" != numanone ] || fragments+=("$ALLOCTAG_ROOT/scripts/configs/bench-numanone.config")
 		KBUILD_BUILD_USER=alloctag-bench KBUILD_BUILD_HOST=$k KERNEL_CONFIG=$base \
 			nice -n 19 "$ALLOCTAG_ROOT/scripts/build-kernel.sh" "bench-$k" \
-			"$ALLOCTAG_ROOT/scripts/configs/bench-common.config" "${EXTRA_FRAGMENTS[@]}"
+			"$ALLOCTAG_ROOT/scripts/configs/bench-common.config" "${fragments[@]}"
 		stage "build kernel-bench-$k" "$t"
 	done
 fi
@@ -191,7 +219,7 @@ done
 # ALLOCTAG_STACKDEPOT, on with profiling and debugfs in either core, with the
 # STACKDEPOT it selects), and in the kernel's FAULT_INJECTION, which (d)
 # sets because its fault injection depends on it.
-PROFILING_OPTIONS='^CONFIG_(MEM_ALLOC_PROFILING[A-Z_]*|CODE_TAGGING|PAGE_EXTENSION|SLAB_OBJ_EXT|KALLSYMS|KALLSYMS_ABSOLUTE_PERCPU|FAULT_INJECTION|ALLOCTAG_FAULT_INJECTION|ALLOCTAG_SELECTION|ALLOCTAG_CAPTURE|ALLOCTAG_WASTE|ALLOCTAG_STACKDEPOT|STACKDEPOT|STACKDEPOT_MAX_FRAMES|STACKTRACE)='
+PROFILING_OPTIONS='^CONFIG_(MEM_ALLOC_PROFILING[A-Z_]*|CODE_TAGGING|PAGE_EXTENSION|SLAB_OBJ_EXT|KALLSYMS|KALLSYMS_ABSOLUTE_PERCPU|FAULT_INJECTION|ALLOCTAG_FAULT_INJECTION|ALLOCTAG_SELECTION|ALLOCTAG_CAPTURE|ALLOCTAG_PER_NODE|ALLOCTAG_WASTE|ALLOCTAG_STACKDEPOT|STACKDEPOT|STACKDEPOT_MAX_FRAMES|STACKTRACE)='
 options() { grep '^CONFIG_' "$BUILD_DIR/kernel-bench-$1/.config" | grep -Ev "$PROFILING_OPTIONS"; }
 for ((i = 1; i < ${#BUILT[@]}; i++)); do
 	a=${BUILT[$((i - 1))]} b=${BUILT[$i]}
@@ -241,6 +269,17 @@ boot() {
 	elif grep -q '^alloctag-bench-info: mem_profiling_compressed=1$' "$logfile"; then
 		die "page tags are in page flags, not page_ext ($logfile)"
 	fi
+	# The NUMA boots: the nodes and CPUs asked for, per-node counting as asked.
+	case $k in
+	*numa*)
+		grep -q '^alloctag-bench-info: nodes=0-1 cpus0=0 cpus1=1$' "$logfile" ||
+			die "the guest's nodes are not two of one CPU each: $(grep 'bench-info: nodes=' "$logfile") ($logfile)"
+		local want=off
+		case $k in *numaon) want=on ;; *numanone) want=none ;; esac
+		grep -q "^alloctag-bench-info: per_node=$want\$" "$logfile" ||
+			die "per-node counting is not $want: $(grep 'bench-info: per_node=' "$logfile") ($logfile)"
+		;;
+	esac
 }
 
 # Rounds: every kernel boots once per round, the first kernel rotating, so
@@ -266,7 +305,7 @@ stage "$ICOUNT_ROUNDS icount rounds" "$t"
 dirty=$(git -C "$ALLOCTAG_ROOT" status --porcelain 2>/dev/null | wc -l)
 {
 	echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
-	echo "command=scripts/bench.sh (BENCH_ROUNDS=$ROUNDS BENCH_ICOUNT_ROUNDS=$ICOUNT_ROUNDS BENCH_PASSES=$PASSES BENCH_KERNELS=\"${KERNELS[*]#big-}\" BENCH_BIG=${BENCH_BIG:-0} BENCH_FAULT=${BENCH_FAULT:-0} BENCH_CAPTURE=${BENCH_CAPTURE:-0} BENCH_PGFLAGS=${BENCH_PGFLAGS:-0} BENCH_TAGS=$BENCH_TAGS BENCH_QUERY_REPS=${BENCH_QUERY_REPS:-20} BENCH_CPUS=${BENCH_CPUS:-0})"
+	echo "command=scripts/bench.sh (BENCH_ROUNDS=$ROUNDS BENCH_ICOUNT_ROUNDS=$ICOUNT_ROUNDS BENCH_PASSES=$PASSES BENCH_KERNELS=\"${KERNELS[*]#big-}\" BENCH_BIG=${BENCH_BIG:-0} BENCH_FAULT=${BENCH_FAULT:-0} BENCH_CAPTURE=${BENCH_CAPTURE:-0} BENCH_PGFLAGS=${BENCH_PGFLAGS:-0} BENCH_NODE=${BENCH_NODE:-0} BENCH_TAGS=$BENCH_TAGS BENCH_QUERY_REPS=${BENCH_QUERY_REPS:-20} BENCH_CPUS=${BENCH_CPUS:-0})"
 	echo "commit=$(git -C "$ALLOCTAG_ROOT" rev-parse --short HEAD 2>/dev/null) ($dirty files changed)"
 	echo "host=$(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
 	echo "qemu=$(qemu-system-x86_64 --version | head -1), -accel tcg,thread=single -cpu max ${SMP[*]} -m 2G"
@@ -286,6 +325,8 @@ elif [ "${BENCH_CAPTURE:-0}" = 1 ]; then
 	python3 "$ALLOCTAG_ROOT/scripts/bench/report.py" --capture "$out" "$BUILD_DIR" >"$out/results.md"
 elif [ "${BENCH_PGFLAGS:-0}" = 1 ]; then
 	python3 "$ALLOCTAG_ROOT/scripts/bench/report.py" --pgflags "$out" "$BUILD_DIR" >"$out/results.md"
+elif [ "${BENCH_NODE:-0}" = 1 ]; then
+	python3 "$ALLOCTAG_ROOT/scripts/bench/report.py" --node "$out" "$BUILD_DIR" >"$out/results.md"
 else
 	BENCH_PREFIX=$PREFIX python3 "$ALLOCTAG_ROOT/scripts/bench/report.py" "$out" "$BUILD_DIR" >"$out/results.md"
 fi

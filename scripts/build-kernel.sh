@@ -63,7 +63,8 @@ fi
 # one that a later fragment sets again (bench-cpus.config's NR_CPUS) is not.
 fragments=("$frag" "$@")
 for ((i = 0; i < ${#fragments[@]}; i++)); do
-	grep -E '^CONFIG_[A-Z0-9_]+=' "${fragments[$i]}" | while IFS= read -r line; do
+	# (A fragment of "is not set" lines only, bench-numanone.config, has none.)
+	{ grep -E '^CONFIG_[A-Z0-9_]+=' "${fragments[$i]}" || true; } | while IFS= read -r line; do
 		opt=${line%%=*}
 		for later in "${fragments[@]:$((i + 1))}"; do
 			if grep -Eq "^($opt=|# $opt is not set)" "$later"; then continue 2; fi

@@ -324,28 +324,34 @@ first_switch_on_boots() {
 # Boots $2 (configuration $1) on two NUMA nodes of two vCPUs each
 # (run-qemu.sh's QEMU_NUMA), telling the guest so (alloctag_numa=), with
 # tests/guest/numa.sh's tests, which first check that the guest sees those
-# nodes and CPUs: every one of them must pass. Three times: per-node
-# counting off (test_boot_numa_*, but test_boot_numa_node_* and
-# test_boot_numa_switch_*), booted on (alloctag.per_node=on, in format 2.0
-# for the text's node pairs) with test_boot_numa_node_*, and booted 0 with
-# test_boot_numa_switch_*, which turn it on before profiling.
+# nodes and CPUs: every one of them must pass. Four times: per-node
+# counting off (test_boot_numa_*, but test_boot_numa_node_*,
+# test_boot_numa_switch_* and test_boot_numa_memless_*), booted on
+# (alloctag.per_node=on, in format 2.0 for the text's node pairs) with
+# test_boot_numa_node_*, booted 0 with test_boot_numa_switch_*, which turn
+# it on before profiling, and booted on with node 1 given no memory
+# (QEMU_NUMA_MEMLESS, alloctag_numa_memless=1) with test_boot_numa_memless_*.
 numa_boot() {
-	local config=$1 out=$2 initrd=$3 name console t0=$SECONDS n want all node switch tests extra
-	all=$(grep -c '^test_boot_numa_[a-z_]* *()' "$ALLOCTAG_ROOT/tests/guest/numa.sh")
-	node=$(grep -c '^test_boot_numa_node_[a-z_]* *()' "$ALLOCTAG_ROOT/tests/guest/numa.sh")
-	switch=$(grep -c '^test_boot_numa_switch_[a-z_]* *()' "$ALLOCTAG_ROOT/tests/guest/numa.sh")
-	for name in numa numa-node numa-switch; do
+	local config=$1 out=$2 initrd=$3 name console t0=$SECONDS n want all node switch memless tests extra
+	local f=$ALLOCTAG_ROOT/tests/guest/numa.sh
+	all=$(grep -c '^test_boot_numa_[a-z_]* *()' "$f")
+	node=$(grep -c '^test_boot_numa_node_[a-z_]* *()' "$f")
+	switch=$(grep -c '^test_boot_numa_switch_[a-z_]* *()' "$f")
+	memless=$(grep -c '^test_boot_numa_memless_[a-z_]* *()' "$f")
+	for name in numa numa-node numa-switch numa-memless; do
 		console=$logs/$config-$name.log
 		case $name in
 		numa)
-			want=$((all - node - switch)) extra=
-			tests='test_boot_numa_*,!test_boot_numa_node_*,!test_boot_numa_switch_*' ;;
+			want=$((all - node - switch - memless)) extra=
+			tests='test_boot_numa_*,!test_boot_numa_node_*,!test_boot_numa_switch_*,!test_boot_numa_memless_*' ;;
 		numa-node) want=$node tests='test_boot_numa_node_*' extra='alloctag.per_node=on allocinfo.version=2.0' ;;
-		*) want=$switch tests='test_boot_numa_switch_*' extra=sysctl.vm.mem_profiling=0 ;;
+		numa-switch) want=$switch tests='test_boot_numa_switch_*' extra=sysctl.vm.mem_profiling=0 ;;
+		*) want=$memless tests='test_boot_numa_memless_*' extra='alloctag.per_node=on alloctag_numa_memless=1' ;;
 		esac
 		log "$config: booting it on two NUMA nodes with tests/guest/numa.sh's $want tests ($tests $extra)"
 		# shellcheck disable=SC2086 # $extra: none or more words
-		if ! QEMU_SMP=4 QEMU_NUMA=2 QEMU_TIMEOUT="${QEMU_TIMEOUT:-900}" \
+		if ! QEMU_SMP=4 QEMU_NUMA=2 QEMU_NUMA_MEMLESS=$([ "$name" = numa-memless ] && echo 1 || echo 0) \
+			QEMU_TIMEOUT="${QEMU_TIMEOUT:-900}" \
 			"$ALLOCTAG_ROOT/scripts/run-qemu.sh" "$out/arch/x86/boot/bzImage" "$initrd" "$console" \
 			alloctag_run=tests "alloctag_kernel=$config" "alloctag_tests=$tests" $extra \
 			alloctag_numa=0-1/2-3 >>"$build_log" 2>&1; then
@@ -449,7 +455,7 @@ run_kasan() {
 	first_switch_on_boots kasan "$out" "$BUILD_DIR/initramfs-kasan.cpio.gz" || return 1
 	numa_boot kasan "$out" "$BUILD_DIR/initramfs-kasan.cpio.gz" || return 1
 	for console in "$logs"/kasan-param-0.log "$logs"/kasan-param-0-pageext.log "$logs"/kasan-numa.log \
-		"$logs"/kasan-numa-node.log "$logs"/kasan-numa-switch.log; do
+		"$logs"/kasan-numa-node.log "$logs"/kasan-numa-switch.log "$logs"/kasan-numa-memless.log; do
 		grep -q 'KernelAddressSanitizer initialized' "$console" ||
 			{ why="KASAN did not say it initialized ($console)"; return 1; }
 	done

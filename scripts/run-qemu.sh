@@ -14,7 +14,8 @@
 # QEMU_TIMEOUT (seconds, default 300) bounds the run; QEMU_SMP (default 2)
 # is the number of vCPUs; QEMU_NUMA=N (x86_64) splits them and the 2 GiB of
 # memory into N NUMA nodes, node i having CPUs i*SMP/N to (i+1)*SMP/N - 1,
-# which the guest learns from ACPI's SRAT; QEMU_TCG_THREAD (single or multi, default single)
+# which the guest learns from ACPI's SRAT (QEMU_NUMA_MEMLESS=1: the last node
+# has its CPUs and no memory, the others share it); QEMU_TCG_THREAD (single or multi, default single)
 # is TCG's threading (the KCSAN boot's vCPUs must run at once). With QEMU_FAULT_INJECTION=1 (the fail-nth boot) the
 # reports that an injected allocation failure makes by design, warn_alloc()'s
 # "page allocation failure" and "vmalloc error" with their stack traces, are
@@ -38,10 +39,22 @@ if [ -n "${QEMU_NUMA:-}" ]; then
 	nodes=$QEMU_NUMA
 	case "$nodes" in '' | *[!0-9]* | 0) die "QEMU_NUMA must be a positive number, not '$nodes'" ;; esac
 	[ $((smp % nodes)) = 0 ] || die "QEMU_NUMA=$nodes does not divide QEMU_SMP=$smp"
-	[ $((2048 % nodes)) = 0 ] || die "QEMU_NUMA=$nodes does not divide 2048 MiB"
+	with_memory=$nodes
+	case "${QEMU_NUMA_MEMLESS:-0}" in
+	0) ;;
+	1) with_memory=$((nodes - 1)) ;;
+	*) die "QEMU_NUMA_MEMLESS must be 0 or 1, not '$QEMU_NUMA_MEMLESS'" ;;
+	esac
+	[ "$with_memory" -gt 0 ] || die "QEMU_NUMA_MEMLESS=1 needs QEMU_NUMA of 2 or more"
+	[ $((2048 % with_memory)) = 0 ] || die "$with_memory nodes with memory do not divide 2048 MiB"
 	for ((i = 0; i < nodes; i++)); do
-		numa+=(-object "memory-backend-ram,id=m$i,size=$((2048 / nodes))M"
-			-numa "node,nodeid=$i,cpus=$((i * smp / nodes))-$(((i + 1) * smp / nodes - 1)),memdev=m$i")
+		cpus="cpus=$((i * smp / nodes))-$(((i + 1) * smp / nodes - 1))"
+		if [ "$i" -lt "$with_memory" ]; then
+			numa+=(-object "memory-backend-ram,id=m$i,size=$((2048 / with_memory))M"
+				-numa "node,nodeid=$i,$cpus,memdev=m$i")
+		else
+			numa+=(-numa "node,nodeid=$i,$cpus")
+		fi
 	done
 fi
 

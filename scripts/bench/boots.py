@@ -18,11 +18,15 @@ LABEL = {"nop": "(a) no profiling", "c": "(b) C core", "rust": "(c) Rust core",
          "fault": "(d) Rust core with fault injection",
          "capture": "(e) Rust core with capture and waste accounting",
          "waste": "(e) booted with waste accounting's slots reserved",
-         "pgflags": "(f) Rust core, page tags in page flags"}
+         "pgflags": "(f) Rust core, page tags in page flags",
+         "numanone": "(g) Rust core on two NUMA nodes, per-node counting not built in",
+         "numa": "(h) (g) with per-node counting built in, off",
+         "numaon": "(i) (h) booted with alloctag.per_node=on"}
 
 
 SHORT = {"nop": "(a)", "c": "(b)", "rust": "(c)", "fault": "(d)", "capture": "(e)",
-         "waste": "(e+slots)", "pgflags": "(f)"}
+         "waste": "(e+slots)", "pgflags": "(f)", "numanone": "(g)", "numa": "(h)",
+         "numaon": "(i)"}
 
 
 ALLOC_TESTS = [
@@ -48,7 +52,7 @@ SIZEOF_COUNTERS = 16        # struct alloc_tag_counters: bytes, calls
 PREFIX = os.environ.get("BENCH_PREFIX", "")
 
 
-LOG_RE = re.compile(r"^boot-(?:big-|cpus-)?(nop|c|rust|fault|capture|waste|pgflags)-(tcg|icount)-r(\d+)\.log$")
+LOG_RE = re.compile(r"^boot-(?:big-|cpus-)?(nop|c|rust|fault|capture|waste|pgflags|numanone|numaon|numa)-(tcg|icount)-r(\d+)\.log$")
 
 
 RESULT_RE = re.compile(r"^alloctag-bench-result: kernel=(\S+) phase=(\S+) pass=(\d+) \S+: (.*)$")

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """The reports of the feature runs of scripts/bench.sh: fault injection (--fault),
-capture (--capture) and page tags in page flags (--pgflags).
+capture (--capture), page tags in page flags (--pgflags) and per-node counting (--node).
 """
 
 import os
@@ -234,3 +234,69 @@ def pgflags_main(out_dir):
     p("## The Rust rows against their C twin, profiling off, -icount")
     p()
     p(twin_table(boots))
+
+
+def differences(boots, mode, a, b, phase, test, field):
+    """b - a per round, pairing the boots of the same round (instructions under -icount)."""
+    out = []
+    for r, x in sorted(boots.get((b, mode), {}).items()):
+        y = boots.get((a, mode), {}).get(r)
+        if y is None:
+            continue
+        u, v = x.ns(phase, test, field), y.ns(phase, test, field)
+        if u is not None and v is not None:
+            out.append(u - v)
+    return out
+
+
+# The issue's goal for per-node counting on, in instructions over profiling on, for these rows.
+NODE_GOAL = {"kmalloc-64": 5, "kmem_cache-128": 5, "pages-order0": 5, "pages-order3": 5}
+
+
+def node_table(boots, phase, field, mode="icount"):
+    """Per allocation test: (g)'s instructions, and what (h) and (i) execute more."""
+    rows = []
+    for test in ALLOC_TESTS:
+        off = differences(boots, mode, "numanone", "numa", phase, test, field)
+        on = differences(boots, mode, "numa", "numaon", phase, test, field)
+        goal = NODE_GOAL.get(test) if phase == "on" else None
+        met = "-" if goal is None or not on else (
+            "yes" if statistics.median(on) <= goal else "**no**")
+        rows.append([
+            f"`{test}`",
+            spread(values(boots, mode, "numanone", phase, test, field), 0),
+            spread(off, 0),
+            ("-" if not off else "yes" if statistics.median(off) == 0 else "**no**"),
+            spread(on, 0),
+            f"≤ {goal}: {met}" if goal else "-",
+        ])
+    return table(["test", "(g) instr/op", "(h) − (g)", "(h) = (g)", "(i) − (h)", "goal"], rows)
+
+
+def node_main(out_dir):
+    p = print
+    boots = print_header(out_dir, "per-node counting", ["numanone", "numa", "numaon"],
+                         lambda k: node_note(load(out_dir), k))
+    p()
+    p("Instructions per allocation and free under -icount (1 ns per instruction), on two NUMA "
+      "nodes of one vCPU each; the benchmark's memory is its CPU's node's. (h) − (g): what "
+      "per-node counting built in costs while off; (i) − (h): what it costs on. Differences "
+      "pair the boots of one round.")
+    for phase, title in [("on", "profiling enabled (vm.mem_profiling=1)"),
+                         ("off", "profiling disabled at run time (vm.mem_profiling=0)")]:
+        for field, what in [("ns_per_op", "in a loop (`ns_per_op`)"),
+                            ("pair_ns", "one at a time (`pair_ns`)")]:
+            p()
+            p(f"## Allocators, {title}, {what}, -icount")
+            p()
+            p(node_table(boots, phase, field))
+
+
+def node_note(boots, kernel):
+    """What the first icount boot of `kernel` said of its nodes and per-node counting."""
+    said = []
+    for key in ("nodes", "per_node"):
+        v = next((b.info[key][0] for _, b in sorted(boots.get((kernel, "icount"), {}).items())
+                  if b.info.get(key)), "-")
+        said.append(f"{key} `{v}`")
+    return "; " + ", ".join(said)

@@ -48,6 +48,17 @@ info "cpus_possible=$(cat /sys/devices/system/cpu/possible)"
 info "cpus_online=$(cat /sys/devices/system/cpu/online)"
 info "clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
 info "mem_profiling_compressed=$(cat /proc/sys/vm/mem_profiling_compressed 2>/dev/null)"
+# NUMA kernels (BENCH_NODE=1): the nodes with their CPUs, and per-node counting.
+if [ -r /sys/devices/system/node/online ]; then
+	nodes="nodes=$(cat /sys/devices/system/node/online)"
+	for n in /sys/devices/system/node/node[0-9]*; do
+		nodes="$nodes cpus${n##*node}=$(cat "$n/cpulist")"
+	done
+	info "$nodes"
+	per_node=$(cat /proc/sys/vm/mem_profiling_per_node 2>/dev/null) || per_node=none
+	case $per_node in 0) per_node=off ;; 1) per_node=on ;; esac
+	info "per_node=$per_node"
+fi
 grep -E '^(MemTotal|MemFree|Percpu|Slab|SUnreclaim|KernelStack|PageTables):' /proc/meminfo |
 	while read -r key value unit; do info "meminfo_${key%:}=$value"; done
 dmesg | grep -E 'Memory: |page_ext|page tags in page flags|clocksource: Switched|tsc: ' | sed 's/^\[[^]]*\] *//' |

@@ -2,12 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 """Turns the console logs of scripts/bench.sh into markdown tables.
 
-Usage: scripts/bench/report.py [--fault|--capture|--pgflags] OUT_DIR BUILD_DIR
+Usage: scripts/bench/report.py [--fault|--capture|--pgflags|--node] OUT_DIR BUILD_DIR
 
 With --fault (scripts/bench.sh with BENCH_FAULT=1) it prints only the
 fault-injection table: kernel (d) against (c), and (d) with rules armed. With
 --pgflags (BENCH_PGFLAGS=1), the tables of (a), (c) and (f), kernel (c) booted
-with page tags in page flags.
+with page tags in page flags. With --node (BENCH_NODE=1), the instructions that
+per-node counting adds, built in and off, and on: kernels (g), (h) and (i).
 
 OUT_DIR holds the console logs boot-KERNEL-MODE-rROUND.log (KERNEL: nop, c,
 rust; MODE: tcg, icount) and run.env (what bench.sh ran). BUILD_DIR holds the
@@ -37,7 +38,7 @@ from boots import (
     values,
 )
 from objects import core_table, memory_table, object_diff
-from features import capture_main, fault_main, pgflags_main, rust_sites_table
+from features import capture_main, fault_main, node_main, pgflags_main, rust_sites_table
 
 
 def alloc_table(boots, mode, phase):
@@ -361,6 +362,9 @@ def per_mode(p, boots, env, table_fn):
 def main():
     if sys.argv[1] == "--pgflags":
         pgflags_main(sys.argv[2])
+        return
+    if sys.argv[1] == "--node":
+        node_main(sys.argv[2])
         return
     if sys.argv[1] == "--fault":
         fault_main(sys.argv[2])

@@ -6,11 +6,14 @@
 # CPUs it gave each node, alloctag_numa=CPUS0/CPUS1/... on the kernel command
 # line (cpulist syntax), and every test first checks that the guest sees
 # exactly that: a kernel that cannot read ACPI's SRAT boots with one node
-# and every test here would pass vacuously on it.
+# and every test here would pass vacuously on it. alloctag_numa_memless=N
+# says node N has no memory (run-qemu.sh's QEMU_NUMA_MEMLESS).
 
-# Checks the guest's nodes and their CPUs against alloctag_numa=.
+# Checks the guest's nodes, their CPUs and which have memory against
+# alloctag_numa= and alloctag_numa_memless=.
 numa_topology_as_asked() {
 	_nt_want=$(sed -n 's/.*alloctag_numa=\([^ ]*\).*/\1/p' /proc/cmdline)
+	_nt_memless=$(sed -n 's/.*alloctag_numa_memless=\([0-9]*\).*/\1/p' /proc/cmdline)
 	[ -n "$_nt_want" ] || fail "booted without alloctag_numa=: $(cat /proc/cmdline)" || return 1
 	_nt_i=0
 	for _nt_cpus in $(echo "$_nt_want" | tr / ' '); do
@@ -18,8 +21,12 @@ numa_topology_as_asked() {
 		[ -d "$_nt_dir" ] || fail "no node $_nt_i: online nodes $(cat /sys/devices/system/node/online 2>/dev/null)" || return 1
 		[ "$(cat "$_nt_dir/cpulist")" = "$_nt_cpus" ] ||
 			fail "node $_nt_i has CPUs $(cat "$_nt_dir/cpulist"), not $_nt_cpus" || return 1
-		[ "$(awk '$3 == "MemTotal:" { print $4 }' "$_nt_dir/meminfo")" -gt 0 ] ||
-			fail "node $_nt_i has no memory" || return 1
+		_nt_mem=$(awk '$3 == "MemTotal:" { print $4 }' "$_nt_dir/meminfo")
+		if [ "$_nt_i" = "$_nt_memless" ]; then
+			[ "$_nt_mem" = 0 ] || fail "node $_nt_i has $_nt_mem kB of memory, not none" || return 1
+		else
+			[ "$_nt_mem" -gt 0 ] || fail "node $_nt_i has no memory" || return 1
+		fi
 		_nt_i=$((_nt_i + 1))
 	done
 	[ "$(cat /sys/devices/system/node/online)" = "0-$((_nt_i - 1))" ] ||
@@ -285,6 +292,40 @@ numa_switch_on_fails_keeping_the_first_chunk() {
 	[ -n "$site" ] || fail "no site of pcpu_alloc_tags_late in $PROC_ALLOCINFO" || return 1
 	switch_on_fails_at "$site" '' "the per-CPU chunks' tag vectors"
 	dynamic_made 64
+}
+
+# A node without memory (the numa-memless boot of scripts/build-matrix.sh,
+# booted on: node 1 has CPUs and no memory). Memory asked for by one of its
+# CPUs (no node given) comes from node 0 and counts there, slab, page and vmalloc
+# alike; node 1 holds nothing; the free from CPU 0 takes it all back. (Its
+# CPUs' memory is never their node's: every count of theirs takes the tag's
+# slot, the remote path.)
+test_boot_numa_memless_counts_where_the_memory_is() {
+	numa_topology_as_asked || return 1
+	numa_module_loaded || return 1
+	[ "$(cat /sys/devices/system/node/has_memory)" = 0 ] ||
+		fail "nodes with memory: $(cat /sys/devices/system/node/has_memory), not 0"
+	for k in slab page vmalloc; do
+		site=hold_${k}_node
+		taskset -c "$far" capwriter "$NUMA_HOLD" "$k -1 3" >/dev/null || fail "$k for no node on CPU $far"
+		grep -qx "$k 0 0 0" "$NUMA_NODES" || fail "not on node 0: $(cat "$NUMA_NODES")"
+		read -r b c <<-EOT
+			$(numa_text "$site")
+		EOT
+		[ "$c" -ge 3 ] && [ "$b" -ge 1536 ] || fail "$site: $b $c after 3 allocations"
+		[ "$(numa_node_share "$site" 0)" = "$b $c" ] ||
+			fail "$site: node 0 has $(numa_node_share "$site" 0), the site $b $c"
+		for n in 1 2; do
+			[ "$(numa_node_share "$site" "$n")" = "0 0" ] ||
+				fail "$site: node share $n is $(numa_node_share "$site" "$n"), with all on node 0"
+		done
+		taskset -c 0 capwriter "$NUMA_HOLD" free >/dev/null || fail "freeing on CPU 0"
+		[ "$(numa_text "$site")" = "0 0" ] || fail "$site: $(numa_text "$site") after the free"
+		for n in 0 1 2; do
+			[ "$(numa_node_share "$site" "$n")" = "0 0" ] ||
+				fail "$site: node share $n is $(numa_node_share "$site" "$n") after the free"
+		done
+	done
 }
 
 # Booted 0 (the numa-switch boot of scripts/build-matrix.sh): per-node

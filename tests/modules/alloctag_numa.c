@@ -11,7 +11,9 @@
  * (hold_page_node()); vmalloc, vmalloc_node() of four pages
  * (hold_vmalloc_node()). The first two with __GFP_THISNODE: without it
  * SLUB (and SLUB_TINY always) may hand out a free object of another node's
- * partial slab. At most 64 of each are held. A write of "free"
+ * partial slab; NODE -1 (NUMA_NO_NODE) leaves both out, so that the memory
+ * is where the allocator's policy puts it (for a CPU of a node without
+ * memory, the nearest node with some). At most 64 of each are held. A write of "free"
  * frees them all, in the writer's context. Reading
  * /sys/kernel/debug/alloctag_numa/nodes gives each held allocation's node,
  * one line per kind ("slab 1 1 1"): the node of its slab, of its page, or
@@ -43,14 +45,20 @@ static void *held[KINDS][HELD_MAX];
 static unsigned int held_n[KINDS];
 static struct dentry *dir;
 
+/* on that node exactly; or where the allocator's policy puts it, for -1 */
+static gfp_t gfp_for(int node)
+{
+	return node == NUMA_NO_NODE ? GFP_KERNEL : GFP_KERNEL | __GFP_THISNODE;
+}
+
 static noinline void *hold_slab_node(int node)
 {
-	return kmalloc_node(SLAB_SIZE, GFP_KERNEL | __GFP_THISNODE, node);
+	return kmalloc_node(SLAB_SIZE, gfp_for(node), node);
 }
 
 static noinline void *hold_page_node(int node)
 {
-	struct page *page = alloc_pages_node(node, GFP_KERNEL | __GFP_THISNODE, 0);
+	struct page *page = alloc_pages_node(node, gfp_for(node), 0);
 
 	return page ? page_address(page) : NULL;
 }
@@ -137,7 +145,8 @@ static ssize_t hold_write(struct file *file, const char __user *ubuf, size_t len
 	}
 	ret = -EINVAL;
 	if (sscanf(buf, "%7s %d %u", name, &node, &n) != 3 ||
-	    node < 0 || node >= nr_node_ids || !node_online(node))
+	    (node != NUMA_NO_NODE &&
+	     (node < 0 || node >= nr_node_ids || !node_online(node))))
 		goto out;
 	for (k = 0; k < KINDS; k++)
 		if (!strcmp(name, kind_names[k]))
