@@ -15,20 +15,38 @@
 # (default $BUILD_DIR/kernel-test), and the script fails unless they are
 # contrib/syzkaller/alloctag.txt.const, byte for byte (that file is
 # syz-extract's output; the host test checks its values against the
-# header). Last it builds syzkaller's manager, fuzzer and executor from the
-# copy (about 3 minutes on 2 cores with Go's cache cold). The fuzzing kernel
-# and the syz-manager run are the next stage (not here yet).
+# header). Then it builds syzkaller's manager, fuzzer and executor from the
+# copy (about 3 minutes on 2 cores with Go's cache cold).
+#
+# Then the run: it builds the fuzzing kernel, $BUILD_DIR/kernel-syzkaller
+# (scripts/configs/syzkaller.config: the matrix's kasan configuration with
+# KCOV and what syzkaller's image "9p" needs), and runs syz-manager on it for
+# SYZ_MINUTES (default 60) minutes: one QEMU VM (TCG, 2 vCPUs, 2 GiB) whose
+# root is the host's over virtio-9p, sshd started by syzkaller's generated
+# init (the host needs openssh-server and ifupdown), enable_syscalls limited
+# to what reaches alloctag (contrib/syzkaller/manager.json) and the
+# allocation-heavy calls that drive the hooks while fault rules and capture
+# selections are armed. Timeouts are syzkaller's for emulated targets
+# (slowdown 10; the 2023 tree assumes KVM for x86 on x86). What it leaves in
+# $BUILD_DIR/syzkaller/workdir: the corpus, the crashes with their logs,
+# reports and reproducers; scripts/syzkaller.sh prints the manager's
+# figures (executions, corpus, coverage, crashes) at the end, and the
+# coverage of alloctag's C glue and of the allocation hooks, by function,
+# from the manager's /funccover (scripts/syzkaller/report.py, into
+# $BUILD_DIR/syzkaller/report.md). SYZ_MINUTES=0 stops after the build.
 #
 # Found with it: syzkaller's compiler refuses a len as output
 # ("len type must not be used as output"): GET_SPLIT's nr is described as
 # input only.
 #
-# Usage: scripts/syzkaller.sh SYZKALLER_TREE [KBUILD]
+# Usage: [SYZ_MINUTES=N] scripts/syzkaller.sh SYZKALLER_TREE [KBUILD]
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 tree=${1:?usage: scripts/syzkaller.sh SYZKALLER_TREE [KBUILD] (a syzkaller source tree)}
 kbuild=${2:-$BUILD_DIR/kernel-test}
+minutes=${SYZ_MINUTES:-60}
+case $minutes in '' | *[!0-9]*) die "SYZ_MINUTES must be a number of minutes, not '$minutes'" ;; esac
 [ -f "$tree/go.mod" ] && [ -d "$tree/sys/linux" ] || die "$tree is no syzkaller source tree"
 command -v go >/dev/null || die "no go (scripts/install-deps.sh installs golang-go)"
 out=$BUILD_DIR/syzkaller
@@ -66,6 +84,11 @@ func NewContext(customZoneID string) (*Context, error) {
 	return nil, errors.New("gce: not built in (scripts/syzkaller.sh)")
 }
 GO
+# TCG, not KVM: the timeouts of an emulated target (pkg/mgrconfig/load.go
+# gives them only where the host's and the target's arch differ).
+sed -i 's/^\tslowdown := 1$/\tslowdown := 10 \/\/ alloctag: TCG (scripts\/syzkaller.sh)/' "$src/pkg/mgrconfig/load.go"
+grep -q 'slowdown := 10 // alloctag' "$src/pkg/mgrconfig/load.go" ||
+	die "pkg/mgrconfig/load.go of $tree has no 'slowdown := 1' to raise"
 
 log "syzkaller: building syz-sysgen and syz-extract ($(go version))"
 for tool in syz-sysgen syz-extract; do
@@ -100,3 +123,53 @@ log "syzkaller: building syz-manager, syz-fuzzer, syz-execprog and syz-executor"
 (cd "$src" && make REV=alloctag GITREVDATE=0 manager fuzzer execprog executor) >"$out/make.log" 2>&1 ||
 	{ tail -n 20 "$out/make.log" >&2; die "building syzkaller failed ($out/make.log)"; }
 log "syzkaller: built in $src/bin"
+
+[ "$minutes" != 0 ] || exit 0
+
+for tool in /usr/sbin/sshd /sbin/ifup ssh ssh-keygen; do
+	command -v "$tool" >/dev/null ||
+		die "no $tool: syzkaller's image \"9p\" runs the host's (apt-get install openssh-server ifupdown openssh-client)"
+done
+log "syzkaller: building the fuzzing kernel (nodebug + numa + kasan + syzkaller.config)"
+KERNEL_CONFIG=nodebug "$ALLOCTAG_ROOT/scripts/build-kernel.sh" syzkaller \
+	"$ALLOCTAG_ROOT/scripts/configs/numa.config" "$ALLOCTAG_ROOT/scripts/configs/kasan.config" \
+	"$ALLOCTAG_ROOT/scripts/configs/syzkaller.config" >"$out/kernel.log" 2>&1 ||
+	{ tail -n 20 "$out/kernel.log" >&2; die "building the fuzzing kernel failed ($out/kernel.log)"; }
+kernel=$BUILD_DIR/kernel-syzkaller
+for opt in KCOV KCOV_ENABLE_COMPARISONS KASAN PROVE_LOCKING 9P_FS VIRTIO_NET ALLOCTAG_FAULT_INJECTION \
+	ALLOCTAG_CAPTURE ALLOCTAG_WASTE ALLOCTAG_PER_NODE; do
+	grep -qx "CONFIG_$opt=y" "$kernel/.config" || die "the fuzzing kernel lacks CONFIG_$opt"
+done
+! grep -qx 'CONFIG_MEM_ALLOC_PROFILING_DEBUG=y' "$kernel/.config" ||
+	die "the fuzzing kernel has MEM_ALLOC_PROFILING_DEBUG"
+
+# The manager's configuration: contrib/syzkaller/manager.json with this
+# machine's paths.
+workdir=$out/workdir
+mkdir -p "$workdir"
+port=56741
+python3 - "$ALLOCTAG_ROOT/contrib/syzkaller/manager.json" "$out/manager.cfg" <<PY
+import json, sys
+cfg = json.load(open(sys.argv[1]))
+cfg.update({"workdir": "$workdir", "kernel_obj": "$kernel", "kernel_src": "$SRC_TREE",
+            "kernel_build_src": "$SRC_TREE", "syzkaller": "$src", "http": "127.0.0.1:$port"})
+cfg["vm"]["kernel"] = "$kernel/arch/x86/boot/bzImage"
+json.dump(cfg, open(sys.argv[2], "w"), indent=1)
+PY
+log "syzkaller: syz-manager for $minutes minutes ($out/manager.cfg, log $out/manager.log, http://127.0.0.1:$port)"
+"$src/bin/syz-manager" -config "$out/manager.cfg" >"$out/manager.log" 2>&1 &
+manager=$!
+trap 'kill -INT "$manager" 2>/dev/null || true' EXIT
+end=$((SECONDS + minutes * 60))
+while [ "$SECONDS" -lt "$end" ]; do
+	kill -0 "$manager" 2>/dev/null || { tail -n 30 "$out/manager.log" >&2; die "syz-manager ended after $((SECONDS / 60)) of $minutes minutes"; }
+	sleep 10
+done
+# Its figures and raw coverage before it stops (its web server goes with it).
+curl -fsS "http://127.0.0.1:$port/" >"$out/summary.html" || die "the manager's page did not answer"
+curl -fsS "http://127.0.0.1:$port/funccover" >"$out/funccover.csv" ||
+	echo "syzkaller: the manager's coverage by function did not answer ($out/funccover.csv)" >&2
+kill -INT "$manager"
+wait "$manager" || true
+trap - EXIT
+python3 "$ALLOCTAG_ROOT/scripts/syzkaller/report.py" "$out" "$kernel" | tee "$out/report.md"

@@ -368,3 +368,18 @@ test_boot_numa_switch_on_before_the_first_count() {
 	numa_node_exact page "$far"
 	numa_node_exact slab "$far"
 }
+
+# Last of the numa-memless boot (per-node counting on, in format 1.0, which
+# the fuzzer's allocinfo-check reads), as it leaves profiling as it flipped
+# it. The in-tree fuzzer (tests/guest/fuzz.sh's) for a short while: its
+# GET_SPLIT oracle learns the node split's width (nr_node_ids + 1) and checks
+# answers by node against it, while node 1's CPUs count on the slots.
+test_boot_numa_memless_fuzzer_checks_node_splits() {
+	numa_topology_as_asked || return 1
+	command -v allocinfo-fuzz >/dev/null || fail "no /bin/allocinfo-fuzz" || return 1
+	rc=0
+	allocinfo-fuzz 30 >/tmp/numa-fuzz.out 2>&1 || rc=$?
+	[ "$rc" = 0 ] || fail "allocinfo-fuzz exited $rc: $(grep -A 8 -E "^fuzz: FAIL" /tmp/numa-fuzz.out)"
+	grep -Eq '^fuzz: [1-9][0-9]* ioctl GET_SPLIT answers by node checked \(widths 4, 3\)$' /tmp/numa-fuzz.out ||
+		fail "no GET_SPLIT by node checked: $(grep 'by node' /tmp/numa-fuzz.out)"
+}

@@ -10,7 +10,7 @@
 
 use crate::shared::{ALLOCINFO, Shared, errname, errno};
 use crate::split::{self, Kept};
-use crate::split_calls::{SplitBuffers, get_split, split_width};
+use crate::split_calls::{SplitBuffers, get_split, split_widths};
 use crate::userptr::{ro_page, unmapped};
 use allocinfo_fuzz::shown;
 use allocinfo_ioctl::abi::*;
@@ -201,19 +201,20 @@ const KNOWN: [Request; 4] = [
 
 /// The ioctls with random commands, arguments and pointers.
 pub(crate) fn ioctls(sh: &Shared, mut rng: ChaCha8Rng) {
-    // Succeeded, refused, GET_AT answers checked, GET_SPLIT answers checked.
-    let mut n = [0u64; 4];
+    // Succeeded, refused, GET_AT answers checked, GET_SPLIT answers checked,
+    // of them by node.
+    let mut n = [0u64; 5];
     let ro = ro_page();
     let ro_end = ro.wrapping_add(4096);
-    let width = split_width(sh);
-    let mut bufs = SplitBuffers::new(ro, width);
+    let widths = split_widths(sh);
+    let mut bufs = SplitBuffers::new(ro, widths.max());
     let mut file = fs::File::open(ALLOCINFO).ok();
     // A new file keeps no split.
-    let mut kept: Kept = Some(false);
+    let mut kept = Kept::Nothing;
     while sh.running() {
         if file.is_none() || rng.random_bool(0.02) {
             file = fs::File::open(ALLOCINFO).ok();
-            kept = Some(false);
+            kept = Kept::Nothing;
         }
         let Some(fd) = file.as_ref().map(|f| f.as_raw_fd()) else {
             sh.fail("cannot open /proc/allocinfo");
@@ -234,7 +235,7 @@ pub(crate) fn ioctls(sh: &Shared, mut rng: ChaCha8Rng) {
             _ => ALLOCINFO_IOC_GET_SPLIT,
         };
         if cmd == ALLOCINFO_IOC_GET_SPLIT {
-            get_split(sh, &mut rng, fd, width, &mut kept, &mut bufs, &mut n);
+            get_split(sh, &mut rng, fd, widths, &mut kept, &mut bufs, &mut n);
             continue;
         }
         let known = KNOWN.contains(&cmd);
@@ -336,6 +337,16 @@ pub(crate) fn ioctls(sh: &Shared, mut rng: ChaCha8Rng) {
     sh.count("ioctls refused".into(), n[1]);
     sh.count("ioctl GET_AT answers checked".into(), n[2]);
     sh.count("ioctl GET_SPLIT answers checked".into(), n[3]);
+    sh.count(
+        format!(
+            "ioctl GET_SPLIT answers by node checked (widths {}, {})",
+            widths.cpu,
+            widths
+                .node
+                .map_or("node split refused".into(), |w| w.to_string())
+        ),
+        n[4],
+    );
 }
 
 /// Whether to check that a walk keeps its place, about one time in three:

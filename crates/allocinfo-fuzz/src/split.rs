@@ -9,11 +9,43 @@
 use allocinfo_ioctl::abi::*;
 use rand::{Rng, RngExt};
 
-/// What the fuzzer knows of the split an open file keeps: none kept (a new
-/// file, or after a GET_AT that answered), one kept (after a GET_SPLIT that
-/// answered), or not known (after a call that failed past the point where
-/// the kernel replaces the filter and split).
-pub(crate) type Kept = Option<bool>;
+/// What the fuzzer knows of the split an open file keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kept {
+    /// None: a new file, or after a GET_AT that answered.
+    Nothing,
+    /// One, of this many shares: after a GET_SPLIT that answered.
+    Width(u32),
+    /// Not known: after a call that failed past the point where the kernel
+    /// replaces the filter and split.
+    Unknown,
+}
+
+/// The widths of the splits, as GET_SPLIT's `nr` 0 answered on a new file:
+/// by CPU `nr_cpu_ids`; by node `nr_node_ids + 1`, or none where the node
+/// split is refused (`EOPNOTSUPP`: per-node counting off or not built).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Widths {
+    pub(crate) cpu: u32,
+    pub(crate) node: Option<u32>,
+}
+
+impl Widths {
+    /// The width of split `by`: `None` for the node split where it is
+    /// refused, and for unknown splits.
+    pub(crate) fn of(&self, by: u32) -> Option<u32> {
+        match by {
+            ALLOCINFO_SPLIT_CPU => Some(self.cpu),
+            ALLOCINFO_SPLIT_NODE => self.node,
+            _ => None,
+        }
+    }
+
+    /// The widest split: what a buffer must hold.
+    pub(crate) fn max(&self) -> u32 {
+        self.cpu.max(self.node.unwrap_or(0))
+    }
+}
 
 /// A GET_SPLIT's arguments, whose pointer to the struct is readable and
 /// writable: all that decides its answer but the tags.
@@ -23,13 +55,38 @@ pub(crate) struct Case {
     pub(crate) flags: u32,
     pub(crate) at: i32,
     pub(crate) nr: u32,
-    /// The number of shares, `nr_cpu_ids`, as `nr` 0 answered.
-    pub(crate) width: u32,
+    pub(crate) widths: Widths,
     /// Whether the kernel takes the filter (`ioctls::filter_ok`).
     pub(crate) filter_ok: bool,
-    /// Whether `entries` is writable for `width` entries.
-    pub(crate) entries_ok: bool,
+    /// How many bytes `entries` can take (0: none, a bad pointer).
+    pub(crate) room: u64,
     pub(crate) kept: Kept,
+}
+
+impl Case {
+    /// Whether `entries` takes `width` entries.
+    pub(crate) fn entries_ok(&self, width: u32) -> bool {
+        u64::from(width) * size_of::<AllocinfoSplitEntry>() as u64 <= self.room && self.room > 0
+    }
+
+    /// The widths the call may answer with: its split's, the kept one's
+    /// for `_NEXT` (any for a kept split not known); none where it is
+    /// refused before.
+    pub(crate) fn widths(&self) -> Vec<u32> {
+        if self.flags & ALLOCINFO_SPLIT_NEXT != 0 {
+            match self.kept {
+                Kept::Nothing => vec![],
+                Kept::Width(w) => vec![w],
+                Kept::Unknown => {
+                    let mut w = vec![self.widths.cpu];
+                    w.extend(self.widths.node.filter(|&n| n != self.widths.cpu));
+                    w
+                }
+            }
+        } else {
+            self.widths.of(self.by).into_iter().collect()
+        }
+    }
 }
 
 /// The answers the ABI allows a GET_SPLIT: success, and these errnos.
@@ -57,9 +114,11 @@ impl Allowed {
 
 /// What GET_SPLIT may answer in `c`, in the kernel's order of checks:
 /// unknown flags; with `ALLOCINFO_SPLIT_NEXT` no split kept, else the split
-/// (by node `EOPNOTSUPP`, unknown `EINVAL`), its CPU and the filter; `nr` 0
-/// answers the width, a smaller `nr` than the width is `EINVAL`; then the
-/// search (`ENOENT` past the matches) and the entries' write (`EFAULT`).
+/// (by node `EOPNOTSUPP` where it is refused, unknown `EINVAL`), its CPU or
+/// node and the filter; `nr` 0 answers the width, a smaller `nr` than the
+/// width is `EINVAL`; then the search (`ENOENT` past the matches) and the
+/// entries' write (`EFAULT`). With a kept split not known, what any width
+/// allows.
 pub(crate) fn allowed(c: &Case) -> Allowed {
     if c.flags & !ALLOCINFO_SPLIT_NEXT != 0 {
         return Allowed::only(libc::EINVAL);
@@ -67,35 +126,42 @@ pub(crate) fn allowed(c: &Case) -> Allowed {
     let mut errs = Vec::new();
     if c.flags & ALLOCINFO_SPLIT_NEXT != 0 {
         match c.kept {
-            Some(false) => return Allowed::only(libc::EINVAL),
-            None => errs.push(libc::EINVAL),
-            Some(true) => {}
+            Kept::Nothing => return Allowed::only(libc::EINVAL),
+            Kept::Unknown => errs.push(libc::EINVAL),
+            Kept::Width(_) => {}
         }
     } else {
-        if c.by == ALLOCINFO_SPLIT_NODE {
+        if c.by == ALLOCINFO_SPLIT_NODE && c.widths.node.is_none() {
             return Allowed::only(libc::EOPNOTSUPP);
         }
-        if c.by != ALLOCINFO_SPLIT_CPU
-            || !(c.at == -1 || (c.at >= 0 && (c.at as u32) < c.width))
-            || !c.filter_ok
-        {
+        let Some(width) = c.widths.of(c.by) else {
+            return Allowed::only(libc::EINVAL);
+        };
+        if !(c.at == -1 || (c.at >= 0 && (c.at as u32) < width)) || !c.filter_ok {
             return Allowed::only(libc::EINVAL);
         }
     }
-    let ok = if c.nr == 0 {
-        true
-    } else if c.nr < c.width {
-        if !errs.contains(&libc::EINVAL) {
+    let mut ok = false;
+    for width in c.widths() {
+        if c.nr == 0 {
+            ok = true;
+        } else if c.nr < width {
             errs.push(libc::EINVAL);
+        } else {
+            errs.push(libc::ENOENT);
+            if c.entries_ok(width) {
+                ok = true;
+            } else {
+                errs.push(libc::EFAULT);
+            }
         }
-        false
-    } else {
-        errs.push(libc::ENOENT);
-        if !c.entries_ok {
-            errs.push(libc::EFAULT);
-        }
-        c.entries_ok
-    };
+    }
+    let mut seen = Vec::new();
+    errs.retain(|e| {
+        let new = !seen.contains(e);
+        seen.push(*e);
+        new
+    });
     Allowed { ok, errs }
 }
 
@@ -106,13 +172,16 @@ pub(crate) fn allowed(c: &Case) -> Allowed {
 /// `pos` beyond the number of tags changes nothing).
 pub(crate) fn kept_after(c: &Case, r: Result<(), i32>) -> Kept {
     let searched = c.flags == 0 && c.nr != 0;
+    let Some(width) = c.widths.of(c.by) else {
+        return c.kept;
+    };
     match r {
         _ if !searched => c.kept,
-        Ok(()) => Some(true),
+        Ok(()) => Kept::Width(width),
         Err(libc::EINVAL | libc::EOPNOTSUPP) => c.kept,
-        Err(libc::EFAULT) if !c.entries_ok => Some(true),
-        Err(libc::ENOENT) if c.kept == Some(true) => Some(true),
-        Err(_) => None,
+        Err(libc::EFAULT) if !c.entries_ok(width) => Kept::Width(width),
+        Err(libc::ENOENT) if c.kept == Kept::Width(width) => c.kept,
+        Err(_) => Kept::Unknown,
     }
 }
 
@@ -120,8 +189,8 @@ pub(crate) fn kept_after(c: &Case, r: Result<(), i32>) -> Kept {
 /// that searched drops it, and one refused before its search keeps it.
 pub(crate) fn kept_after_get_at(kept: Kept, r: Result<(), i32>) -> Kept {
     match (kept, r) {
-        (_, Ok(())) | (Some(false), _) => Some(false),
-        _ => None,
+        (_, Ok(())) | (Kept::Nothing, _) => Kept::Nothing,
+        _ => Kept::Unknown,
     }
 }
 
@@ -205,16 +274,19 @@ mod tests {
     const ENOENT: i32 = libc::ENOENT;
     const EFAULT: i32 = libc::EFAULT;
 
+    /// Room for 8 entries.
+    const ROOM: u64 = 8 * 16;
+
     fn case() -> Case {
         Case {
             by: ALLOCINFO_SPLIT_CPU,
             flags: 0,
             at: -1,
             nr: 4,
-            width: 4,
+            widths: Widths { cpu: 4, node: None },
             filter_ok: true,
-            entries_ok: true,
-            kept: Some(false),
+            room: ROOM,
+            kept: Kept::Nothing,
         }
     }
 
@@ -240,7 +312,8 @@ mod tests {
             };
             assert_eq!(allowed(&bad), errs(false, &[EINVAL]), "{flags:#x}");
         }
-        // The splits: by node is not supported, unknown ones are refused.
+        // The splits: by node is refused without per-node counting, unknown
+        // ones are.
         assert_eq!(
             allowed(&Case {
                 by: ALLOCINFO_SPLIT_NODE,
@@ -267,21 +340,68 @@ mod tests {
         assert_eq!(allowed(&Case { nr: 3, ..c }), errs(false, &[EINVAL]));
         assert_eq!(allowed(&Case { nr: u32::MAX, ..c }), errs(true, &[ENOENT]));
         // Entries it cannot write: EFAULT, unless nothing matched.
+        for room in [0, 3 * 16] {
+            assert_eq!(allowed(&Case { room, ..c }), errs(false, &[ENOENT, EFAULT]));
+            assert_eq!(allowed(&Case { room, nr: 0, ..c }), errs(true, &[]));
+        }
+    }
+
+    /// With per-node counting on, the node split has its own width: its
+    /// node (or per-CPU memory's share) below it, its `nr` at least it.
+    #[test]
+    fn get_split_by_node_has_the_nodes_width() {
+        let c = Case {
+            by: ALLOCINFO_SPLIT_NODE,
+            nr: 3,
+            widths: Widths {
+                cpu: 4,
+                node: Some(3),
+            },
+            ..case()
+        };
+        assert_eq!(allowed(&c), errs(true, &[ENOENT]));
+        for (at, ok) in [(-1, true), (2, true), (3, false), (-2, false)] {
+            assert_eq!(allowed(&Case { at, nr: 0, ..c }).ok, ok, "at {at}");
+        }
+        assert_eq!(allowed(&Case { nr: 2, ..c }), errs(false, &[EINVAL]));
+        // Room for the node split's 3 entries, not the CPU split's 4.
+        let room = 3 * 16;
+        assert_eq!(allowed(&Case { room, ..c }), errs(true, &[ENOENT]));
         assert_eq!(
             allowed(&Case {
-                entries_ok: false,
+                room,
+                by: ALLOCINFO_SPLIT_CPU,
+                nr: 4,
                 ..c
             }),
             errs(false, &[ENOENT, EFAULT])
         );
-        assert_eq!(
-            allowed(&Case {
-                entries_ok: false,
-                nr: 0,
-                ..c
-            }),
-            errs(true, &[])
-        );
+        // What is kept is the node split's width.
+        assert_eq!(kept_after(&c, Ok(())), Kept::Width(3));
+        // _NEXT after it: its width, whatever `by` says now.
+        let next = Case {
+            flags: ALLOCINFO_SPLIT_NEXT,
+            by: ALLOCINFO_SPLIT_CPU,
+            kept: Kept::Width(3),
+            ..c
+        };
+        assert_eq!(allowed(&next), errs(true, &[ENOENT]));
+        assert_eq!(allowed(&Case { nr: 2, ..next }), errs(false, &[EINVAL]));
+        // Not known which: what either width allows.
+        let unknown = Case {
+            kept: Kept::Unknown,
+            nr: 3,
+            ..next
+        };
+        assert_eq!(allowed(&unknown), errs(true, &[EINVAL, ENOENT]));
+        // nr 4 with room for 3: the node split's answer, or the CPU
+        // split's EFAULT.
+        let a = allowed(&Case {
+            room,
+            nr: 4,
+            ..unknown
+        });
+        assert!(a.ok && a.allows(Err(EFAULT)) && a.allows(Err(EINVAL)));
     }
 
     /// `_NEXT` reads neither the split, nor the CPU, nor the filter: only
@@ -296,16 +416,11 @@ mod tests {
             ..case()
         };
         assert_eq!(allowed(&next), errs(false, &[EINVAL]));
+        let kept = Kept::Width(4);
+        assert_eq!(allowed(&Case { kept, ..next }), errs(true, &[ENOENT]));
         assert_eq!(
             allowed(&Case {
-                kept: Some(true),
-                ..next
-            }),
-            errs(true, &[ENOENT])
-        );
-        assert_eq!(
-            allowed(&Case {
-                kept: Some(true),
+                kept,
                 nr: 0,
                 ..next
             }),
@@ -313,28 +428,32 @@ mod tests {
         );
         assert_eq!(
             allowed(&Case {
-                kept: Some(true),
+                kept,
                 nr: 1,
                 ..next
             }),
             errs(false, &[EINVAL])
         );
         // Not known: EINVAL, or what a kept split allows.
+        let unknown = Kept::Unknown;
         assert_eq!(
-            allowed(&Case { kept: None, ..next }),
+            allowed(&Case {
+                kept: unknown,
+                ..next
+            }),
             errs(true, &[EINVAL, ENOENT])
         );
         assert_eq!(
             allowed(&Case {
-                kept: None,
+                kept: unknown,
                 nr: 2,
                 ..next
             }),
             errs(false, &[EINVAL])
         );
         let a = allowed(&Case {
-            kept: None,
-            entries_ok: false,
+            kept: unknown,
+            room: 0,
             ..next
         });
         assert!(!a.allows(Ok(())) && a.allows(Err(EFAULT)) && a.allows(Err(EINVAL)));
@@ -343,31 +462,40 @@ mod tests {
     #[test]
     fn what_is_known_of_the_kept_split() {
         let c = case();
-        assert_eq!(kept_after(&c, Ok(())), Some(true));
-        assert_eq!(kept_after(&Case { nr: 0, ..c }, Ok(())), Some(false));
-        assert_eq!(kept_after(&c, Err(EINVAL)), Some(false));
-        assert_eq!(kept_after(&c, Err(libc::EOPNOTSUPP)), Some(false));
-        assert_eq!(kept_after(&c, Err(ENOENT)), None);
-        let kept = Case {
-            kept: Some(true),
+        let four = Kept::Width(4);
+        assert_eq!(kept_after(&c, Ok(())), four);
+        assert_eq!(kept_after(&Case { nr: 0, ..c }, Ok(())), Kept::Nothing);
+        assert_eq!(kept_after(&c, Err(EINVAL)), Kept::Nothing);
+        assert_eq!(
+            kept_after(
+                &Case {
+                    by: ALLOCINFO_SPLIT_NODE,
+                    ..c
+                },
+                Err(libc::EOPNOTSUPP)
+            ),
+            Kept::Nothing
+        );
+        assert_eq!(kept_after(&c, Err(ENOENT)), Kept::Unknown);
+        let kept = Case { kept: four, ..c };
+        assert_eq!(kept_after(&kept, Err(ENOENT)), four);
+        // A kept split of another width: ENOENT leaves either.
+        let other = Case {
+            kept: Kept::Width(3),
             ..c
         };
-        assert_eq!(kept_after(&kept, Err(ENOENT)), Some(true));
-        let bad_entries = Case {
-            entries_ok: false,
-            ..c
-        };
-        assert_eq!(kept_after(&bad_entries, Err(EFAULT)), Some(true));
+        assert_eq!(kept_after(&other, Err(ENOENT)), Kept::Unknown);
+        assert_eq!(kept_after(&Case { room: 0, ..c }, Err(EFAULT)), four);
         // _NEXT and unknown flags change nothing.
         for flags in [ALLOCINFO_SPLIT_NEXT, 2] {
-            assert_eq!(kept_after(&Case { flags, ..c }, Ok(())), Some(false));
-            assert_eq!(kept_after(&Case { flags, ..kept }, Err(ENOENT)), Some(true));
+            assert_eq!(kept_after(&Case { flags, ..c }, Ok(())), Kept::Nothing);
+            assert_eq!(kept_after(&Case { flags, ..kept }, Err(ENOENT)), four);
         }
-        assert_eq!(kept_after_get_at(Some(true), Ok(())), Some(false));
-        assert_eq!(kept_after_get_at(Some(true), Err(ENOENT)), None);
-        assert_eq!(kept_after_get_at(Some(false), Err(EFAULT)), Some(false));
-        assert_eq!(kept_after_get_at(None, Ok(())), Some(false));
-        assert_eq!(kept_after_get_at(None, Err(EINVAL)), None);
+        assert_eq!(kept_after_get_at(four, Ok(())), Kept::Nothing);
+        assert_eq!(kept_after_get_at(four, Err(ENOENT)), Kept::Unknown);
+        assert_eq!(kept_after_get_at(Kept::Nothing, Err(EFAULT)), Kept::Nothing);
+        assert_eq!(kept_after_get_at(Kept::Unknown, Ok(())), Kept::Nothing);
+        assert_eq!(kept_after_get_at(Kept::Unknown, Err(EINVAL)), Kept::Unknown);
     }
 
     #[test]

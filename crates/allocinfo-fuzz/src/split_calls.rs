@@ -6,7 +6,7 @@
 
 use crate::ioctls::{self, check_answer, content_id, cut_name, filter_ok, ioctl, random_filter};
 use crate::shared::{ALLOCINFO, Shared, errname};
-use crate::split::{self, Case, Kept};
+use crate::split::{self, Case, Kept, Widths};
 use crate::userptr::{rw_before_guard, unmapped};
 use allocinfo_fuzz::shown;
 use allocinfo_ioctl::abi::*;
@@ -42,36 +42,51 @@ impl SplitBuffers {
     }
 }
 
-/// The number of GET_SPLIT's shares, `nr_cpu_ids`: its answer to `nr` 0 on
-/// a new file, which must be the possible CPUs' (when sysfs says).
-pub(crate) fn split_width(sh: &Shared) -> u32 {
+/// The widths of GET_SPLIT's splits: its answers to `nr` 0 on a new file.
+/// By CPU `nr_cpu_ids`, which must be the possible CPUs' (when sysfs says);
+/// by node `nr_node_ids + 1`, which must be one more than the possible
+/// nodes' (when sysfs says), or `EOPNOTSUPP` where per-node counting is off.
+pub(crate) fn split_widths(sh: &Shared) -> Widths {
     let Ok(f) = fs::File::open(ALLOCINFO) else {
         sh.fail("cannot open /proc/allocinfo");
     };
-    let mut g = AllocinfoGetSplit {
-        pos: 0,
-        filter: AllocinfoFilter::NONE,
-        by: ALLOCINFO_SPLIT_CPU,
-        flags: 0,
-        at: -1,
-        nr: 0,
-        min_at: 0,
-        entries: 0,
-        data: AllocinfoTagData::ZERO,
+    let width = |by| {
+        let mut g = AllocinfoGetSplit {
+            pos: 0,
+            filter: AllocinfoFilter::NONE,
+            by,
+            flags: 0,
+            at: -1,
+            nr: 0,
+            min_at: 0,
+            entries: 0,
+            data: AllocinfoTagData::ZERO,
+        };
+        ioctl(f.as_raw_fd(), ALLOCINFO_IOC_GET_SPLIT, (&raw mut g).cast()).map(|()| g.nr)
     };
-    if let Err(e) = ioctl(f.as_raw_fd(), ALLOCINFO_IOC_GET_SPLIT, (&raw mut g).cast()) {
-        sh.fail(&format!("GET_SPLIT with nr 0: {}", errname(e)));
-    }
-    let possible = fs::read_to_string("/sys/devices/system/cpu/possible")
-        .ok()
-        .and_then(|t| split::cpus_from_possible(&t));
-    if g.nr == 0 || possible.is_some_and(|p| p != g.nr) {
-        sh.fail(&format!(
-            "GET_SPLIT with nr 0 answered {}, the possible CPUs {possible:?}",
-            g.nr
-        ));
-    }
-    g.nr
+    let possible = |what| {
+        fs::read_to_string(format!("/sys/devices/system/{what}/possible"))
+            .ok()
+            .and_then(|t| split::cpus_from_possible(&t))
+    };
+    let cpu = match width(ALLOCINFO_SPLIT_CPU) {
+        Ok(n) if n != 0 && possible("cpu").is_none_or(|p| p == n) => n,
+        r => sh.fail(&format!(
+            "GET_SPLIT by CPU with nr 0 answered {:?}, the possible CPUs {:?}",
+            r.map_err(errname),
+            possible("cpu")
+        )),
+    };
+    let node = match width(ALLOCINFO_SPLIT_NODE) {
+        Err(libc::EOPNOTSUPP) => None,
+        Ok(n) if n >= 2 && possible("node").is_none_or(|p| p + 1 == n) => Some(n),
+        r => sh.fail(&format!(
+            "GET_SPLIT by node with nr 0 answered {:?}, the possible nodes {:?}",
+            r.map_err(errname),
+            possible("node")
+        )),
+    };
+    Widths { cpu, node }
 }
 
 /// A GET_SPLIT with random arguments and pointers on `fd`, whose kept split
@@ -84,36 +99,47 @@ pub(crate) fn get_split(
     sh: &Shared,
     rng: &mut impl Rng,
     fd: i32,
-    width: u32,
+    widths: Widths,
     kept: &mut Kept,
     bufs: &mut SplitBuffers,
-    n: &mut [u64; 4],
+    n: &mut [u64; 5],
 ) {
+    let by = split::random_by(rng);
+    // The width this call's arguments aim at: its split's, or the CPUs'.
+    let width = widths.of(by).unwrap_or(widths.cpu);
     let len = width as usize * size_of::<AllocinfoSplitEntry>();
     bufs.entries.fill(SENTINEL);
     let ro_end = bufs.ro.wrapping_add(4096);
     let into_buffer = bufs.entries.as_mut_ptr() as u64;
-    let (entries, entries_ok, what): (u64, bool, &str) = match rng.random_range(0..16) {
-        0 => (0, false, "NULL"),
-        1 => (unmapped() as u64, false, "an unmapped page"),
-        2 => (bufs.ro as u64, false, "a read-only page"),
+    // Where the entries go, and how many bytes can be written there.
+    let (entries, room, what): (u64, usize, &str) = match rng.random_range(0..16) {
+        0 => (0, 0, "NULL"),
+        1 => (unmapped() as u64, 0, "an unmapped page"),
+        2 => (bufs.ro as u64, 0, "a read-only page"),
         3 => (
             ro_end.wrapping_sub(rng.random_range(1..=len)) as u64,
-            false,
+            0,
             "a read-only page's end",
         ),
-        4 => (0xffff_8880_0000_0000, false, "a kernel address"),
+        4 => (0xffff_8880_0000_0000, 0, "a kernel address"),
         5 if !bufs.guard_end.is_null() => (
             bufs.guard_end.wrapping_sub(len) as u64,
-            true,
+            len,
             "the end of writable memory",
         ),
-        6 if !bufs.guard_end.is_null() => (
-            bufs.guard_end.wrapping_sub(rng.random_range(1..len)) as u64,
-            false,
-            "across the end of writable memory",
+        6 if !bufs.guard_end.is_null() => {
+            let room = rng.random_range(1..len);
+            (
+                bufs.guard_end.wrapping_sub(room) as u64,
+                room,
+                "across the end of writable memory",
+            )
+        }
+        _ => (
+            into_buffer,
+            bufs.entries.len() * size_of::<AllocinfoSplitEntry>(),
+            "a buffer",
         ),
-        _ => (into_buffer, true, "a buffer"),
     };
     let mut g = AllocinfoGetSplit {
         pos: if rng.random_bool(0.8) {
@@ -122,7 +148,7 @@ pub(crate) fn get_split(
             rng.random()
         },
         filter: random_filter(rng),
-        by: split::random_by(rng),
+        by,
         flags: split::random_flags(rng),
         at: split::random_at(rng, width),
         nr: split::random_nr(rng, width),
@@ -162,15 +188,15 @@ pub(crate) fn get_split(
         flags: given.flags,
         at: given.at,
         nr: given.nr,
-        width,
+        widths,
         filter_ok: filter_ok(&given.filter),
-        entries_ok,
+        room: room as u64,
         kept: *kept,
     };
     let allowed = split::allowed(&case);
     if !allowed.allows(r) {
         sh.fail(&format!(
-            "GET_SPLIT (by {}, flags {:#x}, at {}, nr {} of {width}, mask {:#x}, pos {}, entries at {what}, split kept {:?}): {:?}; allowed: {}{}",
+            "GET_SPLIT (by {}, flags {:#x}, at {}, nr {} of {widths:?}, mask {:#x}, pos {}, entries at {what}, split kept {:?}): {:?}; allowed: {}{}",
             given.by,
             given.flags,
             given.at,
@@ -193,12 +219,19 @@ pub(crate) fn get_split(
         return;
     }
     let untouched_from = |from: usize| bufs.entries[from..].iter().all(|e| *e == SENTINEL);
-    if g.nr != width {
+    // The width it answers: its split's, or the kept one's (either, when
+    // which is not known).
+    if !case.widths().contains(&g.nr) {
         sh.fail(&format!(
-            "GET_SPLIT (nr {}) answered nr {}, not the width {width}",
-            given.nr, g.nr
+            "GET_SPLIT (by {}, flags {:#x}, nr {}) answered nr {}, not the width {:?}",
+            given.by,
+            given.flags,
+            given.nr,
+            g.nr,
+            case.widths()
         ));
     }
+    let width = g.nr;
     if given.nr == 0 {
         if (AllocinfoGetSplit { nr: 0, ..g }) != given {
             sh.fail("GET_SPLIT with nr 0 changed more than nr");
@@ -209,6 +242,9 @@ pub(crate) fn get_split(
         return;
     }
     n[3] += 1;
+    if case.widths.node == Some(width) && (given.flags == 0 && given.by == ALLOCINFO_SPLIT_NODE) {
+        n[4] += 1;
+    }
     if (AllocinfoGetSplit {
         nr: given.nr,
         data: given.data,

@@ -825,3 +825,45 @@ fn boot_parameters_are_listed_in_the_readme() {
         missing.join(", ")
     );
 }
+
+/// The calls of `contrib/syzkaller/manager.json`'s `enable_syscalls`: every
+/// call alloctag.txt describes is enabled by one of its entries (syzkaller's
+/// trailing `*` matches any rest), and every entry naming one of ours (a
+/// `$` variant) enables at least one: the run scripts/syzkaller.sh makes
+/// leaves none of the descriptions out and names none that is gone.
+#[test]
+fn the_managers_syscalls_are_the_descriptions() {
+    let json: serde_json::Value =
+        serde_json::from_str(&read("contrib/syzkaller/manager.json")).expect("manager.json");
+    let entries: Vec<&str> = json["enable_syscalls"]
+        .as_array()
+        .expect("no enable_syscalls list")
+        .iter()
+        .map(|e| e.as_str().expect("a call name"))
+        .collect();
+    assert!(entries.len() > 10, "enable_syscalls: {entries:?}");
+    let lines = descriptions();
+    let ours: Vec<&str> = calls(&lines).into_iter().map(|(n, _)| n).collect();
+    let matches = |pattern: &str, call: &str| match pattern.strip_suffix('*') {
+        Some(prefix) => call.starts_with(prefix),
+        None => call == pattern,
+    };
+    let left_out: Vec<&&str> = ours
+        .iter()
+        .filter(|c| !entries.iter().any(|e| matches(e, c)))
+        .collect();
+    assert!(
+        left_out.is_empty(),
+        "manager.json does not enable {left_out:?}"
+    );
+    let gone: Vec<&&str> = entries
+        .iter()
+        .filter(|e| e.contains('$') && !ours.iter().any(|c| matches(e, c)))
+        // syzkaller's own variants, for the allocations they make
+        .filter(|e| !e.starts_with("socketpair$") && !e.starts_with("sendmsg$"))
+        .collect();
+    assert!(
+        gone.is_empty(),
+        "manager.json enables calls alloctag.txt does not describe: {gone:?}"
+    );
+}
