@@ -84,6 +84,13 @@ func NewContext(customZoneID string) (*Context, error) {
 	return nil, errors.New("gce: not built in (scripts/syzkaller.sh)")
 }
 GO
+# The image "9p" init (vm/qemu/qemu.go) mounts a tmpfs on /run and makes
+# only /var/run/sshd (a tmpfs of its own too), but the host's sshd (Debian's
+# OpenSSH 9.2, whose privilege separation is no longer optional) refuses to
+# start without /run/sshd: "Missing privilege separation directory".
+sed -i 's|^mkdir -p /var/run/sshd/$|mkdir -p /var/run/sshd/ /run/sshd|' "$src/vm/qemu/qemu.go"
+grep -qx 'mkdir -p /var/run/sshd/ /run/sshd' "$src/vm/qemu/qemu.go" ||
+	die "vm/qemu/qemu.go of $tree has no 'mkdir -p /var/run/sshd/' line to extend"
 # TCG, not KVM: the timeouts of an emulated target (pkg/mgrconfig/load.go
 # gives them only where the host's and the target's arch differ).
 sed -i 's/^\tslowdown := 1$/\tslowdown := 10 \/\/ alloctag: TCG (scripts\/syzkaller.sh)/' "$src/pkg/mgrconfig/load.go"

@@ -145,17 +145,25 @@ def spread(values, digits=3):
     return f"{fmt(statistics.median(values), digits)} [{fmt(min(values), digits)}–{fmt(max(values), digits)}]"
 
 
+def paired(boots, mode, a, b, phase, test, combine, field="ns_per_op"):
+    """combine(a's, b's) per round, pairing the boots of the same round; rounds where
+    either has no figure, or combine gives None, are left out."""
+    out = []
+    for r, x in sorted(boots.get((a, mode), {}).items()):
+        y = boots.get((b, mode), {}).get(r)
+        if y is None:
+            continue
+        u, v = x.ns(phase, test, field), y.ns(phase, test, field)
+        if u is not None and v is not None:
+            c = combine(u, v)
+            if c is not None:
+                out.append(c)
+    return out
+
+
 def ratios(boots, mode, num, den, phase, test, field="ns_per_op"):
     """num/den per round, pairing the boots of the same round."""
-    out = []
-    for r, b in sorted(boots.get((num, mode), {}).items()):
-        d = boots.get((den, mode), {}).get(r)
-        if d is None:
-            continue
-        x, y = b.ns(phase, test, field), d.ns(phase, test, field)
-        if x is not None and y:
-            out.append(x / y)
-    return out
+    return paired(boots, mode, num, den, phase, test, lambda x, y: x / y if y else None, field)
 
 
 def values(boots, mode, kernel, phase, test, field="ns_per_op"):

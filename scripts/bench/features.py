@@ -7,7 +7,8 @@ import os
 import re
 import statistics
 
-from boots import ALLOC_TESTS, LABEL, LOG_RE, SHORT, load, ratios, same_boot, spread, table, values
+from boots import (ALLOC_TESTS, LABEL, LOG_RE, SHORT, load, paired, ratios, same_boot, spread, table,
+                   values)
 from floors import floor_table, twin_table
 
 
@@ -238,15 +239,7 @@ def pgflags_main(out_dir):
 
 def differences(boots, mode, a, b, phase, test, field):
     """b - a per round, pairing the boots of the same round (instructions under -icount)."""
-    out = []
-    for r, x in sorted(boots.get((b, mode), {}).items()):
-        y = boots.get((a, mode), {}).get(r)
-        if y is None:
-            continue
-        u, v = x.ns(phase, test, field), y.ns(phase, test, field)
-        if u is not None and v is not None:
-            out.append(u - v)
-    return out
+    return paired(boots, mode, b, a, phase, test, lambda x, y: x - y, field)
 
 
 # The issue's goal for per-node counting on, in instructions over profiling on, for these rows.
