@@ -177,10 +177,10 @@ pub(crate) unsafe fn abandon(tags: &[AllocTag]) {
     }
 }
 
-/// Runs `f` while no tag has counters yet, with modules, the first switch-on and the dynamic
-/// tags' growers held off; `EBUSY` once one has (per-node counting is decided before the first
-/// count): once the tags have theirs, or the dynamic tags' first chunk has, which a failed
-/// switch-on keeps for the next, or a fault rule's Rust allocations made while off.
+/// Runs `f` while the tags have no counters yet, with modules, the first switch-on and the
+/// dynamic tags' growers held off; `EBUSY` once they have (per-node counting is decided before
+/// the first count), or once the dynamic tags' first chunk has its counters and slots, which a
+/// failed switch-on keeps for the next.
 #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
 pub(super) fn while_unarmed(f: impl FnOnce()) -> Result {
     let _coming = ARM.write();
