@@ -28,8 +28,8 @@
 # allocation-heavy calls that drive the hooks while fault rules and capture
 # selections are armed. Timeouts are syzkaller's for emulated targets
 # (slowdown 10; the 2023 tree assumes KVM for x86 on x86). What it leaves in
-# $BUILD_DIR/syzkaller/workdir: the corpus, the crashes with their logs,
-# reports and reproducers; scripts/syzkaller.sh prints the manager's
+# the manager's workdir (SYZ_WORKDIR, default /srv/alloctag-syzkaller): the
+# corpus, the crashes with their logs, reports and reproducers; scripts/syzkaller.sh prints the manager's
 # figures (executions, corpus, coverage, crashes) at the end, and the
 # coverage of alloctag's C glue and of the allocation hooks, by function,
 # from the manager's /funccover (scripts/syzkaller/report.py, into
@@ -91,6 +91,31 @@ GO
 sed -i 's|^mkdir -p /var/run/sshd/$|mkdir -p /var/run/sshd/ /run/sshd|' "$src/vm/qemu/qemu.go"
 grep -qx 'mkdir -p /var/run/sshd/ /run/sshd' "$src/vm/qemu/qemu.go" ||
 	die "vm/qemu/qemu.go of $tree has no 'mkdir -p /var/run/sshd/' line to extend"
+# This tree's manager checks that the image is a file and makes its path
+# absolute before vm/qemu compares it with "9p": let "9p" through as it is.
+sed -i 's|^\tif cfg.Image != "" {$|\tif cfg.Image != "" \&\& cfg.Image != "9p" { // alloctag: image "9p"|' \
+	"$src/pkg/mgrconfig/load.go"
+grep -q 'cfg.Image != "9p" { // alloctag' "$src/pkg/mgrconfig/load.go" ||
+	die "pkg/mgrconfig/load.go of $tree has no image check to let \"9p\" through"
+# And vm/qemu's instance constructor calls Size() on the nil FileInfo that
+# os.Stat() returns for a missing file: "9p" is none (fixed upstream later).
+sed -i 's|if st, err := os.Stat(inst.image); err != nil \&\& st.Size() == 0 {|if st, err := os.Stat(inst.image); err == nil \&\& st.Size() == 0 { // alloctag|' \
+	"$src/vm/qemu/qemu.go"
+grep -q 'err == nil && st.Size() == 0 { // alloctag' "$src/vm/qemu/qemu.go" ||
+	die "vm/qemu/qemu.go of $tree has no os.Stat(inst.image) test to mend"
+# The host's scp (OpenSSH 9) copies through SFTP, which the init's
+# sshd_config does not offer: "subsystem request failed on channel 0".
+sed -i 's|^          PubkeyAuthentication yes$|          PubkeyAuthentication yes\n          Subsystem sftp internal-sftp|' \
+	"$src/vm/qemu/qemu.go"
+grep -q '^          Subsystem sftp internal-sftp$' "$src/vm/qemu/qemu.go" ||
+	die "vm/qemu/qemu.go of $tree has no sshd_config to offer SFTP in"
+# The init's /etc is an empty tmpfs: no /etc/hosts, so the fuzzer's Go
+# resolver asks DNS for "localhost" (the manager's address through ssh's
+# forward) and fails: "failed to create an RPC client: dial tcp: lookup
+# localhost".
+sed -i 's|^touch /etc/fstab$|touch /etc/fstab\necho "127.0.0.1 localhost" >/etc/hosts|' "$src/vm/qemu/qemu.go"
+grep -q '^echo "127.0.0.1 localhost" >/etc/hosts$' "$src/vm/qemu/qemu.go" ||
+	die "vm/qemu/qemu.go of $tree has no 'touch /etc/fstab' line to follow"
 # TCG, not KVM: the timeouts of an emulated target (pkg/mgrconfig/load.go
 # gives them only where the host's and the target's arch differ).
 sed -i 's/^\tslowdown := 1$/\tslowdown := 10 \/\/ alloctag: TCG (scripts\/syzkaller.sh)/' "$src/pkg/mgrconfig/load.go"
@@ -127,7 +152,11 @@ log "syzkaller: syz-extract's constants are contrib/syzkaller/alloctag.txt.const
 # syz-execprog and syz-executor for the guest (the executor with the host's
 # gcc, static). The copy is no git checkout: its revision is given.
 log "syzkaller: building syz-manager, syz-fuzzer, syz-execprog and syz-executor"
-(cd "$src" && make REV=alloctag GITREVDATE=0 manager fuzzer execprog executor) >"$out/make.log" 2>&1 ||
+# The revision's date in the form prog/meta.go parses at start-up
+# (20060102-150405), or every tool panics: the tree's newest file's.
+revdate=$(find "$tree" -type f -printf '%T@\n' | sort -n | tail -n 1 | cut -d. -f1)
+revdate=$(date -u -d "@$revdate" +%Y%m%d-%H%M%S)
+(cd "$src" && make REV=alloctag GITREVDATE="$revdate" manager fuzzer execprog executor) >"$out/make.log" 2>&1 ||
 	{ tail -n 20 "$out/make.log" >&2; die "building syzkaller failed ($out/make.log)"; }
 log "syzkaller: built in $src/bin"
 
@@ -151,8 +180,15 @@ done
 	die "the fuzzing kernel has MEM_ALLOC_PROFILING_DEBUG"
 
 # The manager's configuration: contrib/syzkaller/manager.json with this
-# machine's paths.
-workdir=$out/workdir
+# machine's paths. The workdir holds the VM's init and ssh key, which the
+# guest reads from the host's root over 9p after its init has mounted
+# tmpfs on /root, /tmp, /var, /run and /etc: it must be elsewhere
+# (SYZ_WORKDIR, default /srv/alloctag-syzkaller).
+workdir=${SYZ_WORKDIR:-/srv/alloctag-syzkaller}
+case $workdir in
+/root | /root/* | /tmp | /tmp/* | /var | /var/* | /run | /run/* | /etc | /etc/*)
+	die "SYZ_WORKDIR=$workdir: the guest's init hides it under a tmpfs" ;;
+esac
 mkdir -p "$workdir"
 port=56741
 python3 - "$ALLOCTAG_ROOT/contrib/syzkaller/manager.json" "$out/manager.cfg" <<PY
@@ -179,4 +215,4 @@ curl -fsS "http://127.0.0.1:$port/funccover" >"$out/funccover.csv" ||
 kill -INT "$manager"
 wait "$manager" || true
 trap - EXIT
-python3 "$ALLOCTAG_ROOT/scripts/syzkaller/report.py" "$out" "$kernel" | tee "$out/report.md"
+python3 "$ALLOCTAG_ROOT/scripts/syzkaller/report.py" "$out" "$workdir" | tee "$out/report.md"

@@ -2,14 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 """The figures of a syz-manager run of scripts/syzkaller.sh, as markdown.
 
-Usage: scripts/syzkaller/report.py OUT KERNEL
+Usage: scripts/syzkaller/report.py OUT WORKDIR
 
 OUT is $BUILD_DIR/syzkaller: manager.log (the manager's log, whose periodic
 line "VMs N, executed N, cover N, signal N/N, crashes N, repro N, ..." gives
-the figures), funccover.csv (its /funccover page: Module, Filename,
-Function, Covered PCs, Total PCs, taken before it stopped), and workdir/
-crashes/*/ (description, log, report, repro). KERNEL is the fuzzing
-kernel's build directory, for its configuration.
+the figures) and funccover.csv (its /funccover page: Module, Filename,
+Function, Covered PCs, Total PCs, taken before it stopped). WORKDIR is the
+manager's: corpus.db and crashes/*/ (description, log, report, repro).
 """
 
 import csv
@@ -72,7 +71,7 @@ def crashes(workdir):
 
 
 def main():
-    out_dir, kernel = sys.argv[1], sys.argv[2]
+    out_dir, workdir = sys.argv[1], sys.argv[2]
     p = print
     p("# syzkaller on alloctag")
     p()
@@ -86,7 +85,7 @@ def main():
           f"fuzzing at the end.")
         p(f"- The line: `{line.strip()}`")
     try:
-        corpus = os.path.getsize(os.path.join(out_dir, "workdir", "corpus.db"))
+        corpus = os.path.getsize(os.path.join(workdir, "corpus.db"))
         p(f"- corpus.db: {corpus} bytes")
     except OSError:
         pass
@@ -116,11 +115,11 @@ def main():
         p()
     p("## Crashes")
     p()
-    cs = crashes(os.path.join(out_dir, "workdir"))
+    cs = crashes(workdir)
     if not cs:
         p("None.")
     for desc, h, logs, repro in cs:
-        p(f"- `{desc}` (workdir/crashes/{h}: {logs} logs; reproducer: {', '.join(repro) or 'none'})")
+        p(f"- `{desc}` ({workdir}/crashes/{h}: {logs} logs; reproducer: {', '.join(repro) or 'none'})")
 
 
 if __name__ == "__main__":
