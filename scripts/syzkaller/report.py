@@ -18,7 +18,6 @@ import sys
 
 STATS_RE = re.compile(r"VMs (\d+), executed (\d+), cover (\d+), signal (\d+)/(\d+), "
                       r"crashes (\d+), repro (\d+)")
-TIME_RE = re.compile(r"^(\d{4}/\d\d/\d\d \d\d:\d\d:\d\d) ")
 
 # What alloctag adds or hooks in C, which KCOV measures: its C glue, the
 # patched allocators' hooks, and the headers' inline hooks (their PCs are
@@ -28,18 +27,14 @@ HOOKS = re.compile(r"alloc_tag|alloctag|pgalloc_tag|codetag|allocinfo|mem_profil
 
 
 def stats(log):
-    first = last = None
-    line_last = None
+    """The manager's last line of figures (its match, and the line)."""
+    last = line_last = None
     with open(log, errors="replace") as f:
         for line in f:
             m = STATS_RE.search(line)
             if m:
-                t = TIME_RE.match(line)
-                if first is None and t:
-                    first = t.group(1)
-                last = m
-                line_last = line
-    return first, last, line_last
+                last, line_last = m, line
+    return last, line_last
 
 
 def coverage(path):
@@ -75,7 +70,7 @@ def main():
     p = print
     p("# syzkaller on alloctag")
     p()
-    first, last, line = stats(os.path.join(out_dir, "manager.log"))
+    last, line = stats(os.path.join(out_dir, "manager.log"))
     if last is None:
         p("The manager's log has no figures: no VM ran the fuzzer.")
     else:

@@ -66,7 +66,7 @@ pub(crate) struct Case {
 impl Case {
     /// Whether `entries` takes `width` entries.
     pub(crate) fn entries_ok(&self, width: u32) -> bool {
-        u64::from(width) * size_of::<AllocinfoSplitEntry>() as u64 <= self.room && self.room > 0
+        u64::from(width) * size_of::<AllocinfoSplitEntry>() as u64 <= self.room
     }
 
     /// The widths the call may answer with: its split's, the kept one's
@@ -142,26 +142,25 @@ pub(crate) fn allowed(c: &Case) -> Allowed {
         }
     }
     let mut ok = false;
+    let mut allow = |e| {
+        if !errs.contains(&e) {
+            errs.push(e);
+        }
+    };
     for width in c.widths() {
         if c.nr == 0 {
             ok = true;
         } else if c.nr < width {
-            errs.push(libc::EINVAL);
+            allow(libc::EINVAL);
         } else {
-            errs.push(libc::ENOENT);
+            allow(libc::ENOENT);
             if c.entries_ok(width) {
                 ok = true;
             } else {
-                errs.push(libc::EFAULT);
+                allow(libc::EFAULT);
             }
         }
     }
-    let mut seen = Vec::new();
-    errs.retain(|e| {
-        let new = !seen.contains(e);
-        seen.push(*e);
-        new
-    });
     Allowed { ok, errs }
 }
 

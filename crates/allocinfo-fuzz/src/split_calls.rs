@@ -242,7 +242,7 @@ pub(crate) fn get_split(
         return;
     }
     n[3] += 1;
-    if case.widths.node == Some(width) && (given.flags == 0 && given.by == ALLOCINFO_SPLIT_NODE) {
+    if given.flags == 0 && given.by == ALLOCINFO_SPLIT_NODE {
         n[4] += 1;
     }
     if (AllocinfoGetSplit {
