@@ -324,29 +324,32 @@ first_switch_on_boots() {
 # Boots $2 (configuration $1) on two NUMA nodes of two vCPUs each
 # (run-qemu.sh's QEMU_NUMA), telling the guest so (alloctag_numa=), with
 # tests/guest/numa.sh's tests, which first check that the guest sees those
-# nodes and CPUs: every one of them must pass. Four times: per-node
+# nodes and CPUs: every one of them must pass. Five times: per-node
 # counting off (test_boot_numa_*, but test_boot_numa_node_*,
 # test_boot_numa_switch_* and test_boot_numa_memless_*), booted on
 # (alloctag.per_node=on, in format 2.0 for the text's node pairs) with
 # test_boot_numa_node_*, booted 0 with test_boot_numa_switch_*, which turn
-# it on before profiling, and booted on with node 1 given no memory
+# it on before profiling, booted 0 with test_boot_numa_unarmed_*, whose
+# module comes while profiling is off, and booted on with node 1 given no memory
 # (QEMU_NUMA_MEMLESS, alloctag_numa_memless=1) with test_boot_numa_memless_*,
 # the in-tree fuzzer's node splits among them.
 numa_boot() {
-	local config=$1 out=$2 initrd=$3 name console t0=$SECONDS n want all node switch memless no_mem tests extra
+	local config=$1 out=$2 initrd=$3 name console t0=$SECONDS n want all node switch unarmed memless no_mem tests extra
 	local f=$ALLOCTAG_ROOT/tests/guest/numa.sh
 	all=$(grep -c '^test_boot_numa_[a-z_]* *()' "$f")
 	node=$(grep -c '^test_boot_numa_node_[a-z_]* *()' "$f")
 	switch=$(grep -c '^test_boot_numa_switch_[a-z_]* *()' "$f")
+	unarmed=$(grep -c '^test_boot_numa_unarmed_[a-z_]* *()' "$f")
 	memless=$(grep -c '^test_boot_numa_memless_[a-z_]* *()' "$f")
-	for name in numa numa-node numa-switch numa-memless; do
+	for name in numa numa-node numa-switch numa-unarmed numa-memless; do
 		console=$logs/$config-$name.log
 		case $name in
 		numa)
-			want=$((all - node - switch - memless)) extra=
-			tests='test_boot_numa_*,!test_boot_numa_node_*,!test_boot_numa_switch_*,!test_boot_numa_memless_*' ;;
+			want=$((all - node - switch - unarmed - memless)) extra=
+			tests='test_boot_numa_*,!test_boot_numa_node_*,!test_boot_numa_switch_*,!test_boot_numa_unarmed_*,!test_boot_numa_memless_*' ;;
 		numa-node) want=$node tests='test_boot_numa_node_*' extra='alloctag.per_node=on allocinfo.version=2.0' ;;
 		numa-switch) want=$switch tests='test_boot_numa_switch_*' extra=sysctl.vm.mem_profiling=0 ;;
+		numa-unarmed) want=$unarmed tests='test_boot_numa_unarmed_*' extra=sysctl.vm.mem_profiling=0 ;;
 		*) want=$memless tests='test_boot_numa_memless_*' extra='alloctag.per_node=on alloctag_numa_memless=1' ;;
 		esac
 		log "$config: booting it on two NUMA nodes with tests/guest/numa.sh's $want tests ($tests $extra)"

@@ -179,12 +179,13 @@ pub(crate) unsafe fn abandon(tags: &[AllocTag]) {
 
 /// Runs `f` while the tags have no counters yet, with modules, the first switch-on and the
 /// dynamic tags' growers held off; `EBUSY` once they have (per-node counting is decided before
-/// the first count), or once the dynamic tags' first chunk has its counters and slots, which a
-/// failed switch-on keeps for the next.
+/// the first count), once the dynamic tags' first chunk has its counters and slots, which a
+/// failed switch-on keeps for the next, or once a module's tags got theirs while unarmed
+/// ([`Coming::made`]).
 #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
 pub(super) fn while_unarmed(f: impl FnOnce()) -> Result {
-    let _coming = ARM.write();
-    if armed() || !super::dynamic::pool().while_empty(f) {
+    let coming = ARM.write();
+    if armed() || coming.made || !super::dynamic::pool().while_empty(f) {
         return Err(EBUSY);
     }
     Ok(())
@@ -197,6 +198,11 @@ pub(super) fn while_unarmed(f: impl FnOnce()) -> Result {
 /// may not name its tags' section any more.
 struct Coming {
     modules: KVec<Listed>,
+    /// A module's tags got counters while unarmed, not listed for want of memory: with slots as
+    /// per-node counting was then, which fixes it from then on, the module gone too (its tags
+    /// may still be charged by frees until the registry's reaper frees them).
+    #[cfg_attr(not(CONFIG_ALLOCTAG_PER_NODE), allow(dead_code))]
+    made: bool,
 }
 
 /// A module of [`Coming`]: its address and its tags'.
@@ -225,7 +231,8 @@ static ARM: RwSem<Coming> = unsafe {
     c_rwsem!(
         alloctag_counters_lock,
         Coming {
-            modules: KVec::new()
+            modules: KVec::new(),
+            made: false,
         }
     )
 };
@@ -413,14 +420,19 @@ pub(crate) unsafe extern "C" fn alloctag_module_counters(
         tags: tags.as_ptr(),
         len: tags.len(),
     };
-    // Unarmed: listed for `arm`; where the list cannot grow, counters now, as armed.
-    if !refused && !armed() && coming.modules.push(listed, GFP_KERNEL).is_ok() {
+    // Unarmed: listed for `arm`; where the list cannot grow, counters now, as armed. The
+    // core's own allocation, charged to this line's static tag.
+    if !refused && !armed() && kernel::alloc_hooks!(coming.modules.push(listed, GFP_KERNEL)).is_ok()
+    {
         return 0;
     }
     // SAFETY: The module is coming: none of its code has run, and the registry does not list
     // its tags before the loader hands them over, after this.
     match unsafe { make(tags) } {
-        Ok(()) => 0,
+        Ok(()) => {
+            coming.made |= !refused && !armed();
+            0
+        }
         Err(e) => {
             pr_warn!(
                 "module {}: its {} allocation tags get no counters ({}): not loaded\n",

@@ -328,6 +328,43 @@ test_boot_numa_memless_counts_where_the_memory_is() {
 	done
 }
 
+# Booted 0 (the numa-unarmed boot of scripts/build-matrix.sh): a module that
+# comes while profiling is off waits on a list for the first switch-on to give
+# its tags counters; where that list cannot grow (its allocation failed by a
+# fault rule), its tags get them at once, with slots as per-node counting is
+# set then. From that load on the setting is fixed, as after the first count:
+# writing the other value is EBUSY and changes nothing, the module gone too.
+test_boot_numa_unarmed_module_fixes_per_node() {
+	numa_topology_as_asked
+	per_node=/proc/sys/vm/mem_profiling_per_node
+	fail_ctl=/sys/kernel/debug/alloctag/fail
+	[ -e "$fail_ctl" ] || mount -t debugfs none /sys/kernel/debug
+	[ "$(cat /proc/sys/vm/mem_profiling)" = 0 ] || fail "not booted 0"
+	[ "$(rawwrite "$per_node" 1)" = 1 ] || fail "writing 1 refused"
+	got=$(rawwrite "$per_node" 0) || true
+	[ "$got" = 1 ] || fail "writing 0 before any module came: '$got'"
+	[ "$(rawwrite "$per_node" 1)" = 1 ] || fail "writing 1 again refused"
+	site=$(awk '$3 ~ /alloc_tag\/counters\.rs:[0-9]+$/ && /alloctag_module_counters/ { print $3; exit }' "$PROC_ALLOCINFO")
+	[ -n "$site" ] || fail "no site of alloctag_module_counters in $PROC_ALLOCINFO" || return 1
+	trap 'rmmod alloctag_test 2>/dev/null' EXIT
+	echo "add $site" >"$fail_ctl" || fail "add $site refused" || return 1
+	loadmod /lib/modules/alloctag_test.ko || fail "the load failed with the list's allocation failed"
+	injected=$(cat "$fail_ctl")
+	echo clear >"$fail_ctl"
+	case "$injected" in *' injected=1 '*) ;; *) fail "the list's allocation was not failed once: $injected" ;; esac
+	grep -q '^alloctag_test ' /proc/modules || fail "alloctag_test is not loaded"
+	got=$(rawwrite "$per_node" 0) || true
+	[ "$got" = EBUSY ] || fail "writing 0 with a module's tags counted per node: '$got', not EBUSY"
+	[ "$(cat "$per_node")" = 1 ] || fail "a refused write changed it"
+	rmmod alloctag_test || fail "rmmod alloctag_test"
+	trap - EXIT
+	got=$(rawwrite "$per_node" 0) || true
+	[ "$got" = EBUSY ] || fail "writing 0 after the module went: '$got', not EBUSY"
+	echo 1 >/proc/sys/vm/mem_profiling || fail "switching profiling on"
+	dmesg | grep -q 'alloctag: per-node counting on: 3 slots per tag' ||
+		fail "the switch-on does not say per-node counting is on"
+}
+
 # Booted 0 (the numa-switch boot of scripts/build-matrix.sh): per-node
 # counting is turned on by a write before profiling first turns on, which
 # bad input leaves off; it counts exactly from the switch-on, and is fixed
