@@ -25,6 +25,8 @@ mod format;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod index;
 mod jump_label;
+#[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+mod node;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod overlap;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
