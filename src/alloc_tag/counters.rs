@@ -199,8 +199,9 @@ pub(super) fn while_unarmed(f: impl FnOnce()) -> Result {
 struct Coming {
     modules: KVec<Listed>,
     /// A module's tags got counters while unarmed, not listed for want of memory: with slots as
-    /// per-node counting was then, which fixes it from then on, the module gone too (its tags
-    /// may still be charged by frees until the registry's reaper frees them).
+    /// per-node counting was then, which fixes it from then on. For good: that module is not
+    /// listed, so its going cannot be told from another's (nothing charged its tags while
+    /// unarmed, but they stay in the registry, slots and all, until it goes).
     #[cfg_attr(not(CONFIG_ALLOCTAG_PER_NODE), allow(dead_code))]
     made: bool,
 }
