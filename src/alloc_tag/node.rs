@@ -64,14 +64,23 @@ pub(crate) fn slots() -> usize {
     unsafe { bindings::nr_node_ids as usize + 1 }
 }
 
-/// Each possible CPU's node when per-node counting turned on ([`switch_on`]): a CPU's counters
-/// count its node's memory, and its node can change later (`numa_clear_node()` on hot-remove),
-/// which must not move what it counted. Null where the table could not be made: read live.
+/// Each possible CPU's node when per-node counting turned on ([`switch_on`]), for a CPU whose
+/// node is cleared later (`numa_clear_node()` on hot-remove), so that what it counted stays on
+/// its node. Null where the table could not be made.
 static CPU_NODES: AtomicPtr<u16> = AtomicPtr::new(ptr::null_mut());
 
-/// Returns the node whose memory `cpu`'s counters count: its node when per-node counting
-/// turned on, else now (0 for none).
+/// Returns the node whose memory `cpu`'s counters count: its node now, which the hooks compare
+/// the memory's node with (`numa_node`), or, once cleared, its node when per-node counting
+/// turned on (0 for none). Not the node at the switch-on for every CPU: a CPU's node can be
+/// set after it (x86's `srat_detect_node()` sets a CPU's node as it is brought up, after the
+/// switch-on of a kernel booted with per-node counting on), and its counters then count the
+/// later node's memory.
 pub(crate) fn cpu_node(cpu: usize) -> usize {
+    // SAFETY: A read of a CPU's per-CPU node number.
+    let live = unsafe { bindings::alloctag_cpu_to_node(cpu as u32) };
+    if let Ok(nid) = usize::try_from(live) {
+        return nid;
+    }
     let table = CPU_NODES.load(Ordering::Acquire);
     if !table.is_null() && cpu < crate::percpu::nr_cpu_ids() {
         // SAFETY: `switch_on` made `nr_cpu_ids` entries, never freed nor written again.
@@ -80,14 +89,7 @@ pub(crate) fn cpu_node(cpu: usize) -> usize {
             return usize::from(nid);
         }
     }
-    live_cpu_node(cpu)
-}
-
-/// Returns the node of `cpu` now, or 0 for none.
-fn live_cpu_node(cpu: usize) -> usize {
-    // SAFETY: A read of a CPU's per-CPU node number.
-    let nid = unsafe { bindings::alloctag_cpu_to_node(cpu as u32) };
-    usize::try_from(nid).unwrap_or(0)
+    0
 }
 
 impl AllocTag {
