@@ -431,7 +431,8 @@ pub(crate) unsafe extern "C" fn alloctag_module_counters(
     // its tags before the loader hands them over, after this.
     match unsafe { make(tags) } {
         Ok(()) => {
-            coming.made |= !refused && !armed();
+            // (Made, so not refused: make() refuses tags with static counters.)
+            coming.made |= !armed();
             0
         }
         Err(e) => {
