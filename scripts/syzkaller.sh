@@ -12,7 +12,7 @@
 # It fails when syz-sysgen fails or says anything about alloctag's files
 # (an error or a warning). Then syz-extract computes the descriptions'
 # constants against the grafted tree, configured and prepared in KBUILD
-# (default $BUILD_DIR/kernel-test), and the script fails unless they are
+# (default: the fuzzing kernel below, built first), and the script fails unless they are
 # contrib/syzkaller/alloctag.txt.const, byte for byte (that file is
 # syz-extract's output; the host test checks its values against the
 # header). Then it builds syzkaller's manager, fuzzer and executor from the
@@ -44,7 +44,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 tree=${1:?usage: scripts/syzkaller.sh SYZKALLER_TREE [KBUILD] (a syzkaller source tree)}
-kbuild=${2:-$BUILD_DIR/kernel-test}
+kbuild=${2:-$BUILD_DIR/kernel-syzkaller}
 minutes=${SYZ_MINUTES:-60}
 case $minutes in '' | *[!0-9]*) die "SYZ_MINUTES must be a number of minutes, not '$minutes'" ;; esac
 [ -f "$tree/go.mod" ] && [ -d "$tree/sys/linux" ] || die "$tree is no syzkaller source tree"
@@ -137,6 +137,26 @@ if [ "$rc" != 0 ] || grep -q 'alloctag' "$out/sysgen.log"; then
 fi
 log "syzkaller: syz-sysgen compiled every Linux description with alloctag's, without a word about them"
 
+# The fuzzing kernel, built first: it is also what syz-extract reads, unless
+# KBUILD names another configured tree (a fresh machine then needs no other
+# kernel built).
+kernel=$BUILD_DIR/kernel-syzkaller
+if [ "$minutes" != 0 ] || [ -z "${2:-}" ]; then
+	"$ALLOCTAG_ROOT/scripts/prepare-tree.sh" >"$out/tree.log" 2>&1 ||
+		{ tail -n 20 "$out/tree.log" >&2; die "preparing the kernel tree failed ($out/tree.log)"; }
+	log "syzkaller: building the fuzzing kernel (nodebug + numa + kasan + syzkaller.config)"
+	KERNEL_CONFIG=nodebug "$ALLOCTAG_ROOT/scripts/build-kernel.sh" syzkaller \
+		"$ALLOCTAG_ROOT/scripts/configs/numa.config" "$ALLOCTAG_ROOT/scripts/configs/kasan.config" \
+		"$ALLOCTAG_ROOT/scripts/configs/syzkaller.config" >"$out/kernel.log" 2>&1 ||
+		{ tail -n 20 "$out/kernel.log" >&2; die "building the fuzzing kernel failed ($out/kernel.log)"; }
+	for opt in KCOV KCOV_ENABLE_COMPARISONS KASAN PROVE_LOCKING 9P_FS VIRTIO_NET ALLOCTAG_FAULT_INJECTION \
+		ALLOCTAG_CAPTURE ALLOCTAG_WASTE ALLOCTAG_PER_NODE; do
+		grep -qx "CONFIG_$opt=y" "$kernel/.config" || die "the fuzzing kernel lacks CONFIG_$opt"
+	done
+	! grep -qx 'CONFIG_MEM_ALLOC_PROFILING_DEBUG=y' "$kernel/.config" ||
+		die "the fuzzing kernel has MEM_ALLOC_PROFILING_DEBUG"
+fi
+
 [ -f "$kbuild/include/generated/autoconf.h" ] || die "$kbuild is no configured, prepared kernel build directory"
 log "syzkaller: syz-extract against $SRC_TREE ($kbuild)"
 rm -f "$src/sys/linux/alloctag.txt.const"
@@ -166,19 +186,6 @@ for tool in /usr/sbin/sshd /sbin/ifup ssh ssh-keygen; do
 	command -v "$tool" >/dev/null ||
 		die "no $tool: syzkaller's image \"9p\" runs the host's (apt-get install openssh-server ifupdown openssh-client)"
 done
-log "syzkaller: building the fuzzing kernel (nodebug + numa + kasan + syzkaller.config)"
-KERNEL_CONFIG=nodebug "$ALLOCTAG_ROOT/scripts/build-kernel.sh" syzkaller \
-	"$ALLOCTAG_ROOT/scripts/configs/numa.config" "$ALLOCTAG_ROOT/scripts/configs/kasan.config" \
-	"$ALLOCTAG_ROOT/scripts/configs/syzkaller.config" >"$out/kernel.log" 2>&1 ||
-	{ tail -n 20 "$out/kernel.log" >&2; die "building the fuzzing kernel failed ($out/kernel.log)"; }
-kernel=$BUILD_DIR/kernel-syzkaller
-for opt in KCOV KCOV_ENABLE_COMPARISONS KASAN PROVE_LOCKING 9P_FS VIRTIO_NET ALLOCTAG_FAULT_INJECTION \
-	ALLOCTAG_CAPTURE ALLOCTAG_WASTE ALLOCTAG_PER_NODE; do
-	grep -qx "CONFIG_$opt=y" "$kernel/.config" || die "the fuzzing kernel lacks CONFIG_$opt"
-done
-! grep -qx 'CONFIG_MEM_ALLOC_PROFILING_DEBUG=y' "$kernel/.config" ||
-	die "the fuzzing kernel has MEM_ALLOC_PROFILING_DEBUG"
-
 # The manager's configuration: contrib/syzkaller/manager.json with this
 # machine's paths. The workdir holds the VM's init and ssh key, which the
 # guest reads from the host's root over 9p after its init has mounted
