@@ -23,10 +23,12 @@
 # KCOV and what syzkaller's image "9p" needs), and runs syz-manager on it for
 # SYZ_MINUTES (default 60) minutes: one QEMU VM (TCG, 2 vCPUs, 2 GiB) whose
 # root is the host's over virtio-9p, sshd started by syzkaller's generated
-# init (the host needs openssh-server and ifupdown), enable_syscalls limited
-# to what reaches alloctag (contrib/syzkaller/manager.json) and the
-# allocation-heavy calls that drive the hooks while fault rules and capture
-# selections are armed. Timeouts are syzkaller's for emulated targets
+# init (the host needs openssh-server and ifupdown), two NUMA nodes of a
+# CPU each with per-node counting on, enable_syscalls limited to what
+# reaches alloctag (contrib/syzkaller/manager.json: its files, and the load
+# and unload of the test modules, copied to /srv/alloctag-syzkaller/modules)
+# and the allocation-heavy calls that drive the hooks while fault rules and
+# capture selections are armed. Timeouts are syzkaller's for emulated targets
 # (slowdown 10; the 2023 tree assumes KVM for x86 on x86). What it leaves in
 # the manager's workdir (SYZ_WORKDIR, default /srv/alloctag-syzkaller): the
 # corpus, the crashes with their logs, reports and reproducers; scripts/syzkaller.sh prints the manager's
@@ -116,6 +118,15 @@ grep -q '^          Subsystem sftp internal-sftp$' "$src/vm/qemu/qemu.go" ||
 sed -i 's|^touch /etc/fstab$|touch /etc/fstab\necho "127.0.0.1 localhost" >/etc/hosts|' "$src/vm/qemu/qemu.go"
 grep -q '^echo "127.0.0.1 localhost" >/etc/hosts$' "$src/vm/qemu/qemu.go" ||
 	die "vm/qemu/qemu.go of $tree has no 'touch /etc/fstab' line to follow"
+# The test modules with debugfs files are loaded before the fuzzer starts:
+# its machine check disables an openat$ whose path (the first of a set)
+# does not open, and their files exist only while they are loaded. The
+# fuzzer unloads and loads them again as it likes. The host has no kmod's
+# insmod: Debian's busybox-static has one.
+sed -i 's|^touch /etc/fstab$|touch /etc/fstab\n/bin/busybox insmod /srv/alloctag-syzkaller/modules/alloctag_test.ko \|\| true\n/bin/busybox insmod /srv/alloctag-syzkaller/modules/alloctag_numa.ko \|\| true|' \
+	"$src/vm/qemu/qemu.go"
+grep -q '^/bin/busybox insmod /srv/alloctag-syzkaller/modules/alloctag_numa.ko || true$' "$src/vm/qemu/qemu.go" ||
+	die "vm/qemu/qemu.go of $tree: the test modules' insmod lines did not go in"
 # TCG, not KVM: the timeouts of an emulated target (pkg/mgrconfig/load.go
 # gives them only where the host's and the target's arch differ).
 sed -i 's/^\tslowdown := 1$/\tslowdown := 10 \/\/ alloctag: TCG (scripts\/syzkaller.sh)/' "$src/pkg/mgrconfig/load.go"
@@ -197,6 +208,15 @@ case $workdir in
 	die "SYZ_WORKDIR=$workdir: the guest's init hides it under a tmpfs" ;;
 esac
 mkdir -p "$workdir"
+# The test modules the descriptions load (contrib/syzkaller/alloctag.txt),
+# at the fixed path they name: the guest reads them over 9p.
+modules=/srv/alloctag-syzkaller/modules
+rm -rf "$modules"
+mkdir -p "$modules"
+find "$kernel/lib/alloctag/tests/modules" -name '*.ko' -exec cp {} "$modules/" \;
+for m in alloctag_test alloctag_holder alloctag_numa alloctag_rust_sample alloctag_rust_leak; do
+	[ -f "$modules/$m.ko" ] || die "the fuzzing kernel built no $m.ko (CONFIG_ALLOCTAG_TEST_MODULE=m)"
+done
 port=56741
 python3 - "$ALLOCTAG_ROOT/contrib/syzkaller/manager.json" "$out/manager.cfg" <<PY
 import json, sys

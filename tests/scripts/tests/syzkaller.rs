@@ -8,7 +8,8 @@
 //! flags are exactly those of its `by` and `flags`; the header's structs are
 //! described field for field, at the header's offsets; every file that src/
 //! creates (debugfs, procfs, sysctl) is opened by an `openat$`, and no
-//! `openat$` opens a file that src/ does not create; alloctag.txt.const
+//! `openat$` opens a file that src/ does not create, but for the test
+//! modules' images and files, which are theirs; alloctag.txt.const
 //! holds exactly the constants alloctag.txt uses, with the values that the
 //! header (and, on x86-64, the syscall table) gives; and the README lists
 //! every boot parameter. The descriptions do not run here: syzkaller is not
@@ -325,17 +326,41 @@ fn created_files() -> BTreeMap<String, String> {
     files
 }
 
-/// The paths that `openat$` descriptions open: `string["PATH"]`.
+/// The strings of a `string[...]` argument: a literal, or the members of a
+/// string set (`NAME = "a", "b"`) defined in `lines`.
+fn strings_of<'a>(lines: &'a [String], arg: &'a str) -> Vec<&'a str> {
+    if let Some(literal) = arg.strip_prefix('"') {
+        return vec![&literal[..literal.find('"').expect("an unterminated string")]];
+    }
+    let name = &arg[..arg.find(|c: char| c == ']' || c == ',').unwrap_or(arg.len())];
+    let set = lines
+        .iter()
+        .find_map(|l| l.strip_prefix(name)?.trim_start().strip_prefix('='))
+        .unwrap_or_else(|| panic!("no string set {name} in {DESCRIPTIONS}"));
+    set.split('"').skip(1).step_by(2).collect()
+}
+
+/// The paths that `openat$` descriptions open (`string["PATH"]`, or each
+/// member of a string set), with the call that opens them.
 fn opened_files(lines: &[String]) -> BTreeMap<String, String> {
-    calls(lines)
-        .into_iter()
-        .filter(|(n, _)| n.starts_with("openat$"))
-        .map(|(n, l)| {
-            let path = quoted_after(l, "string[")
-                .unwrap_or_else(|| panic!("{n} opens no fixed path: {l}"));
-            (path.to_owned(), n.to_owned())
-        })
-        .collect()
+    let mut files = BTreeMap::new();
+    for (n, l) in calls(lines).into_iter().filter(|(n, _)| n.starts_with("openat$")) {
+        let arg = &l[l.find("string[").unwrap_or_else(|| panic!("{n} opens no fixed path: {l}"))
+            + "string[".len()..];
+        for path in strings_of(lines, arg) {
+            files.insert(path.to_owned(), n.to_owned());
+        }
+    }
+    files
+}
+
+/// Where the test modules' images are for the fuzzer (scripts/syzkaller.sh
+/// copies them there), and their debugfs files.
+const MODULES_DIR: &str = "/srv/alloctag-syzkaller/modules/";
+
+fn is_test_module_file(path: &str) -> bool {
+    path.starts_with(MODULES_DIR)
+        || path.strip_prefix("/sys/kernel/debug/").is_some_and(|p| p.starts_with("alloctag_") && !p.starts_with("alloctag/"))
 }
 
 #[test]
@@ -354,13 +379,67 @@ fn every_file_that_src_creates_is_described() {
     );
     let stale: Vec<String> = opened
         .iter()
-        .filter(|(path, _)| !created.contains_key(*path))
+        .filter(|(path, _)| !created.contains_key(*path) && !is_test_module_file(path))
         .map(|(path, call)| format!("{call} opens {path}"))
         .collect();
     assert!(
         stale.is_empty(),
         "{DESCRIPTIONS} opens files that src/ does not create: {}",
         stale.join(", ")
+    );
+}
+
+/// The test modules' files that the descriptions open are theirs: each
+/// image a test module built with CONFIG_ALLOCTAG_TEST_MODULE (patch 13's
+/// Makefile) and named, by its name, in the unloads' names; each debugfs
+/// file one its module creates in its directory (a literal name, or one of
+/// a `{ "NAME", handler }` table's).
+#[test]
+fn the_test_modules_files_are_theirs() {
+    let lines = descriptions();
+    let opened = opened_files(&lines);
+    let makefile = read("patches/0013-lib-alloctag-KUnit-suites-and-test-modules.patch");
+    let (_, unload) = calls(&lines)
+        .into_iter()
+        .find(|(n, _)| *n == "delete_module$alloctag")
+        .expect("no delete_module$alloctag");
+    let unload_arg = &unload[unload.find("string[").expect("delete_module$alloctag names no module") + 7..];
+    let names: BTreeSet<&str> = strings_of(&lines, unload_arg).into_iter().collect();
+    let mut images = BTreeSet::new();
+    let mut wrong = Vec::new();
+    for path in opened.keys().filter(|p| is_test_module_file(p)) {
+        if let Some(image) = path.strip_prefix(MODULES_DIR) {
+            let Some(name) = image.strip_suffix(".ko") else {
+                wrong.push(format!("{path}: no module image"));
+                continue;
+            };
+            if !makefile.contains(&format!("+obj-$(CONFIG_ALLOCTAG_TEST_MODULE) += tests/modules/{name}.o\n")) {
+                wrong.push(format!("{path}: no test module {name} in patch 13's Makefile"));
+            }
+            images.insert(name);
+            continue;
+        }
+        let rel = &path["/sys/kernel/debug/".len()..];
+        let (dir, file) = rel.split_once('/').unwrap_or((rel, ""));
+        let source = root().join(format!("tests/modules/{dir}.c"));
+        let Ok(text) = std::fs::read_to_string(&source) else {
+            wrong.push(format!("{path}: no tests/modules/{dir}.c"));
+            continue;
+        };
+        let creates_dir = text.contains(&format!("debugfs_create_dir(\"{dir}\""));
+        let creates_file = text.contains(&format!("debugfs_create_file(\"{file}\""))
+            || text.contains(&format!("{{ \"{file}\", "));
+        if !creates_dir || !creates_file {
+            wrong.push(format!("{path}: tests/modules/{dir}.c creates no such file"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(!images.is_empty(), "{DESCRIPTIONS} opens no test module image");
+    assert_eq!(images, names, "the images opened and the modules unloaded");
+    let script = read("scripts/syzkaller.sh");
+    assert!(
+        script.contains(MODULES_DIR.trim_end_matches('/')),
+        "scripts/syzkaller.sh does not copy the test modules to {MODULES_DIR}"
     );
 }
 
