@@ -118,6 +118,15 @@ grep -q '^          Subsystem sftp internal-sftp$' "$src/vm/qemu/qemu.go" ||
 sed -i 's|^touch /etc/fstab$|touch /etc/fstab\necho "127.0.0.1 localhost" >/etc/hosts|' "$src/vm/qemu/qemu.go"
 grep -q '^echo "127.0.0.1 localhost" >/etc/hosts$' "$src/vm/qemu/qemu.go" ||
 	die "vm/qemu/qemu.go of $tree has no 'touch /etc/fstab' line to follow"
+# The host's root holds mounts of other devices (/proc, /sys, /dev): over
+# 9p without multidevs=remap their inode numbers collide, and the guest took
+# the host's /proc and /sys for one directory, so that the init's sysfs
+# mount hid its procfs ("SYZFAIL: open(/proc/self/ns/net) failed": no
+# /proc/self at all, found with a debug init).
+sed -i 's|"local,id=fsdev0,path=/,security_model=none,readonly",|"local,id=fsdev0,path=/,security_model=none,readonly,multidevs=remap", // alloctag|' \
+	"$src/vm/qemu/qemu.go"
+grep -q 'readonly,multidevs=remap", // alloctag' "$src/vm/qemu/qemu.go" ||
+	die "vm/qemu/qemu.go of $tree has no 9p -fsdev option to add multidevs=remap to"
 # The test modules with debugfs files are loaded before the fuzzer starts:
 # its machine check disables an openat$ whose path (the first of a set)
 # does not open, and their files exist only while they are loaded. The
