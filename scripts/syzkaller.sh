@@ -251,4 +251,4 @@ curl -fsS "http://127.0.0.1:$port/funccover" >"$out/funccover.csv" ||
 kill -INT "$manager"
 wait "$manager" || true
 trap - EXIT
-python3 "$ALLOCTAG_ROOT/scripts/syzkaller/report.py" "$out" "$workdir" | tee "$out/report.md"
+python3 "$ALLOCTAG_ROOT/scripts/syzkaller/report.py" "$out" "$workdir" "$SRC_TREE" | tee "$out/report.md"

@@ -2,13 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0
 """The figures of a syz-manager run of scripts/syzkaller.sh, as markdown.
 
-Usage: scripts/syzkaller/report.py OUT WORKDIR
+Usage: scripts/syzkaller/report.py OUT WORKDIR [KERNEL_SRC]
 
 OUT is $BUILD_DIR/syzkaller: manager.log (the manager's log, whose periodic
 line "VMs N, executed N, cover N, signal N/N, crashes N, repro N, ..." gives
 the figures) and funccover.csv (its /funccover page: Module, Filename,
 Function, Covered PCs, Total PCs, taken before it stopped). WORKDIR is the
 manager's: corpus.db and crashes/*/ (description, log, report, repro).
+KERNEL_SRC's mm/Makefile says which allocator files KCOV leaves out.
 """
 
 import csv
@@ -24,6 +25,15 @@ STATS_RE = re.compile(r"VMs (\d+), executed (\d+), cover (\d+), signal (\d+)/(\d
 # in the callers' files, under the function they were inlined into).
 GLUE = re.compile(r"^lib/alloctag/")
 HOOKS = re.compile(r"alloc_tag|alloctag|pgalloc_tag|codetag|allocinfo|mem_profiling|pcpu_alloc_tag")
+
+
+def kcov_excluded(src):
+    """The objects of mm/ built without KCOV (KCOV_INSTRUMENT_x.o := n)."""
+    try:
+        text = open(os.path.join(src, "mm", "Makefile")).read()
+    except OSError:
+        return []
+    return re.findall(r"^KCOV_INSTRUMENT_(\S+)\.o\s*:=\s*n", text, re.M)
 
 
 def stats(log):
@@ -103,6 +113,12 @@ def main():
             p("|---|---|---|---|")
             for r in sorted(sel):
                 p(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} |")
+            p()
+        excluded = kcov_excluded(sys.argv[3]) if len(sys.argv) > 3 else []
+        if excluded:
+            p("Not measured: mm/'s " + ", ".join(f"{o}.c" for o in excluded) + " are built "
+              "without KCOV (mm/Makefile), so the allocation hooks inlined there (slab, page "
+              "allocator) have no PCs; nor has alloctag's Rust, which 6.12 does not instrument.")
             p()
         tot_c = sum(r[2] for r in rows)
         tot_t = sum(r[3] for r in rows)
