@@ -223,8 +223,8 @@ modules=/srv/alloctag-syzkaller/modules
 rm -rf "$modules"
 mkdir -p "$modules"
 find "$kernel/lib/alloctag/tests/modules" -name '*.ko' -exec cp {} "$modules/" \;
-for m in alloctag_test alloctag_holder alloctag_numa alloctag_rust_sample alloctag_rust_leak; do
-	[ -f "$modules/$m.ko" ] || die "the fuzzing kernel built no $m.ko (CONFIG_ALLOCTAG_TEST_MODULE=m)"
+for ko in $(grep -o "$modules/[a-z_]*\.ko" "$ALLOCTAG_ROOT/contrib/syzkaller/alloctag.txt" | sort -u); do
+	[ -f "$ko" ] || die "the fuzzing kernel built no $(basename "$ko") (CONFIG_ALLOCTAG_TEST_MODULE=m)"
 done
 port=56741
 python3 - "$ALLOCTAG_ROOT/contrib/syzkaller/manager.json" "$out/manager.cfg" <<PY

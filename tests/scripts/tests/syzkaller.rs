@@ -332,7 +332,7 @@ fn strings_of<'a>(lines: &'a [String], arg: &'a str) -> Vec<&'a str> {
     if let Some(literal) = arg.strip_prefix('"') {
         return vec![&literal[..literal.find('"').expect("an unterminated string")]];
     }
-    let name = &arg[..arg.find(|c: char| c == ']' || c == ',').unwrap_or(arg.len())];
+    let name = &arg[..arg.find([']', ',']).unwrap_or(arg.len())];
     let set = lines
         .iter()
         .find_map(|l| l.strip_prefix(name)?.trim_start().strip_prefix('='))
@@ -340,14 +340,23 @@ fn strings_of<'a>(lines: &'a [String], arg: &'a str) -> Vec<&'a str> {
     set.split('"').skip(1).step_by(2).collect()
 }
 
+/// The strings of the call `line`'s first `string[...]` argument.
+fn string_arg<'a>(lines: &'a [String], line: &'a str) -> Vec<&'a str> {
+    let at = line
+        .find("string[")
+        .unwrap_or_else(|| panic!("no string[...] argument: {line}"));
+    strings_of(lines, &line[at + "string[".len()..])
+}
+
 /// The paths that `openat$` descriptions open (`string["PATH"]`, or each
 /// member of a string set), with the call that opens them.
 fn opened_files(lines: &[String]) -> BTreeMap<String, String> {
     let mut files = BTreeMap::new();
-    for (n, l) in calls(lines).into_iter().filter(|(n, _)| n.starts_with("openat$")) {
-        let arg = &l[l.find("string[").unwrap_or_else(|| panic!("{n} opens no fixed path: {l}"))
-            + "string[".len()..];
-        for path in strings_of(lines, arg) {
+    for (n, l) in calls(lines)
+        .into_iter()
+        .filter(|(n, _)| n.starts_with("openat$"))
+    {
+        for path in string_arg(lines, l) {
             files.insert(path.to_owned(), n.to_owned());
         }
     }
@@ -358,9 +367,10 @@ fn opened_files(lines: &[String]) -> BTreeMap<String, String> {
 /// copies them there), and their debugfs files.
 const MODULES_DIR: &str = "/srv/alloctag-syzkaller/modules/";
 
+/// A test module's image, or a file of its debugfs directory (alloctag_*/,
+/// beside alloctag's own alloctag/).
 fn is_test_module_file(path: &str) -> bool {
-    path.starts_with(MODULES_DIR)
-        || path.strip_prefix("/sys/kernel/debug/").is_some_and(|p| p.starts_with("alloctag_") && !p.starts_with("alloctag/"))
+    path.starts_with(MODULES_DIR) || path.starts_with("/sys/kernel/debug/alloctag_")
 }
 
 #[test]
@@ -403,8 +413,7 @@ fn the_test_modules_files_are_theirs() {
         .into_iter()
         .find(|(n, _)| *n == "delete_module$alloctag")
         .expect("no delete_module$alloctag");
-    let unload_arg = &unload[unload.find("string[").expect("delete_module$alloctag names no module") + 7..];
-    let names: BTreeSet<&str> = strings_of(&lines, unload_arg).into_iter().collect();
+    let names: BTreeSet<&str> = string_arg(&lines, unload).into_iter().collect();
     let mut images = BTreeSet::new();
     let mut wrong = Vec::new();
     for path in opened.keys().filter(|p| is_test_module_file(p)) {
@@ -413,8 +422,12 @@ fn the_test_modules_files_are_theirs() {
                 wrong.push(format!("{path}: no module image"));
                 continue;
             };
-            if !makefile.contains(&format!("+obj-$(CONFIG_ALLOCTAG_TEST_MODULE) += tests/modules/{name}.o\n")) {
-                wrong.push(format!("{path}: no test module {name} in patch 13's Makefile"));
+            if !makefile.contains(&format!(
+                "+obj-$(CONFIG_ALLOCTAG_TEST_MODULE) += tests/modules/{name}.o\n"
+            )) {
+                wrong.push(format!(
+                    "{path}: no test module {name} in patch 13's Makefile"
+                ));
             }
             images.insert(name);
             continue;
@@ -430,11 +443,16 @@ fn the_test_modules_files_are_theirs() {
         let creates_file = text.contains(&format!("debugfs_create_file(\"{file}\""))
             || text.contains(&format!("{{ \"{file}\", "));
         if !creates_dir || !creates_file {
-            wrong.push(format!("{path}: tests/modules/{dir}.c creates no such file"));
+            wrong.push(format!(
+                "{path}: tests/modules/{dir}.c creates no such file"
+            ));
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
-    assert!(!images.is_empty(), "{DESCRIPTIONS} opens no test module image");
+    assert!(
+        !images.is_empty(),
+        "{DESCRIPTIONS} opens no test module image"
+    );
     assert_eq!(images, names, "the images opened and the modules unloaded");
     let script = read("scripts/syzkaller.sh");
     assert!(
