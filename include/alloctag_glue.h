@@ -51,6 +51,9 @@ unsigned long alloctag_find_symbol(struct module *mod, const char *name);
 /* In C (src/glue.c), for Rust's per-node counting (src/alloc_tag/node.rs). */
 int alloctag_cpu_to_node(unsigned int cpu);
 
+/* In Rust (src/alloc_tag/node.rs), for per-node counting's count (src/glue.c). */
+void alloctag_node_slot_count(struct alloc_tag *tag, int nid, long bytes, long calls);
+
 /* In C (src/glue.c), for Rust's fault injection (src/fault/) and tag index. */
 void alloctag_rcu_read_lock(void);
 void alloctag_rcu_read_unlock(void);

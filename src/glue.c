@@ -33,6 +33,37 @@ int alloctag_cpu_to_node(unsigned int cpu)
 {
 	return cpu_to_node(cpu);
 }
+
+/*
+ * The hooks' count with per-node counting on (linux/alloc_tag.h). C for
+ * __alloctag_slowpath, which saves every register it uses, so that the hooks
+ * keep none for it; Rust cannot define such a function. The node compared
+ * is that of the CPU whose counters move, with preemption off from the
+ * comparison to the update: memory of another node goes to the tag's slot
+ * for it (src/alloc_tag/node.rs), in one update. A tag without slots
+ * (static counters: the core made none) counts per CPU.
+ */
+void __alloctag_slowpath alloctag_node_count(struct alloc_tag *tag, int nid,
+					     long bytes, long calls)
+{
+	struct alloc_tag_counters __percpu *counters = tag->counters;
+
+	preempt_disable_notrace();
+	if (unlikely(nid != __this_cpu_read(numa_node)) && likely(READ_ONCE(tag->nodes))) {
+		preempt_enable_notrace();
+		alloctag_node_slot_count(tag, nid, bytes, calls);
+		return;
+	}
+	/* a free's calls last, as alloc_tag_sub() */
+	if (calls < 0) {
+		this_cpu_add(counters->bytes, bytes);
+		this_cpu_add(counters->calls, calls);
+	} else {
+		this_cpu_add(counters->calls, calls);
+		this_cpu_add(counters->bytes, bytes);
+	}
+	preempt_enable_notrace();
+}
 #endif
 
 /*

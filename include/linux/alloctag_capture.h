@@ -48,6 +48,20 @@ struct folio;
 struct kmem_cache;
 struct page;
 
+/*
+ * The slow paths that hot paths call before they go on (src/glue_capture.c,
+ * the page allocation one of src/glue_waste_pages.c, per-node counting's
+ * count in src/glue.c) save every register they use, so that their callers
+ * keep none live across them. bindgen cannot express that calling
+ * convention, and Rust never calls them: it sees plain declarations
+ * (rust/Makefile defines __BINDGEN__).
+ */
+#ifdef __BINDGEN__
+#define __alloctag_slowpath
+#else
+#define __alloctag_slowpath __preserve_most
+#endif
+
 #ifdef CONFIG_ALLOCTAG_CAPTURE
 
 /* Field::CAPTURE of src/codetag/select.rs. */
@@ -73,19 +87,6 @@ static __always_inline bool alloctag_slab_plain(void)
  * macro: mem_alloc_profiling_enabled() comes later in alloc_tag.h.
  */
 #define alloctag_slab_capture() mem_alloc_profiling_enabled()
-
-/*
- * The slow paths that hot paths call before they go on (src/glue_capture.c,
- * and the page allocation one of src/glue_waste_pages.c) save every register they
- * use, so that their callers keep none live across them. bindgen
- * cannot express that calling convention, and Rust never calls them: it sees
- * plain declarations (rust/Makefile defines __BINDGEN__).
- */
-#ifdef __BINDGEN__
-#define __alloctag_slowpath
-#else
-#define __alloctag_slowpath __preserve_most
-#endif
 
 void __alloctag_slowpath alloctag_capture_slab_slowpath(union codetag_ref *ref,
 						    const void *object,

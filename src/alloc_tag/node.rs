@@ -187,16 +187,16 @@ unsafe fn slot<'a>(nodes: *mut Raw, i: usize) -> (&'a AtomicI64, &'a AtomicI64) 
     }
 }
 
-/// Counts `bytes` and `calls` (C's `long`s) of memory on node `nid` on `tag`'s slot for it (`NUMA_NO_NODE`,
-/// or a node beyond `nr_node_ids`: per-CPU memory's slot). Called by the hooks
-/// (`alloctag_count_node()`) for memory of another node than their CPU's, in any context: one
-/// atomic add for each figure, no lock, no allocation.
+/// Counts `bytes` and `calls` (C's `long`s) of memory on node `nid` on `tag`'s slot for it
+/// (`NUMA_NO_NODE`, or a node beyond `nr_node_ids`: per-CPU memory's slot). Called by the hooks'
+/// count (`alloctag_node_count()`, src/glue.c) for memory of another node than their CPU's, in
+/// any context: one atomic add for each figure, no lock, no allocation.
 ///
 /// # Safety
 ///
 /// `tag` must point to a live tag whose `nodes` the hook found set.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn alloctag_node_count(
+pub(crate) unsafe extern "C" fn alloctag_node_slot_count(
     tag: *mut bindings::alloc_tag,
     nid: c_int,
     bytes: isize,
@@ -221,7 +221,7 @@ pub(crate) unsafe extern "C" fn alloctag_node_count(
         b.fetch_add(bytes as i64, Ordering::Relaxed);
     }
 }
-c_declared!(alloctag_node_count);
+c_declared!(alloctag_node_slot_count);
 
 /// Makes zeroed slots for a block of `n` tags and gives each its own, or gives none where
 /// per-node counting is off. Process context; may sleep.

@@ -189,9 +189,9 @@ fn percpu_memory_counts_on_the_last_share(test: &Test) {
     moved_alone(test, &base, &now, 0, 0, 0);
 }
 
-/// The hooks' remote update (`alloctag_node_count()`): each node's slot takes its own figures,
-/// `NUMA_NO_NODE` and nodes beyond `nr_node_ids` the last slot's, and the shares add up to the
-/// total, which counts the slots, at every step.
+/// The hooks' remote update (`alloctag_node_slot_count()`): each node's slot takes its own
+/// figures, `NUMA_NO_NODE` and nodes beyond `nr_node_ids` the last slot's, and the shares add up
+/// to the total, which counts the slots, at every step.
 fn node_count_arithmetic(test: &Test) {
     let Some(tag) = tag_with_slots(test) else {
         return;
@@ -202,7 +202,7 @@ fn node_count_arithmetic(test: &Test) {
     let last = slots() - 1;
     let count = |nid: i32, bytes: isize, calls: isize| {
         // SAFETY: `tag` is a live dynamic tag with slots (`tag_with_slots`).
-        unsafe { crate::alloc_tag::node::alloctag_node_count(tag.as_raw(), nid, bytes, calls) }
+        unsafe { crate::alloc_tag::node::alloctag_node_slot_count(tag.as_raw(), nid, bytes, calls) }
     };
     read_exact(test, tag, &mut base, "before");
     let cases = (0..last as i32)
