@@ -44,6 +44,8 @@ const struct cred *alloctag_test_drop_cap_sys_admin(void);
 void alloctag_test_restore_creds(const struct cred *old);
 unsigned int alloctag_test_online_cpus(void);
 const struct codetag *alloctag_test_slab_object_tag(const void *obj);
+int alloctag_test_page_variant(void);
+bool alloctag_test_slab_plain(void);
 
 /* In C (src/glue.c), for Rust. */
 unsigned long alloctag_find_symbol(struct module *mod, const char *name);

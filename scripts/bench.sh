@@ -39,7 +39,8 @@
 #
 # With BENCH_NODE=1 it compares, under -icount only, on two NUMA nodes of
 # one vCPU and 1 GiB each (numa.config added, ACPI's SRAT):
-#   (g) kernel-bench-numanone: (c) with NUMA, per-node counting not built in
+#   (g) kernel-bench-numanone: (e) with NUMA, per-node counting not built in
+#       (it depends on capture, whose keys choose the slab hooks' variants)
 #   (h) kernel-bench-numa:     (g) with per-node counting built in, off
 #   (i) numaon: (h) booted with alloctag.per_node=on (no build of its own)
 # profiling on and off; results in $BUILD_DIR/bench-node. The benchmark's
@@ -197,9 +198,9 @@ if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
 		# kernel-bench-cpus-K: bench-K.config with bench-cpus.config added.
 		base=bench-$k
 		[ "${BENCH_CPUS:-0}" = 0 ] || base=bench-${k#cpus-}
-		# (g) and (h): (c)'s configuration with NUMA, (g) without per-node counting.
+		# (g) and (h): (e)'s configuration with NUMA, (g) without per-node counting.
 		fragments=("${EXTRA_FRAGMENTS[@]}")
-		case $k in numa | numanone) base=bench-rust ;; esac
+		case $k in numa | numanone) base=bench-capture ;; esac
 		[ "$k" != numanone ] || fragments+=("$ALLOCTAG_ROOT/scripts/configs/bench-numanone.config")
 		KBUILD_BUILD_USER=alloctag-bench KBUILD_BUILD_HOST=$k KERNEL_CONFIG=$base \
 			nice -n 19 "$ALLOCTAG_ROOT/scripts/build-kernel.sh" "bench-$k" \

@@ -49,25 +49,63 @@ EXPORT_SYMBOL_GPL(alloctag_kernel_tags_count);
 struct alloc_tag **alloctag_index_dir[ALLOCTAG_INDEX_DIR];
 EXPORT_SYMBOL_GPL(alloctag_index_dir);
 
+#ifdef CONFIG_ALLOCTAG_PER_NODE
+/* The page hooks' page-flags variant while per-node counting is off (src/keys.rs). */
+DEFINE_STATIC_KEY_FALSE(alloctag_pgflags_plain_key);
+#endif
+
 /*
  * pgalloc_tag_add_order()'s page_ext path with the Rust core, out of line
  * (include/linux/pgalloc_tag.h), so that post_alloc_hook() keeps no register
  * for its two calls while profiling is off or page tags are in page flags.
  * The hook tested the keys: profiling is on, and page tags are in page_ext.
  */
-void alloctag_page_ext_add(struct page *page, struct task_struct *task, unsigned int order)
+static __always_inline void __alloctag_page_ext_add(struct page *page, struct alloc_tag *tag,
+						    unsigned int order, const bool node)
 {
 	struct page_ext *page_ext = page_ext_get(page);
+	union codetag_ref *ref;
 
-	if (page_ext) {
-		alloc_tag_add_nid(codetag_ref_from_page_ext(page_ext), task->alloc_tag,
-				  PAGE_SIZE << order, page_to_nid(page));
-		page_ext_put(page_ext);
-	} else {
+	if (!page_ext) {
 		/* Before page_ext is up: marked empty once it is (early.rs) */
 		alloctag_early_page(page);
+		return;
 	}
+	ref = codetag_ref_from_page_ext(page_ext);
+	if (!node)
+		alloc_tag_add_cpu(ref, tag, PAGE_SIZE << order);
+	else if (__alloc_tag_ref_set(ref, tag))
+		alloctag_node_count(tag, page_to_nid(page), PAGE_SIZE << order, 1);
+	page_ext_put(page_ext);
 }
+
+void alloctag_page_ext_add(struct page *page, struct task_struct *task, unsigned int order)
+{
+	__alloctag_page_ext_add(page, task->alloc_tag, order, false);
+}
+
+#ifdef CONFIG_ALLOCTAG_PER_NODE
+/*
+ * The page hooks with per-node counting on, out of line, saving every
+ * register they use (__alloctag_slowpath), so that the hooks keep none for
+ * them: the hook tested the keys, profiling and per-node counting are on.
+ */
+void __alloctag_slowpath alloctag_page_add_node(struct page *page, unsigned int order)
+{
+	if (alloctag_pgflags())
+		__alloctag_pgflags_add(page, current->alloc_tag, order, true);
+	else
+		__alloctag_page_ext_add(page, current->alloc_tag, order, true);
+}
+
+void __alloctag_slowpath alloctag_page_sub_node(struct page *page, unsigned int order)
+{
+	if (alloctag_pgflags())
+		__alloctag_pgflags_sub(page, order, true);
+	else
+		__alloctag_page_ext_sub(page, order, true);
+}
+#endif
 
 /*
  * A page charged to a tag without an index: the hook's rare path, out of

@@ -137,3 +137,18 @@ const struct codetag *alloctag_test_slab_object_tag(const void *obj)
 		return NULL;
 	return vec[obj_to_index(slab->slab_cache, slab, (void *)obj)].ref.ct;
 }
+
+/*
+ * The variants the page and slab hooks take now (src/tests/node.rs): the
+ * page hooks' choice is an inline of one patched jump, run here as they run
+ * it; the slab hooks' test of their plain key, a static branch.
+ */
+int alloctag_test_page_variant(void)
+{
+	return alloctag_page_variant();
+}
+
+bool alloctag_test_slab_plain(void)
+{
+	return alloctag_slab_plain();
+}

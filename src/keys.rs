@@ -4,9 +4,11 @@
 //! (`mem_alloc_profiling_key`), the tag key (`alloctag_tag_key`, src/keys/tag.rs), on while
 //! profiling is on or a fault-injection rule armed, and with capture built in
 //! the capture key, on while a capture selection is in force, and the slab-plain key, on while
-//! profiling is on and capture and waste accounting off; with waste accounting built in, its
-//! key, and the page allocation hooks' key, on while capture or waste accounting is (one static
-//! branch for both on every page allocation).
+//! profiling is on and capture, waste accounting and per-node counting off; with waste accounting
+//! built in, its key, and the page allocation hooks' key, on while capture or waste accounting is
+//! (one static branch for both on every page allocation); with per-node counting built in, its
+//! key and the page hooks' page-flags key, chosen once, never both on: one patched jump of the
+//! page hooks names both (include/linux/alloctag_pgflags.h).
 //!
 //! C header: [`include/linux/alloc_tag.h`](srctree/include/linux/alloc_tag.h)
 //!
@@ -92,6 +94,8 @@ pub(crate) fn set_profiling_then(enable: bool, then: impl FnOnce()) {
     then();
 }
 
+#[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+pub(crate) use capture::choose_node_variants;
 #[cfg(all(CONFIG_ALLOCTAG_CAPTURE, CONFIG_PROC_SYSCTL))]
 pub(crate) use capture::set_profiling_then;
 #[cfg(CONFIG_ALLOCTAG_WASTE)]
@@ -115,6 +119,8 @@ mod capture {
         capture: bool,
         /// Waste accounting is on.
         waste: bool,
+        /// Per-node counting is on: once, before the first count, for good.
+        per_node: bool,
     }
 
     // SAFETY: `alloctag_keys_lock` is defined with `DECLARE_RWSEM()` for these keys alone.
@@ -124,6 +130,7 @@ mod capture {
             Keys {
                 capture: false,
                 waste: false,
+                per_node: false,
             },
         )
     };
@@ -161,7 +168,7 @@ mod capture {
     /// Sets the slab-plain key from the profiling key and `keys`, and the page allocation
     /// hooks' key from `keys`: on while capture or waste accounting is.
     fn sync(keys: &Keys) {
-        set_slab_plain_key(enabled() && !keys.capture && !keys.waste);
+        set_slab_plain_key(enabled() && !keys.capture && !keys.waste && !keys.per_node);
         #[cfg(CONFIG_ALLOCTAG_WASTE)]
         set_page_alloc_key(keys.capture || keys.waste);
     }
@@ -214,6 +221,31 @@ mod capture {
         };
         if !enable {
             sync(&keys);
+        }
+    }
+
+    /// Chooses the hooks' variants for per-node counting, once, at the first switch-on, before
+    /// the profiling key turns on (src/alloc_tag/node.rs): with `per_node`, its key on and the
+    /// slab hooks' plain variants, which count per CPU alone, off, for good; without, where page
+    /// tags are in page flags (`page_flags`), the page hooks' plain page-flags variant
+    /// (include/linux/alloctag_pgflags.h). The page hooks' two keys are never both on, as one
+    /// patched jump of theirs names both. May sleep.
+    #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+    pub(crate) fn choose_node_variants(per_node: bool, page_flags: bool) {
+        let mut keys = KEYS.write();
+        keys.per_node = per_node;
+        sync(&keys);
+        // SAFETY: As for `set_capture_key`; both are `DEFINE_STATIC_KEY_FALSE()`s of src/glue.c,
+        // turned on here only, at most one of them, and never off.
+        unsafe {
+            if per_node {
+                bindings::alloctag_static_key_set(&raw mut bindings::alloctag_node_key.key, true);
+            } else if page_flags {
+                bindings::alloctag_static_key_set(
+                    &raw mut bindings::alloctag_pgflags_plain_key.key,
+                    true,
+                );
+            }
         }
     }
 

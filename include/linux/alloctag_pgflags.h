@@ -35,6 +35,17 @@ struct page;
  */
 static inline int alloctag_page_nid(const struct page *page);
 
+/*
+ * The page hooks' variants (pgalloc_tag.h): page tags in page_ext, per CPU
+ * alone; in page flags, per CPU alone; per-node counting's, out of line, in
+ * either place. Chosen once, at the first switch-on (src/keys.rs).
+ */
+enum alloctag_page_variant {
+	ALLOCTAG_PAGE_EXT,
+	ALLOCTAG_PAGE_FLAGS,
+	ALLOCTAG_PAGE_NODE,
+};
+
 #define ALLOCTAG_IDX_NULL	0UL
 #define ALLOCTAG_IDX_EMPTY	1UL
 #define ALLOCTAG_IDX_FIRST	2UL
@@ -89,6 +100,69 @@ static __always_inline bool alloctag_pgflags(void)
 {
 	return static_branch_unlikely(&mem_profiling_compressed);
 }
+
+#ifdef CONFIG_ALLOCTAG_PER_NODE
+/* On where page tags are in page flags and per-node counting is off. */
+DECLARE_STATIC_KEY_FALSE(alloctag_pgflags_plain_key);
+
+/* In C (src/glue_pgflags.c): per-node counting's page hooks. */
+void __alloctag_slowpath alloctag_page_add_node(struct page *page, unsigned int order);
+void __alloctag_slowpath alloctag_page_sub_node(struct page *page, unsigned int order);
+
+/*
+ * One patched jump names both keys, which are never on together: a jump to
+ * the page-flags variant while alloctag_pgflags_plain_key is on, to
+ * per-node counting's while alloctag_node_key is, none (page_ext's) while
+ * neither is. The hooks then pay one instruction for the three, as 6.12's
+ * and per-node counting off pay for two: two tests would make every
+ * allocation and free of a page pay one more for per-node counting while
+ * it is off. The two entries of __jump_table are each key's as
+ * static_branch_unlikely() writes them; the patching code checks, before
+ * it writes, that a site holds the nop or its own key's jump, which holds
+ * as the keys turn on once and never both (src/keys.rs). Other
+ * architectures test the keys one after the other.
+ */
+#if defined(CONFIG_JUMP_LABEL) && defined(CONFIG_X86_64)
+static __always_inline enum alloctag_page_variant alloctag_page_variant(void)
+{
+	asm goto("1: .byte " __stringify(BYTES_NOP5) "\n\t"
+		 ".pushsection __jump_table, \"aw\"\n\t"
+		 _ASM_ALIGN "\n\t"
+		 ".long 1b - .\n\t"
+		 ".long %l[l_flags] - .\n\t"
+		 _ASM_PTR "%c0 - .\n\t"
+		 _ASM_ALIGN "\n\t"
+		 ".long 1b - .\n\t"
+		 ".long %l[l_node] - .\n\t"
+		 _ASM_PTR "%c1 - .\n\t"
+		 ".popsection\n\t"
+		 : : "i" (&alloctag_pgflags_plain_key.key), "i" (&alloctag_node_key.key)
+		 : : l_flags, l_node);
+	return ALLOCTAG_PAGE_EXT;
+l_flags:
+	return ALLOCTAG_PAGE_FLAGS;
+l_node:
+	return ALLOCTAG_PAGE_NODE;
+}
+#else
+static __always_inline enum alloctag_page_variant alloctag_page_variant(void)
+{
+	if (static_branch_unlikely(&alloctag_pgflags_plain_key))
+		return ALLOCTAG_PAGE_FLAGS;
+	if (alloctag_per_node())
+		return ALLOCTAG_PAGE_NODE;
+	return ALLOCTAG_PAGE_EXT;
+}
+#endif
+#else /* !CONFIG_ALLOCTAG_PER_NODE */
+static __always_inline enum alloctag_page_variant alloctag_page_variant(void)
+{
+	return alloctag_pgflags() ? ALLOCTAG_PAGE_FLAGS : ALLOCTAG_PAGE_EXT;
+}
+
+static inline void alloctag_page_add_node(struct page *page, unsigned int order) {}
+static inline void alloctag_page_sub_node(struct page *page, unsigned int order) {}
+#endif /* CONFIG_ALLOCTAG_PER_NODE */
 
 /* The index in flags, a page's flags. */
 static __always_inline unsigned long alloctag_pgflags_field(unsigned long flags)
@@ -172,9 +246,12 @@ static __always_inline void alloctag_pgflags_ref(unsigned long idx, union codeta
 		ref->ct = NULL;
 }
 
-/* pgalloc_tag_add_order() with compressed tags. */
-static __always_inline void alloctag_pgflags_add(struct page *page, struct alloc_tag *tag,
-					unsigned int order)
+/*
+ * pgalloc_tag_add_order() with compressed tags: counted per CPU alone, or,
+ * in per-node counting's variant (node), by the page's node.
+ */
+static __always_inline void __alloctag_pgflags_add(struct page *page, struct alloc_tag *tag,
+						   unsigned int order, const bool node)
 {
 	union codetag_ref ref = { .ct = NULL };
 	unsigned long idx = alloctag_pgflags_index(tag);
@@ -196,7 +273,10 @@ static __always_inline void alloctag_pgflags_add(struct page *page, struct alloc
 		return;
 	}
 	if (__alloc_tag_ref_set(&ref, tag)) {
-		alloc_tag_count(tag, alloctag_page_nid(page), PAGE_SIZE << order, 1);
+		if (node)
+			alloctag_node_count(tag, alloctag_page_nid(page), PAGE_SIZE << order, 1);
+		else
+			alloc_tag_count_cpu(tag, PAGE_SIZE << order, 1);
 		/*
 		 * The field is clear: a struct page starts so, and
 		 * free_pages_prepare() clears it on every free, profiling on
@@ -217,14 +297,34 @@ static __always_inline void alloctag_pgflags_add(struct page *page, struct alloc
  * its one caller, free_pages_prepare(), clears it after, with the
  * check-at-prep flags, in the plain write 6.12 makes there anyway.
  */
-static __always_inline void alloctag_pgflags_sub(struct page *page, unsigned int order)
+static __always_inline void __alloctag_pgflags_sub(struct page *page, unsigned int order,
+						   const bool node)
 {
 	union codetag_ref ref;
+	struct alloc_tag *tag;
 
 	alloctag_pgflags_ref(alloctag_pgflags_read(page), &ref);
 	/* The pages go; so does their record, keyed by the page. */
 	alloctag_capture_free_key(&ref, page);
-	alloc_tag_sub_nid(&ref, PAGE_SIZE << order, alloctag_page_nid(page));
+	if (!node) {
+		alloc_tag_sub_cpu(&ref, PAGE_SIZE << order);
+		return;
+	}
+	tag = alloc_tag_sub_ref(&ref);
+	if (tag)
+		alloctag_node_count(tag, alloctag_page_nid(page), -(long)(PAGE_SIZE << order), -1);
+}
+
+/* The plain variants: per-node counting off. */
+static __always_inline void alloctag_pgflags_add(struct page *page, struct alloc_tag *tag,
+						 unsigned int order)
+{
+	__alloctag_pgflags_add(page, tag, order, false);
+}
+
+static __always_inline void alloctag_pgflags_sub(struct page *page, unsigned int order)
+{
+	__alloctag_pgflags_sub(page, order, false);
 }
 
 /* The tag an index names, for pgalloc_tag_get(): NULL for none or empty. */
@@ -298,6 +398,14 @@ static __always_inline bool alloctag_pgflags(void)
 {
 	return false;
 }
+
+static __always_inline enum alloctag_page_variant alloctag_page_variant(void)
+{
+	return ALLOCTAG_PAGE_EXT;
+}
+
+static inline void alloctag_page_add_node(struct page *page, unsigned int order) {}
+static inline void alloctag_page_sub_node(struct page *page, unsigned int order) {}
 
 static inline unsigned long alloctag_pgflags_read(const struct page *page)
 {

@@ -19,7 +19,7 @@ LABEL = {"nop": "(a) no profiling", "c": "(b) C core", "rust": "(c) Rust core",
          "capture": "(e) Rust core with capture and waste accounting",
          "waste": "(e) booted with waste accounting's slots reserved",
          "pgflags": "(f) Rust core, page tags in page flags",
-         "numanone": "(g) Rust core on two NUMA nodes, per-node counting not built in",
+         "numanone": "(g) Rust core with capture on two NUMA nodes, per-node counting not built in",
          "numa": "(h) (g) with per-node counting built in, off",
          "numaon": "(i) (h) booted with alloctag.per_node=on"}
 

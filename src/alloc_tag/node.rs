@@ -267,8 +267,9 @@ pub(super) unsafe fn free_block(tags: &[AllocTag]) {
     }
 }
 
-/// Turns the hooks' per-node counting on where it was asked: once, when the tags got their
-/// counters and slots, before the profiling key. Process context or early boot; may sleep.
+/// Turns the hooks' per-node counting on where it was asked, and chooses their variants:
+/// once, when the tags got their counters and slots and page tags their place, before the
+/// profiling key. Process context or early boot; may sleep.
 pub(super) fn switch_on() {
     if wanted() {
         let ids = crate::percpu::nr_cpu_ids();
@@ -287,10 +288,9 @@ pub(super) fn switch_on() {
                 CPU_NODES.store(base, Ordering::Release);
             }
         }
-        // SAFETY: The key is a `DEFINE_STATIC_KEY_FALSE()` of src/glue.c, flipped only here.
-        unsafe {
-            bindings::alloctag_static_key_set(&raw mut bindings::alloctag_node_key.key, true)
-        };
+    }
+    crate::keys::choose_node_variants(wanted(), super::index::compressed());
+    if wanted() {
         pr_info!("per-node counting on: {} slots per tag\n", slots());
     }
 }

@@ -218,10 +218,35 @@ fn node_count_arithmetic(test: &Test) {
     }
 }
 
+/// With per-node counting on and profiling on, the hooks take its variants: the page hooks'
+/// patched jump, which names the page-flags key too, leads to it, and the slab hooks' plain
+/// variants, which count per CPU alone, are off.
+fn hooks_take_the_per_node_variants(test: &Test) {
+    if !crate::alloc_tag::node::wanted() {
+        test.skip("per-node counting is off");
+        return;
+    }
+    if !crate::keys::enabled() {
+        test.skip("profiling is off");
+        return;
+    }
+    // SAFETY: Runs the hooks' inline test of the keys; no precondition.
+    let variant = unsafe { bindings::alloctag_test_page_variant() };
+    kunit_expect!(
+        test,
+        variant == bindings::alloctag_page_variant_ALLOCTAG_PAGE_NODE as i32,
+        "the page hooks take variant {variant}"
+    );
+    // SAFETY: As above.
+    let plain = unsafe { bindings::alloctag_test_slab_plain() };
+    kunit_expect!(test, !plain, "the slab hooks take their plain variants");
+}
+
 kunit_suite!(
     node_suite,
     "alloctag_node",
     [
+        hooks_take_the_per_node_variants,
         pages_count_on_their_node,
         slab_objects_count_on_their_node,
         percpu_memory_counts_on_the_last_share,
