@@ -21,6 +21,7 @@
 #include <linux/rcupdate.h>
 #include <linux/rwsem.h>
 #include <linux/static_key.h>
+#include <linux/topology.h>
 
 #include "../include/alloctag_glue.h"
 
@@ -28,10 +29,25 @@
 /* Per-node counting's key (linux/alloc_tag.h), flipped by src/alloc_tag/node.rs. */
 DEFINE_STATIC_KEY_FALSE(alloctag_node_key);
 
+/* Serializes per-node counting's table (src/alloc_tag/node/table.rs). */
+DECLARE_RWSEM(alloctag_node_table_lock);
+
 /* cpu_to_node() is an inline of a per-CPU variable. */
 int alloctag_cpu_to_node(unsigned int cpu)
 {
 	return cpu_to_node(cpu);
+}
+
+/*
+ * Another node's memory: its slot's update, in Rust. Saves every register
+ * it uses, as its caller, so that the caller, which reaches it only then,
+ * saves none for it on its other path.
+ */
+static noinline void __alloctag_slowpath alloctag_node_count_slot(struct alloc_tag *tag,
+								  int nid, long bytes,
+								  long calls)
+{
+	alloctag_node_slot_count(tag, nid, bytes, calls);
 }
 
 /*
@@ -49,9 +65,10 @@ void __alloctag_slowpath alloctag_node_count(struct alloc_tag *tag, int nid,
 	struct alloc_tag_counters __percpu *counters = tag->counters;
 
 	preempt_disable_notrace();
-	if (unlikely(nid != __this_cpu_read(numa_node)) && likely(READ_ONCE(tag->nodes))) {
+	if (unlikely(nid != __this_cpu_read(numa_node)) &&
+	    likely(READ_ONCE(tag->ct.node_slots))) {
 		preempt_enable_notrace();
-		alloctag_node_slot_count(tag, nid, bytes, calls);
+		alloctag_node_count_slot(tag, nid, bytes, calls);
 		return;
 	}
 	/* a free's calls last, as alloc_tag_sub() */

@@ -224,21 +224,23 @@ mod capture {
         }
     }
 
-    /// Chooses the hooks' variants for per-node counting, once, at the first switch-on, before
-    /// the profiling key turns on (src/alloc_tag/node.rs): with `per_node`, its key on and the
-    /// slab hooks' plain variants, which count per CPU alone, off, for good; without, where page
-    /// tags are in page flags (`page_flags`), the page hooks' plain page-flags variant
+    /// Chooses the hooks' variants for per-node counting, once: at the first switch-on, before
+    /// the profiling key turns on (src/alloc_tag/node.rs), or at boot on kernels with the debug
+    /// checks, whose tags count from boot and which refuse per-node counting
+    /// (src/alloc_tag/index.rs). With `per_node`, its key on and the slab hooks' plain variants,
+    /// which count per CPU alone, off, for good; without, where page tags are in page flags
+    /// (`page_flags`), the page hooks' plain page-flags variant
     /// (include/linux/alloctag_pgflags.h). The page hooks' two keys are never both on, as one
-    /// patched jump of theirs names both. May sleep.
+    /// patched jump of theirs names both. Process context or early boot; may sleep.
     #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
     pub(crate) fn choose_node_variants(per_node: bool, page_flags: bool) {
         let mut keys = KEYS.write();
-        keys.per_node = per_node;
-        sync(&keys);
-        // SAFETY: As for `set_capture_key`; both are `DEFINE_STATIC_KEY_FALSE()`s of src/glue.c,
-        // turned on here only, at most one of them, and never off.
+        // SAFETY: As for `set_capture_key`; both are `DEFINE_STATIC_KEY_FALSE()`s of src/glue.c
+        // and src/glue_pgflags.c, turned on here only, at most one of them, and never off.
         unsafe {
             if per_node {
+                keys.per_node = true;
+                sync(&keys);
                 bindings::alloctag_static_key_set(&raw mut bindings::alloctag_node_key.key, true);
             } else if page_flags {
                 bindings::alloctag_static_key_set(

@@ -61,7 +61,7 @@ void alloctag_layout(void)
 	OFFSET(WASTE_COUNTERS_REQUESTED, alloctag_waste_counters, requested);
 #endif
 #ifdef CONFIG_ALLOCTAG_PER_NODE
-	OFFSET(ALLOC_TAG_NODES, alloc_tag, nodes);
+	OFFSET(CODETAG_NODE_SLOTS, codetag, node_slots);
 #endif
 	SIZE(CODETAG_BYTES_SIZE, codetag_bytes);
 	OFFSET(CODETAG_BYTES_CT, codetag_bytes, ct);

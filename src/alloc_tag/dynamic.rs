@@ -434,6 +434,9 @@ impl<const C: usize, const M: usize> Pool<C, M> {
         // names are NUL-terminated and stay until the slot is freed.
         unsafe {
             let index = (&raw const (*raw).ct.index).read();
+            // The chunk's slots, kept with its counters.
+            #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+            let node_slots = (&raw const (*raw).ct.node_slots).read();
             (&raw mut (*raw).counters).write(chunk.counters.wrapping_add(i % CHUNK_TAGS));
             (&raw mut (*raw).ct).write(bindings::codetag {
                 flags: if chunk.unindexed {
@@ -450,6 +453,8 @@ impl<const C: usize, const M: usize> Pool<C, M> {
                 function: names.function.as_ptr().cast(),
                 filename: names.file.as_ptr().cast(),
                 index,
+                #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+                node_slots,
             })
         };
         // SAFETY: The slot was freed only once no object was charged to its last tag: none is

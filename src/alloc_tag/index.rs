@@ -244,6 +244,10 @@ pub(crate) unsafe extern "C" fn alloc_tag_sec_init() {
     if now {
         // SAFETY: By the caller's guarantee, before the first page allocation: no hook runs yet.
         unsafe { bindings::alloctag_enable_compressed() };
+        // The debug checks count from boot, with no first switch-on to choose the page hooks'
+        // variant, and without per-node counting: their page-flags one, now.
+        #[cfg(all(CONFIG_ALLOCTAG_PER_NODE, CONFIG_MEM_ALLOC_PROFILING_DEBUG))]
+        crate::keys::choose_node_variants(false, true);
     } else {
         PLANNED.store(true, Ordering::Relaxed);
     }

@@ -84,8 +84,6 @@ impl AllocTag {
             counters,
             #[cfg(CONFIG_ALLOCTAG_WASTE)]
             waste: ptr::null_mut(),
-            #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
-            nodes: ptr::null_mut(),
         }))
     }
 
@@ -108,6 +106,8 @@ impl AllocTag {
                     function: function.cast(),
                     filename: file.cast(),
                     index: 0,
+                    #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+                    node_slots: 0,
                 },
                 ptr::null_mut(),
             )
@@ -301,6 +301,8 @@ macro_rules! define_alloc_tag {
                         filename: kernel::c_str!(file!()).as_char_ptr(),
                         #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
                         index: 0,
+                        #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+                        node_slots: 0,
                     },
                     &raw mut COUNTERS,
                 )

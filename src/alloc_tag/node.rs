@@ -8,14 +8,17 @@
 //! nodes (`kmalloc_node()`, `__GFP_THISNODE`, mempolicies) and frees memory of any node. With
 //! per-node counting on (`alloctag_node_key`), a hook that knows the memory's node (the page's,
 //! the slab's) compares it with its CPU's, with preemption off from the comparison to the
-//! per-CPU update: memory of that node is counted per CPU as always, the rest (most allocations
-//! are node-local) in one update of the tag's slot for its node, here. Per-CPU memory, a unit on
+//! per-CPU update (`alloctag_node_count()`, src/glue.c, out of line): memory of that node is
+//! counted per CPU as always, the rest (most allocations are node-local) in one update of the
+//! tag's slot for its node, here. Per-CPU memory, a unit on
 //! every node, has a slot of its own, the last. So a node's figures are the counters of its
 //! CPUs plus its slot, and a tag's total is the sum of every CPU's counters and every slot: the
 //! node figures of one read add up to its total by construction.
 //!
 //! The slots are made with the counters ([`make_block`], from `counters::make()` and the dynamic
-//! tags' chunks), so per-node counting is decided before the first count: at boot with
+//! tags' chunks), and a tag finds its own through [`table`] by the number it carries, so that
+//! per-node counting built in and off costs a tag no memory. Per-node counting is decided before
+//! the first count: at boot with
 //! `alloctag.per_node=on`, or by writing 1 to `vm.mem_profiling_per_node` before profiling is
 //! first switched on. Turned on later, memory counted per CPU before would be uncharged from
 //! its node's slot when freed, and the node figures would drift. With the debug checks vmlinux's
@@ -27,9 +30,11 @@ use crate::alloc_tag::{Counters, Share};
 use core::{
     ffi::c_int,
     ptr,
-    sync::atomic::{AtomicI64, AtomicPtr, AtomicU8, Ordering},
+    sync::atomic::{AtomicI64, AtomicPtr, AtomicU32, AtomicU8, Ordering},
 };
 use kernel::{bindings, prelude::*, str::CStr};
+
+mod table;
 
 type Raw = bindings::alloc_tag_counters;
 
@@ -93,24 +98,30 @@ pub(crate) fn cpu_node(cpu: usize) -> usize {
 }
 
 impl AllocTag {
-    /// Returns the tag's `nodes` field: null, or its [`slots`] slots, made with its counters and
-    /// freed with them. Stored before any hook can count on the tag.
-    pub(super) fn nodes_field(&self) -> &AtomicPtr<Raw> {
-        // SAFETY: A field of the tag, aligned as a pointer, which lives as long as `self`; every
-        // Rust access to it is atomic, and C's hooks only read it.
-        unsafe { AtomicPtr::from_ptr(&raw mut (*self.as_raw()).nodes) }
+    /// Returns the number of the tag's slots in [`table`] (its code tag's `node_slots`): 0, or
+    /// the number of its [`slots`] slots, made with its counters and freed with them. Stored
+    /// before any hook can count on the tag.
+    fn slots_number(&self) -> &AtomicU32 {
+        // SAFETY: A field of the tag, an aligned `unsigned int`, which lives as long as `self`;
+        // every Rust access to it is atomic, and C's hooks only read it.
+        unsafe { AtomicU32::from_ptr(&raw mut (*self.as_raw()).ct.node_slots) }
+    }
+
+    /// Returns the address of the tag's first slot, or null for a tag without slots.
+    pub(crate) fn slots_ptr(&self) -> *mut Raw {
+        table::slots_of(self.slots_number().load(Ordering::Acquire), slots())
     }
 
     /// Calls `f` with each slot of the tag, by index ([`slots`]), as it reads now; nothing for a
     /// tag without slots.
     pub(crate) fn for_each_slot(&self, mut f: impl FnMut(usize, Share)) {
-        let nodes = self.nodes_field().load(Ordering::Acquire);
+        let nodes = self.slots_ptr();
         if nodes.is_null() {
             return;
         }
         for i in 0..slots() {
-            // SAFETY: By `nodes_field`'s invariant the tag's slots live while the tag does; only
-            // atomic operations reach them.
+            // SAFETY: By `slots_number`'s invariant the tag's slots live while the tag does;
+            // only atomic operations reach them.
             let (bytes, calls) = unsafe { slot(nodes, i) };
             f(
                 i,
@@ -142,7 +153,7 @@ impl AllocTag {
     /// read, and returns their sum: the tag's figures, which they add up to exactly. `None`,
     /// leaving `shares` alone, for a tag without slots.
     pub(crate) fn read_nodes(&self, shares: &mut [Share]) -> Option<Counters> {
-        if self.nodes_field().load(Ordering::Relaxed).is_null() {
+        if self.slots_ptr().is_null() {
             return None;
         }
         shares.fill(Share::default());
@@ -194,7 +205,7 @@ unsafe fn slot<'a>(nodes: *mut Raw, i: usize) -> (&'a AtomicI64, &'a AtomicI64) 
 ///
 /// # Safety
 ///
-/// `tag` must point to a live tag whose `nodes` the hook found set.
+/// `tag` must point to a live tag whose `node_slots` the hook found set.
 #[no_mangle]
 pub(crate) unsafe extern "C" fn alloctag_node_slot_count(
     tag: *mut bindings::alloc_tag,
@@ -204,7 +215,7 @@ pub(crate) unsafe extern "C" fn alloctag_node_slot_count(
 ) {
     // SAFETY: The caller guarantees `tag`; `AllocTag` wraps it transparently.
     let tag = unsafe { &*tag.cast::<AllocTag>() };
-    let nodes = tag.nodes_field().load(Ordering::Relaxed);
+    let nodes = tag.slots_ptr();
     if nodes.is_null() {
         return;
     }
@@ -224,14 +235,17 @@ pub(crate) unsafe extern "C" fn alloctag_node_slot_count(
 c_declared!(alloctag_node_slot_count);
 
 /// Makes zeroed slots for a block of `n` tags and gives each its own, or gives none where
-/// per-node counting is off. Process context; may sleep.
+/// per-node counting is off. Process context or early boot; may sleep.
 ///
 /// # Safety
 ///
-/// Nothing may read the tags' `nodes` until this returns.
-pub(super) unsafe fn make_block(tags: &[AllocTag]) -> Result {
+/// Nothing may read the tags' `node_slots` until this returns.
+pub(crate) unsafe fn make_block(tags: &[AllocTag]) -> Result {
     if !wanted() || tags.is_empty() {
         return Ok(());
+    }
+    if tags.len() >= 1 << table::PLACE_BITS {
+        return Err(EINVAL);
     }
     let per = slots();
     let len = tags.len() * per;
@@ -239,10 +253,19 @@ pub(super) unsafe fn make_block(tags: &[AllocTag]) -> Result {
     // The core's own allocation, charged to this line; quiet: the caller's ENOMEM says it.
     let block = kernel::alloc_hooks!(KVec::from_elem(zero, len, GFP_KERNEL | __GFP_NOWARN))?;
     let (base, _, _) = block.into_raw_parts();
+    let first = match table::give(base) {
+        Ok(first) => first,
+        Err(e) => {
+            // SAFETY: The vector of `len` slots made above, which no table entry names.
+            drop(unsafe { KVec::<Raw>::from_raw_parts(base, len, len) });
+            return Err(e);
+        }
+    };
     for (i, tag) in tags.iter().enumerate() {
-        // INVARIANT: Tag `i`'s `per` slots of the block, zeroed, freed with the block.
-        tag.nodes_field()
-            .store(base.wrapping_add(i * per), Ordering::Release);
+        // INVARIANT: Tag `i`'s `per` slots of the block, zeroed, named by the table until
+        // `free_block`, which frees them.
+        tag.slots_number()
+            .store(first + i as u32, Ordering::Release);
     }
     Ok(())
 }
@@ -252,17 +275,21 @@ pub(super) unsafe fn make_block(tags: &[AllocTag]) -> Result {
 /// # Safety
 ///
 /// Nothing may count on or read the tags meanwhile or after.
-pub(super) unsafe fn free_block(tags: &[AllocTag]) {
+pub(crate) unsafe fn free_block(tags: &[AllocTag]) {
     let Some(first) = tags.first() else {
         return;
     };
-    let base = first.nodes_field().load(Ordering::Relaxed);
+    let number = first.slots_number().load(Ordering::Relaxed);
+    let base = first.slots_ptr();
     for tag in tags {
-        tag.nodes_field().store(ptr::null_mut(), Ordering::Relaxed);
+        tag.slots_number().store(0, Ordering::Relaxed);
     }
     if !base.is_null() {
+        // SAFETY: As the caller guarantees.
+        unsafe { table::take_back(number) };
         let len = tags.len() * slots();
-        // SAFETY: `make_block`'s vector of `len` slots, which no tag refers to any more.
+        // SAFETY: `make_block`'s vector of `len` slots, which no tag and no table entry names
+        // any more.
         drop(unsafe { KVec::<Raw>::from_raw_parts(base, len, len) });
     }
 }

@@ -78,14 +78,13 @@ impl CallSiteTag {
                 // Given by the Rust core when the tag gets an index.
                 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
                 index: 0,
+                #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+                node_slots: 0,
             },
             counters,
             // Made by lib/alloctag when waste accounting first turns on.
             #[cfg(CONFIG_ALLOCTAG_WASTE)]
             waste: core::ptr::null_mut(),
-            // Made by lib/alloctag with the counters while per-node counting is on.
-            #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
-            nodes: core::ptr::null_mut(),
         }))
     }
 

@@ -49,6 +49,8 @@ fn tag(modname: *const u8) -> Opaque<bindings::codetag> {
         function: c_str!("pcpu_embed_first_chunk").as_char_ptr(),
         filename: c_str!("mm/percpu.c").as_char_ptr(),
         index: 0,
+        #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+        node_slots: 0,
     })
 }
 

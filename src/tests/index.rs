@@ -44,6 +44,8 @@ const FAKE: bindings::codetag = bindings::codetag {
     function: ptr::null(),
     filename: ptr::null(),
     index: 0,
+    #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+    node_slots: 0,
 };
 
 /// Fake tags, only ever touched by this test and the test index, their indices atomically.

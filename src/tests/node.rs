@@ -218,35 +218,100 @@ fn node_count_arithmetic(test: &Test) {
     }
 }
 
-/// With per-node counting on and profiling on, the hooks take its variants: the page hooks'
-/// patched jump, which names the page-flags key too, leads to it, and the slab hooks' plain
-/// variants, which count per CPU alone, are off.
-fn hooks_take_the_per_node_variants(test: &Test) {
-    if !crate::alloc_tag::node::wanted() {
-        test.skip("per-node counting is off");
+/// Once profiling has counted (from boot with the debug checks, else from the first switch-on),
+/// the hooks take the variants of where page tags are and whether per-node counting is on: the
+/// page hooks' patched jump, which names the page-flags key and per-node counting's, leads to
+/// per-node counting's variant where it is on, else to page flags' or page_ext's; and with it on
+/// the slab hooks' plain variants, which count per CPU alone, are off.
+fn hooks_take_their_variants(test: &Test) {
+    if !crate::alloc_tag::counters::armed() {
+        test.skip("profiling has not counted yet");
         return;
     }
-    if !crate::keys::enabled() {
-        test.skip("profiling is off");
-        return;
-    }
+    let per_node = crate::alloc_tag::node::wanted();
+    let want = if per_node {
+        bindings::alloctag_page_variant_ALLOCTAG_PAGE_NODE
+    } else if crate::alloc_tag::index::compressed() {
+        bindings::alloctag_page_variant_ALLOCTAG_PAGE_FLAGS
+    } else {
+        bindings::alloctag_page_variant_ALLOCTAG_PAGE_EXT
+    };
     // SAFETY: Runs the hooks' inline test of the keys; no precondition.
     let variant = unsafe { bindings::alloctag_test_page_variant() };
     kunit_expect!(
         test,
-        variant == bindings::alloctag_page_variant_ALLOCTAG_PAGE_NODE as i32,
-        "the page hooks take variant {variant}"
+        variant == want as i32,
+        "the page hooks take variant {variant}, not {want}"
     );
-    // SAFETY: As above.
-    let plain = unsafe { bindings::alloctag_test_slab_plain() };
-    kunit_expect!(test, !plain, "the slab hooks take their plain variants");
+    if per_node && crate::keys::enabled() {
+        // SAFETY: As above.
+        let plain = unsafe { bindings::alloctag_test_slab_plain() };
+        kunit_expect!(test, !plain, "the slab hooks take their plain variants");
+    }
+}
+
+/// A block's slots come with a number of the table (src/alloc_tag/node/table.rs) in each of its
+/// tags, which finds the tag's own (the block's next `slots()`) and none once the block is freed.
+fn numbers_find_each_tags_slots(test: &Test) {
+    if !crate::alloc_tag::node::wanted() {
+        test.skip("per-node counting is off");
+        return;
+    }
+    const fn tag(line: u32) -> AllocTag {
+        AllocTag::without_counters(
+            c_str!("m").as_char_ptr().cast(),
+            c_str!("f").as_char_ptr().cast(),
+            c_str!("node.c").as_char_ptr().cast(),
+            line,
+        )
+    }
+    // Only this case reads or counts on them.
+    static TAGS: [AllocTag; 3] = [tag(1), tag(2), tag(3)];
+    for round in 0..2 {
+        // SAFETY: Nothing else reads the tags' slots.
+        let made = unsafe { crate::alloc_tag::node::make_block(&TAGS) };
+        kunit_expect!(test, made.is_ok(), "round {round}: no slots");
+        if made.is_err() {
+            return;
+        }
+        let first = TAGS[0].slots_ptr();
+        kunit_expect!(
+            test,
+            !first.is_null(),
+            "round {round}: no slots for the first tag"
+        );
+        for (i, t) in TAGS.iter().enumerate() {
+            let own = t.slots_ptr();
+            kunit_expect!(
+                test,
+                own == first.wrapping_add(i * slots()),
+                "round {round}: tag {i}'s slots at {own:p}, the block's at {first:p}"
+            );
+            let mut shares = 0;
+            t.for_each_slot(|_, s| {
+                kunit_expect!(test, s.bytes == 0 && s.calls == 0, "a new slot is not zero");
+                shares += 1;
+            });
+            kunit_expect!(test, shares == slots());
+        }
+        // SAFETY: Made above; nothing counts on the tags.
+        unsafe { crate::alloc_tag::node::free_block(&TAGS) };
+        for t in TAGS.iter() {
+            kunit_expect!(
+                test,
+                t.slots_ptr().is_null(),
+                "round {round}: slots after the free"
+            );
+        }
+    }
 }
 
 kunit_suite!(
     node_suite,
     "alloctag_node",
     [
-        hooks_take_the_per_node_variants,
+        hooks_take_their_variants,
+        numbers_find_each_tags_slots,
         pages_count_on_their_node,
         slab_objects_count_on_their_node,
         percpu_memory_counts_on_the_last_share,

@@ -64,6 +64,8 @@ macro_rules! query_tag {
                     function: $function,
                     filename: $file,
                     index: 0,
+                    #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+                    node_slots: 0,
                 },
                 &raw mut QUERY_COUNTERS,
             )

@@ -57,6 +57,8 @@ macro_rules! fake_tag {
                     function: c_str!("fake_function").as_char_ptr(),
                     filename: c_str!(file!()).as_char_ptr(),
                     index: 0,
+                    #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+                    node_slots: 0,
                 },
                 &raw mut FAKE_COUNTERS,
             )
@@ -754,6 +756,8 @@ fn kept_tags_outlive_their_module(test: &Test) {
                     function: func.cast(),
                     filename: file.cast(),
                     index: 0,
+                    #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+                    node_slots: 0,
                 },
                 &raw mut FAKE_COUNTERS,
             )
