@@ -443,6 +443,8 @@ pub(crate) unsafe extern "C" fn alloctag_module_counters(
                 tags.len(),
                 if e == ENOMEM {
                     "no memory"
+                } else if e == ENOSPC {
+                    "per-node counting's table is full"
                 } else {
                     "they have static ones: built for the C core"
                 }

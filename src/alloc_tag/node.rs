@@ -244,7 +244,8 @@ pub(crate) unsafe fn make_block(tags: &[AllocTag]) -> Result {
     if !wanted() || tags.is_empty() {
         return Ok(());
     }
-    if tags.len() >= 1 << table::PLACE_BITS {
+    // Never so, by the assertion below: a block's places are what a number's bits can say.
+    if tags.len() > 1 << table::PLACE_BITS {
         return Err(EINVAL);
     }
     let per = slots();
@@ -269,6 +270,13 @@ pub(crate) unsafe fn make_block(tags: &[AllocTag]) -> Result {
     }
     Ok(())
 }
+
+// A block of counters (`counters::GROUP` tags: 2,048 with 4 KiB pages, 4,096 with 64 KiB ones)
+// or of dynamic tags fits the places of one table entry.
+const _: () = assert!(
+    super::counters::GROUP <= 1 << table::PLACE_BITS
+        && super::dynamic::CHUNK_TAGS <= 1 << table::PLACE_BITS
+);
 
 /// Frees the slots [`make_block`] gave a block of tags, and leaves them without.
 ///
