@@ -124,8 +124,9 @@ extra_cmdline() {
 	case $1 in
 	*pgflags) echo "sysctl.vm.mem_profiling=1,compressed" ;;
 	*waste) echo "sysctl.vm.mem_profiling=1,page_ext alloctag.waste_slots=on" ;;
-	*rust | *capture | *fault | *numanone | *numa) echo "sysctl.vm.mem_profiling=1,page_ext" ;;
-	*numaon) echo "sysctl.vm.mem_profiling=1,page_ext alloctag.per_node=on" ;;
+	*rust | *capture | *fault) echo "sysctl.vm.mem_profiling=1,page_ext" ;;
+	*numanone | *numa) echo "sysctl.vm.mem_profiling=1,page_ext bench_capture=0" ;;
+	*numaon) echo "sysctl.vm.mem_profiling=1,page_ext alloctag.per_node=on bench_capture=0" ;;
 	esac
 }
 # BENCH_BIG=1: the same kernels with bench-big.config added (a few thousand
