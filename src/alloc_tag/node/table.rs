@@ -23,7 +23,8 @@ use kernel::{alloc::KBox, bindings, prelude::*};
 type Raw = bindings::alloc_tag_counters;
 
 /// Bits of a number that say the tag's place in its block: a block of counters holds at most
-/// `counters::GROUP` tags (2,048), a chunk of dynamic tags 64.
+/// `counters::GROUP` tags (2,048, or 4,096 with 64 KiB pages), a chunk of dynamic tags 64
+/// (asserted in src/alloc_tag/node.rs).
 pub(super) const PLACE_BITS: u32 = 12;
 /// Entries of a leaf: 4 KiB of addresses.
 const LEAF_LEN: usize = 512;
