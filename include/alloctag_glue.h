@@ -46,6 +46,7 @@ unsigned int alloctag_test_online_cpus(void);
 const struct codetag *alloctag_test_slab_object_tag(const void *obj);
 int alloctag_test_page_variant(void);
 bool alloctag_test_slab_plain(void);
+int alloctag_test_counting(void);
 
 /* In C (src/glue.c), for Rust. */
 unsigned long alloctag_find_symbol(struct module *mod, const char *name);

@@ -14,6 +14,7 @@
 
 #include <linux/alloc_tag.h>
 #include <linux/kallsyms.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
@@ -26,8 +27,15 @@
 #include "../include/alloctag_glue.h"
 
 #ifdef CONFIG_ALLOCTAG_PER_NODE
-/* Per-node counting's key (linux/alloc_tag.h), flipped by src/alloc_tag/node.rs. */
+/* Per-node counting's key (linux/alloc_tag.h), flipped by src/keys.rs. */
 DEFINE_STATIC_KEY_FALSE(alloctag_node_key);
+
+/*
+ * The rare paths' keys (alloc_tag_counting(), linux/alloc_tag.h): on while
+ * profiling is, per CPU alone or per node, never both (src/keys.rs).
+ */
+DEFINE_STATIC_KEY_FALSE(alloctag_count_cpu_key);
+DEFINE_STATIC_KEY_FALSE(alloctag_count_node_key);
 
 /* Serializes per-node counting's table (src/alloc_tag/node/table.rs). */
 DECLARE_RWSEM(alloctag_node_table_lock);
@@ -80,6 +88,18 @@ void __alloctag_slowpath alloctag_node_count(struct alloc_tag *tag, int nid,
 		this_cpu_add(counters->bytes, bytes);
 	}
 	preempt_enable_notrace();
+}
+
+/*
+ * alloctag_node_count() of memory in the linear map, by its address: a slab
+ * object's node is its slab's (a slab's pages are of one node), found here
+ * so that the allocation paths compute nothing for it.
+ */
+void __alloctag_slowpath alloctag_node_count_addr(struct alloc_tag *tag,
+						  const void *addr, long bytes,
+						  long calls)
+{
+	alloctag_node_count(tag, page_to_nid(virt_to_page(addr)), bytes, calls);
 }
 #endif
 

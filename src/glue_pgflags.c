@@ -167,9 +167,12 @@ bool alloctag_compressed_enabled(void)
 /*
  * pgalloc_tag_split() with page tags in page flags: each new folio's head
  * gets the tag's index, and one call more, as alloc_tag_ref_set() counts.
- * Out of line: splits are rare; folio_page() and alloc_tag_count() are macros.
+ * Out of line: splits are rare; folio_page() and alloc_tag_count_as() are
+ * macros. The caller tested the keys (alloc_tag_counting_call()).
  */
-void alloctag_pgflags_split(struct folio *folio, int old_order, int new_order)
+static __always_inline void __alloctag_pgflags_split(struct folio *folio, int old_order,
+						     int new_order,
+						     const enum alloc_tag_counting counting)
 {
 	unsigned int nr_pages = 1 << new_order;
 	unsigned long idx = alloctag_pgflags_read(&folio->page);
@@ -180,24 +183,29 @@ void alloctag_pgflags_split(struct folio *folio, int old_order, int new_order)
 		return;
 	for (i = nr_pages; i < (1 << old_order); i += nr_pages) {
 		alloctag_pgflags_write(folio_page(folio, i), idx);
-		alloc_tag_count(tag, folio_nid(folio), 0, 1);
+		alloc_tag_count_as(counting, tag, folio_nid(folio), 0, 1);
 	}
 	/* Each piece gets its own record. */
 	alloctag_capture_split(folio, &tag->ct, old_order, new_order);
 }
 
+void alloctag_pgflags_split(struct folio *folio, int old_order, int new_order)
+{
+	__alloctag_pgflags_split(folio, old_order, new_order, ALLOC_TAG_COUNT_CPU);
+}
+
 /*
  * pgalloc_tag_copy() with page tags in page flags: migration moves old's
  * tag to new, whose own charge is taken back in bytes (our fix of 6.12's).
+ * The caller tested the keys.
  */
-void alloctag_pgflags_copy(struct folio *new, struct folio *old)
+static __always_inline void __alloctag_pgflags_copy(struct folio *new, struct folio *old,
+						    const enum alloc_tag_counting counting)
 {
 	unsigned long idx = alloctag_pgflags_read(&old->page);
 	struct alloc_tag *tag;
 	union codetag_ref ref;
 
-	if (!mem_alloc_profiling_enabled())
-		return;
 	tag = alloctag_pgflags_get(&old->page);
 	if (!tag)
 		return;
@@ -205,13 +213,31 @@ void alloctag_pgflags_copy(struct folio *new, struct folio *old)
 	alloctag_pgflags_ref(alloctag_pgflags_read(&new->page), &ref);
 	/* The target loses its own record, if any; old's moves to it. */
 	alloctag_capture_free_key(&ref, &new->page);
-	alloc_tag_sub_nid(&ref, folio_size(new), folio_nid(new));
+	alloc_tag_sub_as(counting, &ref, folio_size(new), folio_nid(new));
 	alloctag_capture_copy(&new->page, &tag->ct, new, old);
 	__alloc_tag_ref_set(&ref, tag);
 	alloctag_pgflags_write(&new->page, idx);
 	/* and old's charge moves to new's node */
-	alloc_tag_move_nid(tag, folio_size(old), folio_nid(old), folio_nid(new));
+	alloc_tag_move_as(counting, tag, folio_size(old), folio_nid(old), folio_nid(new));
 }
+
+void alloctag_pgflags_copy(struct folio *new, struct folio *old)
+{
+	__alloctag_pgflags_copy(new, old, ALLOC_TAG_COUNT_CPU);
+}
+
+#ifdef CONFIG_ALLOCTAG_PER_NODE
+/* The two above with per-node counting on: the page's node moves too. */
+void alloctag_pgflags_split_node(struct folio *folio, int old_order, int new_order)
+{
+	__alloctag_pgflags_split(folio, old_order, new_order, ALLOC_TAG_COUNT_NODE);
+}
+
+void alloctag_pgflags_copy_node(struct folio *new, struct folio *old)
+{
+	__alloctag_pgflags_copy(new, old, ALLOC_TAG_COUNT_NODE);
+}
+#endif
 
 static __init bool need_page_alloc_tagging(void)
 {

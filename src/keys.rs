@@ -165,10 +165,29 @@ mod capture {
         };
     }
 
-    /// Sets the slab-plain key from the profiling key and `keys`, and the page allocation
-    /// hooks' key from `keys`: on while capture or waste accounting is.
+    /// Sets the rare paths' keys (`alloc_tag_counting()`, include/linux/alloc_tag.h): the
+    /// per-node one on while counting (`on`) with per-node counting, the per-CPU one while counting
+    /// without; never both on, as one patched jump names both, so the one to turn off goes first.
+    #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+    fn set_count_keys(on: bool, per_node: bool) {
+        // SAFETY: Both are `DEFINE_STATIC_KEY_FALSE()`s of src/glue.c, flipped only here, under
+        // the keys' lock; process context or early boot; the key functions serialize changes.
+        unsafe {
+            let cpu = &raw mut bindings::alloctag_count_cpu_key.key;
+            let node = &raw mut bindings::alloctag_count_node_key.key;
+            let (other, way) = if per_node { (cpu, node) } else { (node, cpu) };
+            // The other off before this way's turns on: never both on.
+            bindings::alloctag_static_key_set(other, false);
+            bindings::alloctag_static_key_set(way, on);
+        }
+    }
+
+    /// Sets the slab-plain key and the rare paths' keys from the profiling key and `keys`, and
+    /// the page allocation hooks' key from `keys`: on while capture or waste accounting is.
     fn sync(keys: &Keys) {
         set_slab_plain_key(enabled() && !keys.capture && !keys.waste && !keys.per_node);
+        #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+        set_count_keys(enabled(), keys.per_node);
         #[cfg(CONFIG_ALLOCTAG_WASTE)]
         set_page_alloc_key(keys.capture || keys.waste);
     }
@@ -185,6 +204,12 @@ mod capture {
         if !enable {
             // Off before profiling: the plain variants charge.
             set_slab_plain_key(false);
+        }
+        // The rare paths count from before the hooks charge until after they stop: a page
+        // charged is split, migrated and freed with its tag.
+        #[cfg(CONFIG_ALLOCTAG_PER_NODE)]
+        if enable {
+            set_count_keys(true, keys.per_node);
         }
         set_profiling_key(enable);
         sync(&keys);
@@ -249,6 +274,8 @@ mod capture {
                 );
             }
         }
+        // The debug checks' kernels count from boot: the rare paths' keys follow.
+        sync(&keys);
     }
 
     /// Turns capture on or off; may sleep.

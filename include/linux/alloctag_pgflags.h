@@ -110,50 +110,28 @@ void __alloctag_slowpath alloctag_page_add_node(struct page *page, unsigned int 
 void __alloctag_slowpath alloctag_page_sub_node(struct page *page, unsigned int order);
 
 /*
- * One patched jump names both keys, which are never on together: a jump to
- * the page-flags variant while alloctag_pgflags_plain_key is on, to
- * per-node counting's while alloctag_node_key is, none (page_ext's) while
- * neither is. The hooks then pay one instruction for the three, as 6.12's
- * and per-node counting off pay for two: two tests would make every
- * allocation and free of a page pay one more for per-node counting while
- * it is off. The two entries of __jump_table are each key's as
- * static_branch_unlikely() writes them; the patching code checks, before
- * it writes, that a site holds the nop or its own key's jump, which holds
- * as the keys turn on once and never both (src/keys.rs). Other
- * architectures test the keys one after the other.
+ * One patched jump names both keys, which are never on together
+ * (alloctag_branch2()): a jump to the page-flags variant while
+ * alloctag_pgflags_plain_key is on, to per-node counting's while
+ * alloctag_node_key is, none (page_ext's) while neither is. The hooks then
+ * pay one instruction for the three, as 6.12's and per-node counting off
+ * pay for two. The keys turn on once, at most one of them (src/keys.rs).
  */
-#if defined(CONFIG_JUMP_LABEL) && defined(CONFIG_X86_64)
 static __always_inline enum alloctag_page_variant alloctag_page_variant(void)
 {
-	asm goto("1: .byte " __stringify(BYTES_NOP5) "\n\t"
-		 ".pushsection __jump_table, \"aw\"\n\t"
-		 _ASM_ALIGN "\n\t"
-		 ".long 1b - .\n\t"
-		 ".long %l[l_flags] - .\n\t"
-		 _ASM_PTR "%c0 - .\n\t"
-		 _ASM_ALIGN "\n\t"
-		 ".long 1b - .\n\t"
-		 ".long %l[l_node] - .\n\t"
-		 _ASM_PTR "%c1 - .\n\t"
-		 ".popsection\n\t"
-		 : : "i" (&alloctag_pgflags_plain_key.key), "i" (&alloctag_node_key.key)
-		 : : l_flags, l_node);
-	return ALLOCTAG_PAGE_EXT;
-l_flags:
-	return ALLOCTAG_PAGE_FLAGS;
-l_node:
-	return ALLOCTAG_PAGE_NODE;
-}
-#else
-static __always_inline enum alloctag_page_variant alloctag_page_variant(void)
-{
-	if (static_branch_unlikely(&alloctag_pgflags_plain_key))
+	switch (alloctag_branch2(&alloctag_pgflags_plain_key, &alloctag_node_key)) {
+	case 1:
 		return ALLOCTAG_PAGE_FLAGS;
-	if (alloctag_per_node())
+	case 2:
 		return ALLOCTAG_PAGE_NODE;
-	return ALLOCTAG_PAGE_EXT;
+	default:
+		return ALLOCTAG_PAGE_EXT;
+	}
 }
-#endif
+
+/* In C (src/glue_pgflags.c): the rare paths with per-node counting on. */
+void alloctag_pgflags_split_node(struct folio *folio, int old_order, int new_order);
+void alloctag_pgflags_copy_node(struct folio *new, struct folio *old);
 #else /* !CONFIG_ALLOCTAG_PER_NODE */
 static __always_inline enum alloctag_page_variant alloctag_page_variant(void)
 {
@@ -162,6 +140,9 @@ static __always_inline enum alloctag_page_variant alloctag_page_variant(void)
 
 static inline void alloctag_page_add_node(struct page *page, unsigned int order) {}
 static inline void alloctag_page_sub_node(struct page *page, unsigned int order) {}
+static inline void alloctag_pgflags_split_node(struct folio *folio, int old_order,
+					       int new_order) {}
+static inline void alloctag_pgflags_copy_node(struct folio *new, struct folio *old) {}
 #endif /* CONFIG_ALLOCTAG_PER_NODE */
 
 /* The index in flags, a page's flags. */
@@ -406,6 +387,9 @@ static __always_inline enum alloctag_page_variant alloctag_page_variant(void)
 
 static inline void alloctag_page_add_node(struct page *page, unsigned int order) {}
 static inline void alloctag_page_sub_node(struct page *page, unsigned int order) {}
+static inline void alloctag_pgflags_split_node(struct folio *folio, int old_order,
+					       int new_order) {}
+static inline void alloctag_pgflags_copy_node(struct folio *new, struct folio *old) {}
 
 static inline unsigned long alloctag_pgflags_read(const struct page *page)
 {
@@ -450,6 +434,9 @@ static inline bool alloctag_free_pages_tag(void)
 static inline void alloctag_pgflags_split(struct folio *folio, int old_order,
 					  int new_order) {}
 static inline void alloctag_pgflags_copy(struct folio *new, struct folio *old) {}
+static inline void alloctag_pgflags_split_node(struct folio *folio, int old_order,
+					       int new_order) {}
+static inline void alloctag_pgflags_copy_node(struct folio *new, struct folio *old) {}
 
 #endif /* CONFIG_MEM_ALLOC_PROFILING_RUST */
 

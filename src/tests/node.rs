@@ -250,6 +250,45 @@ fn hooks_take_their_variants(test: &Test) {
     }
 }
 
+/// The rare paths' patched jump (per-CPU memory, splits, migrations, a block's tail pages)
+/// follows profiling from its keys, and per-node counting: none while profiling is off, per
+/// node while it is on with per-node counting, else per CPU alone.
+fn rare_paths_follow_profiling(test: &Test) {
+    if !crate::alloc_tag::counters::armed() {
+        test.skip("profiling has not counted yet");
+        return;
+    }
+    let way = if crate::alloc_tag::node::wanted() {
+        bindings::alloc_tag_counting_ALLOC_TAG_COUNT_NODE
+    } else {
+        bindings::alloc_tag_counting_ALLOC_TAG_COUNT_CPU
+    };
+    let check = |on: bool| {
+        let want = if on {
+            way
+        } else {
+            bindings::alloc_tag_counting_ALLOC_TAG_COUNT_OFF
+        };
+        // SAFETY: Runs the rare paths' inline test of the keys; no precondition.
+        let counting = unsafe { bindings::alloctag_test_counting() };
+        kunit_expect!(
+            test,
+            counting == want as i32,
+            "profiling on: {on}; the rare paths count as {counting}, not {want}"
+        );
+    };
+    let was = crate::keys::enabled();
+    check(was);
+    // 6.12's debug checks forbid turning profiling off (src/tests/counters.rs).
+    if cfg!(CONFIG_MEM_ALLOC_PROFILING_DEBUG) {
+        return;
+    }
+    for on in [!was, was] {
+        crate::keys::set_profiling(on);
+        check(on);
+    }
+}
+
 /// A block's slots come with a number of the table (src/alloc_tag/node/table.rs) in each of its
 /// tags, which finds the tag's own (the block's next `slots()`) and none once the block is freed.
 fn numbers_find_each_tags_slots(test: &Test) {
@@ -311,6 +350,7 @@ kunit_suite!(
     "alloctag_node",
     [
         hooks_take_their_variants,
+        rare_paths_follow_profiling,
         numbers_find_each_tags_slots,
         pages_count_on_their_node,
         slab_objects_count_on_their_node,
