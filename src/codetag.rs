@@ -16,6 +16,10 @@
 //! it matches in a [`Field`] of their flags, in vmlinux and in every module loaded while it is
 //! in force, and takes the marks back when it ends or the module goes. Each user keeps the
 //! tags it marked in a table of [`Sites`], whose slot numbers are the marks.
+//!
+//! Side data that has no room for a pointer names a tag, or memory of the tag's, by a small
+//! number, through a [`LeafTable`] that the hooks read without a lock: the tag index (page tags
+//! in page flags) and per-node counting's slots.
 
 mod tag;
 pub(crate) use tag::Codetag;
@@ -26,6 +30,10 @@ pub(crate) use tag::CODETAG_FLAG_INACCURATE;
 #[cfg(all(CONFIG_MEM_ALLOC_PROFILING_RUST, CONFIG_ALLOCTAG_KUNIT_TEST))]
 pub(crate) use tag::{CODETAG_FLAG_DROPPED, CODETAG_FLAG_UNLOADED};
 
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+mod table;
+#[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
+pub(crate) use table::{LeafTable, LEAF as TABLE_LEAF};
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]
 mod registry;
 #[cfg(CONFIG_MEM_ALLOC_PROFILING_RUST)]

@@ -48,6 +48,9 @@ pub(crate) static INDEX: TagIndex =
         )
     };
 
+// The page hooks read the table's leaves inline, with C's size of them.
+const _: () = assert!(crate::codetag::TABLE_LEAF == bindings::ALLOCTAG_INDEX_LEAF as usize);
+
 /// Where the boot parameter asks page tags to go (`sysctl.vm.mem_profiling=V[,WHERE]`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]

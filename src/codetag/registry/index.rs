@@ -15,9 +15,8 @@
 //!
 //! Both lookups run in every context an allocation or a free runs in, and take no lock. From
 //! tag to index: each tag carries its index (`struct codetag`'s `index`), 0 while it has none.
-//! From index to tag: a table, a directory that the user provides of leaves of [`LEAF`]
-//! entries, each the address of the tag of its index or 0. Leaves are made as blocks need them
-//! and never freed. A segment's entries are set before its tags' indices, and its tags' indices
+//! From index to tag: a [`LeafTable`] whose directory the user provides, each entry the address
+//! of the tag of its index or 0. A segment's entries are set before its tags' indices, and its tags' indices
 //! cleared before its entries, so that whatever an index was copied to names a tag in the table
 //! (the caller removes a segment only when nothing names its tags any more). Changes are rare
 //! (module load and unload, a chunk of dynamic tags made) and take the index's own lock.
@@ -27,18 +26,13 @@
 //! made nor entry set until [`TagIndex::make_deferred`], which the user calls before anything
 //! may copy an index (page tags in page flags, booted off: the first switch-on).
 
+use crate::codetag::LeafTable;
 use crate::rwsem::RwSem;
-use core::{
-    ptr,
-    sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering},
-};
+use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{alloc::flags::GFP_KERNEL, bindings, prelude::*};
 
 /// The first index of a tag: 1 is the empty marker's.
 pub(crate) const FIRST: usize = 2;
-
-/// The entries of a leaf of the table from index to tag.
-pub(crate) const LEAF: usize = 512;
 
 /// An array of `len` tags of `tag_size` bytes at `start`, named by the indices from `base`.
 #[derive(Clone, Copy)]
@@ -121,22 +115,15 @@ pub(crate) struct Usage {
 ///
 /// # Invariants
 ///
-/// `dir` points to `dir_len` pointers that live forever, each null or a leaf of [`LEAF`]
-/// `usize` entries made by [`TagIndex::make_leaves`] and never freed; others only read them,
-/// atomically. Entry `i` of leaf `d` is the address of the tag of index `d * LEAF + i` while
-/// its segment is in `segments` and the index is not deferred, 0 otherwise; a segment's tags
-/// have their indices while it is there, set after its entries and cleared before them (while
-/// deferred, set without entries: no page holds an index then). All of these change only under
-/// `lock`.
+/// Entry `i` of `table` is the address of the tag of index `i` while its segment is in
+/// `segments` and the index is not deferred, 0 otherwise; a segment's tags have their indices
+/// while it is there, set after its entries and cleared before them (while deferred, set without
+/// entries: no page holds an index then). All of these, and the table's leaves, change only
+/// under `lock`.
 pub(crate) struct TagIndex {
-    dir: *mut *mut usize,
-    dir_len: usize,
+    table: LeafTable,
     lock: RwSem<Bounds>,
 }
-
-// SAFETY: The segments and bounds are guarded by the lock; the table is only accessed
-// atomically.
-unsafe impl Sync for TagIndex {}
 
 impl TagIndex {
     /// Makes an index that is off, guarded by `sem`, with its table from index to tag in the
@@ -152,10 +139,10 @@ impl TagIndex {
         dir: *mut *mut usize,
         dir_len: usize,
     ) -> Self {
-        // INVARIANT: No segments, no leaves; the caller guarantees `dir`.
+        // INVARIANT: No segments, no leaves.
         Self {
-            dir,
-            dir_len,
+            // SAFETY: The caller guarantees `dir`.
+            table: unsafe { LeafTable::with_dir(dir, dir_len) },
             // SAFETY: The caller guarantees `sem`.
             lock: unsafe {
                 RwSem::new(
@@ -177,7 +164,7 @@ impl TagIndex {
     pub(crate) fn enable(&self, first: usize, capacity: usize) {
         let mut bounds = self.lock.write();
         bounds.first = first.max(FIRST);
-        bounds.capacity = capacity.min(self.dir_len * LEAF);
+        bounds.capacity = capacity.min(self.table.capacity());
     }
 
     /// Defers the table's memory until [`TagIndex::make_deferred`]: segments added until then
@@ -206,48 +193,18 @@ impl TagIndex {
         Ok(())
     }
 
-    /// Returns leaf `d` of the table, null where it is not made or out of range. Any context.
-    fn leaf_ptr(&self, d: usize) -> *mut usize {
-        if d >= self.dir_len {
-            return ptr::null_mut();
-        }
-        // SAFETY: By the type invariant `dir` has `dir_len` pointers, accessed atomically.
-        unsafe { AtomicPtr::from_ptr(self.dir.add(d)) }.load(Ordering::Acquire)
-    }
-
-    /// Returns the entry of `idx` in the table, if its leaf is made. Any context.
-    fn entry(&self, idx: usize) -> Option<&AtomicUsize> {
-        let leaf = self.leaf_ptr(idx / LEAF);
-        // SAFETY: A leaf that is made has `LEAF` entries, lives forever and is accessed
-        // atomically (type invariant).
-        (!leaf.is_null()).then(|| unsafe { AtomicUsize::from_ptr(leaf.add(idx % LEAF)) })
-    }
-
     /// Makes the leaves that the indices `base..base + len` need. Called with the lock held for
     /// writing; process context.
     fn make_leaves(&self, base: usize, len: usize) -> Result {
-        for d in base / LEAF..(base + len).div_ceil(LEAF) {
-            if d >= self.dir_len {
-                return Err(ENOSPC);
-            }
-            if !self.leaf_ptr(d).is_null() {
-                continue;
-            }
-            // The core's own allocations are charged to their own lines.
-            let leaf = kernel::alloc_hooks!(KVec::from_elem(0usize, LEAF, GFP_KERNEL))?;
-            let (p, _, _) = leaf.into_raw_parts();
-            // INVARIANT: A zeroed leaf of `LEAF` entries, leaked: never freed.
-            // SAFETY: `d < dir_len`, checked above; the directory is accessed atomically.
-            unsafe { AtomicPtr::from_ptr(self.dir.add(d)) }.store(p, Ordering::Release);
-        }
-        Ok(())
+        // SAFETY: Calls are serialized by the lock, held for writing.
+        unsafe { self.table.make_leaves(base, len) }
     }
 
     /// Sets the table's entries of `seg`'s indices to its tags, or to 0. Called with the lock
     /// held for writing, its leaves made.
     fn fill(&self, seg: &Segment, set: bool) {
         for i in 0..seg.len {
-            if let Some(e) = self.entry(seg.base + i) {
+            if let Some(e) = self.table.entry(seg.base + i) {
                 // INVARIANT: Under the lock; the tag of index `base + i` or 0.
                 e.store(
                     if set { seg.start + i * seg.tag_size } else { 0 },
@@ -261,7 +218,9 @@ impl TagIndex {
     /// context; never sleeps, takes no lock. (The page hooks read the table inline, in C.)
     #[cfg_attr(not(CONFIG_ALLOCTAG_KUNIT_TEST), allow(dead_code))]
     pub(crate) fn tag_at(&self, idx: usize) -> usize {
-        self.entry(idx).map_or(0, |e| e.load(Ordering::Acquire))
+        self.table
+            .entry(idx)
+            .map_or(0, |e| e.load(Ordering::Acquire))
     }
 
     /// Returns the number of segments. Process context; may sleep.
@@ -289,9 +248,7 @@ impl TagIndex {
             capacity: bounds.capacity,
             refused,
             // Counted where they are: a failed call may have made some.
-            leaves: (0..self.dir_len)
-                .filter(|&d| !self.leaf_ptr(d).is_null())
-                .count(),
+            leaves: self.table.leaves(),
         }
     }
 
