@@ -8,7 +8,10 @@
 //! built in, its key, and the page allocation hooks' key, on while capture or waste accounting is
 //! (one static branch for both on every page allocation); with per-node counting built in, its
 //! key and the page hooks' page-flags key, chosen once, never both on: one patched jump of the
-//! page hooks names both (include/linux/alloctag_pgflags.h).
+//! page hooks names both (include/linux/alloctag_pgflags.h); and the rare paths' two keys (per-CPU
+//! memory, a folio's split and migration: `alloc_tag_counting()`), on while profiling is, from
+//! before it turns on to after it turns off, one per way of counting, never both on: one patched
+//! jump names both.
 //!
 //! C header: [`include/linux/alloc_tag.h`](srctree/include/linux/alloc_tag.h)
 //!

@@ -329,7 +329,8 @@ static __always_inline struct alloc_tag *alloctag_pgflags_get(struct page *page)
 /*
  * The tag of the index in flags, a page's flags that __free_pages() read
  * before it dropped its reference, profiling on: NULL for none or empty,
- * and if profiling is off now (pgalloc_tag_sub_pages() tests it again too).
+ * and if profiling is off now (pgalloc_tag_sub_pages() tests the rare
+ * paths' keys, alloc_tag_counting(), which are on while profiling is).
  */
 static __always_inline struct alloc_tag *alloctag_pgflags_flags_tag(unsigned long flags)
 {

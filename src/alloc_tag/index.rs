@@ -199,12 +199,27 @@ pub(crate) fn placement() -> Placement {
 pub(crate) unsafe extern "C" fn alloc_tag_sec_init() {
     // SAFETY: Called once, by the caller's guarantee, before the first page allocation.
     unsafe { super::counters::boot_hold() };
-    let request = requested();
     // Booted on (held above until the counters are made), or with the debug checks, whose
     // sysctl is read-only: page tags count from boot. Else from the first switch-on.
     let now = super::counters::booted_on() || cfg!(CONFIG_MEM_ALLOC_PROFILING_DEBUG);
+    // SAFETY: As this function's.
+    let _in_flags = unsafe { place_page_tags(now) };
+    // The debug checks count from boot, with no first switch-on to choose the hooks' variants
+    // (and the rare paths' key), and without per-node counting: now, wherever page tags went.
+    #[cfg(all(CONFIG_ALLOCTAG_PER_NODE, CONFIG_MEM_ALLOC_PROFILING_DEBUG))]
+    crate::keys::choose_node_variants(false, _in_flags);
+}
+
+/// Puts page tags in page flags where they fit and the boot asks it, counting from now (`now`)
+/// or from the first switch-on; returns whether they count in page flags from now.
+///
+/// # Safety
+///
+/// As [`alloc_tag_sec_init`]'s.
+unsafe fn place_page_tags(now: bool) -> bool {
+    let request = requested();
     if request == Request::PageExt || !crate::keys::supported() {
-        return;
+        return false;
     }
     let size = size_of::<bindings::alloc_tag>();
     let (start, count) = vmlinux_tags();
@@ -227,7 +242,7 @@ pub(crate) unsafe extern "C" fn alloc_tag_sec_init() {
                 bits
             );
         }
-        return;
+        return false;
     }
     // SAFETY: By the caller's guarantee, boot on one CPU: nothing reads these before the key
     // below is on.
@@ -247,10 +262,6 @@ pub(crate) unsafe extern "C" fn alloc_tag_sec_init() {
     if now {
         // SAFETY: By the caller's guarantee, before the first page allocation: no hook runs yet.
         unsafe { bindings::alloctag_enable_compressed() };
-        // The debug checks count from boot, with no first switch-on to choose the page hooks'
-        // variant, and without per-node counting: their page-flags one, now.
-        #[cfg(all(CONFIG_ALLOCTAG_PER_NODE, CONFIG_MEM_ALLOC_PROFILING_DEBUG))]
-        crate::keys::choose_node_variants(false, true);
     } else {
         PLANNED.store(true, Ordering::Relaxed);
     }
@@ -262,6 +273,7 @@ pub(crate) unsafe extern "C" fn alloc_tag_sec_init() {
         count,
         capacity
     );
+    now
 }
 
 c_declared!(alloc_tag_sec_init);

@@ -106,11 +106,8 @@ impl LeafTable {
         }
         let mut dir = self.dir.load(Ordering::Relaxed);
         if dir.is_null() {
-            // The core's own allocations are charged to their own lines.
-            let made = kernel::alloc_hooks!(KVec::from_elem(0usize, self.dir_len, GFP_KERNEL))?;
-            let (p, _, _) = made.into_raw_parts();
             // A zero `usize` is a null pointer: `dir_len` of them.
-            dir = p.cast();
+            dir = zeroed(self.dir_len)?.cast();
             // INVARIANT: Set once (calls are serialized), leaked: never freed. Release: the
             // zeroed directory before its address.
             self.dir.store(dir, Ordering::Release);
@@ -119,15 +116,26 @@ impl LeafTable {
             // SAFETY: `d < dir_len`, as `first + len` is within the table; the directory lives
             // forever and is accessed atomically (type invariant).
             let slot = unsafe { AtomicPtr::from_ptr(dir.add(d)) };
-            if !slot.load(Ordering::Relaxed).is_null() {
-                continue;
+            if slot.load(Ordering::Relaxed).is_null() {
+                // INVARIANT: A zeroed leaf of `LEAF` entries, leaked: never freed. Release: the
+                // zeroed leaf before its address.
+                slot.store(new_leaf()?, Ordering::Release);
             }
-            let leaf = kernel::alloc_hooks!(KVec::from_elem(0usize, LEAF, GFP_KERNEL))?;
-            let (p, _, _) = leaf.into_raw_parts();
-            // INVARIANT: A zeroed leaf of `LEAF` entries, leaked: never freed. Release: the
-            // zeroed leaf before its address.
-            slot.store(p, Ordering::Release);
         }
         Ok(())
     }
+}
+
+/// Returns `len` zeroed `usize`s that are never freed, or `ENOMEM`. The core's own allocation,
+/// charged to this line: a directory.
+fn zeroed(len: usize) -> Result<*mut usize> {
+    let made = kernel::alloc_hooks!(KVec::from_elem(0usize, len, GFP_KERNEL))?;
+    Ok(made.into_raw_parts().0)
+}
+
+/// Returns a zeroed leaf that is never freed, or `ENOMEM`: a line of its own, whose failure
+/// the switch-on's tests inject (tests/guest/boot.sh).
+fn new_leaf() -> Result<*mut usize> {
+    let made = kernel::alloc_hooks!(KVec::from_elem(0usize, LEAF, GFP_KERNEL))?;
+    Ok(made.into_raw_parts().0)
 }

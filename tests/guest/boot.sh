@@ -272,8 +272,8 @@ switch_on_fails_at() {
 # The module loaded while off took indices without a leaf, so the switch-on
 # is where its leaf is made.
 index_leaves_fail() {
-	site=$(awk '$3 ~ /codetag\/registry\/index\.rs:[0-9]+$/ && /make_leaves/ { print $3; exit }' "$PROC_ALLOCINFO")
-	[ -n "$site" ] || fail "no site of make_leaves in $PROC_ALLOCINFO" || return 1
+	site=$(awk '$3 ~ /codetag\/table\.rs:[0-9]+$/ && /new_leaf/ { print $3; exit }' "$PROC_ALLOCINFO")
+	[ -n "$site" ] || fail "no site of new_leaf in $PROC_ALLOCINFO" || return 1
 	switch_on_fails_at "$site" '' "the index's leaves"
 	grep -qx 'index_leaves: 0' "$status" || fail "after the leaves failed, $status says $(grep index_leaves: "$status")"
 }
