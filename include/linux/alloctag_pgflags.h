@@ -435,9 +435,6 @@ static inline bool alloctag_free_pages_tag(void)
 static inline void alloctag_pgflags_split(struct folio *folio, int old_order,
 					  int new_order) {}
 static inline void alloctag_pgflags_copy(struct folio *new, struct folio *old) {}
-static inline void alloctag_pgflags_split_node(struct folio *folio, int old_order,
-					       int new_order) {}
-static inline void alloctag_pgflags_copy_node(struct folio *new, struct folio *old) {}
 
 #endif /* CONFIG_MEM_ALLOC_PROFILING_RUST */
 
